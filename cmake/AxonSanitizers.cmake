@@ -1,0 +1,10 @@
+# AXON_SANITIZER=address: ASan + UBSan; AXON_SANITIZER=thread: TSan.
+if(AXON_SANITIZER STREQUAL "address")
+  add_compile_options(-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined)
+  add_link_options(-fsanitize=address,undefined)
+elseif(AXON_SANITIZER STREQUAL "thread")
+  add_compile_options(-fsanitize=thread -fno-omit-frame-pointer)
+  add_link_options(-fsanitize=thread)
+elseif(NOT AXON_SANITIZER STREQUAL "")
+  message(FATAL_ERROR "AXON_SANITIZER must be '', 'address' or 'thread', not '${AXON_SANITIZER}'")
+endif()

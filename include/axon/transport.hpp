@@ -1,0 +1,102 @@
+// The plug between the API and a transport (shared memory now; UDP and RDMA
+// later). The API only sees these interfaces, never which transport carries
+// a topic.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "axon/options.hpp"
+#include "axon/result.hpp"
+#include "axon/type_identity.hpp"
+
+namespace axon {
+
+/// What a topic carries.
+struct TopicDescriptor {
+  std::string name;
+  TypeIdentity type;
+  std::uint64_t max_payload_bytes = 0;
+};
+
+/// Metadata a subscriber sees with each sample.
+struct SampleInfo {
+  std::uint64_t sequence = 0;         ///< Per publisher, from 1, no gaps unless dropped.
+  std::int64_t publish_time_ns = 0;   ///< CLOCK_MONOTONIC when published.
+  std::uint64_t publisher_id = 0;     ///< Unique among live publishers of the domain.
+  std::uint32_t payload_bytes = 0;
+};
+
+/// A chunk loaned to a publisher: payload memory in the transport.
+struct LoanedChunk {
+  std::byte* payload = nullptr;
+  std::uint32_t capacity_bytes = 0;
+  void* handle = nullptr;  ///< Transport's own reference to the chunk.
+};
+
+/// A chunk a subscriber took.
+struct ReceivedChunk {
+  const std::byte* payload = nullptr;
+  SampleInfo info;
+  void* handle = nullptr;
+  std::uint32_t source = 0;  ///< Transport's own index of where it came from.
+};
+
+/// What publish() did for each subscriber.
+struct PublishStatus {
+  std::uint32_t delivered = 0;  ///< Subscribers that got the message queued.
+  std::uint32_t dropped = 0;    ///< Subscribers whose queue was full (or timed out).
+};
+
+/// Transport side of one publisher. Thread safety: one thread at a time.
+class PublisherPort {
+ public:
+  virtual ~PublisherPort() = default;
+  /// A chunk with room for `payload_bytes`. kPoolExhausted when none is free.
+  virtual Result<LoanedChunk> loan(std::size_t payload_bytes) noexcept = 0;
+  /// Sends `payload_bytes` of the loaned chunk to every subscriber.
+  virtual Result<PublishStatus> publish(LoanedChunk chunk, std::size_t payload_bytes) noexcept = 0;
+  /// Gives an unpublished loan back.
+  virtual void discard(LoanedChunk chunk) noexcept = 0;
+  /// Subscribers currently connected.
+  [[nodiscard]] virtual std::uint32_t subscriber_count() const noexcept = 0;
+};
+
+/// Transport side of one subscriber. Thread safety: take() from one thread
+/// at a time; release() from any thread.
+class SubscriberPort {
+ public:
+  virtual ~SubscriberPort() = default;
+  /// The oldest queued message of some publisher; kNoData when none.
+  virtual Result<ReceivedChunk> take() noexcept = 0;
+  /// Gives a taken chunk back.
+  virtual void release(const ReceivedChunk& chunk) noexcept = 0;
+  /// Publishers currently connected.
+  [[nodiscard]] virtual std::uint32_t publisher_count() noexcept = 0;
+};
+
+/// Statistics of one chunk class of a node's pool.
+struct PoolClassStats {
+  std::uint32_t payload_bytes = 0;
+  std::uint32_t total_chunks = 0;
+  std::uint32_t free_chunks = 0;
+};
+
+/// A transport: creates ports for topics.
+class Transport {
+ public:
+  virtual ~Transport() = default;
+  [[nodiscard]] virtual std::string_view name() const noexcept = 0;
+  virtual Result<std::shared_ptr<PublisherPort>> advertise(const TopicDescriptor& topic,
+                                                           const PublisherQos& qos) = 0;
+  virtual Result<std::shared_ptr<SubscriberPort>> subscribe(const TopicDescriptor& topic,
+                                                            const SubscriberQos& qos) = 0;
+  /// Chunk classes of this process's pool (empty for a transport without one).
+  [[nodiscard]] virtual std::vector<PoolClassStats> pool_stats() const = 0;
+};
+
+}  // namespace axon

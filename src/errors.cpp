@@ -1,0 +1,32 @@
+#include "src/errors.hpp"
+
+#include <fmt/format.h>
+
+#include <cstring>
+
+namespace axon {
+
+Error system_error(int err, std::string_view what) {
+  return {ErrorCode::kSystem, fmt::format("{} failed: {} (errno {})", what, std::strerror(err), err)};
+}
+
+std::string_view to_string(ErrorCode code) noexcept {
+  switch (code) {
+    case ErrorCode::kOk: return "ok";
+    case ErrorCode::kNoData: return "no_data";
+    case ErrorCode::kPoolExhausted: return "pool_exhausted";
+    case ErrorCode::kTooManySamples: return "too_many_samples";
+    case ErrorCode::kPayloadTooLarge: return "payload_too_large";
+    case ErrorCode::kTypeMismatch: return "type_mismatch";
+    case ErrorCode::kLimitReached: return "limit_reached";
+    case ErrorCode::kInvalidArgument: return "invalid_argument";
+    case ErrorCode::kNoSpace: return "no_space";
+    case ErrorCode::kIncompatible: return "incompatible";
+    case ErrorCode::kSystem: return "system";
+    case ErrorCode::kTimeout: return "timeout";
+    case ErrorCode::kClosed: return "closed";
+  }
+  return "unknown";
+}
+
+}  // namespace axon

@@ -1,0 +1,61 @@
+#include "axon/node.hpp"
+
+#include <fmt/format.h>
+
+#include <cstdlib>
+#include <string>
+
+#include "axon/detail/transport_factories.hpp"
+
+namespace axon {
+namespace {
+
+Result<std::uint32_t> domain_from_environment() {
+  const char* text = std::getenv("AXON_DOMAIN");  // NOLINT(concurrency-mt-unsafe): start-up only
+  if (text == nullptr || *text == '\0') {
+    return 0U;
+  }
+  char* end = nullptr;
+  const unsigned long value = std::strtoul(text, &end, 10);
+  if (*end != '\0' || value > 0xFFFFFFFFUL) {
+    return Error(ErrorCode::kInvalidArgument,
+                 fmt::format("AXON_DOMAIN='{}' is not a domain id (an integer 0..4294967295)", text));
+  }
+  return static_cast<std::uint32_t>(value);
+}
+
+}  // namespace
+
+std::vector<ChunkClassConfig> default_chunk_classes() {
+  return {{.payload_bytes = 256, .count = 1024},       {.payload_bytes = 4096, .count = 256},
+          {.payload_bytes = 64 * 1024, .count = 64},   {.payload_bytes = 1024 * 1024, .count = 8},
+          {.payload_bytes = 4 * 1024 * 1024, .count = 4}, {.payload_bytes = 16 * 1024 * 1024, .count = 2}};
+}
+
+Result<std::shared_ptr<Node>> Node::create(std::string name, NodeOptions options) {
+  if (name.empty() || name.size() >= 64 || name.find('/') != std::string::npos) {
+    return Error(ErrorCode::kInvalidArgument,
+                 fmt::format("node name '{}' must have 1 to 63 characters and no '/'", name));
+  }
+  std::uint32_t domain = 0;
+  if (options.domain_id) {
+    domain = *options.domain_id;
+  } else {
+    auto from_env = domain_from_environment();
+    if (!from_env) {
+      return from_env.error();
+    }
+    domain = *from_env;
+  }
+  if (options.shm_dir.empty()) {
+    const char* dir = std::getenv("AXON_SHM_DIR");  // NOLINT(concurrency-mt-unsafe): start-up only
+    options.shm_dir = dir != nullptr && *dir != '\0' ? dir : "/dev/shm";
+  }
+  auto transport = detail::create_shm_transport(name, options, domain);
+  if (!transport) {
+    return transport.error();
+  }
+  return std::make_shared<Node>(std::move(name), domain, std::move(*transport));
+}
+
+}  // namespace axon

@@ -1,0 +1,42 @@
+// The header in front of every chunk's payload, in shared memory.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <type_traits>
+
+#include "transports/shm/shm_constants.hpp"
+
+namespace axon::shm {
+
+/// Bit 63 of `ChunkHeader::holders`: the publisher still holds the chunk (loaned
+/// or in the middle of publish). Bits 0..62: connection c of the publisher's
+/// block holds it (queued in that connection's ring or taken as a sample).
+inline constexpr std::uint64_t kLoanBit = std::uint64_t{1} << 63;
+
+/// One cache line. The holder mask is the ledger of who holds the chunk: a
+/// holder gives the chunk back by clearing its own bit, which is idempotent,
+/// so a survivor can clear the bits of a dead subscriber without ever freeing
+/// a chunk twice; whoever clears the last bit returns the chunk to its free
+/// list (exactly one thread can see the mask go from its own bit to zero).
+struct alignas(kCacheLine) ChunkHeader {
+  std::atomic<std::uint64_t> holders{0};
+  std::uint64_t sequence = 0;          ///< Per publisher, starts at 1.
+  std::int64_t publish_time_ns = 0;    ///< CLOCK_MONOTONIC at publish.
+  std::uint64_t publisher_id = 0;      ///< Registry slot << 32 | generation.
+  std::uint32_t payload_bytes = 0;     ///< Bytes the publisher wrote.
+  std::uint32_t capacity_bytes = 0;    ///< Payload capacity of the chunk's class.
+  std::uint32_t chunk_index = 0;       ///< Index over all chunks of the pool.
+  std::uint16_t size_class = 0;
+  /// Block of the publisher that loaned it. Atomic because a reclaimer may
+  /// read it while another publisher loans the chunk (see reclaim_connection).
+  std::atomic<std::uint16_t> publisher_block{0};
+  std::atomic<std::uint32_t> next_free{0};  ///< Free-list link while free.
+};
+
+static_assert(sizeof(ChunkHeader) == kCacheLine, "a chunk header is one cache line");
+static_assert(std::is_standard_layout_v<ChunkHeader>, "shared-memory layout must be standard");
+static_assert(std::is_trivially_destructible_v<ChunkHeader>, "nothing to destroy in shared memory");
+
+}  // namespace axon::shm

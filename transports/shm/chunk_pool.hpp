@@ -1,0 +1,102 @@
+// Fixed-size chunk classes, each a lock-free free list, laid out in one
+// shared-memory region. Processes that map the region at different addresses
+// share it: everything inside is an offset, never a pointer.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <span>
+
+#include "axon/options.hpp"
+#include "axon/result.hpp"
+#include "transports/shm/chunk_header.hpp"
+#include "transports/shm/shm_constants.hpp"
+
+namespace axon::shm {
+
+/// One size class in shared memory. The head of the free list is a tagged
+/// pointer: low 32 bits chunk index (kNilIndex = empty), high 32 bits a
+/// version bumped by every successful CAS, so a pop that read a stale `next`
+/// fails instead of corrupting the list (no ABA).
+struct alignas(kCacheLine) SizeClass {
+  std::atomic<std::uint64_t> free_head{0};
+  std::uint32_t payload_capacity = 0;  ///< Bytes, a multiple of the cache line.
+  std::uint32_t chunk_count = 0;
+  std::uint32_t first_index = 0;       ///< Index of its first chunk over the pool.
+  std::uint32_t stride = 0;            ///< Header + payload bytes.
+  std::uint64_t first_offset = 0;      ///< From the pool directory's base.
+};
+
+/// The part of a pool segment that describes its classes.
+struct PoolDirectory {
+  std::uint32_t class_count = 0;
+  std::uint32_t total_chunks = 0;
+  std::uint64_t chunk_area_bytes = 0;
+  SizeClass classes[kMaxSizeClasses];
+};
+
+/// A view of a pool in mapped memory: the directory and the chunk area that
+/// follows it at `chunk_area_offset()`.
+///
+/// Thread safety: allocate() and release() may be called from any thread of
+/// any process that maps the pool, concurrently. They never allocate heap
+/// memory, lock or make system calls.
+class ChunkPool {
+ public:
+  static constexpr std::uint32_t kNilIndex = 0xFFFFFFFFU;
+
+  ChunkPool() = default;
+
+  /// Bytes a pool with `classes` needs, directory included.
+  static Result<std::size_t> bytes_needed(std::span<const ChunkClassConfig> classes);
+
+  /// Lays out and fills a pool at `base` (size from bytes_needed()). Only the
+  /// creator calls this, before anyone else can see the memory.
+  static ChunkPool format(std::byte* base, std::span<const ChunkClassConfig> classes) noexcept;
+
+  /// A view of a pool that another process formatted; checks that every
+  /// class lies inside `bytes`.
+  static Result<ChunkPool> attach(std::byte* base, std::size_t bytes);
+
+  /// Pops a free chunk from the smallest class that fits `payload_bytes`,
+  /// trying larger classes when that one is empty; its holder mask is set to
+  /// kLoanBit. nullptr when none is free.
+  ChunkHeader* allocate(std::size_t payload_bytes) noexcept;
+
+  /// Pushes a chunk whose holder mask is zero back on its class's free list.
+  void release(ChunkHeader* chunk) noexcept;
+
+  /// Clears `bits` in the chunk's holder mask; returns the chunk to its free
+  /// list when that made the mask zero. Returns whether it freed the chunk.
+  bool drop_holders(ChunkHeader* chunk, std::uint64_t bits) noexcept;
+
+  [[nodiscard]] std::byte* payload(ChunkHeader* chunk) const noexcept {
+    return reinterpret_cast<std::byte*>(chunk) + sizeof(ChunkHeader);
+  }
+  [[nodiscard]] std::uint64_t offset_of(const ChunkHeader* chunk) const noexcept {
+    return static_cast<std::uint64_t>(reinterpret_cast<const std::byte*>(chunk) - base_);
+  }
+  /// The chunk at `offset`, or nullptr when the offset is not a chunk start
+  /// (corrupted or foreign data must never be dereferenced).
+  [[nodiscard]] ChunkHeader* chunk_at(std::uint64_t offset) const noexcept;
+  [[nodiscard]] ChunkHeader* chunk_by_index(std::uint32_t index) const noexcept;
+
+  [[nodiscard]] std::uint32_t class_count() const noexcept { return dir_->class_count; }
+  [[nodiscard]] std::uint32_t total_chunks() const noexcept { return dir_->total_chunks; }
+  [[nodiscard]] const SizeClass& size_class(std::uint32_t i) const noexcept { return dir_->classes[i]; }
+  [[nodiscard]] std::size_t largest_payload() const noexcept;
+  /// Chunks of class `i` whose holder mask is zero (exact when quiescent).
+  [[nodiscard]] std::uint32_t free_chunks(std::uint32_t i) const noexcept;
+
+  [[nodiscard]] bool valid() const noexcept { return dir_ != nullptr; }
+
+ private:
+  ChunkPool(std::byte* base, PoolDirectory* dir) noexcept : base_(base), dir_(dir) {}
+  ChunkHeader* pop(SizeClass& sc) noexcept;
+
+  std::byte* base_ = nullptr;  ///< Address of the directory; offsets count from here.
+  PoolDirectory* dir_ = nullptr;
+};
+
+}  // namespace axon::shm

@@ -1,0 +1,85 @@
+// Layout of a participant's pool segment (a memfd): publisher blocks, the
+// connections from publishers to subscribers with their rings, then the
+// chunk pool. Only the owner loans and publishes; subscribers of any process
+// that map the segment pop from their rings and give chunks back.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <type_traits>
+
+#include "transports/shm/segment.hpp"
+#include "transports/shm/shm_constants.hpp"
+#include "transports/shm/spsc_ring.hpp"
+
+namespace axon::shm {
+
+inline constexpr std::uint32_t kMaxConnectionsPerNode = 256;
+inline constexpr std::uint16_t kNoConnection = 0xFFFF;
+
+enum class ConnectionState : std::uint32_t {
+  kFree = 0,     ///< Unused.
+  kClaimed = 1,  ///< Being filled by its creator (under the domain lock).
+  kActive = 2,   ///< The publisher pushes, the subscriber pops.
+  kClosing = 3,  ///< The subscriber left or died; waits for its reclaimer.
+};
+
+enum class OverflowPolicy : std::uint32_t { kRejectNewest = 0, kBlockPublisher = 1 };
+
+/// One publisher -> subscriber queue. Fields other than the atomics are
+/// written only while the state is kClaimed and read after an acquire load
+/// that sees kActive.
+struct alignas(kCacheLine) Connection {
+  std::atomic<ConnectionState> state{ConnectionState::kFree};
+  std::uint32_t block = 0;            ///< Publisher block of the owning pool.
+  std::uint32_t bit = 0;              ///< This connection's bit in chunk holder masks.
+  std::uint32_t subscriber_slot = 0;  ///< Registry subscriber entry ...
+  std::uint32_t subscriber_generation = 0;  ///< ... and its generation.
+  OverflowPolicy overflow = OverflowPolicy::kRejectNewest;
+  std::int64_t block_timeout_ns = 0;
+  /// Written by the publisher only (relaxed): statistics.
+  std::atomic<std::uint64_t> delivered{0};
+  std::atomic<std::uint64_t> dropped{0};
+  SpscRing<kRingCapacity> ring;
+};
+
+enum class BlockState : std::uint32_t {
+  kFree = 0,
+  kActive = 1,   ///< Its publisher exists; only the publisher's thread reclaims.
+  kRetired = 2,  ///< Its publisher is gone; the owner's service thread reclaims.
+};
+
+/// The shared part of one publisher.
+struct alignas(kCacheLine) PublisherBlock {
+  std::atomic<BlockState> state{BlockState::kFree};
+  std::uint32_t publisher_slot = 0;  ///< Registry publisher entry ...
+  std::uint32_t publisher_generation = 0;  ///< ... and its generation.
+  std::uint32_t topic = 0;
+  /// Bits whose connection the publisher pushes to. Set (release) by the
+  /// creator of a connection, cleared by its reclaimer.
+  alignas(kCacheLine) std::atomic<std::uint64_t> active_bits{0};
+  /// Bits assigned to a connection, active or waiting to be reclaimed.
+  std::atomic<std::uint64_t> allocated_bits{0};
+  /// Connection index of each bit; written before the bit is set.
+  std::atomic<std::uint16_t> connection_of_bit[kMaxSubscribersPerPublisher];
+};
+
+struct PoolSegment {
+  SegmentHeader header;
+  std::uint32_t owner_participant = 0;
+  std::uint32_t owner_generation = 0;
+  PublisherBlock blocks[kMaxPublishersPerNode];
+  Connection connections[kMaxConnectionsPerNode];
+  // The ChunkPool directory and chunks follow at pool_area_offset().
+};
+
+inline constexpr std::size_t pool_area_offset() noexcept {
+  return (sizeof(PoolSegment) + kCacheLine - 1) / kCacheLine * kCacheLine;
+}
+
+static_assert(std::is_standard_layout_v<PoolSegment>, "shared-memory layout must be standard");
+static_assert(std::is_trivially_destructible_v<PoolSegment>, "nothing to destroy in shared memory");
+static_assert(alignof(Connection) == kCacheLine && sizeof(Connection) % kCacheLine == 0,
+              "connections do not share cache lines");
+
+}  // namespace axon::shm

@@ -1,0 +1,199 @@
+#include "transports/shm/registry.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstring>
+#include <new>
+
+namespace axon::shm {
+namespace {
+
+template <std::size_t N>
+void copy_name(char (&dest)[N], std::string_view src) noexcept {
+  const std::size_t n = std::min(src.size(), N - 1);
+  std::memcpy(dest, src.data(), n);
+  dest[n] = '\0';
+}
+
+template <class Entry, std::size_t N>
+Entry* first_free(Entry (&table)[N], std::uint32_t& slot) noexcept {
+  for (std::uint32_t i = 0; i < N; ++i) {
+    if (table[i].state == EntryState::kFree) {
+      slot = i;
+      return &table[i];
+    }
+  }
+  return nullptr;
+}
+
+std::string describe_type(std::string_view name, std::uint64_t hash, std::uint32_t size) {
+  return fmt::format("'{}' ({} bytes, hash {:#018x})", name, size, hash);
+}
+
+}  // namespace
+
+void Registry::format(RegistrySegment* segment) noexcept {
+  new (&segment->participants) ParticipantEntry[kMaxParticipants]();
+  new (&segment->topics) TopicEntry[kMaxTopics]();
+  new (&segment->publishers) EndpointEntry[kMaxPublishers]();
+  new (&segment->subscribers) EndpointEntry[kMaxSubscribers]();
+}
+
+Result<SlotRef> Registry::add_participant(const ProcessIdentity& id, std::string_view name,
+                                          std::uint64_t pool_bytes) {
+  std::uint32_t slot = 0;
+  ParticipantEntry* entry = first_free(seg_->participants, slot);
+  if (entry == nullptr) {
+    return Error(ErrorCode::kLimitReached,
+                 fmt::format("the domain already has {} participants (nodes); close some nodes or "
+                             "use another domain",
+                             kMaxParticipants));
+  }
+  entry->generation += 1;
+  entry->pid = id.pid;
+  entry->start_time = id.start_time;
+  entry->pool_bytes = pool_bytes;
+  copy_name(entry->name, name);
+  entry->state = EntryState::kActive;
+  return SlotRef{slot, entry->generation};
+}
+
+void Registry::remove_participant(std::uint32_t slot) noexcept {
+  for (std::uint32_t i = 0; i < kMaxPublishers; ++i) {
+    if (seg_->publishers[i].state == EntryState::kActive && seg_->publishers[i].participant == slot) {
+      remove_publisher(i);
+    }
+  }
+  for (std::uint32_t i = 0; i < kMaxSubscribers; ++i) {
+    if (seg_->subscribers[i].state == EntryState::kActive && seg_->subscribers[i].participant == slot) {
+      remove_subscriber(i);
+    }
+  }
+  seg_->participants[slot].state = EntryState::kFree;
+}
+
+bool Registry::participant_is(const SlotRef& ref) const noexcept {
+  const ParticipantEntry& p = seg_->participants[ref.slot];
+  return p.state == EntryState::kActive && p.generation == ref.generation;
+}
+
+std::uint32_t Registry::active_participants() const noexcept {
+  return static_cast<std::uint32_t>(std::count_if(std::begin(seg_->participants), std::end(seg_->participants),
+                                                  [](const ParticipantEntry& p) { return p.state == EntryState::kActive; }));
+}
+
+std::vector<std::uint32_t> Registry::dead_participants() const {
+  std::vector<std::uint32_t> dead;
+  for (std::uint32_t i = 0; i < kMaxParticipants; ++i) {
+    const ParticipantEntry& p = seg_->participants[i];
+    if (p.state == EntryState::kActive && !is_alive({.pid = p.pid, .start_time = p.start_time})) {
+      dead.push_back(i);
+    }
+  }
+  return dead;
+}
+
+Result<std::uint32_t> Registry::find_or_add_topic(const TopicDescriptor& topic) {
+  if (topic.name.empty() || topic.name.size() >= kMaxTopicNameBytes) {
+    return Error(ErrorCode::kInvalidArgument,
+                 fmt::format("topic name '{}' must have 1 to {} characters", topic.name,
+                             kMaxTopicNameBytes - 1));
+  }
+  for (std::uint32_t i = 0; i < kMaxTopics; ++i) {
+    TopicEntry& t = seg_->topics[i];
+    if (t.state != EntryState::kActive || topic.name != t.name) {
+      continue;
+    }
+    if (t.type_hash != topic.type.hash) {
+      return Error(ErrorCode::kTypeMismatch,
+                   fmt::format("topic '{}' carries type {}, but this endpoint uses type {}; use the "
+                               "same message type (and version) in every process of the topic",
+                               topic.name, describe_type(t.type_name, t.type_hash, t.type_size),
+                               describe_type(topic.type.name, topic.type.hash, topic.type.size)));
+    }
+    return i;
+  }
+  std::uint32_t slot = 0;
+  TopicEntry* t = first_free(seg_->topics, slot);
+  if (t == nullptr) {
+    return Error(ErrorCode::kLimitReached,
+                 fmt::format("the domain already has {} topics", kMaxTopics));
+  }
+  t->generation += 1;
+  t->type_hash = topic.type.hash;
+  t->type_size = topic.type.size;
+  t->type_align = topic.type.align;
+  t->max_payload_bytes = topic.max_payload_bytes;
+  copy_name(t->name, topic.name);
+  copy_name(t->type_name, topic.type.name);
+  t->state = EntryState::kActive;
+  return slot;
+}
+
+Result<SlotRef> Registry::add_publisher(std::uint32_t topic, SlotRef participant, std::uint32_t pool_block) {
+  std::uint32_t slot = 0;
+  EndpointEntry* e = first_free(seg_->publishers, slot);
+  if (e == nullptr) {
+    return Error(ErrorCode::kLimitReached, fmt::format("the domain already has {} publishers", kMaxPublishers));
+  }
+  e->generation += 1;
+  e->topic = topic;
+  e->participant = participant.slot;
+  e->participant_generation = participant.generation;
+  e->pool_block = pool_block;
+  e->state = EntryState::kActive;
+  bump_version(topic);
+  return SlotRef{slot, e->generation};
+}
+
+Result<SlotRef> Registry::add_subscriber(std::uint32_t topic, SlotRef participant, const SubscriberQos& qos) {
+  std::uint32_t slot = 0;
+  EndpointEntry* e = first_free(seg_->subscribers, slot);
+  if (e == nullptr) {
+    return Error(ErrorCode::kLimitReached, fmt::format("the domain already has {} subscribers", kMaxSubscribers));
+  }
+  e->generation += 1;
+  e->topic = topic;
+  e->participant = participant.slot;
+  e->participant_generation = participant.generation;
+  e->depth = qos.depth;
+  e->overflow = static_cast<std::uint32_t>(qos.overflow);
+  e->block_timeout_ns = qos.block_timeout_ns;
+  e->state = EntryState::kActive;
+  return SlotRef{slot, e->generation};
+}
+
+void Registry::remove_publisher(std::uint32_t slot) noexcept {
+  EndpointEntry& e = seg_->publishers[slot];
+  e.state = EntryState::kFree;
+  bump_version(e.topic);
+  release_topic_if_unused(e.topic);
+}
+
+void Registry::remove_subscriber(std::uint32_t slot) noexcept {
+  EndpointEntry& e = seg_->subscribers[slot];
+  e.state = EntryState::kFree;
+  release_topic_if_unused(e.topic);
+}
+
+bool Registry::subscriber_is(const SlotRef& ref) const noexcept {
+  const EndpointEntry& e = seg_->subscribers[ref.slot];
+  return e.state == EntryState::kActive && e.generation == ref.generation;
+}
+
+void Registry::bump_version(std::uint32_t topic) noexcept {
+  // Release pairs with the acquire in topic_version().
+  seg_->topics[topic].publishers_version.fetch_add(1, std::memory_order_release);
+}
+
+void Registry::release_topic_if_unused(std::uint32_t topic) noexcept {
+  auto uses = [topic](const EndpointEntry& e) { return e.state == EntryState::kActive && e.topic == topic; };
+  if (std::none_of(std::begin(seg_->publishers), std::end(seg_->publishers), uses) &&
+      std::none_of(std::begin(seg_->subscribers), std::end(seg_->subscribers), uses)) {
+    // The version keeps counting across reuse so a stale reader still rescans.
+    seg_->topics[topic].state = EntryState::kFree;
+  }
+}
+
+}  // namespace axon::shm

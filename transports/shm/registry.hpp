@@ -1,0 +1,70 @@
+// Operations on a domain's registry segment. Every call but topic_version()
+// must be made while holding the domain lock.
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+#include <vector>
+
+#include "axon/options.hpp"
+#include "axon/result.hpp"
+#include "axon/transport.hpp"
+#include "transports/shm/process_identity.hpp"
+#include "transports/shm/registry_layout.hpp"
+
+namespace axon::shm {
+
+/// An entry reference that survives slot reuse.
+struct SlotRef {
+  std::uint32_t slot = 0;
+  std::uint32_t generation = 0;
+  friend bool operator==(const SlotRef&, const SlotRef&) = default;
+};
+
+class Registry {
+ public:
+  explicit Registry(RegistrySegment* segment) noexcept : seg_(segment) {}
+
+  /// Fresh tables; the caller set up the header.
+  static void format(RegistrySegment* segment) noexcept;
+
+  Result<SlotRef> add_participant(const ProcessIdentity& id, std::string_view name, std::uint64_t pool_bytes);
+  /// Frees the participant and every publisher and subscriber it had.
+  void remove_participant(std::uint32_t slot) noexcept;
+  [[nodiscard]] bool participant_is(const SlotRef& ref) const noexcept;
+  [[nodiscard]] const ParticipantEntry& participant(std::uint32_t slot) const noexcept {
+    return seg_->participants[slot];
+  }
+  [[nodiscard]] std::uint32_t active_participants() const noexcept;
+  /// Active participants whose process is gone (checks /proc).
+  [[nodiscard]] std::vector<std::uint32_t> dead_participants() const;
+
+  /// The topic `topic.name`, created with `topic`'s type when new; an error
+  /// naming both types when it exists with another type.
+  Result<std::uint32_t> find_or_add_topic(const TopicDescriptor& topic);
+
+  Result<SlotRef> add_publisher(std::uint32_t topic, SlotRef participant, std::uint32_t pool_block);
+  Result<SlotRef> add_subscriber(std::uint32_t topic, SlotRef participant, const SubscriberQos& qos);
+  void remove_publisher(std::uint32_t slot) noexcept;
+  void remove_subscriber(std::uint32_t slot) noexcept;
+  [[nodiscard]] bool subscriber_is(const SlotRef& ref) const noexcept;
+
+  [[nodiscard]] const EndpointEntry& publisher(std::uint32_t slot) const noexcept { return seg_->publishers[slot]; }
+  [[nodiscard]] const EndpointEntry& subscriber(std::uint32_t slot) const noexcept { return seg_->subscribers[slot]; }
+  [[nodiscard]] const TopicEntry& topic(std::uint32_t slot) const noexcept { return seg_->topics[slot]; }
+
+  /// Lock-free: moves whenever a publisher of `topic` comes or goes.
+  [[nodiscard]] std::uint64_t topic_version(std::uint32_t topic) const noexcept {
+    // Acquire pairs with the release increment in bump_version(): a reader that
+    // sees the new version and then takes the lock sees the new tables.
+    return seg_->topics[topic].publishers_version.load(std::memory_order_acquire);
+  }
+
+ private:
+  void bump_version(std::uint32_t topic) noexcept;
+  void release_topic_if_unused(std::uint32_t topic) noexcept;
+
+  RegistrySegment* seg_;
+};
+
+}  // namespace axon::shm

@@ -1,0 +1,64 @@
+// Layout of a domain's registry: the named segment every participant maps to
+// find topics, publishers and subscribers (daemonless discovery). All fields
+// but the atomics are written and read under the domain lock.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <type_traits>
+
+#include "transports/shm/segment.hpp"
+#include "transports/shm/shm_constants.hpp"
+
+namespace axon::shm {
+
+enum class EntryState : std::uint32_t { kFree = 0, kActive = 1 };
+
+struct ParticipantEntry {
+  EntryState state = EntryState::kFree;
+  std::uint32_t generation = 0;  ///< Bumped each time the slot is taken.
+  std::int32_t pid = 0;
+  std::uint32_t reserved = 0;
+  std::uint64_t start_time = 0;
+  std::uint64_t pool_bytes = 0;
+  char name[kMaxParticipantNameBytes] = {};
+};
+
+struct alignas(kCacheLine) TopicEntry {
+  /// Bumped (release) whenever a publisher of the topic comes or goes;
+  /// subscribers load it (acquire) on take() and rescan when it moved.
+  std::atomic<std::uint64_t> publishers_version{0};
+  EntryState state = EntryState::kFree;
+  std::uint32_t generation = 0;
+  std::uint64_t type_hash = 0;
+  std::uint64_t max_payload_bytes = 0;
+  std::uint32_t type_size = 0;
+  std::uint32_t type_align = 0;
+  char name[kMaxTopicNameBytes] = {};
+  char type_name[kMaxTypeNameBytes] = {};
+};
+
+struct EndpointEntry {
+  EntryState state = EntryState::kFree;
+  std::uint32_t generation = 0;
+  std::uint32_t topic = 0;
+  std::uint32_t participant = 0;
+  std::uint32_t participant_generation = 0;
+  std::uint32_t pool_block = 0;      ///< Publishers: block in the participant's pool.
+  std::uint32_t depth = 0;           ///< Subscribers: queue depth ...
+  std::uint32_t overflow = 0;        ///< ... overflow policy ...
+  std::int64_t block_timeout_ns = 0; ///< ... and how long a publisher may block.
+};
+
+struct RegistrySegment {
+  SegmentHeader header;
+  ParticipantEntry participants[kMaxParticipants];
+  TopicEntry topics[kMaxTopics];
+  EndpointEntry publishers[kMaxPublishers];
+  EndpointEntry subscribers[kMaxSubscribers];
+};
+
+static_assert(std::is_standard_layout_v<RegistrySegment>, "shared-memory layout must be standard");
+static_assert(std::is_trivially_destructible_v<RegistrySegment>, "nothing to destroy in shared memory");
+
+}  // namespace axon::shm

@@ -1,0 +1,202 @@
+#include "transports/shm/segment.hpp"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <grp.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <new>
+#include <utility>
+
+#include "src/errors.hpp"
+
+namespace axon::shm {
+namespace {
+
+std::string mib(std::size_t bytes) { return fmt::format("{:.1f} MiB", static_cast<double>(bytes) / (1024.0 * 1024.0)); }
+
+Result<MappedSegment> map_fd(int fd, std::size_t bytes, std::string_view what) {
+  void* base = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  if (base == MAP_FAILED) {
+    const int err = errno;
+    ::close(fd);
+    return system_error(err, fmt::format("mmap of {} ({})", what, mib(bytes)));
+  }
+  return MappedSegment(fd, static_cast<std::byte*>(base), bytes);
+}
+
+}  // namespace
+
+void init_header(SegmentHeader& header, SegmentKind kind, std::uint64_t abi_hash, std::size_t bytes) noexcept {
+  new (&header) SegmentHeader();
+  header.magic = kSegmentMagic;
+  header.layout_version = kLayoutVersion;
+  header.kind = kind;
+  header.abi_hash = abi_hash;
+  header.total_bytes = bytes;
+}
+
+Result<void> check_header(const SegmentHeader& header, SegmentKind kind, std::uint64_t abi_hash,
+                          std::size_t mapped_bytes, std::string_view what) {
+  if (header.magic != kSegmentMagic) {
+    return Error(ErrorCode::kIncompatible,
+                 fmt::format("{} is not an axon segment (magic {:#x}, expected {:#x}); remove it if "
+                             "no axon process uses it",
+                             what, header.magic, kSegmentMagic));
+  }
+  if (header.layout_version != kLayoutVersion || header.abi_hash != abi_hash) {
+    return Error(ErrorCode::kIncompatible,
+                 fmt::format("{} was made by another axon build (layout {} ABI {:#x}, this build: "
+                             "layout {} ABI {:#x}); run the same axon version in every process of "
+                             "the domain, or use another domain id",
+                             what, header.layout_version, header.abi_hash, kLayoutVersion, abi_hash));
+  }
+  if (header.kind != kind) {
+    return Error(ErrorCode::kIncompatible, fmt::format("{} is an axon segment of another kind", what));
+  }
+  if (header.total_bytes != mapped_bytes) {
+    return Error(ErrorCode::kIncompatible,
+                 fmt::format("{} says it has {} bytes but {} are mapped", what, header.total_bytes,
+                             mapped_bytes));
+  }
+  return {};
+}
+
+MappedSegment::MappedSegment(MappedSegment&& other) noexcept
+    : fd_(std::exchange(other.fd_, -1)),
+      base_(std::exchange(other.base_, nullptr)),
+      bytes_(std::exchange(other.bytes_, 0)) {}
+
+MappedSegment& MappedSegment::operator=(MappedSegment&& other) noexcept {
+  if (this != &other) {
+    reset();
+    fd_ = std::exchange(other.fd_, -1);
+    base_ = std::exchange(other.base_, nullptr);
+    bytes_ = std::exchange(other.bytes_, 0);
+  }
+  return *this;
+}
+
+MappedSegment::~MappedSegment() { reset(); }
+
+void MappedSegment::reset() noexcept {
+  if (base_ != nullptr) {
+    ::munmap(base_, bytes_);
+    base_ = nullptr;
+  }
+  if (fd_ >= 0) {
+    ::close(fd_);
+    fd_ = -1;
+  }
+}
+
+Result<MappedSegment> create_memfd_segment(const std::string& debug_name, std::size_t bytes) {
+  const int fd = ::memfd_create(debug_name.c_str(), MFD_CLOEXEC);
+  if (fd < 0) {
+    return system_error(errno, "memfd_create for the chunk pool");
+  }
+  if (::ftruncate(fd, static_cast<off_t>(bytes)) != 0) {
+    const int err = errno;
+    ::close(fd);
+    return system_error(err, fmt::format("ftruncate of the chunk pool to {}", mib(bytes)));
+  }
+  if (const int err = ::posix_fallocate(fd, 0, static_cast<off_t>(bytes)); err != 0) {
+    ::close(fd);
+    return Error(ErrorCode::kNoSpace,
+                 fmt::format("cannot reserve {} of memory for the chunk pool ({}); lower the chunk "
+                             "counts or sizes of the pool (NodeOptions::chunk_classes) or free memory",
+                             mib(bytes), std::strerror(err)));
+  }
+  return map_fd(fd, bytes, "the chunk pool");
+}
+
+Result<MappedSegment> map_received_segment(int fd, std::string_view what) {
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) {
+    const int err = errno;
+    ::close(fd);
+    return system_error(err, fmt::format("fstat of {}", what));
+  }
+  if (st.st_size < static_cast<off_t>(sizeof(SegmentHeader))) {
+    ::close(fd);
+    return Error(ErrorCode::kIncompatible, fmt::format("{} is too small to be a segment", what));
+  }
+  return map_fd(fd, static_cast<std::size_t>(st.st_size), what);
+}
+
+Result<void> check_free_space(const std::string& dir, std::size_t bytes) {
+  struct statvfs vfs {};
+  if (::statvfs(dir.c_str(), &vfs) != 0) {
+    return system_error(errno, fmt::format("statvfs of {}", dir));
+  }
+  const std::size_t available = static_cast<std::size_t>(vfs.f_bavail) * vfs.f_frsize;
+  if (available < bytes) {
+    return Error(ErrorCode::kNoSpace,
+                 fmt::format("{} has {} free, axon needs {} there: run the container with a larger "
+                             "--shm-size (e.g. --shm-size=256m), remove stale files from {}, or set "
+                             "AXON_SHM_DIR to a larger tmpfs",
+                             dir, mib(available), mib(bytes), dir));
+  }
+  return {};
+}
+
+Result<void> apply_permissions(int fd, mode_t mode, const std::string& group, std::string_view what) {
+  if (::fchmod(fd, mode) != 0) {
+    return system_error(errno, fmt::format("fchmod {:o} of {}", mode, what));
+  }
+  if (!group.empty()) {
+    struct group* g = ::getgrnam(group.c_str());  // NOLINT(concurrency-mt-unsafe): start-up only
+    if (g == nullptr) {
+      return Error(ErrorCode::kInvalidArgument,
+                   fmt::format("group '{}' for {} does not exist; create it or fix the group option",
+                               group, what));
+    }
+    if (::fchown(fd, static_cast<uid_t>(-1), g->gr_gid) != 0) {
+      return system_error(errno, fmt::format("fchown of {} to group {}", what, group));
+    }
+  }
+  return {};
+}
+
+Result<MappedSegment> create_named_segment(const std::string& path, std::size_t bytes, mode_t mode,
+                                           const std::string& group) {
+  const auto slash = path.rfind('/');
+  const std::string dir = slash == std::string::npos ? "." : path.substr(0, slash);
+  if (auto space = check_free_space(dir, bytes); !space) {
+    return space.error();
+  }
+  const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, mode);
+  if (fd < 0) {
+    return system_error(errno, fmt::format("create {}", path));
+  }
+  auto fail = [&](Error error) -> Result<MappedSegment> {
+    ::close(fd);
+    ::unlink(path.c_str());
+    return error;
+  };
+  if (auto perms = apply_permissions(fd, mode, group, path); !perms) {
+    return fail(perms.error());
+  }
+  if (const int err = ::posix_fallocate(fd, 0, static_cast<off_t>(bytes)); err != 0) {
+    return fail(Error(ErrorCode::kNoSpace,
+                      fmt::format("cannot allocate {} for {} ({}): give the container a larger "
+                                  "--shm-size or free space in {}",
+                                  mib(bytes), path, std::strerror(err), dir)));
+  }
+  return map_fd(fd, bytes, path);
+}
+
+Result<MappedSegment> open_named_segment(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDWR | O_CLOEXEC);
+  if (fd < 0) {
+    return system_error(errno, fmt::format("open {}", path));
+  }
+  return map_received_segment(fd, path);
+}
+
+}  // namespace axon::shm

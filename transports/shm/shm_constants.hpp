@@ -1,0 +1,31 @@
+// Fixed sizes of the shared-memory layout. Changing any of them changes the
+// ABI hash, so processes built with different values refuse each other.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace axon::shm {
+
+inline constexpr std::size_t kCacheLine = 64;
+
+inline constexpr std::uint32_t kLayoutVersion = 1;
+
+/// Registry tables (one registry per domain).
+inline constexpr std::uint32_t kMaxParticipants = 64;
+inline constexpr std::uint32_t kMaxTopics = 256;
+inline constexpr std::uint32_t kMaxPublishers = 512;
+inline constexpr std::uint32_t kMaxSubscribers = 512;
+inline constexpr std::size_t kMaxTopicNameBytes = 128;
+inline constexpr std::size_t kMaxTypeNameBytes = 128;
+inline constexpr std::size_t kMaxParticipantNameBytes = 64;
+
+/// Per participant chunk pool.
+inline constexpr std::uint32_t kMaxSizeClasses = 16;
+inline constexpr std::uint32_t kMaxPublishersPerNode = 32;
+/// Connections of one publisher; bit 63 of a chunk's holder mask is the
+/// publisher's own loan, bits 0..62 are its connections.
+inline constexpr std::uint32_t kMaxSubscribersPerPublisher = 63;
+inline constexpr std::uint32_t kRingCapacity = 1024;
+
+}  // namespace axon::shm

@@ -1,0 +1,214 @@
+#include "src/clock.hpp"
+#include "src/log.hpp"
+#include "transports/shm/shm_ports.hpp"
+
+namespace axon::shm {
+namespace {
+
+constexpr std::int64_t kRetryDelayNs = 100'000'000;
+
+}  // namespace
+
+ShmSubscriberPort::ShmSubscriberPort(std::shared_ptr<ShmTransport> transport, SlotRef registry_ref,
+                                     std::uint32_t topic, std::string topic_name, const SubscriberQos& qos)
+    : transport_(std::move(transport)),
+      registry_ref_(registry_ref),
+      topic_(topic),
+      topic_name_(std::move(topic_name)),
+      qos_(qos) {}
+
+ShmSubscriberPort::~ShmSubscriberPort() {
+  // Samples keep the port alive, so nothing is held any more: close every
+  // link (the publishers reclaim what is still queued) and leave.
+  for (std::uint32_t i = 0; i < link_count_; ++i) {
+    if (links_[i].conn != nullptr) {
+      close_link(links_[i]);
+    }
+  }
+  if (!transport_->lock_.lock()) {
+    return;
+  }
+  DomainLockGuard guard(transport_->lock_);
+  if (transport_->registry_.subscriber_is(registry_ref_)) {
+    transport_->registry_.remove_subscriber(registry_ref_.slot);
+  }
+}
+
+Result<ReceivedChunk> ShmSubscriberPort::take() noexcept {
+  if (transport_->registry_.topic_version(topic_) != seen_version_ ||
+      (retry_at_ns_ != 0 && monotonic_now_ns() >= retry_at_ns_)) {
+    rescan();
+  }
+  // Acquire pairs with the release decrement in release().
+  if (held_.load(std::memory_order_acquire) >= qos_.max_held_samples) {
+    return Error(ErrorCode::kTooManySamples, "the subscriber holds max_held_samples samples; drop some first");
+  }
+  const std::uint32_t count = link_count_;
+  for (std::uint32_t k = 0; k < count; ++k) {
+    const std::uint32_t i = (next_link_ + k) % count;
+    Link& link = links_[i];
+    if (link.conn == nullptr) {
+      continue;
+    }
+    std::uint64_t offset = 0;
+    if (!link.conn->ring.try_pop(offset)) {
+      if (link.orphaned) {
+        close_drained_orphans();
+      }
+      continue;
+    }
+    ChunkHeader* chunk = link.pool->pool.chunk_at(offset);
+    if (chunk == nullptr) {
+      logger().error("topic '{}': a publisher queued an invalid chunk offset {}; ignored", topic_name_, offset);
+      continue;
+    }
+    next_link_ = i + 1;
+    // Relaxed: the counters only order against release() (see there).
+    link.held.fetch_add(1, std::memory_order_relaxed);
+    held_.fetch_add(1, std::memory_order_relaxed);
+    ReceivedChunk received;
+    received.payload = link.pool->pool.payload(chunk);
+    received.info = SampleInfo{.sequence = chunk->sequence,
+                               .publish_time_ns = chunk->publish_time_ns,
+                               .publisher_id = chunk->publisher_id,
+                               .payload_bytes = chunk->payload_bytes};
+    received.handle = chunk;
+    received.source = i;
+    return received;
+  }
+  return Error(ErrorCode::kNoData, "no message queued");
+}
+
+void ShmSubscriberPort::release(const ReceivedChunk& received) noexcept {
+  Link& link = links_[received.source];
+  link.pool->pool.drop_holders(static_cast<ChunkHeader*>(received.handle), link.bit_mask);
+  // Release pairs with the acquire loads in take() and close_drained_orphans():
+  // our use of the chunk and the pool ends before the link may be closed.
+  link.held.fetch_sub(1, std::memory_order_release);
+  held_.fetch_sub(1, std::memory_order_release);
+}
+
+std::uint32_t ShmSubscriberPort::publisher_count() noexcept {
+  if (transport_->registry_.topic_version(topic_) != seen_version_) {
+    rescan();
+  }
+  std::uint32_t count = 0;
+  for (std::uint32_t i = 0; i < link_count_; ++i) {
+    count += links_[i].conn != nullptr && !links_[i].orphaned ? 1 : 0;
+  }
+  return count;
+}
+
+void ShmSubscriberPort::rescan() noexcept {
+  if (!transport_->lock_.lock()) {
+    retry_at_ns_ = monotonic_now_ns() + kRetryDelayNs;
+    return;
+  }
+  DomainLockGuard guard(transport_->lock_);
+  rescan_locked();
+}
+
+void ShmSubscriberPort::rescan_locked() noexcept {
+  Registry& registry = transport_->registry_;
+  seen_version_ = registry.topic_version(topic_);
+  retry_at_ns_ = 0;
+  bool seen[kMaxLinks] = {};
+  for (std::uint32_t p = 0; p < kMaxPublishers; ++p) {
+    const EndpointEntry& pub = registry.publisher(p);
+    if (pub.state != EntryState::kActive || pub.topic != topic_) {
+      continue;
+    }
+    const SlotRef pub_ref{p, pub.generation};
+    std::uint32_t existing = kMaxLinks;
+    for (std::uint32_t i = 0; i < link_count_; ++i) {
+      if (links_[i].conn != nullptr && links_[i].publisher == pub_ref) {
+        existing = i;
+      }
+    }
+    if (existing != kMaxLinks) {
+      seen[existing] = true;
+      continue;
+    }
+    auto pool = transport_->pool_of(pub.participant, pub.participant_generation);
+    if (!pool) {
+      logger().warn("topic '{}': cannot map a publisher's pool yet ({}); retrying", topic_name_,
+                    pool.error().message());
+      retry_at_ns_ = monotonic_now_ns() + kRetryDelayNs;
+      continue;
+    }
+    PoolSegment* segment = (*pool)->segment;
+    PublisherBlock& block = segment->blocks[pub.pool_block];
+    if (block.state.load(std::memory_order_acquire) != BlockState::kActive ||
+        block.publisher_slot != pub_ref.slot || block.publisher_generation != pub_ref.generation) {
+      continue;  // the publisher is going away
+    }
+    // The publisher may have connected us already (it connects existing
+    // subscribers when it advertises); otherwise connect now.
+    Connection* conn = nullptr;
+    for (auto& candidate : segment->connections) {
+      if (candidate.state.load(std::memory_order_acquire) == ConnectionState::kActive &&
+          candidate.block == pub.pool_block && candidate.subscriber_slot == registry_ref_.slot &&
+          candidate.subscriber_generation == registry_ref_.generation) {
+        conn = &candidate;
+        break;
+      }
+    }
+    if (conn == nullptr) {
+      auto created = transport_->create_connection(**pool, pub.pool_block, registry_ref_);
+      if (!created) {
+        logger().warn("topic '{}': {}", topic_name_, created.error().message());
+        continue;
+      }
+      conn = *created;
+    }
+    std::uint32_t slot = kMaxLinks;
+    for (std::uint32_t i = 0; i < kMaxLinks; ++i) {
+      // Acquire: a free link's last sample was released (see release()).
+      if (links_[i].conn == nullptr && links_[i].held.load(std::memory_order_acquire) == 0) {
+        slot = i;
+        break;
+      }
+    }
+    if (slot == kMaxLinks) {
+      logger().warn("topic '{}': a subscriber reads from at most {} publishers", topic_name_, kMaxLinks);
+      conn->state.store(ConnectionState::kClosing, std::memory_order_release);
+      continue;
+    }
+    Link& link = links_[slot];
+    link.pool = std::move(*pool);
+    link.conn = conn;
+    link.bit_mask = std::uint64_t{1} << conn->bit;
+    link.publisher = pub_ref;
+    link.orphaned = false;
+    seen[slot] = true;
+    link_count_ = std::max(link_count_, slot + 1);
+  }
+  for (std::uint32_t i = 0; i < link_count_; ++i) {
+    if (links_[i].conn != nullptr && !seen[i]) {
+      links_[i].orphaned = true;  // deliver what it queued, then close
+    }
+  }
+}
+
+void ShmSubscriberPort::close_drained_orphans() noexcept {
+  for (std::uint32_t i = 0; i < link_count_; ++i) {
+    Link& link = links_[i];
+    // Acquire pairs with the release decrement in release().
+    if (link.conn != nullptr && link.orphaned && link.conn->ring.size() == 0 &&
+        link.held.load(std::memory_order_acquire) == 0) {
+      close_link(link);
+    }
+  }
+}
+
+void ShmSubscriberPort::close_link(Link& link) noexcept {
+  auto expected = ConnectionState::kActive;
+  // Release pairs with the acquire in publish()/the service thread: we are
+  // done with the ring; the owner reclaims what it still holds.
+  link.conn->state.compare_exchange_strong(expected, ConnectionState::kClosing, std::memory_order_release,
+                                           std::memory_order_relaxed);
+  link.conn = nullptr;
+  link.pool.reset();  // unmaps a dead publisher's pool once nobody else needs it
+}
+
+}  // namespace axon::shm

@@ -1,0 +1,524 @@
+#include "transports/shm/shm_transport.hpp"
+
+#include <dirent.h>
+#include <fmt/format.h>
+#include <grp.h>
+#include <poll.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <new>
+
+#include "src/clock.hpp"
+#include "src/errors.hpp"
+#include "src/log.hpp"
+#include "transports/shm/abi_hash.hpp"
+#include "transports/shm/process_identity.hpp"
+#include "transports/shm/shm_ports.hpp"
+
+namespace axon::shm {
+namespace {
+
+constexpr int kFdRequestTimeoutMs = 1000;
+
+std::uint64_t pool_key(std::uint32_t slot, std::uint32_t generation) {
+  return (std::uint64_t{slot} << 32) | generation;
+}
+
+}  // namespace
+
+ShmTransport::ShmTransport(ShmConfig config)
+    : config_(std::move(config)),
+      lock_(fmt::format("{}/axon_d{}.lock", config_.shm_dir, config_.domain_id), config_.file_mode) {}
+
+Result<std::shared_ptr<ShmTransport>> ShmTransport::create(ShmConfig config) {
+  if (config.chunk_classes.empty()) {
+    config.chunk_classes = default_chunk_classes();
+  }
+  std::shared_ptr<ShmTransport> transport(new ShmTransport(std::move(config)));
+  if (auto joined = transport->join(); !joined) {
+    return joined.error();
+  }
+  return transport;
+}
+
+std::string ShmTransport::registry_path() const {
+  return fmt::format("{}/axon_d{}_registry", config_.shm_dir, config_.domain_id);
+}
+
+std::string ShmTransport::socket_path(std::uint32_t slot, std::uint32_t generation) const {
+  return fmt::format("{}/axon_d{}_p{}_g{}.sock", config_.shm_dir, config_.domain_id, slot, generation);
+}
+
+Result<void> ShmTransport::join() {
+  if (!config_.group.empty()) {
+    struct group* g = ::getgrnam(config_.group.c_str());  // NOLINT(concurrency-mt-unsafe): start-up only
+    if (g == nullptr) {
+      return Error(ErrorCode::kInvalidArgument,
+                   fmt::format("group '{}' does not exist; create it or fix NodeOptions::group", config_.group));
+    }
+    group_gid_ = g->gr_gid;
+  }
+  if (auto locked = lock_.lock(); !locked) {
+    return locked.error();
+  }
+  DomainLockGuard guard(lock_);
+  if (auto reg = open_or_create_registry(); !reg) {
+    return reg.error();
+  }
+  auto pool_bytes = ChunkPool::bytes_needed(config_.chunk_classes);
+  if (!pool_bytes) {
+    return pool_bytes.error();
+  }
+  auto self = registry_.add_participant(self_identity(), config_.node_name, pool_area_offset() + *pool_bytes);
+  if (!self) {
+    return self.error();
+  }
+  self_ = *self;
+  auto fail = [this](Error error) -> Result<void> {
+    registry_.remove_participant(self_.slot);
+    return error;
+  };
+  if (auto pool = create_own_pool(); !pool) {
+    return fail(pool.error());
+  }
+  auto server = FdServer::listen(socket_path(self_.slot, self_.generation), config_.file_mode,
+                                 own_pool_->mapping.fd(), group_gid_);
+  if (!server) {
+    return fail(server.error());
+  }
+  fd_server_ = std::move(*server);
+  wake_fd_ = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  if (wake_fd_ < 0) {
+    return fail(system_error(errno, "eventfd"));
+  }
+  service_ = std::thread([this] { service_loop(); });
+  logger().debug("node '{}' joined domain {} as participant {}", config_.node_name, config_.domain_id, self_.slot);
+  return {};
+}
+
+Result<void> ShmTransport::open_or_create_registry() {
+  const std::string path = registry_path();
+  if (::access(path.c_str(), F_OK) != 0 && errno == ENOENT) {
+    remove_stale_files();
+    return create_registry();
+  }
+  auto existing = open_named_segment(path);
+  if (!existing) {
+    return existing.error();
+  }
+  auto* header = std::launder(reinterpret_cast<SegmentHeader*>(existing->base()));
+  // We hold the domain lock and creators initialize under it: a registry
+  // that is not ready was left by a creator that died half-way.
+  // Acquire pairs with the release store of `ready` by the creator.
+  const bool ready = existing->bytes() >= sizeof(SegmentHeader) &&
+                     header->ready.load(std::memory_order_acquire) == 1;
+  if (ready) {
+    if (auto ok = check_header(*header, SegmentKind::kRegistry, layout_abi_hash(), existing->bytes(), path); !ok) {
+      return ok.error();
+    }
+    registry_mapping_ = std::move(*existing);
+    registry_segment_ = std::launder(reinterpret_cast<RegistrySegment*>(registry_mapping_.base()));
+    registry_ = Registry(registry_segment_);
+    for (const std::uint32_t dead : registry_.dead_participants()) {
+      reclaim_dead(dead);
+    }
+    if (registry_.active_participants() > 0) {
+      return {};
+    }
+  }
+  // Every owner is gone: what is here is stale. Start the domain afresh.
+  logger().info("removing stale axon domain {} files left by dead processes in {}", config_.domain_id,
+                config_.shm_dir);
+  registry_ = Registry(nullptr);
+  registry_segment_ = nullptr;
+  registry_mapping_ = MappedSegment();
+  existing = MappedSegment();
+  ::unlink(path.c_str());
+  remove_stale_files();
+  return create_registry();
+}
+
+void ShmTransport::remove_stale_files() const {
+  DIR* dir = ::opendir(config_.shm_dir.c_str());
+  if (dir == nullptr) {
+    return;
+  }
+  const std::string prefix = fmt::format("axon_d{}_p", config_.domain_id);
+  while (const dirent* entry = ::readdir(dir)) {  // NOLINT(concurrency-mt-unsafe): own DIR stream
+    const std::string_view name = entry->d_name;
+    if (name.starts_with(prefix) && name.ends_with(".sock")) {
+      ::unlink(fmt::format("{}/{}", config_.shm_dir, name).c_str());
+    }
+  }
+  ::closedir(dir);
+}
+
+Result<void> ShmTransport::create_registry() {
+  auto created = create_named_segment(registry_path(), sizeof(RegistrySegment), config_.file_mode, config_.group);
+  if (!created) {
+    return created.error();
+  }
+  registry_mapping_ = std::move(*created);
+  registry_segment_ = std::launder(reinterpret_cast<RegistrySegment*>(registry_mapping_.base()));
+  init_header(registry_segment_->header, SegmentKind::kRegistry, layout_abi_hash(), sizeof(RegistrySegment));
+  Registry::format(registry_segment_);
+  registry_ = Registry(registry_segment_);
+  // Release pairs with the acquire in open_or_create_registry().
+  registry_segment_->header.ready.store(1, std::memory_order_release);
+  return {};
+}
+
+Result<void> ShmTransport::create_own_pool() {
+  auto chunk_bytes = ChunkPool::bytes_needed(config_.chunk_classes);
+  if (!chunk_bytes) {
+    return chunk_bytes.error();
+  }
+  const std::size_t bytes = pool_area_offset() + *chunk_bytes;
+  auto mapping = create_memfd_segment(fmt::format("axon_pool_d{}_{}", config_.domain_id, config_.node_name), bytes);
+  if (!mapping) {
+    return mapping.error();
+  }
+  auto pool = std::make_shared<MappedPool>();
+  pool->mapping = std::move(*mapping);
+  auto* segment = new (pool->mapping.base()) PoolSegment();
+  init_header(segment->header, SegmentKind::kPool, layout_abi_hash(), bytes);
+  segment->owner_participant = self_.slot;
+  segment->owner_generation = self_.generation;
+  for (auto& block : segment->blocks) {
+    for (auto& bit : block.connection_of_bit) {
+      bit.store(kNoConnection, std::memory_order_relaxed);  // published by `ready`
+    }
+  }
+  pool->segment = segment;
+  pool->pool = ChunkPool::format(pool->mapping.base() + pool_area_offset(), config_.chunk_classes);
+  pool->owner = self_;
+  // Release: peers that map the pool check `ready` with acquire.
+  segment->header.ready.store(1, std::memory_order_release);
+  own_pool_ = std::move(pool);
+  return {};
+}
+
+ShmTransport::~ShmTransport() { leave(); }
+
+void ShmTransport::leave() noexcept {
+  if (service_.joinable()) {
+    stopping_.store(true, std::memory_order_relaxed);  // the eventfd write wakes the thread
+    const std::uint64_t one = 1;
+    [[maybe_unused]] const auto n = ::write(wake_fd_, &one, sizeof(one));
+    service_.join();
+  }
+  if (wake_fd_ >= 0) {
+    ::close(wake_fd_);
+  }
+  if (registry_segment_ == nullptr || !lock_.lock()) {
+    return;
+  }
+  DomainLockGuard guard(lock_);
+  if (registry_.participant_is(self_)) {
+    registry_.remove_participant(self_.slot);
+  }
+  fd_server_.close();
+  for (const std::uint32_t dead : registry_.dead_participants()) {
+    reclaim_dead(dead);
+  }
+  if (registry_.active_participants() == 0) {
+    // Last one out: nothing of the domain stays in the shm directory.
+    ::unlink(registry_path().c_str());
+    lock_.unlink_while_locked();
+  }
+  logger().debug("node '{}' left domain {}", config_.node_name, config_.domain_id);
+}
+
+void ShmTransport::service_loop() noexcept {
+  std::int64_t next_check = 0;
+  while (!stopping_.load(std::memory_order_relaxed)) {
+    const std::int64_t now = monotonic_now_ns();
+    const int timeout_ms =
+        next_check > now ? static_cast<int>((next_check - now) / 1'000'000) + 1 : 0;
+    pollfd fds[2] = {{.fd = fd_server_.socket_fd(), .events = POLLIN, .revents = 0},
+                     {.fd = wake_fd_, .events = POLLIN, .revents = 0}};
+    const int ready = ::poll(fds, 2, timeout_ms);
+    if (ready > 0 && (fds[0].revents & POLLIN) != 0) {
+      fd_server_.serve_pending();
+    }
+    if (monotonic_now_ns() >= next_check) {
+      check_liveness_now();
+      next_check = monotonic_now_ns() + std::int64_t{config_.liveness_period_ms} * 1'000'000;
+    }
+  }
+}
+
+void ShmTransport::check_liveness_now() {
+  // Never block here: a peer may hold the lock while it waits for this very
+  // thread to hand out our pool's descriptor.
+  if (!lock_.try_lock()) {
+    return;
+  }
+  liveness_round();
+  lock_.unlock();
+}
+
+void ShmTransport::liveness_round() noexcept {
+  for (const std::uint32_t dead : registry_.dead_participants()) {
+    reclaim_dead(dead);
+  }
+  close_connections_of_gone_subscribers();
+  reclaim_retired_blocks();
+}
+
+void ShmTransport::reclaim_dead(std::uint32_t participant) noexcept {
+  const ParticipantEntry& p = registry_.participant(participant);
+  logger().warn("participant '{}' (pid {}) of domain {} is gone; reclaiming what it held", p.name, p.pid,
+                config_.domain_id);
+  ::unlink(socket_path(participant, p.generation).c_str());
+  registry_.remove_participant(participant);
+}
+
+void ShmTransport::close_connections_of_gone_subscribers() noexcept {
+  PoolSegment* segment = own_pool_->segment;
+  for (auto& conn : segment->connections) {
+    // Acquire: the fields of an active connection were written before it.
+    if (conn.state.load(std::memory_order_acquire) != ConnectionState::kActive) {
+      continue;
+    }
+    if (!registry_.subscriber_is({conn.subscriber_slot, conn.subscriber_generation})) {
+      auto expected = ConnectionState::kActive;
+      // Release pairs with the acquire in the publisher's publish(): it will
+      // reclaim the connection. Fails harmlessly if the subscriber closed it.
+      conn.state.compare_exchange_strong(expected, ConnectionState::kClosing, std::memory_order_release,
+                                         std::memory_order_relaxed);
+    }
+  }
+}
+
+void ShmTransport::reclaim_retired_blocks() noexcept {
+  PoolSegment* segment = own_pool_->segment;
+  for (std::uint32_t b = 0; b < kMaxPublishersPerNode; ++b) {
+    PublisherBlock& block = segment->blocks[b];
+    // Acquire pairs with the publisher's release store of kRetired: its last
+    // pushes are done, so this thread may reclaim.
+    if (block.state.load(std::memory_order_acquire) != BlockState::kRetired) {
+      continue;
+    }
+    // Relaxed: only this thread changes a retired block's bits now; creators
+    // skip retired blocks.
+    std::uint64_t bits = block.allocated_bits.load(std::memory_order_relaxed);
+    for (; bits != 0; bits &= bits - 1) {
+      const auto bit = static_cast<std::uint32_t>(__builtin_ctzll(bits));
+      const std::uint16_t index = block.connection_of_bit[bit].load(std::memory_order_relaxed);
+      if (segment->connections[index].state.load(std::memory_order_acquire) == ConnectionState::kClosing) {
+        reclaim_connection(*own_pool_, b, bit);
+      }
+    }
+    if (block.allocated_bits.load(std::memory_order_relaxed) == 0) {
+      block.state.store(BlockState::kFree, std::memory_order_relaxed);  // reused under the domain lock only
+    }
+  }
+}
+
+void reclaim_connection(MappedPool& pool, std::uint32_t block_index, std::uint32_t bit) noexcept {
+  PublisherBlock& block = pool.segment->blocks[block_index];
+  const std::uint64_t mask = std::uint64_t{1} << bit;
+  // Relaxed: the caller is the only thread that pushes to this block.
+  block.active_bits.fetch_and(~mask, std::memory_order_relaxed);
+  // Give back every chunk the connection holds (queued or taken). A chunk of
+  // this block that has our bit cannot be freed or loaned again until we
+  // clear it, and only the caller loans for this block, so reading the bit
+  // first (acquire, pairing with the release fetch_or in publish()) and the
+  // block second identifies our chunks without races.
+  ChunkPool& chunks = pool.pool;
+  for (std::uint32_t i = 0; i < chunks.total_chunks(); ++i) {
+    ChunkHeader* chunk = chunks.chunk_by_index(i);
+    if ((chunk->holders.load(std::memory_order_acquire) & mask) == 0) {
+      continue;
+    }
+    if (chunk->publisher_block.load(std::memory_order_relaxed) != block_index) {
+      continue;
+    }
+    chunks.drop_holders(chunk, mask);
+  }
+  const std::uint16_t index = block.connection_of_bit[bit].load(std::memory_order_relaxed);
+  Connection& conn = pool.segment->connections[index];
+  block.connection_of_bit[bit].store(kNoConnection, std::memory_order_relaxed);
+  // Release: creators that see kFree (acquire CAS) see the connection idle.
+  conn.state.store(ConnectionState::kFree, std::memory_order_release);
+  // Release: the bit is reusable only after everything above.
+  block.allocated_bits.fetch_and(~mask, std::memory_order_release);
+}
+
+Result<std::shared_ptr<MappedPool>> ShmTransport::pool_of(std::uint32_t participant, std::uint32_t generation) {
+  if (participant == self_.slot && generation == self_.generation) {
+    return own_pool_;
+  }
+  const std::uint64_t key = pool_key(participant, generation);
+  std::lock_guard<std::mutex> peers_guard(peers_mutex_);
+  if (auto it = peers_.find(key); it != peers_.end()) {
+    if (auto pool = it->second.lock()) {
+      return pool;
+    }
+  }
+  const std::string path = socket_path(participant, generation);
+  auto fd = request_fd(path, kFdRequestTimeoutMs);
+  if (!fd) {
+    return fd.error();
+  }
+  auto mapping = map_received_segment(*fd, fmt::format("pool of participant {}", participant));
+  if (!mapping) {
+    return mapping.error();
+  }
+  const auto* header = std::launder(reinterpret_cast<SegmentHeader*>(mapping->base()));
+  if (header->ready.load(std::memory_order_acquire) != 1) {  // pairs with create_own_pool()
+    return Error(ErrorCode::kIncompatible, fmt::format("the pool behind {} is not initialized", path));
+  }
+  if (auto ok = check_header(*header, SegmentKind::kPool, layout_abi_hash(), mapping->bytes(), path); !ok) {
+    return ok.error();
+  }
+  auto pool = std::make_shared<MappedPool>();
+  pool->mapping = std::move(*mapping);
+  pool->segment = std::launder(reinterpret_cast<PoolSegment*>(pool->mapping.base()));
+  if (pool->segment->owner_participant != participant || pool->segment->owner_generation != generation) {
+    return Error(ErrorCode::kIncompatible, fmt::format("{} handed out another participant's pool", path));
+  }
+  auto chunks = ChunkPool::attach(pool->mapping.base() + pool_area_offset(), pool->mapping.bytes() - pool_area_offset());
+  if (!chunks) {
+    return chunks.error();
+  }
+  pool->pool = *chunks;
+  pool->owner = {participant, generation};
+  // Forget entries of pools nobody maps any more, then remember this one.
+  std::erase_if(peers_, [](const auto& entry) { return entry.second.expired(); });
+  peers_[key] = pool;
+  return pool;
+}
+
+Result<Connection*> ShmTransport::create_connection(MappedPool& pool, std::uint32_t block_index, SlotRef subscriber) {
+  PublisherBlock& block = pool.segment->blocks[block_index];
+  // Relaxed: bits are only set under the domain lock, which we hold.
+  const std::uint64_t allocated = block.allocated_bits.load(std::memory_order_acquire);
+  const std::uint64_t usable = (std::uint64_t{1} << kMaxSubscribersPerPublisher) - 1;
+  if ((allocated & usable) == usable) {
+    return Error(ErrorCode::kLimitReached,
+                 fmt::format("a publisher has at most {} subscribers", kMaxSubscribersPerPublisher));
+  }
+  const auto bit = static_cast<std::uint32_t>(__builtin_ctzll(~allocated));
+  for (std::uint32_t i = 0; i < kMaxConnectionsPerNode; ++i) {
+    Connection& conn = pool.segment->connections[i];
+    auto expected = ConnectionState::kFree;
+    // Acquire pairs with the reclaimer's release store of kFree.
+    if (!conn.state.compare_exchange_strong(expected, ConnectionState::kClaimed, std::memory_order_acquire,
+                                            std::memory_order_relaxed)) {
+      continue;
+    }
+    const EndpointEntry& sub = registry_.subscriber(subscriber.slot);
+    conn.block = block_index;
+    conn.bit = bit;
+    conn.subscriber_slot = subscriber.slot;
+    conn.subscriber_generation = subscriber.generation;
+    conn.overflow = static_cast<OverflowPolicy>(sub.overflow);
+    conn.block_timeout_ns = sub.block_timeout_ns;
+    conn.delivered.store(0, std::memory_order_relaxed);  // published by the state store below
+    conn.dropped.store(0, std::memory_order_relaxed);
+    conn.ring.reset(sub.depth);
+    block.connection_of_bit[bit].store(static_cast<std::uint16_t>(i), std::memory_order_relaxed);
+    block.allocated_bits.fetch_or(std::uint64_t{1} << bit, std::memory_order_relaxed);
+    // Release pairs with the acquire loads of the state by publisher and subscriber.
+    conn.state.store(ConnectionState::kActive, std::memory_order_release);
+    // Release pairs with the publisher's acquire load of active_bits: the
+    // connection and its bit's index are visible before the bit.
+    block.active_bits.fetch_or(std::uint64_t{1} << bit, std::memory_order_release);
+    return &conn;
+  }
+  return Error(ErrorCode::kLimitReached,
+               fmt::format("a node's pool has at most {} connections (publisher x subscriber pairs)",
+                           kMaxConnectionsPerNode));
+}
+
+Result<std::shared_ptr<PublisherPort>> ShmTransport::advertise(const TopicDescriptor& topic, const PublisherQos& qos) {
+  const std::uint64_t max_payload = qos.max_payload_bytes != 0 ? qos.max_payload_bytes : topic.max_payload_bytes;
+  if (max_payload > own_pool_->pool.largest_payload()) {
+    return Error(ErrorCode::kPayloadTooLarge,
+                 fmt::format("topic '{}' needs {} B chunks, the largest chunk class of node '{}' holds {} B; "
+                             "add a larger class to NodeOptions::chunk_classes",
+                             topic.name, max_payload, config_.node_name, own_pool_->pool.largest_payload()));
+  }
+  if (auto locked = lock_.lock(); !locked) {
+    return locked.error();
+  }
+  DomainLockGuard guard(lock_);
+  auto topic_slot = registry_.find_or_add_topic(topic);
+  if (!topic_slot) {
+    return topic_slot.error();
+  }
+  PoolSegment* segment = own_pool_->segment;
+  std::uint32_t block_index = kMaxPublishersPerNode;
+  for (std::uint32_t b = 0; b < kMaxPublishersPerNode; ++b) {
+    if (segment->blocks[b].state.load(std::memory_order_acquire) == BlockState::kFree) {
+      block_index = b;
+      break;
+    }
+  }
+  if (block_index == kMaxPublishersPerNode) {
+    return Error(ErrorCode::kLimitReached,
+                 fmt::format("node '{}' already has {} publishers", config_.node_name, kMaxPublishersPerNode));
+  }
+  auto pub = registry_.add_publisher(*topic_slot, self_, block_index);
+  if (!pub) {
+    return pub.error();
+  }
+  PublisherBlock& block = segment->blocks[block_index];
+  block.publisher_slot = pub->slot;
+  block.publisher_generation = pub->generation;
+  block.topic = *topic_slot;
+  block.active_bits.store(0, std::memory_order_relaxed);  // the block is ours alone until kActive
+  block.allocated_bits.store(0, std::memory_order_relaxed);
+  block.state.store(BlockState::kActive, std::memory_order_release);
+  // Connect the subscribers that exist now, so nothing published from here
+  // on is missed while they discover us.
+  for (std::uint32_t s = 0; s < kMaxSubscribers; ++s) {
+    const EndpointEntry& sub = registry_.subscriber(s);
+    if (sub.state == EntryState::kActive && sub.topic == *topic_slot) {
+      if (auto conn = create_connection(*own_pool_, block_index, {s, sub.generation}); !conn) {
+        logger().warn("topic '{}': {}", topic.name, conn.error().message());
+      }
+    }
+  }
+  return std::shared_ptr<PublisherPort>(std::make_shared<ShmPublisherPort>(
+      shared_from_this(), own_pool_, block_index, *pub, *topic_slot, topic.name));
+}
+
+Result<std::shared_ptr<SubscriberPort>> ShmTransport::subscribe(const TopicDescriptor& topic, const SubscriberQos& qos) {
+  if (qos.depth == 0 || qos.depth > kRingCapacity) {
+    return Error(ErrorCode::kInvalidArgument,
+                 fmt::format("subscriber depth {} for topic '{}' must be 1..{}", qos.depth, topic.name, kRingCapacity));
+  }
+  if (auto locked = lock_.lock(); !locked) {
+    return locked.error();
+  }
+  DomainLockGuard guard(lock_);
+  auto topic_slot = registry_.find_or_add_topic(topic);
+  if (!topic_slot) {
+    return topic_slot.error();
+  }
+  auto sub = registry_.add_subscriber(*topic_slot, self_, qos);
+  if (!sub) {
+    return sub.error();
+  }
+  auto port = std::make_shared<ShmSubscriberPort>(shared_from_this(), *sub, *topic_slot, topic.name, qos);
+  port->rescan_locked();
+  return std::shared_ptr<SubscriberPort>(port);
+}
+
+std::vector<PoolClassStats> ShmTransport::pool_stats() const {
+  std::vector<PoolClassStats> stats;
+  const ChunkPool& pool = own_pool_->pool;
+  for (std::uint32_t i = 0; i < pool.class_count(); ++i) {
+    const SizeClass& sc = pool.size_class(i);
+    stats.push_back({.payload_bytes = sc.payload_capacity, .total_chunks = sc.chunk_count, .free_chunks = pool.free_chunks(i)});
+  }
+  return stats;
+}
+
+}  // namespace axon::shm

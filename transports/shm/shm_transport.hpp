@@ -1,0 +1,117 @@
+// The shared-memory transport: joins a domain (registry + lock), owns this
+// participant's pool (memfd), serves its descriptor to peers, maps peers'
+// pools, watches peers' liveness and reclaims what dead ones held.
+#pragma once
+
+#include <sys/types.h>
+
+#include <atomic>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "axon/options.hpp"
+#include "axon/result.hpp"
+#include "axon/transport.hpp"
+#include "transports/shm/chunk_pool.hpp"
+#include "transports/shm/domain_lock.hpp"
+#include "transports/shm/fd_channel.hpp"
+#include "transports/shm/pool_segment.hpp"
+#include "transports/shm/registry.hpp"
+#include "transports/shm/segment.hpp"
+
+namespace axon::shm {
+
+struct ShmConfig {
+  std::uint32_t domain_id = 0;
+  std::string node_name;
+  std::string shm_dir = "/dev/shm";
+  mode_t file_mode = 0600;
+  std::string group;
+  std::vector<ChunkClassConfig> chunk_classes;
+  std::uint32_t liveness_period_ms = 50;
+};
+
+/// A mapped pool segment, ours or a peer's. Shared by every port that uses
+/// it; unmapped when the last one lets go.
+struct MappedPool {
+  MappedSegment mapping;
+  PoolSegment* segment = nullptr;
+  ChunkPool pool;
+  SlotRef owner;
+};
+
+class ShmPublisherPort;
+class ShmSubscriberPort;
+
+/// Thread safety: advertise()/subscribe() from any thread. The internal
+/// service thread serves descriptors and runs liveness checks.
+class ShmTransport final : public Transport, public std::enable_shared_from_this<ShmTransport> {
+ public:
+  static Result<std::shared_ptr<ShmTransport>> create(ShmConfig config);
+  ~ShmTransport() override;
+  ShmTransport(const ShmTransport&) = delete;
+  ShmTransport& operator=(const ShmTransport&) = delete;
+
+  [[nodiscard]] std::string_view name() const noexcept override { return "shm"; }
+  Result<std::shared_ptr<PublisherPort>> advertise(const TopicDescriptor& topic, const PublisherQos& qos) override;
+  Result<std::shared_ptr<SubscriberPort>> subscribe(const TopicDescriptor& topic, const SubscriberQos& qos) override;
+
+  /// Free and total chunks per class of this participant's pool.
+  [[nodiscard]] std::vector<PoolClassStats> pool_stats() const override;
+  [[nodiscard]] std::uint32_t domain_id() const noexcept { return config_.domain_id; }
+  /// Runs one liveness round now (tests; normally the service thread does).
+  void check_liveness_now();
+
+ private:
+  friend class ShmPublisherPort;
+  friend class ShmSubscriberPort;
+
+  explicit ShmTransport(ShmConfig config);
+  Result<void> join();
+  Result<void> open_or_create_registry();
+  Result<void> create_registry();
+  void remove_stale_files() const;
+  Result<void> create_own_pool();
+  void leave() noexcept;
+  void service_loop() noexcept;
+  void liveness_round() noexcept;  // caller holds the domain lock
+  void reclaim_dead(std::uint32_t participant) noexcept;
+  void close_connections_of_gone_subscribers() noexcept;
+  void reclaim_retired_blocks() noexcept;
+
+  // Used by ports; the caller holds the domain lock.
+  Result<std::shared_ptr<MappedPool>> pool_of(std::uint32_t participant, std::uint32_t generation);
+  Result<Connection*> create_connection(MappedPool& pool, std::uint32_t block, SlotRef subscriber);
+
+  [[nodiscard]] std::string registry_path() const;
+  [[nodiscard]] std::string socket_path(std::uint32_t slot, std::uint32_t generation) const;
+
+  ShmConfig config_;
+  DomainLock lock_;
+  MappedSegment registry_mapping_;
+  RegistrySegment* registry_segment_ = nullptr;
+  Registry registry_{nullptr};
+  SlotRef self_;
+  std::shared_ptr<MappedPool> own_pool_;
+  FdServer fd_server_;
+  gid_t group_gid_ = static_cast<gid_t>(-1);
+
+  std::mutex peers_mutex_;
+  std::map<std::uint64_t, std::weak_ptr<MappedPool>> peers_;
+
+  int wake_fd_ = -1;
+  std::atomic<bool> stopping_{false};
+  std::thread service_;
+};
+
+/// Reclaims connection `bit` of `block` in `pool`: stops pushing to it, gives
+/// back every chunk it held, frees it. Only the thread that pushes to the
+/// block (its publisher, or the service thread once retired) may call it.
+void reclaim_connection(MappedPool& pool, std::uint32_t block, std::uint32_t bit) noexcept;
+
+}  // namespace axon::shm
