@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <new>
 #include <utility>
@@ -95,7 +96,36 @@ void MappedSegment::reset() noexcept {
   }
 }
 
+namespace {
+
+/// MemAvailable of /proc/meminfo in bytes, or 0 when unknown.
+std::size_t memory_available() {
+  FILE* f = std::fopen("/proc/meminfo", "re");
+  if (f == nullptr) {
+    return 0;
+  }
+  char line[256];
+  std::size_t kib = 0;
+  while (std::fgets(line, sizeof(line), f) != nullptr) {
+    if (std::sscanf(line, "MemAvailable: %zu kB", &kib) == 1) {
+      break;
+    }
+  }
+  std::fclose(f);
+  return kib * 1024;
+}
+
+}  // namespace
+
 Result<MappedSegment> create_memfd_segment(const std::string& debug_name, std::size_t bytes) {
+  // Reserving more than the machine has would push it into the OOM killer
+  // before fallocate gives up: refuse up front.
+  if (const std::size_t available = memory_available(); available != 0 && bytes > available) {
+    return Error(ErrorCode::kNoSpace,
+                 fmt::format("the chunk pool needs {} of memory but only {} is available; lower the "
+                             "chunk counts or sizes of the pool (NodeOptions::chunk_classes)",
+                             mib(bytes), mib(available)));
+  }
   const int fd = ::memfd_create(debug_name.c_str(), MFD_CLOEXEC);
   if (fd < 0) {
     return system_error(errno, "memfd_create for the chunk pool");

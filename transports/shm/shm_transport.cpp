@@ -113,8 +113,11 @@ Result<void> ShmTransport::open_or_create_registry() {
   // We hold the domain lock and creators initialize under it: a registry
   // that is not ready was left by a creator that died half-way.
   // Acquire pairs with the release store of `ready` by the creator.
-  const bool ready = existing->bytes() >= sizeof(SegmentHeader) &&
-                     header->ready.load(std::memory_order_acquire) == 1;
+  if (existing->bytes() < sizeof(SegmentHeader) || header->magic != kSegmentMagic) {
+    // Not ours (or not axon's at all): never delete what we cannot identify.
+    return check_header(*header, SegmentKind::kRegistry, layout_abi_hash(), existing->bytes(), path).error();
+  }
+  const bool ready = header->ready.load(std::memory_order_acquire) == 1;
   if (ready) {
     if (auto ok = check_header(*header, SegmentKind::kRegistry, layout_abi_hash(), existing->bytes(), path); !ok) {
       return ok.error();

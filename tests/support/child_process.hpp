@@ -1,0 +1,53 @@
+// Real child processes for multi-process tests: spawn a program with its
+// stdout on a pipe, wait for a line with a timeout, kill, reap.
+#pragma once
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace axon::test {
+
+class ChildProcess {
+ public:
+  /// posix_spawn()s `argv[0]` with `argv`; stdout is captured, stderr inherited.
+  static ChildProcess spawn(const std::vector<std::string>& argv);
+  ChildProcess(ChildProcess&& other) noexcept;
+  ChildProcess& operator=(ChildProcess&& other) noexcept;
+  ChildProcess(const ChildProcess&) = delete;
+  ChildProcess& operator=(const ChildProcess&) = delete;
+  /// Kills (SIGKILL) and reaps a child that is still running.
+  ~ChildProcess();
+
+  /// Reads stdout until a line starting with `prefix`; returns that line,
+  /// or nullopt on timeout or end of output.
+  std::optional<std::string> wait_for_line(const std::string& prefix, std::chrono::milliseconds timeout);
+  /// Waits for exit; returns the exit code, 128+signal when killed, -1 on timeout.
+  int wait(std::chrono::milliseconds timeout);
+  void kill(int signal) const;
+  [[nodiscard]] pid_t pid() const noexcept { return pid_; }
+  /// Everything the child printed so far (read while waiting).
+  [[nodiscard]] const std::string& output() const noexcept { return output_; }
+
+ private:
+  ChildProcess() = default;
+  pid_t pid_ = -1;
+  int stdout_fd_ = -1;
+  std::string buffer_;
+  std::string output_;
+  bool reaped_ = false;
+};
+
+/// Path of the test peer program (set by CMake as AXON_TEST_PEER).
+std::string peer_path();
+
+/// A domain id no other test process uses at the same time.
+std::uint32_t unique_domain();
+
+/// Files of `domain` left in /dev/shm (registry, lock, sockets).
+std::vector<std::string> domain_files(std::uint32_t domain, const std::string& dir = "/dev/shm");
+
+}  // namespace axon::test

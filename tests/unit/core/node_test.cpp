@@ -1,0 +1,344 @@
+// One process, one or more nodes: the API's behaviour without the
+// complications of several processes (those are in tests/integration).
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <sys/mount.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <thread>
+#include <vector>
+
+#include "axon/axon.hpp"
+#include "tests/support/child_process.hpp"
+
+namespace axon {
+namespace {
+
+struct Pose {
+  double x = 0;
+  double y = 0;
+  std::uint64_t stamp = 0;
+};
+
+struct Big {
+  std::byte data[300'000];
+};
+
+NodeOptions options_for(std::uint32_t domain) {
+  NodeOptions options;
+  options.domain_id = domain;
+  options.chunk_classes = {{.payload_bytes = 256, .count = 32}, {.payload_bytes = 4096, .count = 8}};
+  return options;
+}
+
+std::uint32_t total_free(const Node& node) {
+  std::uint32_t free = 0;
+  for (const auto& c : node.pool_stats()) {
+    free += c.free_chunks;
+  }
+  return free;
+}
+
+class NodeTest : public ::testing::Test {
+ protected:
+  void TearDown() override {
+    node.reset();
+    EXPECT_TRUE(test::domain_files(domain).empty()) << "files left in /dev/shm";
+  }
+  std::uint32_t domain = test::unique_domain();
+  std::shared_ptr<Node> node = *Node::create("node_test", options_for(domain));
+};
+
+TEST_F(NodeTest, DeliversALoanedMessageWithoutCopying) {
+  auto pub = node->advertise<Pose>("pose");
+  auto sub = node->subscribe<Pose>("pose");
+  ASSERT_TRUE(pub.ok() && sub.ok());
+  auto loan = pub->loan();
+  ASSERT_TRUE(loan.ok());
+  loan->x = 1.5;
+  loan->stamp = 7;
+  const void* written_at = (*loan).value();
+  auto status = pub->publish(std::move(*loan));
+  ASSERT_TRUE(status.ok());
+  EXPECT_EQ(status->delivered, 1U);
+  auto sample = sub->take();
+  ASSERT_TRUE(sample.ok());
+  EXPECT_EQ(sample->x, 1.5);
+  EXPECT_EQ(sample->stamp, 7U);
+  EXPECT_EQ((*sample).data(), written_at) << "the subscriber reads the publisher's memory";
+  EXPECT_EQ((*sample).info().sequence, 1U);
+  EXPECT_GT((*sample).info().publish_time_ns, 0);
+}
+
+TEST_F(NodeTest, TakeReportsNoDataAsAnOutcome) {
+  auto sub = node->subscribe<Pose>("pose");
+  auto sample = sub->take();
+  ASSERT_FALSE(sample.ok());
+  EXPECT_EQ(sample.error().code(), ErrorCode::kNoData);
+}
+
+TEST_F(NodeTest, EverySubscriberGetsEveryMessageFromOneChunk) {
+  auto pub = node->advertise<Pose>("pose");
+  auto a = node->subscribe<Pose>("pose");
+  auto b = node->subscribe<Pose>("pose");
+  ASSERT_TRUE(pub->publish(Pose{.x = 3, .y = 4, .stamp = 1}).ok());
+  auto from_a = a->take();
+  auto from_b = b->take();
+  ASSERT_TRUE(from_a.ok() && from_b.ok());
+  EXPECT_EQ((*from_a).data(), (*from_b).data());
+  EXPECT_EQ(from_b->y, 4);
+}
+
+TEST_F(NodeTest, ChunksReturnToThePoolWhenTheLastSampleIsDropped) {
+  const std::uint32_t free_at_start = total_free(*node);
+  auto pub = node->advertise<Pose>("pose");
+  auto a = node->subscribe<Pose>("pose");
+  auto b = node->subscribe<Pose>("pose");
+  ASSERT_TRUE(pub->publish(Pose{}).ok());
+  EXPECT_EQ(total_free(*node), free_at_start - 1);
+  {
+    auto from_a = a->take();
+    EXPECT_EQ(total_free(*node), free_at_start - 1);
+    auto from_b = b->take();
+  }
+  EXPECT_EQ(total_free(*node), free_at_start);
+}
+
+TEST_F(NodeTest, ALoanDroppedUnpublishedGoesBackToThePool) {
+  const std::uint32_t free_at_start = total_free(*node);
+  auto pub = node->advertise<Pose>("pose");
+  {
+    auto loan = pub->loan();
+    ASSERT_TRUE(loan.ok());
+    EXPECT_EQ(total_free(*node), free_at_start - 1);
+  }
+  EXPECT_EQ(total_free(*node), free_at_start);
+}
+
+TEST_F(NodeTest, APublisherWithoutSubscribersReturnsTheChunkAtOnce) {
+  const std::uint32_t free_at_start = total_free(*node);
+  auto pub = node->advertise<Pose>("pose");
+  auto status = pub->publish(Pose{});
+  ASSERT_TRUE(status.ok());
+  EXPECT_EQ(status->delivered, 0U);
+  EXPECT_EQ(total_free(*node), free_at_start);
+}
+
+TEST_F(NodeTest, AFullQueueDropsTheNewestAndSaysSo) {
+  auto pub = node->advertise<Pose>("pose");
+  auto sub = node->subscribe<Pose>("pose", {.depth = 2});
+  for (std::uint64_t i = 1; i <= 2; ++i) {
+    EXPECT_EQ(pub->publish(Pose{.stamp = i})->delivered, 1U);
+  }
+  auto status = pub->publish(Pose{.stamp = 3});
+  EXPECT_EQ(status->delivered, 0U);
+  EXPECT_EQ(status->dropped, 1U);
+  EXPECT_EQ(sub->take()->stamp, 1U);
+  EXPECT_EQ(sub->take()->stamp, 2U);
+  EXPECT_EQ(sub->take().error().code(), ErrorCode::kNoData);
+}
+
+TEST_F(NodeTest, ABlockingSubscriberHoldsThePublisherBackOnlyUntilItsTimeout) {
+  auto pub = node->advertise<Pose>("pose");
+  auto sub = node->subscribe<Pose>("pose", {.depth = 1, .overflow = Overflow::kBlockPublisher, .block_timeout_ns = 20'000'000});
+  ASSERT_EQ(pub->publish(Pose{.stamp = 1})->delivered, 1U);
+  const auto start = std::chrono::steady_clock::now();
+  auto status = pub->publish(Pose{.stamp = 2});
+  EXPECT_EQ(status->dropped, 1U);
+  EXPECT_GE(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(20));
+}
+
+TEST_F(NodeTest, ABlockedPublisherContinuesAsSoonAsTheSubscriberTakes) {
+  auto pub = node->advertise<Pose>("pose");
+  auto sub = node->subscribe<Pose>("pose", {.depth = 1, .overflow = Overflow::kBlockPublisher, .block_timeout_ns = 10'000'000'000});
+  ASSERT_EQ(pub->publish(Pose{.stamp = 1})->delivered, 1U);
+  std::thread reader([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    for (std::uint64_t expected = 1; expected <= 2;) {
+      if (auto s = sub->take()) {
+        EXPECT_EQ(s->stamp, expected++);
+      } else {
+        std::this_thread::yield();
+      }
+    }
+  });
+  auto status = pub->publish(Pose{.stamp = 2});
+  reader.join();
+  EXPECT_EQ(status->delivered, 1U);
+}
+
+TEST_F(NodeTest, RefusesASubscriberOfAnotherTypeNamingBothTypes) {
+  auto pub = node->advertise<Pose>("pose");
+  auto sub = node->subscribe<std::uint64_t>("pose");
+  ASSERT_FALSE(sub.ok());
+  EXPECT_EQ(sub.error().code(), ErrorCode::kTypeMismatch);
+  const std::string message(sub.error().message());
+  EXPECT_NE(message.find("Pose"), std::string::npos) << message;
+  EXPECT_NE(message.find("long"), std::string::npos) << message;
+}
+
+TEST_F(NodeTest, RefusesATopicLargerThanTheLargestChunkClass) {
+  auto pub = node->advertise<Big>("big");
+  ASSERT_FALSE(pub.ok());
+  EXPECT_EQ(pub.error().code(), ErrorCode::kPayloadTooLarge);
+  EXPECT_NE(pub.error().message().find("300000"), std::string_view::npos) << pub.error().message();
+}
+
+TEST_F(NodeTest, ReportsPoolExhaustionWhenSubscribersHoldEveryChunk) {
+  auto pub = node->advertise<Pose>("pose");
+  auto sub = node->subscribe<Pose>("pose", {.depth = 64, .max_held_samples = 64});
+  std::vector<Sample<Pose>> held;
+  // 32 small + 8 larger chunks can all carry a Pose.
+  for (int i = 0; i < 40; ++i) {
+    ASSERT_TRUE(pub->publish(Pose{}).ok());
+    held.push_back(std::move(*sub->take()));
+  }
+  auto loan = pub->loan();
+  ASSERT_FALSE(loan.ok());
+  EXPECT_EQ(loan.error().code(), ErrorCode::kPoolExhausted);
+  held.pop_back();
+  EXPECT_TRUE(pub->loan().ok());
+}
+
+TEST_F(NodeTest, LimitsHowManySamplesASubscriberHolds) {
+  auto pub = node->advertise<Pose>("pose");
+  auto sub = node->subscribe<Pose>("pose", {.depth = 8, .max_held_samples = 2});
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_TRUE(pub->publish(Pose{}).ok());
+  }
+  auto first = sub->take();
+  auto second = sub->take();
+  auto third = sub->take();
+  ASSERT_TRUE(first.ok() && second.ok());
+  ASSERT_FALSE(third.ok());
+  EXPECT_EQ(third.error().code(), ErrorCode::kTooManySamples);
+}
+
+TEST_F(NodeTest, RejectsADepthOutsideOneToTheRingCapacity) {
+  EXPECT_EQ(node->subscribe<Pose>("pose", {.depth = 0}).error().code(), ErrorCode::kInvalidArgument);
+  EXPECT_EQ(node->subscribe<Pose>("pose", {.depth = 100'000}).error().code(), ErrorCode::kInvalidArgument);
+}
+
+TEST_F(NodeTest, SamplesOutliveTheirSubscriberAndNode) {
+  auto pub = node->advertise<Pose>("pose");
+  auto sub = node->subscribe<Pose>("pose");
+  ASSERT_TRUE(pub->publish(Pose{.x = 42}).ok());
+  auto sample = sub->take();
+  ASSERT_TRUE(sample.ok());
+  Sample<Pose> kept = std::move(*sample);
+  sub = Result<std::shared_ptr<Subscriber<Pose>>>(Error(ErrorCode::kClosed, "dropped"));
+  EXPECT_EQ(kept->x, 42);
+}
+
+TEST_F(NodeTest, ASubscriberJoiningLateGetsOnlyNewMessages) {
+  auto pub = node->advertise<Pose>("pose");
+  ASSERT_TRUE(pub->publish(Pose{.stamp = 1}).ok());
+  auto sub = node->subscribe<Pose>("pose");
+  ASSERT_TRUE(pub->publish(Pose{.stamp = 2}).ok());
+  EXPECT_EQ(sub->take()->stamp, 2U);
+  EXPECT_EQ(sub->take().error().code(), ErrorCode::kNoData);
+}
+
+TEST_F(NodeTest, APublisherAppearingLaterReachesExistingSubscribersAtOnce) {
+  auto sub = node->subscribe<Pose>("pose");
+  auto pub = node->advertise<Pose>("pose");
+  EXPECT_EQ(pub->subscriber_count(), 1U);
+  EXPECT_EQ(pub->publish(Pose{.stamp = 5})->delivered, 1U);
+  EXPECT_EQ(sub->take()->stamp, 5U);
+}
+
+TEST_F(NodeTest, ASubscriberThatLeavesGivesBackWhatWasQueuedForIt) {
+  const std::uint32_t free_at_start = total_free(*node);
+  auto pub = node->advertise<Pose>("pose");
+  {
+    auto sub = node->subscribe<Pose>("pose", {.depth = 16});
+    for (int i = 0; i < 10; ++i) {
+      ASSERT_TRUE(pub->publish(Pose{}).ok());
+    }
+    EXPECT_EQ(total_free(*node), free_at_start - 10);
+  }
+  // The publisher reclaims the closed connection on its next publish.
+  ASSERT_TRUE(pub->publish(Pose{}).ok());
+  EXPECT_EQ(total_free(*node), free_at_start);
+  EXPECT_EQ(pub->subscriber_count(), 0U);
+}
+
+TEST_F(NodeTest, SeveralNodesInOneProcessTalkThroughSharedMemory) {
+  auto other = Node::create("second", options_for(domain));
+  ASSERT_TRUE(other.ok());
+  auto pub = node->advertise<Pose>("pose");
+  auto sub = other->subscribe<Pose>("pose");
+  ASSERT_TRUE(pub->publish(Pose{.y = 8}).ok());
+  EXPECT_EQ(sub->take()->y, 8);
+}
+
+TEST(NodeCreate, RejectsABadNodeName) {
+  EXPECT_EQ(Node::create("").error().code(), ErrorCode::kInvalidArgument);
+  EXPECT_EQ(Node::create("a/b").error().code(), ErrorCode::kInvalidArgument);
+}
+
+TEST(NodeCreate, RejectsAnIncompatibleRegistryWithAClearMessage) {
+  const std::uint32_t domain = test::unique_domain();
+  const std::string path = "/dev/shm/axon_d" + std::to_string(domain) + "_registry";
+  {
+    std::ofstream garbage(path);
+    garbage << std::string(4096, 'x');
+  }
+  auto node = Node::create("victim", options_for(domain));
+  ::unlink(path.c_str());
+  ::unlink(("/dev/shm/axon_d" + std::to_string(domain) + ".lock").c_str());
+  ASSERT_FALSE(node.ok());
+  EXPECT_EQ(node.error().code(), ErrorCode::kIncompatible);
+  EXPECT_NE(node.error().message().find(path), std::string_view::npos) << node.error().message();
+}
+
+TEST(NodeCreate, ReportsAFullShmDirectoryWithSizesAndTheFix) {
+  if (::geteuid() != 0) {
+    GTEST_SKIP() << "needs root to mount a tiny tmpfs";
+  }
+  char dir_template[] = "/tmp/axon_tiny_shm_XXXXXX";
+  ASSERT_NE(::mkdtemp(dir_template), nullptr);
+  const std::string dir = dir_template;
+  if (::mount("tmpfs", dir.c_str(), "tmpfs", 0, "size=64k") != 0) {
+    ::rmdir(dir.c_str());
+    GTEST_SKIP() << "cannot mount tmpfs here: " << std::strerror(errno);
+  }
+  NodeOptions options = options_for(test::unique_domain());
+  options.shm_dir = dir;
+  auto node = Node::create("cramped", options);
+  ::umount(dir.c_str());
+  ::rmdir(dir.c_str());
+  ASSERT_FALSE(node.ok());
+  EXPECT_EQ(node.error().code(), ErrorCode::kNoSpace);
+  const std::string message(node.error().message());
+  EXPECT_NE(message.find("MiB free"), std::string::npos) << message;
+  EXPECT_NE(message.find("needs"), std::string::npos) << message;
+  EXPECT_NE(message.find("--shm-size"), std::string::npos) << message;
+}
+
+TEST(NodeCreate, RejectsAnOversizedPoolWithAClearMessage) {
+  NodeOptions options;
+  options.domain_id = test::unique_domain();
+  options.chunk_classes = {{.payload_bytes = 1U << 30, .count = 4000}};
+  auto node = Node::create("greedy", options);
+  ASSERT_FALSE(node.ok());
+  EXPECT_TRUE(test::domain_files(*options.domain_id).empty());
+}
+
+TEST(NodeCreate, CreatesItsFilesWithMode0600) {
+  const std::uint32_t domain = test::unique_domain();
+  auto node = Node::create("private", options_for(domain));
+  ASSERT_TRUE(node.ok());
+  for (const auto& name : test::domain_files(domain)) {
+    const auto perms = std::filesystem::status("/dev/shm/" + name).permissions();
+    EXPECT_EQ(perms & (std::filesystem::perms::group_all | std::filesystem::perms::others_all),
+              std::filesystem::perms::none)
+        << name;
+  }
+}
+
+}  // namespace
+}  // namespace axon

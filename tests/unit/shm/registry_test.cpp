@@ -1,0 +1,131 @@
+#include "transports/shm/registry.hpp"
+
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <memory>
+
+namespace axon::shm {
+namespace {
+
+struct RegistryFixture : ::testing::Test {
+  RegistryFixture() : segment(std::make_unique<RegistrySegment>()), sut(segment.get()) {
+    Registry::format(segment.get());
+  }
+  static TopicDescriptor topic(std::string name, std::string type, std::uint64_t hash) {
+    return TopicDescriptor{.name = std::move(name),
+                           .type = TypeIdentity{.name = std::move(type), .hash = hash, .size = 8, .align = 8, .version = 0},
+                           .max_payload_bytes = 8};
+  }
+  std::unique_ptr<RegistrySegment> segment;
+  Registry sut;
+};
+
+TEST_F(RegistryFixture, FindsATopicByNameOnceCreated) {
+  auto first = sut.find_or_add_topic(topic("lidar", "Cloud", 1));
+  auto second = sut.find_or_add_topic(topic("lidar", "Cloud", 1));
+  auto other = sut.find_or_add_topic(topic("radar", "Cloud", 1));
+  ASSERT_TRUE(first.ok() && second.ok() && other.ok());
+  EXPECT_EQ(*first, *second);
+  EXPECT_NE(*first, *other);
+}
+
+TEST_F(RegistryFixture, RefusesAnotherTypeAndNamesBothTypes) {
+  ASSERT_TRUE(sut.find_or_add_topic(topic("objects", "perception::ObjectList", 0x11)).ok());
+  auto refused = sut.find_or_add_topic(topic("objects", "perception::OldObjectList", 0x22));
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error().code(), ErrorCode::kTypeMismatch);
+  const std::string message(refused.error().message());
+  EXPECT_NE(message.find("perception::ObjectList"), std::string::npos) << message;
+  EXPECT_NE(message.find("perception::OldObjectList"), std::string::npos) << message;
+  EXPECT_NE(message.find("objects"), std::string::npos) << message;
+}
+
+TEST_F(RegistryFixture, RejectsEmptyAndOverlongTopicNames) {
+  EXPECT_EQ(sut.find_or_add_topic(topic("", "T", 1)).error().code(), ErrorCode::kInvalidArgument);
+  EXPECT_EQ(sut.find_or_add_topic(topic(std::string(kMaxTopicNameBytes, 'x'), "T", 1)).error().code(),
+            ErrorCode::kInvalidArgument);
+}
+
+TEST_F(RegistryFixture, BumpsTheTopicVersionWhenPublishersComeAndGo) {
+  auto participant = sut.add_participant(self_identity(), "test", 0);
+  auto t = sut.find_or_add_topic(topic("a", "T", 1));
+  const std::uint64_t v0 = sut.topic_version(*t);
+  auto pub = sut.add_publisher(*t, *participant, 0);
+  ASSERT_TRUE(pub.ok());
+  const std::uint64_t v1 = sut.topic_version(*t);
+  EXPECT_GT(v1, v0);
+  ASSERT_TRUE(sut.add_subscriber(*t, *participant, {}).ok());
+  EXPECT_EQ(sut.topic_version(*t), v1) << "subscribers do not disturb publisher discovery";
+  sut.remove_publisher(pub->slot);
+  EXPECT_GT(sut.topic_version(*t), v1);
+}
+
+TEST_F(RegistryFixture, FreesATopicWhenItsLastEndpointLeavesSoTheTypeMayChange) {
+  auto participant = sut.add_participant(self_identity(), "test", 0);
+  auto t = sut.find_or_add_topic(topic("a", "Old", 1));
+  auto sub = sut.add_subscriber(*t, *participant, {});
+  sut.remove_subscriber(sub->slot);
+  EXPECT_TRUE(sut.find_or_add_topic(topic("a", "New", 2)).ok());
+}
+
+TEST_F(RegistryFixture, RemovingAParticipantRemovesItsEndpoints) {
+  auto p = sut.add_participant(self_identity(), "test", 0);
+  auto t = sut.find_or_add_topic(topic("a", "T", 1));
+  auto pub = sut.add_publisher(*t, *p, 0);
+  auto sub = sut.add_subscriber(*t, *p, {});
+  sut.remove_participant(p->slot);
+  EXPECT_FALSE(sut.participant_is(*p));
+  EXPECT_FALSE(sut.subscriber_is(*sub));
+  EXPECT_EQ(sut.publisher(pub->slot).state, EntryState::kFree);
+  EXPECT_EQ(sut.active_participants(), 0U);
+}
+
+TEST_F(RegistryFixture, ANewOccupantOfASlotHasANewGeneration) {
+  auto first = sut.add_participant(self_identity(), "one", 0);
+  sut.remove_participant(first->slot);
+  auto second = sut.add_participant(self_identity(), "two", 0);
+  EXPECT_EQ(first->slot, second->slot);
+  EXPECT_NE(first->generation, second->generation);
+  EXPECT_FALSE(sut.participant_is(*first));
+}
+
+TEST_F(RegistryFixture, ReportsParticipantsWhoseProcessDied) {
+  const pid_t child = ::fork();
+  if (child == 0) {
+    ::_exit(0);
+  }
+  ProcessIdentity dead{.pid = child, .start_time = 0};
+  // Read the child's identity before reaping: a zombie already counts as dead.
+  int status = 0;
+  ::waitpid(child, &status, 0);
+  sut.add_participant(self_identity(), "alive", 0);
+  sut.add_participant(dead, "dead", 0);
+  const auto found = sut.dead_participants();
+  ASSERT_EQ(found.size(), 1U);
+  EXPECT_STREQ(sut.participant(found[0]).name, "dead");
+}
+
+TEST(ProcessIdentity, ARecycledPidWithAnotherStartTimeIsNotAlive) {
+  ProcessIdentity self = self_identity();
+  EXPECT_TRUE(is_alive(self));
+  self.start_time += 1;
+  EXPECT_FALSE(is_alive(self));
+}
+
+TEST(ProcessIdentity, AZombieIsNotAlive) {
+  const pid_t child = ::fork();
+  if (child == 0) {
+    ::_exit(0);
+  }
+  // Wait until it has exited but do not reap it yet.
+  siginfo_t info{};
+  ::waitid(P_PID, static_cast<id_t>(child), &info, WEXITED | WNOWAIT);
+  EXPECT_FALSE(is_alive({.pid = child, .start_time = 0}));
+  int status = 0;
+  ::waitpid(child, &status, 0);
+}
+
+}  // namespace
+}  // namespace axon::shm
