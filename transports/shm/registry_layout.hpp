@@ -52,6 +52,9 @@ struct EndpointEntry {
 
 struct RegistrySegment {
   SegmentHeader header;
+  /// Random at creation: tells a recreated domain from its predecessor, whose
+  /// participant slots and generations start over.
+  std::uint64_t incarnation = 0;
   ParticipantEntry participants[kMaxParticipants];
   TopicEntry topics[kMaxTopics];
   EndpointEntry publishers[kMaxPublishers];

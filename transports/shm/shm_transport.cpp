@@ -10,6 +10,7 @@
 #include <cerrno>
 #include <cstring>
 #include <new>
+#include <random>
 
 #include "src/clock.hpp"
 #include "src/errors.hpp"
@@ -26,6 +27,23 @@ constexpr int kFdRequestTimeoutMs = 1000;
 std::uint64_t pool_key(std::uint32_t slot, std::uint32_t generation) {
   return (std::uint64_t{slot} << 32) | generation;
 }
+
+/// Pools owned by nodes of this process, so that another node of the same
+/// process uses the owner's mapping instead of mapping the memfd again (one
+/// address per chunk keeps ThreadSanitizer's view exact and saves a mapping).
+struct LocalPools {
+  std::mutex mutex;
+  std::map<std::string, std::weak_ptr<MappedPool>> pools;
+
+  static LocalPools& instance() {
+    static LocalPools local;
+    return local;
+  }
+  static std::string key(const ShmConfig& config, std::uint64_t incarnation, std::uint32_t slot,
+                         std::uint32_t generation) {
+    return fmt::format("{}/{}/{:x}/{}/{}", config.shm_dir, config.domain_id, incarnation, slot, generation);
+  }
+};
 
 }  // namespace
 
@@ -168,6 +186,8 @@ Result<void> ShmTransport::create_registry() {
   registry_segment_ = std::launder(reinterpret_cast<RegistrySegment*>(registry_mapping_.base()));
   init_header(registry_segment_->header, SegmentKind::kRegistry, layout_abi_hash(), sizeof(RegistrySegment));
   Registry::format(registry_segment_);
+  std::random_device entropy;
+  registry_segment_->incarnation = (std::uint64_t{entropy()} << 32) ^ entropy() ^ static_cast<std::uint64_t>(monotonic_now_ns());
   registry_ = Registry(registry_segment_);
   // Release pairs with the acquire in open_or_create_registry().
   registry_segment_->header.ready.store(1, std::memory_order_release);
@@ -201,6 +221,10 @@ Result<void> ShmTransport::create_own_pool() {
   // Release: peers that map the pool check `ready` with acquire.
   segment->header.ready.store(1, std::memory_order_release);
   own_pool_ = std::move(pool);
+  LocalPools& local = LocalPools::instance();
+  std::lock_guard<std::mutex> local_guard(local.mutex);
+  std::erase_if(local.pools, [](const auto& entry) { return entry.second.expired(); });
+  local.pools[LocalPools::key(config_, registry_segment_->incarnation, self_.slot, self_.generation)] = own_pool_;
   return {};
 }
 
@@ -355,6 +379,15 @@ void reclaim_connection(MappedPool& pool, std::uint32_t block_index, std::uint32
 Result<std::shared_ptr<MappedPool>> ShmTransport::pool_of(std::uint32_t participant, std::uint32_t generation) {
   if (participant == self_.slot && generation == self_.generation) {
     return own_pool_;
+  }
+  {
+    LocalPools& local = LocalPools::instance();
+    std::lock_guard<std::mutex> local_guard(local.mutex);
+    if (auto it = local.pools.find(LocalPools::key(config_, registry_segment_->incarnation, participant, generation)); it != local.pools.end()) {
+      if (auto pool = it->second.lock()) {
+        return pool;
+      }
+    }
   }
   const std::uint64_t key = pool_key(participant, generation);
   std::lock_guard<std::mutex> peers_guard(peers_mutex_);
