@@ -25,6 +25,8 @@ std::string_view to_string(ErrorCode code) noexcept {
     case ErrorCode::kSystem: return "system";
     case ErrorCode::kTimeout: return "timeout";
     case ErrorCode::kClosed: return "closed";
+    case ErrorCode::kMalformed: return "malformed";
+    case ErrorCode::kRequirementNotMet: return "requirement_not_met";
   }
   return "unknown";
 }

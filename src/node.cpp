@@ -6,6 +6,7 @@
 #include <string>
 
 #include "axon/detail/transport_factories.hpp"
+#include "src/log.hpp"
 
 namespace axon {
 namespace {
@@ -30,6 +31,21 @@ std::vector<ChunkClassConfig> default_chunk_classes() {
   return {{.payload_bytes = 256, .count = 1024},       {.payload_bytes = 4096, .count = 256},
           {.payload_bytes = 64 * 1024, .count = 64},   {.payload_bytes = 1024 * 1024, .count = 8},
           {.payload_bytes = 4 * 1024 * 1024, .count = 4}, {.payload_bytes = 16 * 1024 * 1024, .count = 2}};
+}
+
+Result<void> Node::check_data_path(std::string_view topic, DataPath path, bool require_zero_copy,
+                                   std::string_view role) {
+  if (require_zero_copy && path != DataPath::kZeroCopy) {
+    return Error(ErrorCode::kRequirementNotMet,
+                 fmt::format("{} of topic '{}' requires zero copy, but its message type travels {}; use a raw "
+                             "struct or a FlatBuffers table, or drop require_zero_copy",
+                             role, topic, to_string(path)));
+  }
+  return {};
+}
+
+void Node::log_data_path(std::string_view topic, std::string_view serializer, DataPath path, std::string_view role) {
+  logger().debug("{} of topic '{}': {} messages, data path {}", role, topic, serializer, to_string(path));
 }
 
 Result<std::shared_ptr<Node>> Node::create(std::string name, NodeOptions options) {

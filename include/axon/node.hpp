@@ -11,6 +11,7 @@
 #include "axon/options.hpp"
 #include "axon/publisher.hpp"
 #include "axon/result.hpp"
+#include "axon/serializer.hpp"
 #include "axon/subscriber.hpp"
 #include "axon/transport.hpp"
 #include "axon/type_identity.hpp"
@@ -26,28 +27,39 @@ class Node {
   /// incompatible axon build, too many participants, ...
   static Result<std::shared_ptr<Node>> create(std::string name, NodeOptions options = {});
 
-  /// A publisher of raw struct T on `topic`.
+  /// A publisher of T on `topic`, encoded by Serializer<T>. Refused when the
+  /// topic carries another type, or when qos.require_zero_copy is set and
+  /// T's data path is not zero copy.
   template <class T>
   Result<std::shared_ptr<Publisher<T>>> advertise(std::string_view topic, PublisherQos qos = {}) {
-    if (qos.max_payload_bytes == 0) {
-      qos.max_payload_bytes = sizeof(T);
+    static_assert(detail::HasSerializer<T>, "no axon serializer for T (see axon/serializer.hpp)");
+    if (auto ok = check_data_path(topic, Serializer<T>::kDataPath, qos.require_zero_copy, "publisher"); !ok) {
+      return ok.error();
     }
-    auto port = transport_->advertise(raw_topic<T>(topic), qos);
+    if (qos.max_payload_bytes == 0 && Serializer<T>::kName == "raw") {
+      qos.max_payload_bytes = Serializer<T>::identity().size;
+    }
+    auto port = transport_->advertise(describe<T>(topic, qos.allow_compatible_evolution, qos.max_payload_bytes), qos);
     if (!port) {
       return port.error();
     }
+    log_data_path(topic, Serializer<T>::kName, Serializer<T>::kDataPath, "publisher");
     return std::make_shared<Publisher<T>>(std::move(*port), std::string(topic));
   }
 
-  /// A subscriber of raw struct T on `topic`; refused when the topic carries
-  /// another type.
+  /// A subscriber of T on `topic`; refused like advertise().
   template <class T>
   Result<std::shared_ptr<Subscriber<T>>> subscribe(std::string_view topic, SubscriberQos qos = {}) {
-    auto port = transport_->subscribe(raw_topic<T>(topic), qos);
+    static_assert(detail::HasSerializer<T>, "no axon serializer for T (see axon/serializer.hpp)");
+    if (auto ok = check_data_path(topic, Serializer<T>::kDataPath, qos.require_zero_copy, "subscriber"); !ok) {
+      return ok.error();
+    }
+    auto port = transport_->subscribe(describe<T>(topic, qos.allow_compatible_evolution, 0), qos);
     if (!port) {
       return port.error();
     }
-    return std::make_shared<Subscriber<T>>(std::move(*port), std::string(topic));
+    log_data_path(topic, Serializer<T>::kName, Serializer<T>::kDataPath, "subscriber");
+    return std::make_shared<Subscriber<T>>(std::move(*port), std::string(topic), qos);
   }
 
   [[nodiscard]] const std::string& name() const noexcept { return name_; }
@@ -60,9 +72,15 @@ class Node {
 
  private:
   template <class T>
-  static TopicDescriptor raw_topic(std::string_view topic) {
-    return TopicDescriptor{.name = std::string(topic), .type = raw_type_identity<T>(), .max_payload_bytes = sizeof(T)};
+  static TopicDescriptor describe(std::string_view topic, bool allow_evolution, std::uint64_t max_payload_bytes) {
+    return TopicDescriptor{.name = std::string(topic),
+                           .type = Serializer<T>::identity(),
+                           .max_payload_bytes = max_payload_bytes,
+                           .allow_compatible_evolution = allow_evolution};
   }
+  static Result<void> check_data_path(std::string_view topic, DataPath path, bool require_zero_copy,
+                                      std::string_view role);
+  static void log_data_path(std::string_view topic, std::string_view serializer, DataPath path, std::string_view role);
 
   std::string name_;
   std::uint32_t domain_id_;

@@ -41,9 +41,22 @@ enum class Overflow : std::uint8_t {
   kBlockPublisher,  ///< The publisher waits for room, at most block_timeout_ns.
 };
 
+/// When a subscriber checks messages (FlatBuffers) before user code sees them.
+enum class Verification : std::uint8_t {
+  kCrossProcess,  ///< Messages written by another process (the default).
+  kAlways,
+  kNever,         ///< Trust every writer: for the last microseconds on a closed system.
+};
+
 struct PublisherQos {
-  /// Largest payload this publisher will send (0: sizeof(T) for raw structs).
+  /// Largest payload this publisher will send (0: sizeof(T) for raw structs,
+  /// the largest chunk class for variable-size messages).
   std::uint64_t max_payload_bytes = 0;
+  /// Fail advertise() unless the topic's data path is zero copy.
+  bool require_zero_copy = false;
+  /// Accept a topic whose FlatBuffers/Protobuf schema hash differs when the
+  /// type name is the same (schema evolution by the format's own rules).
+  bool allow_compatible_evolution = false;
 };
 
 struct SubscriberQos {
@@ -52,8 +65,14 @@ struct SubscriberQos {
   Overflow overflow = Overflow::kRejectNewest;
   /// With kBlockPublisher: how long a publisher waits for room.
   std::int64_t block_timeout_ns = 100'000'000;
-  /// Samples this subscriber may hold at once (taken, not yet dropped).
+  /// Samples this subscriber may hold at once (taken, not yet dropped; at
+  /// most 64 for decoding serializers such as Protobuf).
   std::uint32_t max_held_samples = 64;
+  /// Fail subscribe() unless the topic's data path is zero copy.
+  bool require_zero_copy = false;
+  /// See PublisherQos::allow_compatible_evolution.
+  bool allow_compatible_evolution = false;
+  Verification verification = Verification::kCrossProcess;
 };
 
 }  // namespace axon

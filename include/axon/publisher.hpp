@@ -1,32 +1,68 @@
-// Publisher<T>: sends messages of type T on one topic.
+// Publisher<T>: sends messages of type T on one topic, through the
+// Serializer<T> that T selects (raw struct, FlatBuffers, Protobuf, yours).
 #pragma once
 
 #include <cstring>
 #include <memory>
+#include <span>
 #include <string>
 #include <type_traits>
 
 #include "axon/loan.hpp"
 #include "axon/result.hpp"
+#include "axon/serializer.hpp"
 #include "axon/transport.hpp"
 
 namespace axon {
 
+namespace detail {
+
+template <class T>
+concept LoansValue = requires { requires Serializer<T>::kLoansValue; };
+
+template <class T>
+concept BuildsInPlace = requires { requires Serializer<T>::kBuildsInPlace; };
+
+template <class T>
+concept EncodesValue = requires(const T& value, std::span<std::byte> out) {
+  { Serializer<T>::encoded_size(value) } -> std::convertible_to<std::size_t>;
+  { Serializer<T>::encode(value, out) } -> std::convertible_to<std::size_t>;
+};
+
+/// Per-publisher state of a serializer (FlatBuffers keeps its builder here).
+template <class T>
+struct PublisherStateOf {
+  struct None {};
+  using type = None;
+};
+template <class T>
+  requires requires { typename Serializer<T>::PublisherState; }
+struct PublisherStateOf<T> {
+  using type = typename Serializer<T>::PublisherState;
+};
+
+}  // namespace detail
+
 /// Thread safety: one thread at a time (create one publisher per thread).
-/// loan() and publish() do not allocate, lock or make system calls.
+/// loan(), publish() and a FlatBuffers builder loan do not allocate, lock or
+/// make system calls in the steady state.
 template <class T>
 class Publisher {
-  static_assert(std::is_trivially_copyable_v<T>,
-                "axon::Publisher<T> needs a trivially copyable T (a fixed-size struct without "
-                "pointers, std::string or std::vector)");
+  static_assert(detail::HasSerializer<T>,
+                "axon has no serializer for this message type: use a trivially copyable struct, a "
+                "FlatBuffers table (#include <axon/serializers/flatbuffers.hpp>), a Protobuf message "
+                "(#include <axon/serializers/protobuf.hpp>), or specialize axon::Serializer<T>");
+  using S = Serializer<T>;
 
  public:
   Publisher(std::shared_ptr<PublisherPort> port, std::string topic) noexcept
       : port_(std::move(port)), topic_(std::move(topic)) {}
 
-  /// Memory for one message inside shared memory. kPoolExhausted when every
-  /// chunk is in use (an outcome: drop the message or retry later).
-  [[nodiscard]] Result<Loan<T>> loan() noexcept {
+  /// Raw structs: memory for one message inside shared memory.
+  /// kPoolExhausted when every chunk is in use (an outcome: skip or retry).
+  [[nodiscard]] Result<Loan<T>> loan() noexcept
+    requires detail::LoansValue<T>
+  {
     auto chunk = port_->loan(sizeof(T));
     if (!chunk) {
       return chunk.error();
@@ -34,21 +70,61 @@ class Publisher {
     return Loan<T>(port_, *chunk);
   }
 
-  /// Sends the loaned message to every subscriber without copying it.
-  [[nodiscard]] Result<PublishStatus> publish(Loan<T>&& loan) noexcept {
+  /// Raw structs: sends the loaned message to every subscriber, no copy.
+  [[nodiscard]] Result<PublishStatus> publish(Loan<T>&& loan) noexcept
+    requires detail::LoansValue<T>
+  {
     return port_->publish(loan.release(), sizeof(T));
   }
 
-  /// Convenience: copies `value` into a loan and publishes it.
-  [[nodiscard]] Result<PublishStatus> publish(const T& value) noexcept {
-    auto chunk = port_->loan(sizeof(T));
+  /// FlatBuffers: a builder whose buffer is a chunk of shared memory. Build
+  /// the message with it, then publish(std::move(builder), root).
+  /// `expected_bytes` picks the first chunk class (it grows when it must).
+  [[nodiscard]] auto loan_builder(std::size_t expected_bytes = 0) noexcept
+    requires detail::BuildsInPlace<T>
+  {
+    return S::make_builder(port_, state_, expected_bytes);
+  }
+
+  /// FlatBuffers: finishes the builder's message at `root` and sends it.
+  template <class Builder, class Root>
+  [[nodiscard]] Result<PublishStatus> publish(Builder&& builder, Root root) noexcept
+    requires detail::BuildsInPlace<T>
+  {
+    auto finished = S::finish(std::forward<Builder>(builder), root);
+    if (!finished) {
+      return finished.error();
+    }
+    return port_->publish(finished->chunk, finished->payload_bytes, finished->payload_offset);
+  }
+
+  /// Encodes `value` straight into a loaned chunk and sends it (for raw
+  /// structs this is the convenience copy; Protobuf serializes in place).
+  [[nodiscard]] Result<PublishStatus> publish(const T& value) noexcept
+    requires detail::EncodesValue<T>
+  {
+    const std::size_t bytes = S::encoded_size(value);
+    auto chunk = port_->loan(bytes);
     if (!chunk) {
       return chunk.error();
     }
-    std::memcpy(chunk->payload, &value, sizeof(T));
-    return port_->publish(*chunk, sizeof(T));
+    const std::size_t written = S::encode(value, std::span<std::byte>(chunk->payload, chunk->capacity_bytes));
+    return port_->publish(*chunk, written);
   }
 
+  /// Sends bytes that are already an encoded message (replay, bridges). The
+  /// subscriber verifies them like any other message.
+  [[nodiscard]] Result<PublishStatus> publish_serialized(std::span<const std::byte> bytes) noexcept {
+    auto chunk = port_->loan(bytes.size());
+    if (!chunk) {
+      return chunk.error();
+    }
+    std::memcpy(chunk->payload, bytes.data(), bytes.size());
+    return port_->publish(*chunk, bytes.size());
+  }
+
+  /// How this topic's messages travel.
+  [[nodiscard]] static constexpr DataPath data_path() noexcept { return S::kDataPath; }
   /// Subscribers connected now.
   [[nodiscard]] std::uint32_t subscriber_count() const noexcept { return port_->subscriber_count(); }
   [[nodiscard]] const std::string& topic() const noexcept { return topic_; }
@@ -56,6 +132,7 @@ class Publisher {
  private:
   std::shared_ptr<PublisherPort> port_;
   std::string topic_;
+  [[no_unique_address]] typename detail::PublisherStateOf<T>::type state_{};
 };
 
 }  // namespace axon

@@ -28,6 +28,8 @@ enum class ErrorCode : std::uint8_t {
   kSystem,            ///< A system call failed; the message names it.
   kTimeout,           ///< A bounded wait ran out.
   kClosed,            ///< The peer or the object is gone.
+  kMalformed,         ///< Bytes that are not a valid message (verification or decoding failed).
+  kRequirementNotMet, ///< A QoS requirement (e.g. require_zero_copy) cannot be met.
 };
 
 /// Readable name of an error code ("pool_exhausted").
@@ -155,8 +157,10 @@ class [[nodiscard]] Result {
   }
 
   union Storage {
-    Storage() noexcept {}
-    ~Storage() {}
+    // User-provided on purpose: `= default` would be deleted (Error has no
+    // default constructor).
+    Storage() noexcept {}  // NOLINT(modernize-use-equals-default)
+    ~Storage() {}          // NOLINT(modernize-use-equals-default)
     Storage(const Storage&) = delete;
     Storage& operator=(const Storage&) = delete;
     T value;

@@ -1,10 +1,12 @@
-// Sample<T>: a received message, read in place in transport memory.
+// Sample<T>: a received message. Zero-copy serializers read it in place in
+// the publisher's shared memory; decoding serializers hand out an object the
+// subscriber decoded into (and reuses).
 #pragma once
 
 #include <memory>
-#include <new>
 #include <utility>
 
+#include "axon/detail/decoded_pool.hpp"
 #include "axon/transport.hpp"
 
 namespace axon {
@@ -12,19 +14,28 @@ namespace axon {
 template <class T>
 class Subscriber;
 
-/// Move-only, read-only view of a message. The memory goes back to its
-/// publisher's pool when the last subscriber drops its sample. May be moved
-/// to and dropped on another thread.
+/// Move-only, read-only view of a message. In-place samples give their chunk
+/// back to the publisher's pool when dropped; decoded samples give their
+/// object back to the subscriber. May be moved to and dropped on any thread.
 template <class T>
 class Sample {
  public:
   Sample(Sample&& other) noexcept
-      : port_(std::move(other.port_)), chunk_(std::exchange(other.chunk_, ReceivedChunk{})) {}
+      : value_(std::exchange(other.value_, nullptr)),
+        info_(other.info_),
+        port_(std::move(other.port_)),
+        chunk_(std::exchange(other.chunk_, ReceivedChunk{})),
+        decoded_(std::move(other.decoded_)),
+        slot_(std::exchange(other.slot_, -1)) {}
   Sample& operator=(Sample&& other) noexcept {
     if (this != &other) {
       reset();
+      value_ = std::exchange(other.value_, nullptr);
+      info_ = other.info_;
       port_ = std::move(other.port_);
       chunk_ = std::exchange(other.chunk_, ReceivedChunk{});
+      decoded_ = std::move(other.decoded_);
+      slot_ = std::exchange(other.slot_, -1);
     }
     return *this;
   }
@@ -32,28 +43,44 @@ class Sample {
   Sample& operator=(const Sample&) = delete;
   ~Sample() { reset(); }
 
-  const T& operator*() const noexcept { return *value(); }
-  const T* operator->() const noexcept { return value(); }
-  const T* value() const noexcept { return std::launder(reinterpret_cast<const T*>(chunk_.payload)); }
+  const T& operator*() const noexcept { return *value_; }
+  const T* operator->() const noexcept { return value_; }
+  /// The message (a FlatBuffers root table, a raw struct, a decoded object).
+  const T* value() const noexcept { return value_; }
   /// Sequence number, publish time, publisher and size of this message.
-  [[nodiscard]] const SampleInfo& info() const noexcept { return chunk_.info; }
-  /// Address of the payload (it lies in the publisher's shared memory).
+  [[nodiscard]] const SampleInfo& info() const noexcept { return info_; }
+  /// First byte of the message in shared memory (nullptr for decoded samples).
   [[nodiscard]] const void* data() const noexcept { return chunk_.payload; }
 
  private:
   friend class Subscriber<T>;
-  Sample(std::shared_ptr<SubscriberPort> port, const ReceivedChunk& chunk) noexcept
-      : port_(std::move(port)), chunk_(chunk) {}
+  /// In place: the chunk stays held until the sample is dropped.
+  Sample(std::shared_ptr<SubscriberPort> port, const ReceivedChunk& chunk, const T* value) noexcept
+      : value_(value), info_(chunk.info), port_(std::move(port)), chunk_(chunk) {}
+  /// Decoded: the object stays held until the sample is dropped.
+  Sample(std::shared_ptr<detail::DecodedPool<T>> decoded, int slot, const T* value, const SampleInfo& info) noexcept
+      : value_(value), info_(info), decoded_(std::move(decoded)), slot_(slot) {}
+
   void reset() noexcept {
     if (chunk_.handle != nullptr) {
       port_->release(chunk_);
       chunk_ = ReceivedChunk{};
     }
+    if (slot_ >= 0) {
+      decoded_->release(slot_);
+      slot_ = -1;
+    }
     port_.reset();
+    decoded_.reset();
+    value_ = nullptr;
   }
 
+  const T* value_ = nullptr;
+  SampleInfo info_;
   std::shared_ptr<SubscriberPort> port_;
   ReceivedChunk chunk_;
+  std::shared_ptr<detail::DecodedPool<T>> decoded_;
+  int slot_ = -1;
 };
 
 }  // namespace axon

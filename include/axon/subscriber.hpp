@@ -1,12 +1,17 @@
-// Subscriber<T>: receives messages of type T from one topic.
+// Subscriber<T>: receives messages of type T from one topic, read in place
+// (raw structs, FlatBuffers) or decoded (Protobuf, user serializers).
 #pragma once
 
 #include <memory>
+#include <span>
 #include <string>
 #include <type_traits>
 
+#include "axon/detail/decoded_pool.hpp"
+#include "axon/options.hpp"
 #include "axon/result.hpp"
 #include "axon/sample.hpp"
+#include "axon/serializer.hpp"
 #include "axon/transport.hpp"
 
 namespace axon {
@@ -16,38 +21,80 @@ namespace axon {
 /// when the topic's publishers changed (it then reconnects, once).
 template <class T>
 class Subscriber {
-  static_assert(std::is_trivially_copyable_v<T>,
-                "axon::Subscriber<T> needs a trivially copyable T (a fixed-size struct without "
-                "pointers, std::string or std::vector)");
+  static_assert(detail::HasSerializer<T>,
+                "axon has no serializer for this message type: use a trivially copyable struct, a "
+                "FlatBuffers table (#include <axon/serializers/flatbuffers.hpp>), a Protobuf message "
+                "(#include <axon/serializers/protobuf.hpp>), or specialize axon::Serializer<T>");
+  using S = Serializer<T>;
 
  public:
-  Subscriber(std::shared_ptr<SubscriberPort> port, std::string topic) noexcept
-      : port_(std::move(port)), topic_(std::move(topic)) {}
-
-  /// The oldest queued message of a publisher, read in place. kNoData (an
-  /// outcome, not a failure) when nothing is queued.
-  [[nodiscard]] Result<Sample<T>> take() noexcept {
-    for (;;) {
-      auto chunk = port_->take();
-      if (!chunk) {
-        return chunk.error();
-      }
-      if (chunk->info.payload_bytes == sizeof(T)) {
-        return Sample<T>(port_, *chunk);
-      }
-      // A publisher with the same type identity sent another size: never
-      // hand it to user code.
-      port_->release(*chunk);
+  Subscriber(std::shared_ptr<SubscriberPort> port, std::string topic, const SubscriberQos& qos)
+      : port_(std::move(port)), topic_(std::move(topic)), verification_(qos.verification) {
+    if constexpr (!S::kReadsInPlace) {
+      decoded_ = std::make_shared<detail::DecodedPool<T>>(qos.max_held_samples);
     }
   }
 
-  /// Publishers connected now.
+  /// The oldest queued message of a publisher. kNoData (an outcome, not a
+  /// failure) when nothing is queued. Messages that fail verification are
+  /// dropped and counted (counters().rejected) and never reach user code;
+  /// a message that fails to decode is dropped, counted and returned as
+  /// kMalformed.
+  [[nodiscard]] Result<Sample<T>> take() noexcept {
+    if constexpr (S::kReadsInPlace) {
+      for (;;) {
+        auto chunk = port_->take();
+        if (!chunk) {
+          return chunk.error();
+        }
+        const bool verify = verification_ == Verification::kAlways ||
+                            (verification_ == Verification::kCrossProcess && !chunk->same_process);
+        if (const T* value = S::view(bytes_of(*chunk), verify)) {
+          return Sample<T>(port_, *chunk, value);
+        }
+        port_->reject(*chunk, "not a valid message of the topic's type");
+      }
+    } else {
+      // Claim an object first, so a message is never taken and then dropped
+      // for lack of room.
+      const int slot = decoded_->acquire();
+      if (slot < 0) {
+        return Error(ErrorCode::kTooManySamples, "every decoded sample is held; drop some first");
+      }
+      auto chunk = port_->take();
+      if (!chunk) {
+        decoded_->release(slot);
+        return chunk.error();
+      }
+      T& object = decoded_->object(slot);
+      if (!S::decode(bytes_of(*chunk), object)) {
+        decoded_->release(slot);
+        port_->reject(*chunk, "does not decode");
+        return Error(ErrorCode::kMalformed, "a message did not decode and was dropped");
+      }
+      const SampleInfo info = chunk->info;
+      port_->release(*chunk);
+      return Sample<T>(decoded_, slot, &object, info);
+    }
+  }
+
+  /// How this topic's messages travel.
+  [[nodiscard]] static constexpr DataPath data_path() noexcept { return S::kDataPath; }
+  /// Messages taken and rejected so far.
+  [[nodiscard]] SubscriberCounters counters() const noexcept { return port_->counters(); }
+  /// Publishers connected now (may rescan the registry: a slow path).
   [[nodiscard]] std::uint32_t publisher_count() noexcept { return port_->publisher_count(); }
   [[nodiscard]] const std::string& topic() const noexcept { return topic_; }
 
  private:
+  static std::span<const std::byte> bytes_of(const ReceivedChunk& chunk) noexcept {
+    return {chunk.payload, chunk.info.payload_bytes};
+  }
+
   std::shared_ptr<SubscriberPort> port_;
   std::string topic_;
+  Verification verification_;
+  std::shared_ptr<detail::DecodedPool<T>> decoded_;
 };
 
 }  // namespace axon

@@ -21,6 +21,9 @@ struct TopicDescriptor {
   std::string name;
   TypeIdentity type;
   std::uint64_t max_payload_bytes = 0;
+  /// Same type name with another schema hash is accepted (FlatBuffers and
+  /// Protobuf only): the endpoint opted in to compatible schema evolution.
+  bool allow_compatible_evolution = false;
 };
 
 /// Metadata a subscriber sees with each sample.
@@ -40,10 +43,11 @@ struct LoanedChunk {
 
 /// A chunk a subscriber took.
 struct ReceivedChunk {
-  const std::byte* payload = nullptr;
+  const std::byte* payload = nullptr;  ///< First byte of the message.
   SampleInfo info;
   void* handle = nullptr;
   std::uint32_t source = 0;  ///< Transport's own index of where it came from.
+  bool same_process = false; ///< Written by this process (no need to verify it).
 };
 
 /// What publish() did for each subscriber.
@@ -52,14 +56,22 @@ struct PublishStatus {
   std::uint32_t dropped = 0;    ///< Subscribers whose queue was full (or timed out).
 };
 
+/// What a subscriber saw so far.
+struct SubscriberCounters {
+  std::uint64_t taken = 0;     ///< Messages handed to user code.
+  std::uint64_t rejected = 0;  ///< Messages that failed verification or decoding.
+};
+
 /// Transport side of one publisher. Thread safety: one thread at a time.
 class PublisherPort {
  public:
   virtual ~PublisherPort() = default;
   /// A chunk with room for `payload_bytes`. kPoolExhausted when none is free.
   virtual Result<LoanedChunk> loan(std::size_t payload_bytes) noexcept = 0;
-  /// Sends `payload_bytes` of the loaned chunk to every subscriber.
-  virtual Result<PublishStatus> publish(LoanedChunk chunk, std::size_t payload_bytes) noexcept = 0;
+  /// Sends `payload_bytes` of the loaned chunk, starting `payload_offset`
+  /// bytes into it, to every subscriber.
+  virtual Result<PublishStatus> publish(LoanedChunk chunk, std::size_t payload_bytes,
+                                        std::size_t payload_offset = 0) noexcept = 0;
   /// Gives an unpublished loan back.
   virtual void discard(LoanedChunk chunk) noexcept = 0;
   /// Subscribers currently connected.
@@ -75,6 +87,10 @@ class SubscriberPort {
   virtual Result<ReceivedChunk> take() noexcept = 0;
   /// Gives a taken chunk back.
   virtual void release(const ReceivedChunk& chunk) noexcept = 0;
+  /// Gives back a chunk whose bytes are not a valid message: counted in
+  /// counters().rejected and logged (rate-limited); user code never sees it.
+  virtual void reject(const ReceivedChunk& chunk, std::string_view reason) noexcept = 0;
+  [[nodiscard]] virtual SubscriberCounters counters() const noexcept = 0;
   /// Publishers currently connected.
   [[nodiscard]] virtual std::uint32_t publisher_count() noexcept = 0;
 };

@@ -16,6 +16,7 @@ struct TypeIdentity {
   std::uint32_t size = 0;    ///< sizeof for raw structs.
   std::uint32_t align = 0;   ///< alignof for raw structs.
   std::uint32_t version = 0; ///< User-supplied layout version.
+  std::string serializer = "raw";  ///< Which Serializer encodes it.
 };
 
 namespace detail {

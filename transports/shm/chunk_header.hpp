@@ -26,6 +26,8 @@ struct alignas(kCacheLine) ChunkHeader {
   std::int64_t publish_time_ns = 0;    ///< CLOCK_MONOTONIC at publish.
   std::uint64_t publisher_id = 0;      ///< Registry slot << 32 | generation.
   std::uint32_t payload_bytes = 0;     ///< Bytes the publisher wrote.
+  std::uint32_t payload_offset = 0;    ///< Where they start in the payload area
+                                       ///< (FlatBuffers builds from the end).
   std::uint32_t capacity_bytes = 0;    ///< Payload capacity of the chunk's class.
   std::uint32_t chunk_index = 0;       ///< Index over all chunks of the pool.
   std::uint16_t size_class = 0;

@@ -105,10 +105,24 @@ Result<std::uint32_t> Registry::find_or_add_topic(const TopicDescriptor& topic) 
     if (t.state != EntryState::kActive || topic.name != t.name) {
       continue;
     }
-    if (t.type_hash != topic.type.hash) {
+    const bool same_format = topic.type.serializer == t.serializer;
+    if (!same_format) {
+      return Error(ErrorCode::kTypeMismatch,
+                   fmt::format("topic '{}' carries {} messages of type {}, but this endpoint uses {} "
+                               "messages of type {}; use the same serializer and type everywhere",
+                               topic.name, t.serializer, describe_type(t.type_name, t.type_hash, t.type_size),
+                               topic.type.serializer,
+                               describe_type(topic.type.name, topic.type.hash, topic.type.size)));
+    }
+    // Opt-in schema evolution: FlatBuffers and Protobuf readers and writers
+    // of one type name stay compatible when fields are only added.
+    const bool evolves = topic.allow_compatible_evolution && topic.type.name == t.type_name &&
+                         (topic.type.serializer == "flatbuffers" || topic.type.serializer == "protobuf");
+    if (t.type_hash != topic.type.hash && !evolves) {
       return Error(ErrorCode::kTypeMismatch,
                    fmt::format("topic '{}' carries type {}, but this endpoint uses type {}; use the "
-                               "same message type (and version) in every process of the topic",
+                               "same message type (and version) in every process of the topic, or "
+                               "allow_compatible_evolution for FlatBuffers/Protobuf schemas that only added fields",
                                topic.name, describe_type(t.type_name, t.type_hash, t.type_size),
                                describe_type(topic.type.name, topic.type.hash, topic.type.size)));
     }
@@ -127,6 +141,7 @@ Result<std::uint32_t> Registry::find_or_add_topic(const TopicDescriptor& topic) 
   t->max_payload_bytes = topic.max_payload_bytes;
   copy_name(t->name, topic.name);
   copy_name(t->type_name, topic.type.name);
+  copy_name(t->serializer, topic.type.serializer);
   t->state = EntryState::kActive;
   return slot;
 }

@@ -36,6 +36,7 @@ struct alignas(kCacheLine) TopicEntry {
   std::uint32_t type_align = 0;
   char name[kMaxTopicNameBytes] = {};
   char type_name[kMaxTypeNameBytes] = {};
+  char serializer[16] = {};
 };
 
 struct EndpointEntry {

@@ -25,7 +25,8 @@ class ShmPublisherPort final : public PublisherPort {
   ShmPublisherPort& operator=(const ShmPublisherPort&) = delete;
 
   Result<LoanedChunk> loan(std::size_t payload_bytes) noexcept override;
-  Result<PublishStatus> publish(LoanedChunk chunk, std::size_t payload_bytes) noexcept override;
+  Result<PublishStatus> publish(LoanedChunk chunk, std::size_t payload_bytes,
+                                std::size_t payload_offset) noexcept override;
   void discard(LoanedChunk chunk) noexcept override;
   [[nodiscard]] std::uint32_t subscriber_count() const noexcept override;
 
@@ -59,6 +60,8 @@ class ShmSubscriberPort final : public SubscriberPort {
 
   Result<ReceivedChunk> take() noexcept override;
   void release(const ReceivedChunk& chunk) noexcept override;
+  void reject(const ReceivedChunk& chunk, std::string_view reason) noexcept override;
+  [[nodiscard]] SubscriberCounters counters() const noexcept override;
   [[nodiscard]] std::uint32_t publisher_count() noexcept override;
 
   /// Connects to publishers that appeared, marks vanished ones. The caller
@@ -91,6 +94,9 @@ class ShmSubscriberPort final : public SubscriberPort {
   std::uint32_t next_link_ = 0;
   std::uint32_t link_count_ = 0;  ///< Links [0, link_count_) may be in use.
   std::atomic<std::uint32_t> held_{0};
+  // Written by the taking thread only; read by anyone (relaxed: statistics).
+  std::atomic<std::uint64_t> taken_{0};
+  std::atomic<std::uint64_t> rejected_{0};
   std::array<Link, kMaxLinks> links_;
 };
 

@@ -1,3 +1,4 @@
+#include <fmt/format.h>
 #include <sched.h>
 
 #include "src/clock.hpp"
@@ -34,7 +35,11 @@ ShmPublisherPort::~ShmPublisherPort() {
 Result<LoanedChunk> ShmPublisherPort::loan(std::size_t payload_bytes) noexcept {
   ChunkPool& chunks = pool_->pool;
   if (payload_bytes > chunks.largest_payload()) {
-    return Error(ErrorCode::kPayloadTooLarge, "payload is larger than the largest chunk class of the pool");
+    // An error, not an outcome: formatting the message may allocate.
+    return Error(ErrorCode::kPayloadTooLarge,
+                 fmt::format("topic '{}': a message of {} bytes is larger than the largest chunk class ({} "
+                             "bytes); add a larger class to the node's chunk_classes",
+                             topic_name_, payload_bytes, chunks.largest_payload()));
   }
   ChunkHeader* chunk = chunks.allocate(payload_bytes);
   if (chunk == nullptr) {
@@ -54,14 +59,16 @@ void ShmPublisherPort::discard(LoanedChunk chunk) noexcept {
   pool_->pool.drop_holders(static_cast<ChunkHeader*>(chunk.handle), kLoanBit);
 }
 
-Result<PublishStatus> ShmPublisherPort::publish(LoanedChunk loaned, std::size_t payload_bytes) noexcept {
+Result<PublishStatus> ShmPublisherPort::publish(LoanedChunk loaned, std::size_t payload_bytes,
+                                                std::size_t payload_offset) noexcept {
   auto* chunk = static_cast<ChunkHeader*>(loaned.handle);
   ChunkPool& chunks = pool_->pool;
-  if (payload_bytes > chunk->capacity_bytes) {
+  if (payload_offset > chunk->capacity_bytes || payload_bytes > chunk->capacity_bytes - payload_offset) {
     chunks.drop_holders(chunk, kLoanBit);
-    return Error(ErrorCode::kPayloadTooLarge, "payload_bytes is larger than the loaned chunk");
+    return Error(ErrorCode::kPayloadTooLarge, "payload_bytes and payload_offset exceed the loaned chunk");
   }
   chunk->payload_bytes = static_cast<std::uint32_t>(payload_bytes);
+  chunk->payload_offset = static_cast<std::uint32_t>(payload_offset);
   chunk->sequence = ++sequence_;
   chunk->publish_time_ns = monotonic_now_ns();
   chunk->publisher_id = publisher_id_;

@@ -62,18 +62,27 @@ Result<ReceivedChunk> ShmSubscriberPort::take() noexcept {
       logger().error("topic '{}': a publisher queued an invalid chunk offset {}; ignored", topic_name_, offset);
       continue;
     }
+    if (chunk->payload_offset > chunk->capacity_bytes ||
+        chunk->payload_bytes > chunk->capacity_bytes - chunk->payload_offset) {
+      logger().error("topic '{}': a chunk claims {} bytes at offset {} of {}; dropped", topic_name_,
+                     chunk->payload_bytes, chunk->payload_offset, chunk->capacity_bytes);
+      link.pool->pool.drop_holders(chunk, link.bit_mask);
+      continue;
+    }
     next_link_ = i + 1;
     // Relaxed: the counters only order against release() (see there).
     link.held.fetch_add(1, std::memory_order_relaxed);
     held_.fetch_add(1, std::memory_order_relaxed);
     ReceivedChunk received;
-    received.payload = link.pool->pool.payload(chunk);
+    received.payload = link.pool->pool.payload(chunk) + chunk->payload_offset;
+    received.same_process = link.pool->owner_is_local;
     received.info = SampleInfo{.sequence = chunk->sequence,
                                .publish_time_ns = chunk->publish_time_ns,
                                .publisher_id = chunk->publisher_id,
                                .payload_bytes = chunk->payload_bytes};
     received.handle = chunk;
     received.source = i;
+    taken_.store(taken_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
     return received;
   }
   return Error(ErrorCode::kNoData, "no message queued");
@@ -86,6 +95,23 @@ void ShmSubscriberPort::release(const ReceivedChunk& received) noexcept {
   // our use of the chunk and the pool ends before the link may be closed.
   link.held.fetch_sub(1, std::memory_order_release);
   held_.fetch_sub(1, std::memory_order_release);
+}
+
+void ShmSubscriberPort::reject(const ReceivedChunk& received, std::string_view reason) noexcept {
+  const std::uint64_t rejected = rejected_.load(std::memory_order_relaxed) + 1;
+  rejected_.store(rejected, std::memory_order_relaxed);
+  // The taken counter counts what reached user code only.
+  taken_.store(taken_.load(std::memory_order_relaxed) - 1, std::memory_order_relaxed);
+  if (rejected <= 10 || rejected % 1000 == 0) {
+    logger().warn("topic '{}': dropped message {} of publisher {:#x} ({} bytes): {} ({} rejected so far)",
+                  topic_name_, received.info.sequence, received.info.publisher_id, received.info.payload_bytes,
+                  reason, rejected);
+  }
+  release(received);
+}
+
+SubscriberCounters ShmSubscriberPort::counters() const noexcept {
+  return {.taken = taken_.load(std::memory_order_relaxed), .rejected = rejected_.load(std::memory_order_relaxed)};
 }
 
 std::uint32_t ShmSubscriberPort::publisher_count() noexcept {

@@ -218,6 +218,7 @@ Result<void> ShmTransport::create_own_pool() {
   pool->segment = segment;
   pool->pool = ChunkPool::format(pool->mapping.base() + pool_area_offset(), config_.chunk_classes);
   pool->owner = self_;
+  pool->owner_is_local = true;
   // Release: peers that map the pool check `ready` with acquire.
   segment->header.ready.store(1, std::memory_order_release);
   own_pool_ = std::move(pool);

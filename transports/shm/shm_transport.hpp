@@ -43,6 +43,7 @@ struct MappedPool {
   PoolSegment* segment = nullptr;
   ChunkPool pool;
   SlotRef owner;
+  bool owner_is_local = false;  ///< Owned by a node of this process.
 };
 
 class ShmPublisherPort;

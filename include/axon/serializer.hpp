@@ -1,0 +1,108 @@
+// How a message type becomes bytes in shared memory and back: the Serializer
+// customization point, and the raw-struct serializer.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <span>
+#include <string_view>
+#include <type_traits>
+
+#include "axon/result.hpp"
+#include "axon/type_identity.hpp"
+
+namespace axon {
+
+/// How a message travels, reported by every publisher and subscriber so a
+/// topic never falls back to copies silently.
+enum class DataPath : std::uint8_t {
+  kZeroCopy,                  ///< Written and read in place in shared memory.
+  kSerializedInSharedMemory,  ///< Encoded straight into shared memory, decoded by the reader.
+  kCopied,                    ///< Copied through an intermediate buffer.
+};
+
+[[nodiscard]] constexpr std::string_view to_string(DataPath path) noexcept {
+  switch (path) {
+    case DataPath::kZeroCopy: return "zero-copy";
+    case DataPath::kSerializedInSharedMemory: return "serialized in shared memory";
+    case DataPath::kCopied: return "copied";
+  }
+  return "unknown";
+}
+
+/// The customization point: one specialization per message type (or family).
+/// axon ships three: raw trivially copyable structs (below), FlatBuffers
+/// tables (<axon/serializers/flatbuffers.hpp>) and Protobuf messages
+/// (<axon/serializers/protobuf.hpp>). For a type of your own, specialize it
+/// with the members of a *decoding* serializer (see examples/custom_serializer.cpp):
+///
+///     template <> struct axon::Serializer<MyType> {
+///       static constexpr std::string_view kName = "my-format";
+///       static constexpr DataPath kDataPath = DataPath::kSerializedInSharedMemory;
+///       static constexpr bool kReadsInPlace = false;
+///       static TypeIdentity identity();
+///       static std::size_t encoded_size(const MyType& value);
+///       static std::size_t encode(const MyType& value, std::span<std::byte> out) noexcept;
+///       static bool decode(std::span<const std::byte> in, MyType& out) noexcept;
+///     };
+///
+/// In-place serializers (kReadsInPlace = true) instead provide
+/// `static const T* view(std::span<const std::byte> in, bool verify) noexcept`
+/// returning nullptr for bytes that are not a valid message.
+template <class T, class Enable = void>
+struct Serializer;
+
+namespace detail {
+
+/// FlatBuffers tables are trivially copyable too; they are claimed by the
+/// FlatBuffers serializer, recognised by what flatc generates for them.
+template <class T>
+concept FlatBuffersTable = requires(const T& t) {
+  typename T::Builder;
+  &T::Verify;
+};
+
+template <class T>
+concept RawMessage = std::is_trivially_copyable_v<T> && !FlatBuffersTable<T> && !std::is_pointer_v<T>;
+
+template <class T>
+concept HasSerializer = requires {
+  { Serializer<T>::kName } -> std::convertible_to<std::string_view>;
+  { Serializer<T>::kDataPath } -> std::convertible_to<DataPath>;
+  { Serializer<T>::kReadsInPlace } -> std::convertible_to<bool>;
+  { Serializer<T>::identity() } -> std::same_as<TypeIdentity>;
+};
+
+/// Decoding serializers (Protobuf, user types) produce a T from bytes.
+template <class T>
+concept DecodingSerializer = HasSerializer<T> && !Serializer<T>::kReadsInPlace &&
+                             requires(const T& value, T& out, std::span<std::byte> buf, std::span<const std::byte> in) {
+                               { Serializer<T>::encoded_size(value) } -> std::convertible_to<std::size_t>;
+                               { Serializer<T>::encode(value, buf) } -> std::convertible_to<std::size_t>;
+                               { Serializer<T>::decode(in, out) } -> std::convertible_to<bool>;
+                             };
+
+}  // namespace detail
+
+/// Raw structs: the bytes are the message. Zero copy both ways.
+template <detail::RawMessage T>
+struct Serializer<T> {
+  static constexpr std::string_view kName = "raw";
+  static constexpr DataPath kDataPath = DataPath::kZeroCopy;
+  static constexpr bool kReadsInPlace = true;
+  static constexpr bool kLoansValue = true;  ///< Publisher::loan() gives a T in shared memory.
+
+  static TypeIdentity identity() { return raw_type_identity<T>(); }
+  static std::size_t encoded_size(const T& /*value*/) noexcept { return sizeof(T); }
+  static std::size_t encode(const T& value, std::span<std::byte> out) noexcept {
+    std::memcpy(out.data(), &value, sizeof(T));
+    return sizeof(T);
+  }
+  /// The message in place; nullptr when the size is not sizeof(T).
+  static const T* view(std::span<const std::byte> in, bool /*verify*/) noexcept {
+    return in.size() == sizeof(T) ? std::launder(reinterpret_cast<const T*>(in.data())) : nullptr;
+  }
+};
+
+}  // namespace axon
