@@ -10,6 +10,7 @@
 #include <type_traits>
 
 #include "axon/result.hpp"
+#include "axon/transport.hpp"
 #include "axon/type_identity.hpp"
 
 namespace axon {
@@ -30,6 +31,14 @@ enum class DataPath : std::uint8_t {
   }
   return "unknown";
 }
+
+/// A finished message in a loaned chunk: `payload_bytes` starting
+/// `payload_offset` bytes into the chunk's payload.
+struct EncodedChunk {
+  LoanedChunk chunk;
+  std::size_t payload_bytes = 0;
+  std::size_t payload_offset = 0;
+};
 
 /// The customization point: one specialization per message type (or family).
 /// axon ships three: raw trivially copyable structs (below), FlatBuffers

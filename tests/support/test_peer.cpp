@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstring>
 #include <cstdio>
 #include <cstdlib>
 #include <map>
@@ -13,6 +14,9 @@
 #include <vector>
 
 #include "axon/axon.hpp"
+#include "axon/serializers/flatbuffers.hpp"
+#include "axon/serializers/protobuf.hpp"
+#include "tests/support/schema_messages.hpp"
 #include "tests/support/test_messages.hpp"
 
 namespace {
@@ -242,6 +246,111 @@ int other_type(const Args& args) {
   return 0;
 }
 
+/// FlatBuffers ObjectLists built in shared memory.
+int fb_publish(const Args& args) {
+  auto node = make_node(args, "peer-fb");
+  auto pub = node->advertise<axon::test::fb::ObjectList>(args.str("topic"));
+  if (!pub) {
+    fail(std::string(pub.error().message()));
+  }
+  say("READY");
+  const auto deadline = Clock::now() + std::chrono::seconds(20);
+  while (pub->subscriber_count() < args.num("wait_subs", 1)) {
+    if (Clock::now() > deadline) {
+      fail("timed out waiting for subscribers");
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  const auto targets = static_cast<std::uint32_t>(args.num("targets", 128));
+  for (std::uint64_t seq = 1; seq <= args.num("count", 100); ++seq) {
+    auto loan = pub->loan_builder(targets * 16 + 128);
+    if (!loan) {
+      fail(std::string(loan.error().message()));
+    }
+    auto root = axon::test::build_object_list(loan->builder(), seq, targets);
+    if (auto status = pub->publish(std::move(*loan), root); !status) {
+      fail(std::string(status.error().message()));
+    }
+  }
+  say("PUBLISHED");
+  std::this_thread::sleep_for(std::chrono::milliseconds(args.num("linger_ms", 2000)));
+  return 0;
+}
+
+/// Protobuf ObjectLists serialized into shared memory.
+int pb_publish(const Args& args) {
+  auto node = make_node(args, "peer-pb");
+  auto pub = node->advertise<axon::test::pb::ObjectList>(args.str("topic"));
+  if (!pub) {
+    fail(std::string(pub.error().message()));
+  }
+  say("READY");
+  const auto deadline = Clock::now() + std::chrono::seconds(20);
+  while (pub->subscriber_count() < args.num("wait_subs", 1)) {
+    if (Clock::now() > deadline) {
+      fail("timed out waiting for subscribers");
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  axon::test::pb::ObjectList list;
+  for (std::uint64_t seq = 1; seq <= args.num("count", 100); ++seq) {
+    axon::test::fill_object_list(list, seq, static_cast<std::uint32_t>(args.num("targets", 128)));
+    if (auto status = pub->publish(list); !status) {
+      fail(std::string(status.error().message()));
+    }
+  }
+  say("PUBLISHED");
+  std::this_thread::sleep_for(std::chrono::milliseconds(args.num("linger_ms", 2000)));
+  return 0;
+}
+
+/// Bytes that are not a valid message of the topic's type, then one valid
+/// message, so the subscriber can show it survived the garbage.
+template <class T>
+int garbage(const Args& args) {
+  auto node = make_node(args, "peer-garbage");
+  auto pub = node->advertise<T>(args.str("topic"));
+  if (!pub) {
+    fail(std::string(pub.error().message()));
+  }
+  say("READY");
+  const auto deadline = Clock::now() + std::chrono::seconds(20);
+  while (pub->subscriber_count() < 1) {
+    if (Clock::now() > deadline) {
+      fail("timed out waiting for subscribers");
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  // 1. Random-looking bytes. 2. A valid message cut short. 3. A valid message
+  // whose root offset points far outside the buffer.
+  std::vector<std::byte> noise(512, std::byte{0xFF});  // an offset and a varint that never end
+  flatbuffers::FlatBufferBuilder fbb;
+  fbb.Finish(axon::test::build_object_list(fbb, 1, 128));
+  std::vector<std::byte> valid(reinterpret_cast<const std::byte*>(fbb.GetBufferPointer()),
+                               reinterpret_cast<const std::byte*>(fbb.GetBufferPointer()) + fbb.GetSize());
+  axon::test::pb::ObjectList list;
+  axon::test::fill_object_list(list, 1, 128);
+  if constexpr (std::is_same_v<T, axon::test::pb::ObjectList>) {
+    valid.resize(list.ByteSizeLong());
+    list.SerializeToArray(valid.data(), static_cast<int>(valid.size()));
+  }
+  std::vector<std::byte> truncated(valid.begin(), valid.begin() + static_cast<std::ptrdiff_t>(valid.size() / 2));
+  std::vector<std::byte> bad_offset = valid;
+  const std::uint32_t far = 0x7FFFFFF0U;
+  std::memcpy(bad_offset.data(), &far, sizeof(far));
+  for (const auto* bytes : {&noise, &truncated, &bad_offset}) {
+    if (!pub->publish_serialized(*bytes)) {
+      fail("publish_serialized failed");
+    }
+  }
+  if (!pub->publish_serialized(valid)) {
+    fail("publish_serialized failed");
+  }
+  say("PUBLISHED");
+  std::this_thread::sleep_for(std::chrono::milliseconds(args.num("linger_ms", 2000)));
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -265,6 +374,10 @@ int main(int argc, char** argv) {
   if (command == "spam") return spam(args);
   if (command == "node") return node_only(args);
   if (command == "other-type") return other_type(args);
+  if (command == "fb-publish") return fb_publish(args);
+  if (command == "pb-publish") return pb_publish(args);
+  if (command == "fb-garbage") return garbage<axon::test::fb::ObjectList>(args);
+  if (command == "pb-garbage") return garbage<axon::test::pb::ObjectList>(args);
   std::fprintf(stderr, "unknown command %s\n", command.c_str());
   return 2;
 }

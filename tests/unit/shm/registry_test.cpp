@@ -42,6 +42,28 @@ TEST_F(RegistryFixture, RefusesAnotherTypeAndNamesBothTypes) {
   EXPECT_NE(message.find("objects"), std::string::npos) << message;
 }
 
+TEST_F(RegistryFixture, AcceptsAnotherSchemaOfTheSameTypeOnlyWhenEvolutionIsAllowed) {
+  auto v1 = topic("cmd", "axon.ControlCommand", 1);
+  v1.type.serializer = "protobuf";
+  ASSERT_TRUE(sut.find_or_add_topic(v1).ok());
+  auto v2 = topic("cmd", "axon.ControlCommand", 2);
+  v2.type.serializer = "protobuf";
+  EXPECT_EQ(sut.find_or_add_topic(v2).error().code(), ErrorCode::kTypeMismatch);
+  v2.allow_compatible_evolution = true;
+  EXPECT_TRUE(sut.find_or_add_topic(v2).ok());
+  auto renamed = topic("cmd", "axon.OtherCommand", 3);
+  renamed.type.serializer = "protobuf";
+  renamed.allow_compatible_evolution = true;
+  EXPECT_EQ(sut.find_or_add_topic(renamed).error().code(), ErrorCode::kTypeMismatch) << "names must match";
+}
+
+TEST_F(RegistryFixture, RawStructsNeverEvolve) {
+  ASSERT_TRUE(sut.find_or_add_topic(topic("pose", "Pose", 1)).ok());
+  auto changed = topic("pose", "Pose", 2);
+  changed.allow_compatible_evolution = true;
+  EXPECT_EQ(sut.find_or_add_topic(changed).error().code(), ErrorCode::kTypeMismatch);
+}
+
 TEST_F(RegistryFixture, RejectsEmptyAndOverlongTopicNames) {
   EXPECT_EQ(sut.find_or_add_topic(topic("", "T", 1)).error().code(), ErrorCode::kInvalidArgument);
   EXPECT_EQ(sut.find_or_add_topic(topic(std::string(kMaxTopicNameBytes, 'x'), "T", 1)).error().code(),

@@ -1,0 +1,146 @@
+// Each serializer between real processes: round trips, zero-copy reads that
+// point into the publisher's shared memory, and hostile bytes.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "axon/axon.hpp"
+#include "axon/serializers/flatbuffers.hpp"
+#include "axon/serializers/protobuf.hpp"
+#include "tests/support/child_process.hpp"
+#include "tests/support/schema_messages.hpp"
+
+namespace axon {
+namespace {
+
+using namespace std::chrono_literals;
+using test::ChildProcess;
+
+/// True when `address` lies in a mapping of this process whose name has `text`.
+bool inside_mapping(const void* address, const std::string& text) {
+  std::ifstream maps("/proc/self/maps");
+  const auto a = reinterpret_cast<std::uintptr_t>(address);
+  for (std::string line; std::getline(maps, line);) {
+    if (line.find(text) == std::string::npos) {
+      continue;
+    }
+    std::uintptr_t begin = 0;
+    std::uintptr_t end = 0;
+    char dash = 0;
+    std::istringstream(line) >> std::hex >> begin >> dash >> end;
+    if (a >= begin && a < end) {
+      return true;
+    }
+  }
+  return false;
+}
+
+template <class T, class Check>
+std::uint64_t receive(Subscriber<T>& sub, std::uint64_t expect, Check check) {
+  std::uint64_t received = 0;
+  const auto deadline = std::chrono::steady_clock::now() + 30s;
+  while (received < expect && std::chrono::steady_clock::now() < deadline) {
+    auto sample = sub.take();
+    if (!sample) {
+      std::this_thread::sleep_for(100us);
+      continue;
+    }
+    check(*sample, received + 1);
+    ++received;
+  }
+  return received;
+}
+
+class SerializerProcess : public ::testing::Test {
+ protected:
+  ChildProcess peer(const std::string& command, std::vector<std::string> args) {
+    std::vector<std::string> argv{test::peer_path(), command, "domain=" + std::to_string(domain), "topic=objects"};
+    argv.insert(argv.end(), args.begin(), args.end());
+    return ChildProcess::spawn(argv);
+  }
+  std::shared_ptr<Node> make_node() {
+    NodeOptions options;
+    options.domain_id = domain;
+    return *Node::create("serializer-test", options);
+  }
+  void TearDown() override { EXPECT_TRUE(test::domain_files(domain).empty()); }
+  std::uint32_t domain = test::unique_domain();
+};
+
+TEST_F(SerializerProcess, FlatBuffersArriveIntactAndAreReadInThePublishersMemory) {
+  auto node = make_node();
+  auto sub = node->subscribe<test::fb::ObjectList>("objects", {.depth = 256, .overflow = Overflow::kBlockPublisher});
+  ASSERT_TRUE(sub.ok());
+  EXPECT_EQ(sub->data_path(), DataPath::kZeroCopy);
+  auto pub = peer("fb-publish", {"count=200"});
+  const std::string pool = "axon_pool_d" + std::to_string(domain) + "_peer-fb";
+  const auto received = receive(**sub, 200, [&](const Sample<test::fb::ObjectList>& s, std::uint64_t seq) {
+    EXPECT_TRUE(test::object_list_ok(*s, seq, 128));
+    EXPECT_TRUE(inside_mapping(s.data(), pool)) << "the root table must be read in shared memory";
+    EXPECT_TRUE(inside_mapping(s->targets()->Get(127), pool));
+  });
+  EXPECT_EQ(received, 200U);
+  EXPECT_EQ(sub->counters().rejected, 0U);
+  EXPECT_EQ(pub.wait(30s), 0) << pub.output();
+}
+
+TEST_F(SerializerProcess, ProtobufArrivesIntact) {
+  auto node = make_node();
+  auto sub = node->subscribe<test::pb::ObjectList>("objects", {.depth = 256, .overflow = Overflow::kBlockPublisher});
+  ASSERT_TRUE(sub.ok());
+  EXPECT_EQ(sub->data_path(), DataPath::kSerializedInSharedMemory);
+  auto pub = peer("pb-publish", {"count=200"});
+  const auto received = receive(**sub, 200, [&](const Sample<test::pb::ObjectList>& s, std::uint64_t seq) {
+    EXPECT_TRUE(test::object_list_ok(*s, seq, 128));
+  });
+  EXPECT_EQ(received, 200U);
+  EXPECT_EQ(pub.wait(30s), 0) << pub.output();
+}
+
+TEST_F(SerializerProcess, CorruptedFlatBuffersAreDroppedCountedAndNeverReachUserCode) {
+  auto node = make_node();
+  auto sub = node->subscribe<test::fb::ObjectList>("objects", {.depth = 16});
+  ASSERT_TRUE(sub.ok());
+  auto pub = peer("fb-garbage", {});
+  ASSERT_TRUE(pub.wait_for_line("PUBLISHED", 20s)) << pub.output();
+  const auto received = receive(**sub, 1, [&](const Sample<test::fb::ObjectList>& s, std::uint64_t) {
+    EXPECT_TRUE(test::object_list_ok(*s, 1, 128)) << "only the valid message gets through";
+  });
+  EXPECT_EQ(received, 1U);
+  EXPECT_EQ(sub->counters().rejected, 3U) << "noise, a truncated buffer and a bad root offset";
+  EXPECT_EQ(sub->take().error().code(), ErrorCode::kNoData);
+  EXPECT_EQ(pub.wait(30s), 0);
+}
+
+TEST_F(SerializerProcess, ProtobufThatDoesNotParseIsAnErrorValueAndCounted) {
+  auto node = make_node();
+  auto sub = node->subscribe<test::pb::ObjectList>("objects", {.depth = 16});
+  ASSERT_TRUE(sub.ok());
+  auto pub = peer("pb-garbage", {});
+  ASSERT_TRUE(pub.wait_for_line("PUBLISHED", 20s)) << pub.output();
+  std::uint64_t malformed = 0;
+  std::uint64_t valid = 0;
+  const auto deadline = std::chrono::steady_clock::now() + 20s;
+  while (valid == 0 && std::chrono::steady_clock::now() < deadline) {
+    auto sample = sub->take();
+    if (sample) {
+      valid += test::object_list_ok(**sample, 1, 128) ? 1 : 0;
+    } else if (sample.error().code() == ErrorCode::kMalformed) {
+      ++malformed;
+    } else {
+      std::this_thread::sleep_for(100us);
+    }
+  }
+  EXPECT_EQ(valid, 1U);
+  EXPECT_GE(malformed, 2U) << "the noise and the truncated message cannot parse";
+  EXPECT_EQ(sub->counters().rejected, malformed);
+  EXPECT_EQ(pub.wait(30s), 0);
+}
+
+}  // namespace
+}  // namespace axon
