@@ -1,0 +1,241 @@
+#include <arpa/inet.h>
+#include <linux/futex.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "baselines.hpp"
+#include "pair_runner.hpp"
+
+namespace axon_bench {
+namespace {
+
+/// Runs `ping(i)` (one round trip) in worker 0 and `pong(i)` (the answer)
+/// in worker 1, timing every round trip in worker 0.
+template <class Ping, class Pong>
+CaseResult measure_round_trips(const PingPongSetup& setup, const std::string& transport, Ping ping, Pong pong) {
+  SharedArray<std::int64_t> round_trips(setup.samples);
+  Shared<PairControl> control;
+  const std::uint64_t total = setup.warmup + setup.samples;
+  PairJob job;
+  job.label = "baseline " + transport;
+  job.cpus = setup.cpus;
+  job.progress_total = setup.samples;
+  job.worker[0] = [&](PairControl& c) {
+    arrive_and_wait(c);
+    for (std::uint64_t i = 0; i < total; ++i) {
+      if (i == setup.warmup) {
+        c.side[0].measure_begin = CpuTimes::now();
+      }
+      const std::int64_t start = now_ns();
+      if (!ping(i)) {
+        return fail(c, 0, transport + " ping: " + error_text(errno));
+      }
+      const std::int64_t end = now_ns();
+      if (i >= setup.warmup) {
+        const std::uint64_t k = i - setup.warmup;
+        round_trips[k] = end - start;
+        if ((k & 1023) == 0) {
+          c.progress.store(k, std::memory_order_relaxed);  // read by the parent, for display only
+        }
+      }
+    }
+    c.side[0].measure_end = CpuTimes::now();
+    return 0;
+  };
+  job.worker[1] = [&](PairControl& c) {
+    arrive_and_wait(c);
+    for (std::uint64_t i = 0; i < total; ++i) {
+      if (i == setup.warmup) {
+        c.side[1].measure_begin = CpuTimes::now();
+      }
+      if (!pong(i)) {
+        return fail(c, 1, transport + " pong: " + error_text(errno));
+      }
+    }
+    c.side[1].measure_end = CpuTimes::now();
+    return 0;
+  };
+  const std::string error = run_pair(job, *control);
+  if (!error.empty()) {
+    throw std::runtime_error(error);
+  }
+  CaseResult result;
+  result.benchmark = "baseline";
+  result.mode = "pingpong";
+  result.transport = transport;
+  result.serializer = "none";
+  result.latency = summarize({round_trips.data(), round_trips.size()}).scaled(0.5);
+  const SideReport& a = control->side[0];
+  const SideReport& b = control->side[1];
+  const auto wall_ns = static_cast<double>(a.measure_end.wall_ns - a.measure_begin.wall_ns);
+  result.msgs_per_s = wall_ns > 0 ? 2.0 * static_cast<double>(setup.samples) * 1e9 / wall_ns : 0.0;
+  result.cpu_percent_sender = cpu_percent(a.measure_begin, a.measure_end);
+  result.cpu_percent_receiver = cpu_percent(b.measure_begin, b.measure_end);
+  result.cpu_percent = *result.cpu_percent_sender + *result.cpu_percent_receiver;
+  return result;
+}
+
+/// The cache lines of the raw ping-pong: one written by each side.
+struct PingPongLines {
+  alignas(kCacheLine) std::atomic<std::uint64_t> ping{0};
+  alignas(kCacheLine) std::atomic<std::uint64_t> pong{0};
+};
+
+struct FutexWords {
+  alignas(kCacheLine) std::atomic<std::uint32_t> ping{0};
+  alignas(kCacheLine) std::atomic<std::uint32_t> pong{0};
+};
+static_assert(sizeof(std::atomic<std::uint32_t>) == sizeof(std::uint32_t), "a futex word is 32 bits");
+
+long futex(std::atomic<std::uint32_t>& word, int op, std::uint32_t value) noexcept {
+  // Shared (not FUTEX_PRIVATE_FLAG): the waiter and the waker are different processes.
+  return ::syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(&word), op, value, nullptr, nullptr, 0);
+}
+
+bool futex_signal(std::atomic<std::uint32_t>& word, std::uint32_t value) noexcept {
+  word.store(value, std::memory_order_release);  // pairs with the acquire in futex_await()
+  return futex(word, FUTEX_WAKE, 1) >= 0;
+}
+
+bool futex_await(std::atomic<std::uint32_t>& word, std::uint32_t value) noexcept {
+  for (;;) {
+    const std::uint32_t seen = word.load(std::memory_order_acquire);  // pairs with futex_signal()
+    if (seen == value) {
+      return true;
+    }
+    // Sleeps only while the word still holds `seen`; EAGAIN/EINTR: look again.
+    if (futex(word, FUTEX_WAIT, seen) != 0 && errno != EAGAIN && errno != EINTR) {
+      return false;
+    }
+  }
+}
+
+class FdPair {
+ public:
+  FdPair() = default;
+  ~FdPair() {
+    for (const int open_fd : fd) {
+      if (open_fd >= 0) {
+        ::close(open_fd);
+      }
+    }
+  }
+  FdPair(const FdPair&) = delete;
+  FdPair& operator=(const FdPair&) = delete;
+  int fd[2] = {-1, -1};
+};
+
+bool send_receive(int fd, char* buffer, std::size_t bytes) noexcept {
+  return ::send(fd, buffer, bytes, 0) == static_cast<ssize_t>(bytes) &&
+         ::recv(fd, buffer, bytes, 0) == static_cast<ssize_t>(bytes);
+}
+
+bool receive_send(int fd, char* buffer, std::size_t bytes) noexcept {
+  return ::recv(fd, buffer, bytes, 0) == static_cast<ssize_t>(bytes) &&
+         ::send(fd, buffer, bytes, 0) == static_cast<ssize_t>(bytes);
+}
+
+[[noreturn]] void throw_errno(const std::string& what) { throw std::runtime_error(what + ": " + error_text(errno)); }
+
+}  // namespace
+
+CaseResult measure_cacheline_pingpong(const PingPongSetup& setup) {
+  Shared<PingPongLines> lines;
+  // Each side spins on the other's line; a round trip moves two lines
+  // between the cores, so half of it is one core-to-core transfer.
+  auto result = measure_round_trips(
+      setup, "cacheline",
+      [&](std::uint64_t i) {
+        // Release/acquire pair with the other side's load/store of the same line.
+        lines->ping.store(i + 1, std::memory_order_release);
+        while (lines->pong.load(std::memory_order_acquire) != i + 1) {
+          cpu_relax();
+        }
+        return true;
+      },
+      [&](std::uint64_t i) {
+        while (lines->ping.load(std::memory_order_acquire) != i + 1) {
+          cpu_relax();
+        }
+        lines->pong.store(i + 1, std::memory_order_release);
+        return true;
+      });
+  result.payload_bytes = sizeof(std::uint64_t);
+  return result;
+}
+
+CaseResult measure_futex_pingpong(const PingPongSetup& setup) {
+  Shared<FutexWords> words;
+  auto result = measure_round_trips(
+      setup, "futex",
+      [&](std::uint64_t i) {
+        const auto value = static_cast<std::uint32_t>(i + 1);
+        return futex_signal(words->ping, value) && futex_await(words->pong, value);
+      },
+      [&](std::uint64_t i) {
+        const auto value = static_cast<std::uint32_t>(i + 1);
+        return futex_await(words->ping, value) && futex_signal(words->pong, value);
+      });
+  result.wait_strategy = "futex";
+  result.payload_bytes = sizeof(std::uint32_t);
+  return result;
+}
+
+CaseResult measure_uds_pingpong(const PingPongSetup& setup, std::size_t message_bytes) {
+  FdPair sockets;
+  if (::socketpair(AF_UNIX, SOCK_SEQPACKET, 0, sockets.fd) != 0) {
+    throw_errno("socketpair(AF_UNIX, SOCK_SEQPACKET)");
+  }
+  std::vector<char> buffer(message_bytes, 'x');  // each worker writes its own copy
+  auto result = measure_round_trips(
+      setup, "uds", [&](std::uint64_t) { return send_receive(sockets.fd[0], buffer.data(), message_bytes); },
+      [&](std::uint64_t) { return receive_send(sockets.fd[1], buffer.data(), message_bytes); });
+  result.wait_strategy = "blocking-syscall";
+  result.payload_bytes = message_bytes;
+  result.mb_per_s = result.msgs_per_s * static_cast<double>(message_bytes) / 1e6;
+  return result;
+}
+
+CaseResult measure_udp_pingpong(const PingPongSetup& setup, std::size_t message_bytes) {
+  if (message_bytes > 65'507) {
+    throw std::invalid_argument("a UDP datagram carries at most 65507 bytes");
+  }
+  FdPair sockets;
+  sockaddr_in address[2] = {};
+  for (int i = 0; i < 2; ++i) {
+    sockets.fd[i] = ::socket(AF_INET, SOCK_DGRAM, 0);
+    if (sockets.fd[i] < 0) {
+      throw_errno("socket(AF_INET, SOCK_DGRAM)");
+    }
+    address[i].sin_family = AF_INET;
+    address[i].sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t length = sizeof(address[i]);
+    if (::bind(sockets.fd[i], reinterpret_cast<sockaddr*>(&address[i]), sizeof(address[i])) != 0 ||
+        ::getsockname(sockets.fd[i], reinterpret_cast<sockaddr*>(&address[i]), &length) != 0) {
+      throw_errno("bind to 127.0.0.1");
+    }
+  }
+  for (int i = 0; i < 2; ++i) {
+    if (::connect(sockets.fd[i], reinterpret_cast<sockaddr*>(&address[1 - i]), sizeof(address[1 - i])) != 0) {
+      throw_errno("connect on 127.0.0.1");
+    }
+  }
+  std::vector<char> buffer(message_bytes, 'x');
+  auto result = measure_round_trips(
+      setup, "udp", [&](std::uint64_t) { return send_receive(sockets.fd[0], buffer.data(), message_bytes); },
+      [&](std::uint64_t) { return receive_send(sockets.fd[1], buffer.data(), message_bytes); });
+  result.wait_strategy = "blocking-syscall";
+  result.payload_bytes = message_bytes;
+  result.mb_per_s = result.msgs_per_s * static_cast<double>(message_bytes) / 1e6;
+  return result;
+}
+
+}  // namespace axon_bench

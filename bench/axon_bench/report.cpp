@@ -1,0 +1,177 @@
+#include "report.hpp"
+
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <ctime>
+#include <fstream>
+
+#ifndef AXON_BENCH_GIT_REVISION
+#define AXON_BENCH_GIT_REVISION "unknown"
+#endif
+
+namespace axon_bench {
+namespace {
+
+std::string quote(const std::string& text) {
+  std::string out = "\"";
+  for (const char c : text) {
+    switch (c) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\n': out += "\\n"; break;
+      case '\r': out += "\\r"; break;
+      case '\t': out += "\\t"; break;
+      default:
+        if (static_cast<unsigned char>(c) < 0x20) {
+          char escaped[8];
+          std::snprintf(escaped, sizeof(escaped), "\\u%04x", static_cast<unsigned>(c));
+          out += escaped;
+        } else {
+          out += c;
+        }
+    }
+  }
+  return out + "\"";
+}
+
+std::string number(double value) {
+  if (!std::isfinite(value)) {
+    return "null";
+  }
+  char text[32];
+  std::snprintf(text, sizeof(text), "%.6g", value);
+  return text;
+}
+
+std::string number(const std::optional<double>& value) { return value ? number(*value) : "null"; }
+
+/// Writes one JSON object's members, separating them with commas.
+class ObjectWriter {
+ public:
+  ObjectWriter(std::string& out, const char* indent) : out_(out), indent_(indent) { out_ += "{"; }
+  void raw(const char* key, const std::string& json_value) {
+    out_ += first_ ? "\n" : ",\n";
+    first_ = false;
+    out_ += indent_;
+    out_ += "  \"";
+    out_ += key;
+    out_ += "\": ";
+    out_ += json_value;
+  }
+  void text(const char* key, const std::string& value) { raw(key, quote(value)); }
+  void num(const char* key, double value) { raw(key, number(value)); }
+  void num(const char* key, const std::optional<double>& value) { raw(key, number(value)); }
+  void integer(const char* key, std::uint64_t value) { raw(key, std::to_string(value)); }
+  void close() {
+    out_ += "\n";
+    out_ += indent_;
+    out_ += "}";
+  }
+
+ private:
+  std::string& out_;
+  const char* indent_;
+  bool first_ = true;
+};
+
+std::string case_json(const CaseResult& c) {
+  std::string out;
+  ObjectWriter o(out, "    ");
+  o.text("benchmark", c.benchmark);
+  o.text("mode", c.mode);
+  o.text("transport", c.transport);
+  o.text("serializer", c.serializer);
+  o.text("wait_strategy", c.wait_strategy);
+  o.integer("payload_bytes", c.payload_bytes);
+  o.raw("touch", c.touch ? "true" : "false");
+  o.num("rate_hz", c.rate_hz);
+  o.integer("samples", c.latency.samples);
+  o.num("mean_ns", c.latency.mean_ns);
+  o.num("stddev_ns", c.latency.stddev_ns);
+  o.num("min_ns", c.latency.min_ns);
+  o.num("p50_ns", c.latency.p50_ns);
+  o.num("p90_ns", c.latency.p90_ns);
+  o.num("p99_ns", c.latency.p99_ns);
+  o.num("p999_ns", c.latency.p999_ns);
+  o.num("p9999_ns", c.latency.p9999_ns);
+  o.num("max_ns", c.latency.max_ns);
+  o.num("msgs_per_s", c.msgs_per_s);
+  o.num("mb_per_s", c.mb_per_s);
+  o.num("cpu_percent", c.cpu_percent);
+  o.num("cpu_percent_sender", c.cpu_percent_sender);
+  o.num("cpu_percent_receiver", c.cpu_percent_receiver);
+  o.num("ratio_to_raw_p50", c.ratio_to_raw_p50);
+  o.integer("dropped", c.dropped);
+  o.close();
+  return out;
+}
+
+}  // namespace
+
+RunInfo RunInfo::collect(int argc, char** argv) {
+  RunInfo info;
+  for (int i = 0; i < argc; ++i) {
+    info.command_line += (i == 0 ? "" : " ");
+    info.command_line += argv[i];
+  }
+  info.git_revision = AXON_BENCH_GIT_REVISION;
+  const std::time_t now = std::time(nullptr);
+  std::tm utc{};
+  ::gmtime_r(&now, &utc);
+  char date[32];
+  std::strftime(date, sizeof(date), "%Y-%m-%dT%H:%M:%SZ", &utc);
+  info.date_utc = date;
+  info.machine = machine_info();
+  return info;
+}
+
+std::string to_json(const ResultLog& log) {
+  std::string out;
+  ObjectWriter top(out, "");
+  top.text("tool", "axon-bench");
+  top.text("git_revision", log.run.git_revision);
+  top.text("date_utc", log.run.date_utc);
+  top.text("command_line", log.run.command_line);
+  {
+    std::string machine;
+    ObjectWriter m(machine, "  ");
+    m.text("cpu_model", log.run.machine.cpu_model);
+    m.integer("cores", static_cast<std::uint64_t>(log.run.machine.cores));
+    m.text("kernel", log.run.machine.kernel);
+    m.close();
+    top.raw("machine", machine);
+  }
+  {
+    std::string cpus = "[";
+    for (std::size_t i = 0; i < log.run.cpus.size(); ++i) {
+      cpus += (i == 0 ? "" : ", ") + std::to_string(log.run.cpus[i]);
+    }
+    top.raw("cpus", cpus + "]");
+  }
+  std::string cases = "[";
+  for (std::size_t i = 0; i < log.cases.size(); ++i) {
+    cases += (i == 0 ? "\n    " : ",\n    ") + case_json(log.cases[i]);
+  }
+  top.raw("results", cases + (log.cases.empty() ? "]" : "\n  ]"));
+  top.close();
+  return out + "\n";
+}
+
+std::string write_json(const ResultLog& log, const std::string& path) {
+  const std::string text = to_json(log);
+  if (path == "-") {
+    std::fwrite(text.data(), 1, text.size(), stdout);
+    return {};
+  }
+  std::ofstream file(path, std::ios::trunc);
+  file << text;
+  file.close();
+  if (!file) {
+    return "cannot write " + path + ": " + error_text(errno);
+  }
+  return {};
+}
+
+}  // namespace axon_bench
