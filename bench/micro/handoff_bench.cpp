@@ -29,7 +29,7 @@ using axon::shm::ChunkHeader;
 using axon::shm::ChunkPool;
 using axon::shm::kCacheLine;
 using axon::shm::kLoanBit;
-using Ring = axon::shm::SpscRing<1024>;
+using Ring = axon::shm::SpscRing<std::uint64_t, 256>;
 
 constexpr std::uint32_t kSlots = 1024;
 

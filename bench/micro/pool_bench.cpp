@@ -71,8 +71,8 @@ BENCHMARK(BM_Pool_AllocateReleaseContended)->Threads(1)->Threads(2)->UseRealTime
 /// offset through an SPSC ring, thread 1 pops it and releases it (as a
 /// publisher and its subscriber do). Per item: allocate, push, pop, release.
 /// Read items_per_second; "Time" divides by the iterations of both threads.
-axon::shm::SpscRing<1024>& handoff_ring() {
-  alignas(axon::shm::kCacheLine) static axon::shm::SpscRing<1024> ring;
+axon::shm::SpscRing<std::uint64_t, 256>& handoff_ring() {
+  alignas(axon::shm::kCacheLine) static axon::shm::SpscRing<std::uint64_t, 256> ring;
   return ring;
 }
 

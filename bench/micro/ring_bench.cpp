@@ -9,7 +9,7 @@
 
 namespace {
 
-using Ring = axon::shm::SpscRing<1024>;
+using Ring = axon::shm::SpscRing<std::uint64_t, 256>;
 
 /// try_push then try_pop on one thread: the ring's own instruction cost,
 /// every line in the local cache.

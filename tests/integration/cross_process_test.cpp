@@ -60,7 +60,7 @@ TEST_F(CrossProcess, ThisProcessReadsAnotherProcessesMessagesInPlace) {
   options.domain_id = domain;
   auto node = Node::create("reader", options);
   ASSERT_TRUE(node.ok());
-  auto sub = node->subscribe<TestMessage>("objects", {.depth = 512, .overflow = Overflow::kBlockPublisher});
+  auto sub = node->subscribe<TestMessage>("objects", {.depth = 256, .overflow = Overflow::kBlockPublisher});
   ASSERT_TRUE(sub.ok());
   auto pub = peer("publish", {"count=300", "id=3", "linger_ms=3000"});
   std::uint64_t expected = 1;

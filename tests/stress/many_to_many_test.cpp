@@ -35,7 +35,7 @@ TEST(Stress, FourPublishersToFourSubscribersLoseNothing) {
   std::vector<ChildProcess> subscribers;
   for (int s = 0; s < kSubscribers; ++s) {
     subscribers.push_back(ChildProcess::spawn(args({"subscribe", "expect=" + std::to_string(per_publisher * kPublishers),
-                                                    "depth=1024", "block=1", "timeout_ms=1500000"})));
+                                                    "depth=256", "block=1", "timeout_ms=1500000"})));
   }
   for (auto& s : subscribers) {
     ASSERT_TRUE(s.wait_for_line("READY", 30s));

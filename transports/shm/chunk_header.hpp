@@ -35,6 +35,9 @@ struct alignas(kCacheLine) ChunkHeader {
   /// read it while another publisher loans the chunk (see reclaim_connection).
   std::atomic<std::uint16_t> publisher_block{0};
   std::atomic<std::uint32_t> next_free{0};  ///< Free-list link while free.
+  /// 1 while the chunk sits in its publisher's reuse cache (statistics only:
+  /// such a chunk is as good as free once only the loan bit is left).
+  std::atomic<std::uint32_t> cached{0};
 };
 
 static_assert(sizeof(ChunkHeader) == kCacheLine, "a chunk header is one cache line");

@@ -195,6 +195,25 @@ ChunkHeader* ChunkPool::chunk_by_index(std::uint32_t index) const noexcept {
   return nullptr;
 }
 
+std::uint32_t ChunkPool::capacity_of(std::uint32_t index) const noexcept {
+  for (std::uint32_t i = 0; i < dir_->class_count; ++i) {
+    const SizeClass& sc = dir_->classes[i];
+    if (index < sc.first_index + sc.chunk_count) {
+      return sc.payload_capacity;
+    }
+  }
+  return 0;
+}
+
+std::uint32_t ChunkPool::class_for(std::size_t payload_bytes) const noexcept {
+  for (std::uint32_t i = 0; i < dir_->class_count; ++i) {
+    if (dir_->classes[i].payload_capacity >= payload_bytes) {
+      return i;
+    }
+  }
+  return dir_->class_count;
+}
+
 ChunkHeader* ChunkPool::chunk_at(std::uint64_t offset) const noexcept {
   for (std::uint32_t i = 0; i < dir_->class_count; ++i) {
     const SizeClass& sc = dir_->classes[i];
@@ -219,7 +238,9 @@ std::uint32_t ChunkPool::free_chunks(std::uint32_t i) const noexcept {
   for (std::uint32_t k = 0; k < sc.chunk_count; ++k) {
     const ChunkHeader* chunk = chunk_by_index(sc.first_index + k);
     // Acquire: a statistics read that sees frees made by other threads.
-    if (chunk->holders.load(std::memory_order_acquire) == 0) {
+    const std::uint64_t holders = chunk->holders.load(std::memory_order_acquire);
+    const bool cached_and_unused = holders == kLoanBit && chunk->cached.load(std::memory_order_relaxed) == 1;
+    if (holders == 0 || cached_and_unused) {
       ++free;
     }
   }

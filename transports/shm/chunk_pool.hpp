@@ -80,13 +80,21 @@ class ChunkPool {
   /// The chunk at `offset`, or nullptr when the offset is not a chunk start
   /// (corrupted or foreign data must never be dereferenced).
   [[nodiscard]] ChunkHeader* chunk_at(std::uint64_t offset) const noexcept;
+  /// The chunk with `index`, or nullptr when there is none. Reads only the
+  /// pool's directory (not the chunk's header).
   [[nodiscard]] ChunkHeader* chunk_by_index(std::uint32_t index) const noexcept;
+  /// Payload capacity of the chunk with `index` (0 when there is none), from
+  /// the directory alone.
+  [[nodiscard]] std::uint32_t capacity_of(std::uint32_t index) const noexcept;
+  /// The size class allocate() tries first for `payload_bytes`.
+  [[nodiscard]] std::uint32_t class_for(std::size_t payload_bytes) const noexcept;
 
   [[nodiscard]] std::uint32_t class_count() const noexcept { return dir_->class_count; }
   [[nodiscard]] std::uint32_t total_chunks() const noexcept { return dir_->total_chunks; }
   [[nodiscard]] const SizeClass& size_class(std::uint32_t i) const noexcept { return dir_->classes[i]; }
   [[nodiscard]] std::size_t largest_payload() const noexcept;
-  /// Chunks of class `i` whose holder mask is zero (exact when quiescent).
+  /// Chunks of class `i` that are free or wait unused in a publisher's reuse
+  /// cache (exact when quiescent).
   [[nodiscard]] std::uint32_t free_chunks(std::uint32_t i) const noexcept;
 
   [[nodiscard]] bool valid() const noexcept { return dir_ != nullptr; }

@@ -24,6 +24,17 @@ enum class ConnectionState : std::uint32_t {
   kClosing = 3,  ///< The subscriber left or died; waits for its reclaimer.
 };
 
+/// What a ring carries: the chunk and what the subscriber needs to know
+/// about the message, so taking it touches no other cache line.
+struct RingEntry {
+  std::uint32_t chunk_index = 0;
+  std::uint32_t payload_bytes = 0;
+  std::uint32_t payload_offset = 0;
+  std::uint32_t reserved = 0;
+  std::int64_t publish_time_ns = 0;
+  std::uint64_t sequence = 0;
+};
+
 enum class OverflowPolicy : std::uint32_t { kRejectNewest = 0, kBlockPublisher = 1 };
 
 /// One publisher -> subscriber queue. Fields other than the atomics are
@@ -40,7 +51,7 @@ struct alignas(kCacheLine) Connection {
   /// Written by the publisher only (relaxed): statistics.
   std::atomic<std::uint64_t> delivered{0};
   std::atomic<std::uint64_t> dropped{0};
-  SpscRing<kRingCapacity> ring;
+  SpscRing<RingEntry, kRingCapacity> ring;
 };
 
 enum class BlockState : std::uint32_t {

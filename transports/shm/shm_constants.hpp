@@ -26,6 +26,8 @@ inline constexpr std::uint32_t kMaxPublishersPerNode = 32;
 /// Connections of one publisher; bit 63 of a chunk's holder mask is the
 /// publisher's own loan, bits 0..62 are its connections.
 inline constexpr std::uint32_t kMaxSubscribersPerPublisher = 63;
-inline constexpr std::uint32_t kRingCapacity = 1024;
+/// Entries a subscriber queue can hold at most (its depth is 1..this). Each
+/// entry is a cache line: 16 KiB per connection.
+inline constexpr std::uint32_t kRingCapacity = 256;
 
 }  // namespace axon::shm

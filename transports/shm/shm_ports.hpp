@@ -16,6 +16,12 @@ namespace axon::shm {
 /// Thread safety: one thread at a time uses a publisher (loan, publish,
 /// discard). Nothing here allocates, locks or makes a system call, except a
 /// kBlockPublisher wait, which yields the CPU while a queue is full.
+///
+/// Chunk reuse: a published chunk keeps its loan bit and waits in a small
+/// process-local FIFO; when only the loan bit is left (every subscriber let
+/// go), the next loan() of that size takes it back directly. Subscribers
+/// thus never touch the shared free lists, and chunks do not bounce between
+/// the publisher's and the subscribers' caches through them.
 class ShmPublisherPort final : public PublisherPort {
  public:
   ShmPublisherPort(std::shared_ptr<ShmTransport> transport, std::shared_ptr<MappedPool> pool, std::uint32_t block,
@@ -31,8 +37,13 @@ class ShmPublisherPort final : public PublisherPort {
   [[nodiscard]] std::uint32_t subscriber_count() const noexcept override;
 
  private:
-  bool push_blocking(Connection& conn, std::uint64_t offset) noexcept;
+  bool push_blocking(Connection& conn, const RingEntry& entry) noexcept;
   void reclaim_closing() noexcept;
+  ChunkHeader* reuse_cached(std::size_t payload_bytes) noexcept;
+  void cache(ChunkHeader* chunk) noexcept;
+  void uncache_oldest() noexcept;
+
+  static constexpr std::uint32_t kCacheSlots = 64;
 
   std::shared_ptr<ShmTransport> transport_;
   std::shared_ptr<MappedPool> pool_;
@@ -43,6 +54,12 @@ class ShmPublisherPort final : public PublisherPort {
   std::uint32_t topic_;
   std::string topic_name_;
   std::uint64_t sequence_ = 0;
+  std::array<ChunkHeader*, kCacheSlots> cache_{};  ///< FIFO of published chunks we still hold.
+  std::uint32_t cache_head_ = 0;                   ///< Oldest entry.
+  std::uint32_t cache_count_ = 0;
+  /// Chunks of each class in the cache: at most an eighth of a class, so one
+  /// publisher never hoards what the node's other publishers need.
+  std::array<std::uint32_t, kMaxSizeClasses> cached_per_class_{};
 };
 
 /// Thread safety: take() from one thread at a time; release() from any.
@@ -75,9 +92,18 @@ class ShmSubscriberPort final : public SubscriberPort {
     std::shared_ptr<MappedPool> pool;  ///< Keeps the publisher's pool mapped.
     Connection* conn = nullptr;
     std::uint64_t bit_mask = 0;
+    std::uint64_t publisher_id = 0;
     SlotRef publisher;
     bool orphaned = false;             ///< The publisher is gone: drain, then close.
-    std::atomic<std::uint32_t> held{0};  ///< Samples taken from this link, not yet released.
+    /// Samples taken from this link (taking thread only) and given back (any
+    /// thread): held = taken - released, with no read-modify-write on take.
+    std::uint64_t taken = 0;
+    std::atomic<std::uint64_t> released{0};
+    [[nodiscard]] std::uint64_t held() const noexcept {
+      // Acquire pairs with the release increment in release(): the sample's
+      // last use of the pool happens before the link may be closed or reused.
+      return taken - released.load(std::memory_order_acquire);
+    }
   };
 
   void rescan() noexcept;
@@ -93,10 +119,11 @@ class ShmSubscriberPort final : public SubscriberPort {
   std::int64_t retry_at_ns_ = 0;  ///< A failed connect is retried from then on.
   std::uint32_t next_link_ = 0;
   std::uint32_t link_count_ = 0;  ///< Links [0, link_count_) may be in use.
-  std::atomic<std::uint32_t> held_{0};
-  // Written by the taking thread only; read by anyone (relaxed: statistics).
+  // Written by the taking thread only (plain stores); read by anyone.
   std::atomic<std::uint64_t> taken_{0};
   std::atomic<std::uint64_t> rejected_{0};
+  std::atomic<std::uint64_t> rejected_taken_{0};  ///< Taken, then rejected by the serializer.
+  std::atomic<std::uint64_t> released_{0};  ///< Incremented by release() on any thread.
   std::array<Link, kMaxLinks> links_;
 };
 

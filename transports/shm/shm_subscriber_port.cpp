@@ -39,8 +39,9 @@ Result<ReceivedChunk> ShmSubscriberPort::take() noexcept {
       (retry_at_ns_ != 0 && monotonic_now_ns() >= retry_at_ns_)) {
     rescan();
   }
-  // Acquire pairs with the release decrement in release().
-  if (held_.load(std::memory_order_acquire) >= qos_.max_held_samples) {
+  // Relaxed for our own counter; acquire pairs with the release in release().
+  const std::uint64_t taken = taken_.load(std::memory_order_relaxed);
+  if (taken - released_.load(std::memory_order_acquire) >= qos_.max_held_samples) {
     return Error(ErrorCode::kTooManySamples, "the subscriber holds max_held_samples samples; drop some first");
   }
   const std::uint32_t count = link_count_;
@@ -50,39 +51,37 @@ Result<ReceivedChunk> ShmSubscriberPort::take() noexcept {
     if (link.conn == nullptr) {
       continue;
     }
-    std::uint64_t offset = 0;
-    if (!link.conn->ring.try_pop(offset)) {
+    RingEntry entry;
+    if (!link.conn->ring.try_pop(entry)) {
       if (link.orphaned) {
         close_drained_orphans();
       }
       continue;
     }
-    ChunkHeader* chunk = link.pool->pool.chunk_at(offset);
-    if (chunk == nullptr) {
-      logger().error("topic '{}': a publisher queued an invalid chunk offset {}; ignored", topic_name_, offset);
-      continue;
-    }
-    if (chunk->payload_offset > chunk->capacity_bytes ||
-        chunk->payload_bytes > chunk->capacity_bytes - chunk->payload_offset) {
-      logger().error("topic '{}': a chunk claims {} bytes at offset {} of {}; dropped", topic_name_,
-                     chunk->payload_bytes, chunk->payload_offset, chunk->capacity_bytes);
-      link.pool->pool.drop_holders(chunk, link.bit_mask);
+    ChunkPool& chunks = link.pool->pool;
+    // The entry comes from another process: check it before using it.
+    ChunkHeader* chunk = chunks.chunk_by_index(entry.chunk_index);
+    const std::uint32_t capacity = chunks.capacity_of(entry.chunk_index);
+    if (chunk == nullptr || entry.payload_offset > capacity || entry.payload_bytes > capacity - entry.payload_offset) {
+      logger().error("topic '{}': a publisher queued an invalid entry (chunk {}, {} bytes at {}); dropped",
+                     topic_name_, entry.chunk_index, entry.payload_bytes, entry.payload_offset);
+      if (chunk != nullptr) {
+        chunks.drop_holders(chunk, link.bit_mask);
+      }
       continue;
     }
     next_link_ = i + 1;
-    // Relaxed: the counters only order against release() (see there).
-    link.held.fetch_add(1, std::memory_order_relaxed);
-    held_.fetch_add(1, std::memory_order_relaxed);
+    ++link.taken;
+    taken_.store(taken + 1, std::memory_order_relaxed);
     ReceivedChunk received;
-    received.payload = link.pool->pool.payload(chunk) + chunk->payload_offset;
-    received.same_process = link.pool->owner_is_local;
-    received.info = SampleInfo{.sequence = chunk->sequence,
-                               .publish_time_ns = chunk->publish_time_ns,
-                               .publisher_id = chunk->publisher_id,
-                               .payload_bytes = chunk->payload_bytes};
+    received.payload = chunks.payload(chunk) + entry.payload_offset;
+    received.info = SampleInfo{.sequence = entry.sequence,
+                               .publish_time_ns = entry.publish_time_ns,
+                               .publisher_id = link.publisher_id,
+                               .payload_bytes = entry.payload_bytes};
     received.handle = chunk;
     received.source = i;
-    taken_.store(taken_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+    received.same_process = link.pool->owner_is_local;
     return received;
   }
   return Error(ErrorCode::kNoData, "no message queued");
@@ -91,17 +90,17 @@ Result<ReceivedChunk> ShmSubscriberPort::take() noexcept {
 void ShmSubscriberPort::release(const ReceivedChunk& received) noexcept {
   Link& link = links_[received.source];
   link.pool->pool.drop_holders(static_cast<ChunkHeader*>(received.handle), link.bit_mask);
-  // Release pairs with the acquire loads in take() and close_drained_orphans():
-  // our use of the chunk and the pool ends before the link may be closed.
-  link.held.fetch_sub(1, std::memory_order_release);
-  held_.fetch_sub(1, std::memory_order_release);
+  // Release pairs with the acquire loads in take() and Link::held(): our use
+  // of the chunk and the pool ends before the link may be closed or reused.
+  link.released.fetch_add(1, std::memory_order_release);
+  released_.fetch_add(1, std::memory_order_release);
 }
 
 void ShmSubscriberPort::reject(const ReceivedChunk& received, std::string_view reason) noexcept {
   const std::uint64_t rejected = rejected_.load(std::memory_order_relaxed) + 1;
   rejected_.store(rejected, std::memory_order_relaxed);
-  // The taken counter counts what reached user code only.
-  taken_.store(taken_.load(std::memory_order_relaxed) - 1, std::memory_order_relaxed);
+  // counters().taken counts what reached user code only.
+  rejected_taken_.store(rejected_taken_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
   if (rejected <= 10 || rejected % 1000 == 0) {
     logger().warn("topic '{}': dropped message {} of publisher {:#x} ({} bytes): {} ({} rejected so far)",
                   topic_name_, received.info.sequence, received.info.publisher_id, received.info.payload_bytes,
@@ -111,7 +110,8 @@ void ShmSubscriberPort::reject(const ReceivedChunk& received, std::string_view r
 }
 
 SubscriberCounters ShmSubscriberPort::counters() const noexcept {
-  return {.taken = taken_.load(std::memory_order_relaxed), .rejected = rejected_.load(std::memory_order_relaxed)};
+  return {.taken = taken_.load(std::memory_order_relaxed) - rejected_taken_.load(std::memory_order_relaxed),
+          .rejected = rejected_.load(std::memory_order_relaxed)};
 }
 
 std::uint32_t ShmSubscriberPort::publisher_count() noexcept {
@@ -190,7 +190,7 @@ void ShmSubscriberPort::rescan_locked() noexcept {
     std::uint32_t slot = kMaxLinks;
     for (std::uint32_t i = 0; i < kMaxLinks; ++i) {
       // Acquire: a free link's last sample was released (see release()).
-      if (links_[i].conn == nullptr && links_[i].held.load(std::memory_order_acquire) == 0) {
+      if (links_[i].conn == nullptr && links_[i].held() == 0) {
         slot = i;
         break;
       }
@@ -205,6 +205,7 @@ void ShmSubscriberPort::rescan_locked() noexcept {
     link.conn = conn;
     link.bit_mask = std::uint64_t{1} << conn->bit;
     link.publisher = pub_ref;
+    link.publisher_id = (std::uint64_t{pub_ref.slot} << 32) | pub_ref.generation;
     link.orphaned = false;
     seen[slot] = true;
     link_count_ = std::max(link_count_, slot + 1);
@@ -220,8 +221,7 @@ void ShmSubscriberPort::close_drained_orphans() noexcept {
   for (std::uint32_t i = 0; i < link_count_; ++i) {
     Link& link = links_[i];
     // Acquire pairs with the release decrement in release().
-    if (link.conn != nullptr && link.orphaned && link.conn->ring.size() == 0 &&
-        link.held.load(std::memory_order_acquire) == 0) {
+    if (link.conn != nullptr && link.orphaned && !link.conn->ring.has_entry() && link.held() == 0) {
       close_link(link);
     }
   }

@@ -65,7 +65,6 @@ int main() {
                  static_cast<unsigned long long>(sample.value().info().sequence));
     return 1;
   }
-  std::printf("consumer: took message %llu from domain %u\n", static_cast<unsigned long long>(sample->counter),
-              domain);
+  std::printf("consumer: took message %llu from domain %u\n", static_cast<unsigned long long>(sample->counter), domain);
   return 0;
 }

@@ -8,7 +8,7 @@
 namespace axon::shm {
 namespace {
 
-using Ring = SpscRing<8>;
+using Ring = SpscRing<std::uint64_t, 8>;
 
 std::unique_ptr<Ring> make_ring(std::uint32_t limit) {
   auto sut = std::make_unique<Ring>();
@@ -36,7 +36,7 @@ TEST(SpscRing, RejectsPushWhenFull) {
     ASSERT_TRUE(sut->try_push(v));
   }
   EXPECT_FALSE(sut->try_push(99));
-  EXPECT_TRUE(sut->full());
+  EXPECT_EQ(sut->size_for_producer(), 8U);
   std::uint64_t out = 0;
   ASSERT_TRUE(sut->try_pop(out));
   EXPECT_TRUE(sut->try_push(99));
@@ -48,7 +48,7 @@ TEST(SpscRing, HonoursALimitBelowItsCapacity) {
   EXPECT_TRUE(sut->try_push(2));
   EXPECT_TRUE(sut->try_push(3));
   EXPECT_FALSE(sut->try_push(4));
-  EXPECT_EQ(sut->size(), 3U);
+  EXPECT_EQ(sut->size_for_producer(), 3U);
 }
 
 TEST(SpscRing, ZeroOrOversizedLimitMeansCapacity) {
@@ -72,8 +72,8 @@ TEST(SpscRing, KeepsOrderAcrossManyWrapArounds) {
 }
 
 TEST(SpscRing, TransfersAMillionValuesBetweenTwoThreadsInOrder) {
-  auto sut = std::make_unique<SpscRing<1024>>();
-  sut->reset(1024);
+  auto sut = std::make_unique<SpscRing<std::uint64_t, 256>>();
+  sut->reset(256);
   constexpr std::uint64_t kCount = 1'000'000;
   std::thread producer([&] {
     for (std::uint64_t v = 1; v <= kCount;) {
@@ -95,16 +95,45 @@ TEST(SpscRing, TransfersAMillionValuesBetweenTwoThreadsInOrder) {
     }
   }
   producer.join();
-  EXPECT_EQ(sut->size(), 0U);
+  EXPECT_FALSE(sut->has_entry());
 }
 
-TEST(SpscRing, KeepsProducerAndConsumerIndicesOnSeparateCacheLines) {
-  // The layout itself is the point: the two sides must not false-share.
-  struct Probe {
-    SpscRing<8> ring;
-  };
-  EXPECT_EQ(alignof(SpscRing<8>), kCacheLine);
-  EXPECT_GE(sizeof(Probe), 3 * kCacheLine);
+TEST(SpscRing, KeepsIndicesAndEverySlotOnCacheLinesOfTheirOwn) {
+  // The layout itself is the point: producer, consumer and neighbouring
+  // entries must not false-share.
+  EXPECT_EQ(alignof(Ring), kCacheLine);
+  EXPECT_EQ(sizeof(Ring), 2 * kCacheLine + 8 * kCacheLine);
+}
+
+struct Descriptor {
+  std::uint32_t chunk = 0;
+  std::uint32_t bytes = 0;
+  std::int64_t stamp = 0;
+};
+
+TEST(SpscRing, CarriesWholeEntries) {
+  auto sut = std::make_unique<SpscRing<Descriptor, 4>>();
+  sut->reset(4);
+  ASSERT_TRUE(sut->try_push({.chunk = 7, .bytes = 2048, .stamp = -5}));
+  EXPECT_TRUE(sut->has_entry());
+  Descriptor out;
+  ASSERT_TRUE(sut->try_pop(out));
+  EXPECT_EQ(out.chunk, 7U);
+  EXPECT_EQ(out.bytes, 2048U);
+  EXPECT_EQ(out.stamp, -5);
+  EXPECT_FALSE(sut->has_entry());
+}
+
+TEST(SpscRing, AResetRingHasNoStaleEntries) {
+  auto sut = make_ring(8);
+  ASSERT_TRUE(sut->try_push(1));
+  ASSERT_TRUE(sut->try_push(2));
+  sut->reset(8);
+  std::uint64_t out = 0;
+  EXPECT_FALSE(sut->try_pop(out)) << "turns were cleared";
+  ASSERT_TRUE(sut->try_push(3));
+  ASSERT_TRUE(sut->try_pop(out));
+  EXPECT_EQ(out, 3U);
 }
 
 }  // namespace
