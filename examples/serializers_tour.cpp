@@ -90,26 +90,32 @@ int check(const Handle& handle, const char* what) {
 
 int main() {
   auto node = axon::Node::create("serializers-tour");
-  if (check(node, "node")) return 1;
+  if (check(node, "node"))
+    return 1;
 
   // Raw struct: loaned, written in place, read in place.
   auto raw_pub = node->advertise<Heartbeat>("tour/heartbeat");
   auto raw_sub = node->subscribe<Heartbeat>("tour/heartbeat");
-  if (check(raw_pub, "raw") || check(raw_sub, "raw")) return 1;
+  if (check(raw_pub, "raw") || check(raw_sub, "raw"))
+    return 1;
   auto beat = raw_pub->loan();
-  if (check(beat, "loan")) return 1;
+  if (check(beat, "loan"))
+    return 1;
   beat->sequence = 1;
   beat->stamp_ns = 42;
   (void)raw_pub->publish(std::move(*beat));
-  if (auto s = raw_sub->take()) std::printf("raw         %-28s sequence %lu\n", "zero-copy", s->sequence);
+  if (auto s = raw_sub->take())
+    std::printf("raw         %-28s sequence %lu\n", "zero-copy", s->sequence);
 
   // FlatBuffers: built in a shared-memory chunk, verified and read in place.
   namespace fb = axon::schemas::fb;
   auto fb_pub = node->advertise<fb::ObjectList>("tour/objects");
   auto fb_sub = node->subscribe<fb::ObjectList>("tour/objects", {.require_zero_copy = true});
-  if (check(fb_pub, "flatbuffers") || check(fb_sub, "flatbuffers")) return 1;
+  if (check(fb_pub, "flatbuffers") || check(fb_sub, "flatbuffers"))
+    return 1;
   auto builder = fb_pub->loan_builder(2200);
-  if (check(builder, "loan_builder")) return 1;
+  if (check(builder, "loan_builder"))
+    return 1;
   auto& fbb = builder->builder();
   fb::LidarTarget* targets = nullptr;
   auto vector = fbb.CreateUninitializedVectorOfStructs(128, &targets);
@@ -127,7 +133,8 @@ int main() {
   namespace pb = axon::schemas::pb;
   auto pb_pub = node->advertise<pb::ControlCommand>("tour/control");
   auto pb_sub = node->subscribe<pb::ControlCommand>("tour/control");
-  if (check(pb_pub, "protobuf") || check(pb_sub, "protobuf")) return 1;
+  if (check(pb_pub, "protobuf") || check(pb_sub, "protobuf"))
+    return 1;
   pb::ControlCommand command;
   command.set_steering_rad(0.05F);
   command.set_gear(pb::GEAR_DRIVE);
@@ -143,9 +150,10 @@ int main() {
   // A user type with its own serializer.
   auto log_pub = node->advertise<diagnostics::LogLine>("tour/log");
   auto log_sub = node->subscribe<diagnostics::LogLine>("tour/log");
-  if (check(log_pub, "log") || check(log_sub, "log")) return 1;
+  if (check(log_pub, "log") || check(log_sub, "log"))
+    return 1;
   (void)log_pub->publish(diagnostics::LogLine{.component = "planner", .text = "replanning at intersection"});
-  if (auto s = log_sub->take()) std::printf("log-line    %-28s %s: %s\n", "serialized in shared memory",
-                                             s->component.c_str(), s->text.c_str());
+  if (auto s = log_sub->take())
+    std::printf("log-line    %-28s %s: %s\n", "serialized in shared memory", s->component.c_str(), s->text.c_str());
   return refused ? 1 : 0;
 }

@@ -28,8 +28,8 @@ Result<std::uint32_t> domain_from_environment() {
 }  // namespace
 
 std::vector<ChunkClassConfig> default_chunk_classes() {
-  return {{.payload_bytes = 256, .count = 1024},       {.payload_bytes = 4096, .count = 256},
-          {.payload_bytes = 64 * 1024, .count = 64},   {.payload_bytes = 1024 * 1024, .count = 8},
+  return {{.payload_bytes = 256, .count = 1024},          {.payload_bytes = 4096, .count = 256},
+          {.payload_bytes = 64 * 1024, .count = 64},      {.payload_bytes = 1024 * 1024, .count = 8},
           {.payload_bytes = 4 * 1024 * 1024, .count = 4}, {.payload_bytes = 16 * 1024 * 1024, .count = 2}};
 }
 

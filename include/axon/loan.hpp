@@ -18,8 +18,7 @@ class Publisher;
 template <class T>
 class Loan {
  public:
-  Loan(Loan&& other) noexcept
-      : port_(std::move(other.port_)), chunk_(std::exchange(other.chunk_, LoanedChunk{})) {}
+  Loan(Loan&& other) noexcept : port_(std::move(other.port_)), chunk_(std::exchange(other.chunk_, LoanedChunk{})) {}
   Loan& operator=(Loan&& other) noexcept {
     if (this != &other) {
       reset();

@@ -2,10 +2,11 @@
 // with designated initializers.
 #pragma once
 
+#include <sys/types.h>
+
 #include <cstdint>
 #include <optional>
 #include <string>
-#include <sys/types.h>
 #include <vector>
 
 namespace axon {
@@ -45,7 +46,7 @@ enum class Overflow : std::uint8_t {
 enum class Verification : std::uint8_t {
   kCrossProcess,  ///< Messages written by another process (the default).
   kAlways,
-  kNever,         ///< Trust every writer: for the last microseconds on a closed system.
+  kNever,  ///< Trust every writer: for the last microseconds on a closed system.
 };
 
 struct PublisherQos {

@@ -18,10 +18,14 @@ namespace axon {
 namespace detail {
 
 template <class T>
-concept LoansValue = requires { requires Serializer<T>::kLoansValue; };
+concept LoansValue = requires {
+  requires Serializer<T>::kLoansValue;
+};
 
 template <class T>
-concept BuildsInPlace = requires { requires Serializer<T>::kBuildsInPlace; };
+concept BuildsInPlace = requires {
+  requires Serializer<T>::kBuildsInPlace;
+};
 
 template <class T>
 concept EncodesValue = requires(const T& value, std::span<std::byte> out) {
@@ -36,7 +40,7 @@ struct PublisherStateOf {
   using type = None;
 };
 template <class T>
-  requires requires { typename Serializer<T>::PublisherState; }
+requires requires { typename Serializer<T>::PublisherState; }
 struct PublisherStateOf<T> {
   using type = typename Serializer<T>::PublisherState;
 };
@@ -60,9 +64,7 @@ class Publisher {
 
   /// Raw structs: memory for one message inside shared memory.
   /// kPoolExhausted when every chunk is in use (an outcome: skip or retry).
-  [[nodiscard]] Result<Loan<T>> loan() noexcept
-    requires detail::LoansValue<T>
-  {
+  [[nodiscard]] Result<Loan<T>> loan() noexcept requires detail::LoansValue<T> {
     auto chunk = port_->loan(sizeof(T));
     if (!chunk) {
       return chunk.error();
@@ -71,26 +73,20 @@ class Publisher {
   }
 
   /// Raw structs: sends the loaned message to every subscriber, no copy.
-  [[nodiscard]] Result<PublishStatus> publish(Loan<T>&& loan) noexcept
-    requires detail::LoansValue<T>
-  {
+  [[nodiscard]] Result<PublishStatus> publish(Loan<T>&& loan) noexcept requires detail::LoansValue<T> {
     return port_->publish(loan.release(), sizeof(T));
   }
 
   /// FlatBuffers: a builder whose buffer is a chunk of shared memory. Build
   /// the message with it, then publish(std::move(builder), root).
   /// `expected_bytes` picks the first chunk class (it grows when it must).
-  [[nodiscard]] auto loan_builder(std::size_t expected_bytes = 0) noexcept
-    requires detail::BuildsInPlace<T>
-  {
+  [[nodiscard]] auto loan_builder(std::size_t expected_bytes = 0) noexcept requires detail::BuildsInPlace<T> {
     return S::make_builder(port_, state_, expected_bytes);
   }
 
   /// FlatBuffers: finishes the builder's message at `root` and sends it.
   template <class Builder, class Root>
-  [[nodiscard]] Result<PublishStatus> publish(Builder&& builder, Root root) noexcept
-    requires detail::BuildsInPlace<T>
-  {
+  [[nodiscard]] Result<PublishStatus> publish(Builder&& builder, Root root) noexcept requires detail::BuildsInPlace<T> {
     auto finished = S::finish(std::forward<Builder>(builder), root);
     if (!finished) {
       return finished.error();
@@ -100,9 +96,7 @@ class Publisher {
 
   /// Encodes `value` straight into a loaned chunk and sends it (for raw
   /// structs this is the convenience copy; Protobuf serializes in place).
-  [[nodiscard]] Result<PublishStatus> publish(const T& value) noexcept
-    requires detail::EncodesValue<T>
-  {
+  [[nodiscard]] Result<PublishStatus> publish(const T& value) noexcept requires detail::EncodesValue<T> {
     const std::size_t bytes = S::encoded_size(value);
     auto chunk = port_->loan(bytes);
     if (!chunk) {

@@ -16,20 +16,20 @@ namespace axon {
 /// message says which component and what to do.
 enum class ErrorCode : std::uint8_t {
   kOk = 0,
-  kNoData,            ///< Outcome, not a failure: nothing to take right now.
-  kPoolExhausted,     ///< Outcome: every chunk of the size class is in use.
-  kTooManySamples,    ///< The subscriber holds its maximum number of samples.
-  kPayloadTooLarge,   ///< The message does not fit the largest chunk class.
-  kTypeMismatch,      ///< A topic's type identity differs from the caller's.
-  kLimitReached,      ///< A fixed table (topics, publishers, ...) is full.
-  kInvalidArgument,   ///< A name, option or value the caller passed is wrong.
-  kNoSpace,           ///< Not enough room to create a segment.
-  kIncompatible,      ///< A segment has another magic, layout version or ABI.
-  kSystem,            ///< A system call failed; the message names it.
-  kTimeout,           ///< A bounded wait ran out.
-  kClosed,            ///< The peer or the object is gone.
-  kMalformed,         ///< Bytes that are not a valid message (verification or decoding failed).
-  kRequirementNotMet, ///< A QoS requirement (e.g. require_zero_copy) cannot be met.
+  kNoData,             ///< Outcome, not a failure: nothing to take right now.
+  kPoolExhausted,      ///< Outcome: every chunk of the size class is in use.
+  kTooManySamples,     ///< The subscriber holds its maximum number of samples.
+  kPayloadTooLarge,    ///< The message does not fit the largest chunk class.
+  kTypeMismatch,       ///< A topic's type identity differs from the caller's.
+  kLimitReached,       ///< A fixed table (topics, publishers, ...) is full.
+  kInvalidArgument,    ///< A name, option or value the caller passed is wrong.
+  kNoSpace,            ///< Not enough room to create a segment.
+  kIncompatible,       ///< A segment has another magic, layout version or ABI.
+  kSystem,             ///< A system call failed; the message names it.
+  kTimeout,            ///< A bounded wait ran out.
+  kClosed,             ///< The peer or the object is gone.
+  kMalformed,          ///< Bytes that are not a valid message (verification or decoding failed).
+  kRequirementNotMet,  ///< A QoS requirement (e.g. require_zero_copy) cannot be met.
 };
 
 /// Readable name of an error code ("pool_exhausted").
@@ -39,8 +39,7 @@ enum class ErrorCode : std::uint8_t {
 /// (no allocation); start-up errors carry a detailed one.
 class Error {
  public:
-  Error(ErrorCode code, const char* static_message) noexcept
-      : code_(code), static_message_(static_message) {}
+  Error(ErrorCode code, const char* static_message) noexcept : code_(code), static_message_(static_message) {}
   Error(ErrorCode code, std::string message) : code_(code), message_(std::move(message)) {}
 
   [[nodiscard]] ErrorCode code() const noexcept { return code_; }
@@ -55,12 +54,17 @@ class Error {
 };
 
 namespace detail {
+// clang-format off (clang-format 14 cannot lay out requires-expressions)
 template <class P>
-concept PointerLike = requires(P& p) { p.operator->(); } || std::is_pointer_v<P>;
+concept PointerLike = requires(P& p) {
+  p.operator->();
+}
+|| std::is_pointer_v<P>;
+// clang-format on
 
 [[noreturn]] inline void die_on_bad_access(const Error& error) noexcept {
-  std::fprintf(stderr, "axon: value of a failed Result used: %.*s\n",
-               static_cast<int>(error.message().size()), error.message().data());
+  std::fprintf(stderr, "axon: value of a failed Result used: %.*s\n", static_cast<int>(error.message().size()),
+               error.message().data());
   std::abort();
 }
 }  // namespace detail
@@ -81,8 +85,7 @@ class [[nodiscard]] Result {
   Result(Error error) noexcept : has_value_(false) {  // NOLINT(google-explicit-constructor)
     new (&storage_.error) Error(std::move(error));
   }
-  Result(Result&& other) noexcept(std::is_nothrow_move_constructible_v<T>)
-      : has_value_(other.has_value_) {
+  Result(Result&& other) noexcept(std::is_nothrow_move_constructible_v<T>) : has_value_(other.has_value_) {
     if (has_value_) {
       new (&storage_.value) T(std::move(other.storage_.value));
     } else {

@@ -87,10 +87,10 @@ concept HasSerializer = requires {
 template <class T>
 concept DecodingSerializer = HasSerializer<T> && !Serializer<T>::kReadsInPlace &&
                              requires(const T& value, T& out, std::span<std::byte> buf, std::span<const std::byte> in) {
-                               { Serializer<T>::encoded_size(value) } -> std::convertible_to<std::size_t>;
-                               { Serializer<T>::encode(value, buf) } -> std::convertible_to<std::size_t>;
-                               { Serializer<T>::decode(in, out) } -> std::convertible_to<bool>;
-                             };
+  { Serializer<T>::encoded_size(value) } -> std::convertible_to<std::size_t>;
+  { Serializer<T>::encode(value, buf) } -> std::convertible_to<std::size_t>;
+  { Serializer<T>::decode(in, out) } -> std::convertible_to<bool>;
+};
 
 }  // namespace detail
 

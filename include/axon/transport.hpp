@@ -28,9 +28,9 @@ struct TopicDescriptor {
 
 /// Metadata a subscriber sees with each sample.
 struct SampleInfo {
-  std::uint64_t sequence = 0;         ///< Per publisher, from 1, no gaps unless dropped.
-  std::int64_t publish_time_ns = 0;   ///< CLOCK_MONOTONIC when published.
-  std::uint64_t publisher_id = 0;     ///< Unique among live publishers of the domain.
+  std::uint64_t sequence = 0;        ///< Per publisher, from 1, no gaps unless dropped.
+  std::int64_t publish_time_ns = 0;  ///< CLOCK_MONOTONIC when published.
+  std::uint64_t publisher_id = 0;    ///< Unique among live publishers of the domain.
   std::uint32_t payload_bytes = 0;
 };
 
@@ -46,8 +46,8 @@ struct ReceivedChunk {
   const std::byte* payload = nullptr;  ///< First byte of the message.
   SampleInfo info;
   void* handle = nullptr;
-  std::uint32_t source = 0;  ///< Transport's own index of where it came from.
-  bool same_process = false; ///< Written by this process (no need to verify it).
+  std::uint32_t source = 0;   ///< Transport's own index of where it came from.
+  bool same_process = false;  ///< Written by this process (no need to verify it).
 };
 
 /// What publish() did for each subscriber.
@@ -107,10 +107,8 @@ class Transport {
  public:
   virtual ~Transport() = default;
   [[nodiscard]] virtual std::string_view name() const noexcept = 0;
-  virtual Result<std::shared_ptr<PublisherPort>> advertise(const TopicDescriptor& topic,
-                                                           const PublisherQos& qos) = 0;
-  virtual Result<std::shared_ptr<SubscriberPort>> subscribe(const TopicDescriptor& topic,
-                                                            const SubscriberQos& qos) = 0;
+  virtual Result<std::shared_ptr<PublisherPort>> advertise(const TopicDescriptor& topic, const PublisherQos& qos) = 0;
+  virtual Result<std::shared_ptr<SubscriberPort>> subscribe(const TopicDescriptor& topic, const SubscriberQos& qos) = 0;
   /// Chunk classes of this process's pool (empty for a transport without one).
   [[nodiscard]] virtual std::vector<PoolClassStats> pool_stats() const = 0;
 };

@@ -11,11 +11,11 @@ namespace axon {
 
 /// Identity of a message type as recorded in a topic.
 struct TypeIdentity {
-  std::string name;          ///< e.g. "perception::ObjectList"
-  std::uint64_t hash = 0;    ///< Covers name, size, alignment and version.
-  std::uint32_t size = 0;    ///< sizeof for raw structs.
-  std::uint32_t align = 0;   ///< alignof for raw structs.
-  std::uint32_t version = 0; ///< User-supplied layout version.
+  std::string name;                ///< e.g. "perception::ObjectList"
+  std::uint64_t hash = 0;          ///< Covers name, size, alignment and version.
+  std::uint32_t size = 0;          ///< sizeof for raw structs.
+  std::uint32_t align = 0;         ///< alignof for raw structs.
+  std::uint32_t version = 0;       ///< User-supplied layout version.
   std::string serializer = "raw";  ///< Which Serializer encodes it.
 };
 

@@ -34,8 +34,9 @@ TEST(Stress, FourPublishersToFourSubscribersLoseNothing) {
   };
   std::vector<ChildProcess> subscribers;
   for (int s = 0; s < kSubscribers; ++s) {
-    subscribers.push_back(ChildProcess::spawn(args({"subscribe", "expect=" + std::to_string(per_publisher * kPublishers),
-                                                    "depth=256", "block=1", "timeout_ms=1500000"})));
+    subscribers.push_back(
+        ChildProcess::spawn(args({"subscribe", "expect=" + std::to_string(per_publisher * kPublishers), "depth=256",
+                                  "block=1", "timeout_ms=1500000"})));
   }
   for (auto& s : subscribers) {
     ASSERT_TRUE(s.wait_for_line("READY", 30s));
@@ -49,7 +50,8 @@ TEST(Stress, FourPublishersToFourSubscribersLoseNothing) {
     EXPECT_EQ(p.wait(1500s), 0) << p.output();
     EXPECT_NE(p.output().find("dropped=0"), std::string::npos) << p.output();
   }
-  const std::string expected = "RESULT received=" + std::to_string(per_publisher * kPublishers) + " publishers=4 errors=0";
+  const std::string expected =
+      "RESULT received=" + std::to_string(per_publisher * kPublishers) + " publishers=4 errors=0";
   for (auto& s : subscribers) {
     EXPECT_EQ(s.wait(1500s), 0) << s.output();
     EXPECT_NE(s.output().find(expected), std::string::npos) << s.output();

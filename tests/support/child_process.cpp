@@ -83,7 +83,8 @@ std::optional<std::string> ChildProcess::wait_for_line(const std::string& prefix
         return line;
       }
     }
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    const auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
     if (left.count() <= 0 || stdout_fd_ < 0) {
       return std::nullopt;
     }

@@ -13,8 +13,8 @@ namespace fb = ::axon::schemas::fb;
 namespace pb = ::axon::schemas::pb;
 
 inline fb::LidarTarget target_for(std::uint64_t sequence, std::uint32_t i) {
-  return {static_cast<float>(i), static_cast<float>(sequence), 0.5F, static_cast<std::uint16_t>(i),
-          static_cast<std::uint8_t>(i % 7), static_cast<std::uint8_t>(i % 100)};
+  return {static_cast<float>(i),         static_cast<float>(sequence),     0.5F,
+          static_cast<std::uint16_t>(i), static_cast<std::uint8_t>(i % 7), static_cast<std::uint8_t>(i % 100)};
 }
 
 /// Builds an ObjectList of `targets` targets for `sequence` in `fbb`.

@@ -5,9 +5,9 @@
 #include <unistd.h>
 
 #include <chrono>
-#include <cstring>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <map>
 #include <string>
 #include <thread>
@@ -367,17 +367,28 @@ int main(int argc, char** argv) {
     }
   }
   const std::string command = argv[1];
-  if (command == "publish") return publish(args);
-  if (command == "subscribe") return subscribe(args);
-  if (command == "hold") return hold(args);
-  if (command == "loan") return loan(args);
-  if (command == "spam") return spam(args);
-  if (command == "node") return node_only(args);
-  if (command == "other-type") return other_type(args);
-  if (command == "fb-publish") return fb_publish(args);
-  if (command == "pb-publish") return pb_publish(args);
-  if (command == "fb-garbage") return garbage<axon::test::fb::ObjectList>(args);
-  if (command == "pb-garbage") return garbage<axon::test::pb::ObjectList>(args);
+  if (command == "publish")
+    return publish(args);
+  if (command == "subscribe")
+    return subscribe(args);
+  if (command == "hold")
+    return hold(args);
+  if (command == "loan")
+    return loan(args);
+  if (command == "spam")
+    return spam(args);
+  if (command == "node")
+    return node_only(args);
+  if (command == "other-type")
+    return other_type(args);
+  if (command == "fb-publish")
+    return fb_publish(args);
+  if (command == "pb-publish")
+    return pb_publish(args);
+  if (command == "fb-garbage")
+    return garbage<axon::test::fb::ObjectList>(args);
+  if (command == "pb-garbage")
+    return garbage<axon::test::pb::ObjectList>(args);
   std::fprintf(stderr, "unknown command %s\n", command.c_str());
   return 2;
 }

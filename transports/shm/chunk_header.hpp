@@ -22,14 +22,14 @@ inline constexpr std::uint64_t kLoanBit = std::uint64_t{1} << 63;
 /// list (exactly one thread can see the mask go from its own bit to zero).
 struct alignas(kCacheLine) ChunkHeader {
   std::atomic<std::uint64_t> holders{0};
-  std::uint64_t sequence = 0;          ///< Per publisher, starts at 1.
-  std::int64_t publish_time_ns = 0;    ///< CLOCK_MONOTONIC at publish.
-  std::uint64_t publisher_id = 0;      ///< Registry slot << 32 | generation.
-  std::uint32_t payload_bytes = 0;     ///< Bytes the publisher wrote.
-  std::uint32_t payload_offset = 0;    ///< Where they start in the payload area
-                                       ///< (FlatBuffers builds from the end).
-  std::uint32_t capacity_bytes = 0;    ///< Payload capacity of the chunk's class.
-  std::uint32_t chunk_index = 0;       ///< Index over all chunks of the pool.
+  std::uint64_t sequence = 0;        ///< Per publisher, starts at 1.
+  std::int64_t publish_time_ns = 0;  ///< CLOCK_MONOTONIC at publish.
+  std::uint64_t publisher_id = 0;    ///< Registry slot << 32 | generation.
+  std::uint32_t payload_bytes = 0;   ///< Bytes the publisher wrote.
+  std::uint32_t payload_offset = 0;  ///< Where they start in the payload area
+                                     ///< (FlatBuffers builds from the end).
+  std::uint32_t capacity_bytes = 0;  ///< Payload capacity of the chunk's class.
+  std::uint32_t chunk_index = 0;     ///< Index over all chunks of the pool.
   std::uint16_t size_class = 0;
   /// Block of the publisher that loaned it. Atomic because a reclaimer may
   /// read it while another publisher loans the chunk (see reclaim_connection).

@@ -16,13 +16,9 @@ constexpr std::uint64_t make_head(std::uint32_t index, std::uint32_t tag) noexce
 constexpr std::uint32_t head_index(std::uint64_t head) noexcept {
   return static_cast<std::uint32_t>(head & kIndexMask);
 }
-constexpr std::uint32_t head_tag(std::uint64_t head) noexcept {
-  return static_cast<std::uint32_t>(head >> 32);
-}
+constexpr std::uint32_t head_tag(std::uint64_t head) noexcept { return static_cast<std::uint32_t>(head >> 32); }
 
-constexpr std::uint64_t round_up(std::uint64_t value, std::uint64_t to) noexcept {
-  return (value + to - 1) / to * to;
-}
+constexpr std::uint64_t round_up(std::uint64_t value, std::uint64_t to) noexcept { return (value + to - 1) / to * to; }
 
 constexpr std::uint64_t directory_bytes() noexcept { return round_up(sizeof(PoolDirectory), kCacheLine); }
 
@@ -31,21 +27,18 @@ constexpr std::uint64_t directory_bytes() noexcept { return round_up(sizeof(Pool
 Result<std::size_t> ChunkPool::bytes_needed(std::span<const ChunkClassConfig> classes) {
   if (classes.empty() || classes.size() > kMaxSizeClasses) {
     return Error(ErrorCode::kInvalidArgument,
-                 fmt::format("a pool needs 1 to {} chunk classes, {} were given", kMaxSizeClasses,
-                             classes.size()));
+                 fmt::format("a pool needs 1 to {} chunk classes, {} were given", kMaxSizeClasses, classes.size()));
   }
   std::uint64_t total = directory_bytes();
   std::uint64_t chunks = 0;
   std::uint32_t previous = 0;
   for (const auto& c : classes) {
     if (c.payload_bytes == 0 || c.count == 0) {
-      return Error(ErrorCode::kInvalidArgument,
-                   "a chunk class needs payload_bytes > 0 and count > 0");
+      return Error(ErrorCode::kInvalidArgument, "a chunk class needs payload_bytes > 0 and count > 0");
     }
     if (c.payload_bytes <= previous) {
       return Error(ErrorCode::kInvalidArgument,
-                   fmt::format("chunk classes must grow strictly: {} B follows {} B", c.payload_bytes,
-                               previous));
+                   fmt::format("chunk classes must grow strictly: {} B follows {} B", c.payload_bytes, previous));
     }
     previous = c.payload_bytes;
     total += (sizeof(ChunkHeader) + round_up(c.payload_bytes, kCacheLine)) * c.count;
@@ -132,8 +125,8 @@ ChunkHeader* ChunkPool::pop(SizeClass& sc) noexcept {
     const std::uint32_t next = chunk->next_free.load(std::memory_order_relaxed);
     // Acquire on success: see the load above. Acquire on failure: the new
     // head's next_free must be visible for the next round.
-    if (sc.free_head.compare_exchange_weak(head, make_head(next, head_tag(head) + 1),
-                                           std::memory_order_acquire, std::memory_order_acquire)) {
+    if (sc.free_head.compare_exchange_weak(head, make_head(next, head_tag(head) + 1), std::memory_order_acquire,
+                                           std::memory_order_acquire)) {
       return chunk;
     }
   }
@@ -188,8 +181,8 @@ ChunkHeader* ChunkPool::chunk_by_index(std::uint32_t index) const noexcept {
   for (std::uint32_t i = 0; i < dir_->class_count; ++i) {
     const SizeClass& sc = dir_->classes[i];
     if (index < sc.first_index + sc.chunk_count) {
-      return std::launder(reinterpret_cast<ChunkHeader*>(
-          base_ + sc.first_offset + std::uint64_t{index - sc.first_index} * sc.stride));
+      return std::launder(
+          reinterpret_cast<ChunkHeader*>(base_ + sc.first_offset + std::uint64_t{index - sc.first_index} * sc.stride));
     }
   }
   return nullptr;

@@ -23,9 +23,9 @@ struct alignas(kCacheLine) SizeClass {
   std::atomic<std::uint64_t> free_head{0};
   std::uint32_t payload_capacity = 0;  ///< Bytes, a multiple of the cache line.
   std::uint32_t chunk_count = 0;
-  std::uint32_t first_index = 0;       ///< Index of its first chunk over the pool.
-  std::uint32_t stride = 0;            ///< Header + payload bytes.
-  std::uint64_t first_offset = 0;      ///< From the pool directory's base.
+  std::uint32_t first_index = 0;   ///< Index of its first chunk over the pool.
+  std::uint32_t stride = 0;        ///< Header + payload bytes.
+  std::uint64_t first_offset = 0;  ///< From the pool directory's base.
 };
 
 /// The part of a pool segment that describes its classes.

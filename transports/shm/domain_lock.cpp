@@ -41,8 +41,8 @@ Result<bool> DomainLock::acquire(bool blocking) {
     }
     struct stat locked {};
     struct stat current {};
-    if (::fstat(fd, &locked) == 0 && ::stat(path_.c_str(), &current) == 0 &&
-        locked.st_ino == current.st_ino && locked.st_dev == current.st_dev) {
+    if (::fstat(fd, &locked) == 0 && ::stat(path_.c_str(), &current) == 0 && locked.st_ino == current.st_ino &&
+        locked.st_dev == current.st_dev) {
       fd_ = fd;
       return true;
     }

@@ -100,8 +100,8 @@ void FdServer::answer(int client) const noexcept {
   }
   // Only the same user, root, or the configured group get the pool: the
   // descriptor gives write access to every chunk.
-  const bool allowed = peer.uid == ::geteuid() || peer.uid == 0 ||
-                       (group_gid_ != static_cast<gid_t>(-1) && peer.gid == group_gid_);
+  const bool allowed =
+      peer.uid == ::geteuid() || peer.uid == 0 || (group_gid_ != static_cast<gid_t>(-1) && peer.gid == group_gid_);
   if (!allowed) {
     return;
   }

@@ -42,9 +42,9 @@ enum class OverflowPolicy : std::uint32_t { kRejectNewest = 0, kBlockPublisher =
 /// that sees kActive.
 struct alignas(kCacheLine) Connection {
   std::atomic<ConnectionState> state{ConnectionState::kFree};
-  std::uint32_t block = 0;            ///< Publisher block of the owning pool.
-  std::uint32_t bit = 0;              ///< This connection's bit in chunk holder masks.
-  std::uint32_t subscriber_slot = 0;  ///< Registry subscriber entry ...
+  std::uint32_t block = 0;                  ///< Publisher block of the owning pool.
+  std::uint32_t bit = 0;                    ///< This connection's bit in chunk holder masks.
+  std::uint32_t subscriber_slot = 0;        ///< Registry subscriber entry ...
   std::uint32_t subscriber_generation = 0;  ///< ... and its generation.
   OverflowPolicy overflow = OverflowPolicy::kRejectNewest;
   std::int64_t block_timeout_ns = 0;
@@ -63,7 +63,7 @@ enum class BlockState : std::uint32_t {
 /// The shared part of one publisher.
 struct alignas(kCacheLine) PublisherBlock {
   std::atomic<BlockState> state{BlockState::kFree};
-  std::uint32_t publisher_slot = 0;  ///< Registry publisher entry ...
+  std::uint32_t publisher_slot = 0;        ///< Registry publisher entry ...
   std::uint32_t publisher_generation = 0;  ///< ... and its generation.
   std::uint32_t topic = 0;
   /// Bits whose connection the publisher pushes to. Set (release) by the

@@ -1,8 +1,9 @@
 // Who a process is, in a way that survives pid reuse: pid plus start time.
 #pragma once
 
-#include <cstdint>
 #include <sys/types.h>
+
+#include <cstdint>
 
 namespace axon::shm {
 

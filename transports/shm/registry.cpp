@@ -40,8 +40,7 @@ void Registry::format(RegistrySegment* segment) noexcept {
   new (&segment->subscribers) EndpointEntry[kMaxSubscribers]();
 }
 
-Result<SlotRef> Registry::add_participant(const ProcessIdentity& id, std::string_view name,
-                                          std::uint64_t pool_bytes) {
+Result<SlotRef> Registry::add_participant(const ProcessIdentity& id, std::string_view name, std::uint64_t pool_bytes) {
   std::uint32_t slot = 0;
   ParticipantEntry* entry = first_free(seg_->participants, slot);
   if (entry == nullptr) {
@@ -79,8 +78,9 @@ bool Registry::participant_is(const SlotRef& ref) const noexcept {
 }
 
 std::uint32_t Registry::active_participants() const noexcept {
-  return static_cast<std::uint32_t>(std::count_if(std::begin(seg_->participants), std::end(seg_->participants),
-                                                  [](const ParticipantEntry& p) { return p.state == EntryState::kActive; }));
+  return static_cast<std::uint32_t>(
+      std::count_if(std::begin(seg_->participants), std::end(seg_->participants),
+                    [](const ParticipantEntry& p) { return p.state == EntryState::kActive; }));
 }
 
 std::vector<std::uint32_t> Registry::dead_participants() const {
@@ -97,8 +97,7 @@ std::vector<std::uint32_t> Registry::dead_participants() const {
 Result<std::uint32_t> Registry::find_or_add_topic(const TopicDescriptor& topic) {
   if (topic.name.empty() || topic.name.size() >= kMaxTopicNameBytes) {
     return Error(ErrorCode::kInvalidArgument,
-                 fmt::format("topic name '{}' must have 1 to {} characters", topic.name,
-                             kMaxTopicNameBytes - 1));
+                 fmt::format("topic name '{}' must have 1 to {} characters", topic.name, kMaxTopicNameBytes - 1));
   }
   for (std::uint32_t i = 0; i < kMaxTopics; ++i) {
     TopicEntry& t = seg_->topics[i];
@@ -107,12 +106,12 @@ Result<std::uint32_t> Registry::find_or_add_topic(const TopicDescriptor& topic) 
     }
     const bool same_format = topic.type.serializer == t.serializer;
     if (!same_format) {
-      return Error(ErrorCode::kTypeMismatch,
-                   fmt::format("topic '{}' carries {} messages of type {}, but this endpoint uses {} "
-                               "messages of type {}; use the same serializer and type everywhere",
-                               topic.name, t.serializer, describe_type(t.type_name, t.type_hash, t.type_size),
-                               topic.type.serializer,
-                               describe_type(topic.type.name, topic.type.hash, topic.type.size)));
+      return Error(
+          ErrorCode::kTypeMismatch,
+          fmt::format("topic '{}' carries {} messages of type {}, but this endpoint uses {} "
+                      "messages of type {}; use the same serializer and type everywhere",
+                      topic.name, t.serializer, describe_type(t.type_name, t.type_hash, t.type_size),
+                      topic.type.serializer, describe_type(topic.type.name, topic.type.hash, topic.type.size)));
     }
     // Opt-in schema evolution: FlatBuffers and Protobuf readers and writers
     // of one type name stay compatible when fields are only added.
@@ -131,8 +130,7 @@ Result<std::uint32_t> Registry::find_or_add_topic(const TopicDescriptor& topic) 
   std::uint32_t slot = 0;
   TopicEntry* t = first_free(seg_->topics, slot);
   if (t == nullptr) {
-    return Error(ErrorCode::kLimitReached,
-                 fmt::format("the domain already has {} topics", kMaxTopics));
+    return Error(ErrorCode::kLimitReached, fmt::format("the domain already has {} topics", kMaxTopics));
   }
   t->generation += 1;
   t->type_hash = topic.type.hash;

@@ -45,10 +45,10 @@ struct EndpointEntry {
   std::uint32_t topic = 0;
   std::uint32_t participant = 0;
   std::uint32_t participant_generation = 0;
-  std::uint32_t pool_block = 0;      ///< Publishers: block in the participant's pool.
-  std::uint32_t depth = 0;           ///< Subscribers: queue depth ...
-  std::uint32_t overflow = 0;        ///< ... overflow policy ...
-  std::int64_t block_timeout_ns = 0; ///< ... and how long a publisher may block.
+  std::uint32_t pool_block = 0;       ///< Publishers: block in the participant's pool.
+  std::uint32_t depth = 0;            ///< Subscribers: queue depth ...
+  std::uint32_t overflow = 0;         ///< ... overflow policy ...
+  std::int64_t block_timeout_ns = 0;  ///< ... and how long a publisher may block.
 };
 
 struct RegistrySegment {

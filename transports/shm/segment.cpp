@@ -62,8 +62,7 @@ Result<void> check_header(const SegmentHeader& header, SegmentKind kind, std::ui
   }
   if (header.total_bytes != mapped_bytes) {
     return Error(ErrorCode::kIncompatible,
-                 fmt::format("{} says it has {} bytes but {} are mapped", what, header.total_bytes,
-                             mapped_bytes));
+                 fmt::format("{} says it has {} bytes but {} are mapped", what, header.total_bytes, mapped_bytes));
   }
   return {};
 }
@@ -183,8 +182,7 @@ Result<void> apply_permissions(int fd, mode_t mode, const std::string& group, st
     struct group* g = ::getgrnam(group.c_str());  // NOLINT(concurrency-mt-unsafe): start-up only
     if (g == nullptr) {
       return Error(ErrorCode::kInvalidArgument,
-                   fmt::format("group '{}' for {} does not exist; create it or fix the group option",
-                               group, what));
+                   fmt::format("group '{}' for {} does not exist; create it or fix the group option", group, what));
     }
     if (::fchown(fd, static_cast<uid_t>(-1), g->gr_gid) != 0) {
       return system_error(errno, fmt::format("fchown of {} to group {}", what, group));
@@ -213,10 +211,9 @@ Result<MappedSegment> create_named_segment(const std::string& path, std::size_t 
     return fail(perms.error());
   }
   if (const int err = ::posix_fallocate(fd, 0, static_cast<off_t>(bytes)); err != 0) {
-    return fail(Error(ErrorCode::kNoSpace,
-                      fmt::format("cannot allocate {} for {} ({}): give the container a larger "
-                                  "--shm-size or free space in {}",
-                                  mib(bytes), path, std::strerror(err), dir)));
+    return fail(Error(ErrorCode::kNoSpace, fmt::format("cannot allocate {} for {} ({}): give the container a larger "
+                                                       "--shm-size or free space in {}",
+                                                       mib(bytes), path, std::strerror(err), dir)));
   }
   return map_fd(fd, bytes, path);
 }

@@ -2,12 +2,13 @@
 // named (/dev/shm) segments.
 #pragma once
 
+#include <sys/types.h>
+
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <string>
 #include <string_view>
-#include <sys/types.h>
 
 #include "axon/result.hpp"
 #include "transports/shm/shm_constants.hpp"

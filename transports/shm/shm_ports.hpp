@@ -94,7 +94,7 @@ class ShmSubscriberPort final : public SubscriberPort {
     std::uint64_t bit_mask = 0;
     std::uint64_t publisher_id = 0;
     SlotRef publisher;
-    bool orphaned = false;             ///< The publisher is gone: drain, then close.
+    bool orphaned = false;  ///< The publisher is gone: drain, then close.
     /// Samples taken from this link (taking thread only) and given back (any
     /// thread): held = taken - released, with no read-modify-write on take.
     std::uint64_t taken = 0;
@@ -123,7 +123,7 @@ class ShmSubscriberPort final : public SubscriberPort {
   std::atomic<std::uint64_t> taken_{0};
   std::atomic<std::uint64_t> rejected_{0};
   std::atomic<std::uint64_t> rejected_taken_{0};  ///< Taken, then rejected by the serializer.
-  std::atomic<std::uint64_t> released_{0};  ///< Incremented by release() on any thread.
+  std::atomic<std::uint64_t> released_{0};        ///< Incremented by release() on any thread.
   std::array<Link, kMaxLinks> links_;
 };
 

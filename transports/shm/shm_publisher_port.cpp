@@ -150,8 +150,8 @@ Result<PublishStatus> ShmPublisherPort::publish(LoanedChunk loaned, std::size_t 
       not_delivered |= std::uint64_t{1} << bit;
       continue;
     }
-    const bool pushed = conn.ring.try_push(entry) ||
-                        (conn.overflow == OverflowPolicy::kBlockPublisher && push_blocking(conn, entry));
+    const bool pushed =
+        conn.ring.try_push(entry) || (conn.overflow == OverflowPolicy::kBlockPublisher && push_blocking(conn, entry));
     // Relaxed counters: statistics with a single writer (this thread).
     if (pushed) {
       conn.delivered.store(conn.delivered.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);

@@ -9,8 +9,8 @@ constexpr std::int64_t kRetryDelayNs = 100'000'000;
 
 }  // namespace
 
-ShmSubscriberPort::ShmSubscriberPort(std::shared_ptr<ShmTransport> transport, SlotRef registry_ref,
-                                     std::uint32_t topic, std::string topic_name, const SubscriberQos& qos)
+ShmSubscriberPort::ShmSubscriberPort(std::shared_ptr<ShmTransport> transport, SlotRef registry_ref, std::uint32_t topic,
+                                     std::string topic_name, const SubscriberQos& qos)
     : transport_(std::move(transport)),
       registry_ref_(registry_ref),
       topic_(topic),
@@ -63,8 +63,8 @@ Result<ReceivedChunk> ShmSubscriberPort::take() noexcept {
     ChunkHeader* chunk = chunks.chunk_by_index(entry.chunk_index);
     const std::uint32_t capacity = chunks.capacity_of(entry.chunk_index);
     if (chunk == nullptr || entry.payload_offset > capacity || entry.payload_bytes > capacity - entry.payload_offset) {
-      logger().error("topic '{}': a publisher queued an invalid entry (chunk {}, {} bytes at {}); dropped",
-                     topic_name_, entry.chunk_index, entry.payload_bytes, entry.payload_offset);
+      logger().error("topic '{}': a publisher queued an invalid entry (chunk {}, {} bytes at {}); dropped", topic_name_,
+                     entry.chunk_index, entry.payload_bytes, entry.payload_offset);
       if (chunk != nullptr) {
         chunks.drop_holders(chunk, link.bit_mask);
       }
@@ -102,9 +102,8 @@ void ShmSubscriberPort::reject(const ReceivedChunk& received, std::string_view r
   // counters().taken counts what reached user code only.
   rejected_taken_.store(rejected_taken_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
   if (rejected <= 10 || rejected % 1000 == 0) {
-    logger().warn("topic '{}': dropped message {} of publisher {:#x} ({} bytes): {} ({} rejected so far)",
-                  topic_name_, received.info.sequence, received.info.publisher_id, received.info.payload_bytes,
-                  reason, rejected);
+    logger().warn("topic '{}': dropped message {} of publisher {:#x} ({} bytes): {} ({} rejected so far)", topic_name_,
+                  received.info.sequence, received.info.publisher_id, received.info.payload_bytes, reason, rejected);
   }
   release(received);
 }
@@ -164,8 +163,8 @@ void ShmSubscriberPort::rescan_locked() noexcept {
     }
     PoolSegment* segment = (*pool)->segment;
     PublisherBlock& block = segment->blocks[pub.pool_block];
-    if (block.state.load(std::memory_order_acquire) != BlockState::kActive ||
-        block.publisher_slot != pub_ref.slot || block.publisher_generation != pub_ref.generation) {
+    if (block.state.load(std::memory_order_acquire) != BlockState::kActive || block.publisher_slot != pub_ref.slot ||
+        block.publisher_generation != pub_ref.generation) {
       continue;  // the publisher is going away
     }
     // The publisher may have connected us already (it connects existing

@@ -102,8 +102,8 @@ Result<void> ShmTransport::join() {
   if (auto pool = create_own_pool(); !pool) {
     return fail(pool.error());
   }
-  auto server = FdServer::listen(socket_path(self_.slot, self_.generation), config_.file_mode,
-                                 own_pool_->mapping.fd(), group_gid_);
+  auto server = FdServer::listen(socket_path(self_.slot, self_.generation), config_.file_mode, own_pool_->mapping.fd(),
+                                 group_gid_);
   if (!server) {
     return fail(server.error());
   }
@@ -151,8 +151,7 @@ Result<void> ShmTransport::open_or_create_registry() {
     }
   }
   // Every owner is gone: what is here is stale. Start the domain afresh.
-  logger().info("removing stale axon domain {} files left by dead processes in {}", config_.domain_id,
-                config_.shm_dir);
+  logger().info("removing stale axon domain {} files left by dead processes in {}", config_.domain_id, config_.shm_dir);
   registry_ = Registry(nullptr);
   registry_segment_ = nullptr;
   registry_mapping_ = MappedSegment();
@@ -187,7 +186,8 @@ Result<void> ShmTransport::create_registry() {
   init_header(registry_segment_->header, SegmentKind::kRegistry, layout_abi_hash(), sizeof(RegistrySegment));
   Registry::format(registry_segment_);
   std::random_device entropy;
-  registry_segment_->incarnation = (std::uint64_t{entropy()} << 32) ^ entropy() ^ static_cast<std::uint64_t>(monotonic_now_ns());
+  registry_segment_->incarnation =
+      (std::uint64_t{entropy()} << 32) ^ entropy() ^ static_cast<std::uint64_t>(monotonic_now_ns());
   registry_ = Registry(registry_segment_);
   // Release pairs with the acquire in open_or_create_registry().
   registry_segment_->header.ready.store(1, std::memory_order_release);
@@ -264,8 +264,7 @@ void ShmTransport::service_loop() noexcept {
   std::int64_t next_check = 0;
   while (!stopping_.load(std::memory_order_relaxed)) {
     const std::int64_t now = monotonic_now_ns();
-    const int timeout_ms =
-        next_check > now ? static_cast<int>((next_check - now) / 1'000'000) + 1 : 0;
+    const int timeout_ms = next_check > now ? static_cast<int>((next_check - now) / 1'000'000) + 1 : 0;
     pollfd fds[2] = {{.fd = fd_server_.socket_fd(), .events = POLLIN, .revents = 0},
                      {.fd = wake_fd_, .events = POLLIN, .revents = 0}};
     const int ready = ::poll(fds, 2, timeout_ms);
@@ -384,7 +383,8 @@ Result<std::shared_ptr<MappedPool>> ShmTransport::pool_of(std::uint32_t particip
   {
     LocalPools& local = LocalPools::instance();
     std::lock_guard<std::mutex> local_guard(local.mutex);
-    if (auto it = local.pools.find(LocalPools::key(config_, registry_segment_->incarnation, participant, generation)); it != local.pools.end()) {
+    if (auto it = local.pools.find(LocalPools::key(config_, registry_segment_->incarnation, participant, generation));
+        it != local.pools.end()) {
       if (auto pool = it->second.lock()) {
         return pool;
       }
@@ -419,7 +419,8 @@ Result<std::shared_ptr<MappedPool>> ShmTransport::pool_of(std::uint32_t particip
   if (pool->segment->owner_participant != participant || pool->segment->owner_generation != generation) {
     return Error(ErrorCode::kIncompatible, fmt::format("{} handed out another participant's pool", path));
   }
-  auto chunks = ChunkPool::attach(pool->mapping.base() + pool_area_offset(), pool->mapping.bytes() - pool_area_offset());
+  auto chunks =
+      ChunkPool::attach(pool->mapping.base() + pool_area_offset(), pool->mapping.bytes() - pool_area_offset());
   if (!chunks) {
     return chunks.error();
   }
@@ -468,9 +469,9 @@ Result<Connection*> ShmTransport::create_connection(MappedPool& pool, std::uint3
     block.active_bits.fetch_or(std::uint64_t{1} << bit, std::memory_order_release);
     return &conn;
   }
-  return Error(ErrorCode::kLimitReached,
-               fmt::format("a node's pool has at most {} connections (publisher x subscriber pairs)",
-                           kMaxConnectionsPerNode));
+  return Error(
+      ErrorCode::kLimitReached,
+      fmt::format("a node's pool has at most {} connections (publisher x subscriber pairs)", kMaxConnectionsPerNode));
 }
 
 Result<std::shared_ptr<PublisherPort>> ShmTransport::advertise(const TopicDescriptor& topic, const PublisherQos& qos) {
@@ -522,11 +523,12 @@ Result<std::shared_ptr<PublisherPort>> ShmTransport::advertise(const TopicDescri
       }
     }
   }
-  return std::shared_ptr<PublisherPort>(std::make_shared<ShmPublisherPort>(
-      shared_from_this(), own_pool_, block_index, *pub, *topic_slot, topic.name));
+  return std::shared_ptr<PublisherPort>(
+      std::make_shared<ShmPublisherPort>(shared_from_this(), own_pool_, block_index, *pub, *topic_slot, topic.name));
 }
 
-Result<std::shared_ptr<SubscriberPort>> ShmTransport::subscribe(const TopicDescriptor& topic, const SubscriberQos& qos) {
+Result<std::shared_ptr<SubscriberPort>> ShmTransport::subscribe(const TopicDescriptor& topic,
+                                                                const SubscriberQos& qos) {
   if (qos.depth == 0 || qos.depth > kRingCapacity) {
     return Error(ErrorCode::kInvalidArgument,
                  fmt::format("subscriber depth {} for topic '{}' must be 1..{}", qos.depth, topic.name, kRingCapacity));
@@ -553,7 +555,8 @@ std::vector<PoolClassStats> ShmTransport::pool_stats() const {
   const ChunkPool& pool = own_pool_->pool;
   for (std::uint32_t i = 0; i < pool.class_count(); ++i) {
     const SizeClass& sc = pool.size_class(i);
-    stats.push_back({.payload_bytes = sc.payload_capacity, .total_chunks = sc.chunk_count, .free_chunks = pool.free_chunks(i)});
+    stats.push_back(
+        {.payload_bytes = sc.payload_capacity, .total_chunks = sc.chunk_count, .free_chunks = pool.free_chunks(i)});
   }
   return stats;
 }

@@ -44,7 +44,7 @@ class SpscRing {
   void reset(std::uint32_t limit) noexcept {
     for (auto& slot : slots_) {
       slot.turn.store(0, std::memory_order_relaxed);  // published by the caller's
-    }                                                  // release of the connection state
+    }                                                 // release of the connection state
     write_index_ = 0;
     cached_read_ = 0;
     read_index_.store(0, std::memory_order_relaxed);

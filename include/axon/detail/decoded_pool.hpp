@@ -35,8 +35,7 @@ class DecodedPool {
       const int slot = __builtin_ctzll(free);
       // Acquire pairs with the release in release(): the previous sample's
       // reads of this object are done before we decode into it.
-      if (free_.compare_exchange_weak(free, free & (free - 1), std::memory_order_acquire,
-                                      std::memory_order_relaxed)) {
+      if (free_.compare_exchange_weak(free, free & (free - 1), std::memory_order_acquire, std::memory_order_relaxed)) {
         return slot;
       }
     }

@@ -143,7 +143,8 @@ TEST_F(NodeTest, AFullQueueDropsTheNewestAndSaysSo) {
 
 TEST_F(NodeTest, ABlockingSubscriberHoldsThePublisherBackOnlyUntilItsTimeout) {
   auto pub = node->advertise<Pose>("pose");
-  auto sub = node->subscribe<Pose>("pose", {.depth = 1, .overflow = Overflow::kBlockPublisher, .block_timeout_ns = 20'000'000});
+  auto sub = node->subscribe<Pose>("pose",
+                                   {.depth = 1, .overflow = Overflow::kBlockPublisher, .block_timeout_ns = 20'000'000});
   ASSERT_EQ(pub->publish(Pose{.stamp = 1})->delivered, 1U);
   const auto start = std::chrono::steady_clock::now();
   auto status = pub->publish(Pose{.stamp = 2});
@@ -153,7 +154,8 @@ TEST_F(NodeTest, ABlockingSubscriberHoldsThePublisherBackOnlyUntilItsTimeout) {
 
 TEST_F(NodeTest, ABlockedPublisherContinuesAsSoonAsTheSubscriberTakes) {
   auto pub = node->advertise<Pose>("pose");
-  auto sub = node->subscribe<Pose>("pose", {.depth = 1, .overflow = Overflow::kBlockPublisher, .block_timeout_ns = 10'000'000'000});
+  auto sub = node->subscribe<Pose>(
+      "pose", {.depth = 1, .overflow = Overflow::kBlockPublisher, .block_timeout_ns = 10'000'000'000});
   ASSERT_EQ(pub->publish(Pose{.stamp = 1})->delivered, 1U);
   std::thread reader([&] {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));

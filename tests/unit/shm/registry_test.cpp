@@ -14,9 +14,10 @@ struct RegistryFixture : ::testing::Test {
     Registry::format(segment.get());
   }
   static TopicDescriptor topic(std::string name, std::string type, std::uint64_t hash) {
-    return TopicDescriptor{.name = std::move(name),
-                           .type = TypeIdentity{.name = std::move(type), .hash = hash, .size = 8, .align = 8, .version = 0},
-                           .max_payload_bytes = 8};
+    return TopicDescriptor{
+        .name = std::move(name),
+        .type = TypeIdentity{.name = std::move(type), .hash = hash, .size = 8, .align = 8, .version = 0},
+        .max_payload_bytes = 8};
   }
   std::unique_ptr<RegistrySegment> segment;
   Registry sut;

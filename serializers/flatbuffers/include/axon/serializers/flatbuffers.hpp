@@ -172,9 +172,10 @@ struct Serializer<T> {
   using PublisherState = std::unique_ptr<detail::FlatBufferBuilderState>;
 
   static TypeIdentity identity() {
-    static_assert(requires { FlatBuffersSchema<T>::kTypeName; },
-                  "include the <schema>_axon.h header that axon_add_flatbuffers_schemas() generated "
-                  "for this table (it gives the table its axon type identity)");
+    static_assert(
+        requires { FlatBuffersSchema<T>::kTypeName; },
+        "include the <schema>_axon.h header that axon_add_flatbuffers_schemas() generated "
+        "for this table (it gives the table its axon type identity)");
     TypeIdentity id;
     id.name = std::string(FlatBuffersSchema<T>::kTypeName);
     id.hash = FlatBuffersSchema<T>::kSchemaHash;

@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# Installs everything axon needs to build, test, lint and benchmark on Debian 12.
+#
+# Non-interactive and idempotent: packages already installed are left alone, and
+# when nothing is missing the script touches neither the network nor apt's lists.
+# Runs as root, or through sudo when started by another user.
+#
+#   bash scripts/install-deps.sh
+set -euo pipefail
+
+packages=(
+  # Toolchain and build.
+  build-essential cmake git pkg-config
+  # Serializers (future work: serializers/flatbuffers, serializers/protobuf).
+  libflatbuffers-dev flatbuffers-compiler libprotobuf-dev protobuf-compiler
+  # Lock-free queues, RDMA (future transports/rdma).
+  libconcurrentqueue-dev libibverbs-dev librdmacm-dev
+  # Tests and benchmarks.
+  libgtest-dev libgmock-dev libbenchmark-dev
+  # Libraries the core and the tools link.
+  libfmt-dev libspdlog-dev libcli11-dev libyaml-cpp-dev
+  # Lint.
+  clang-format clang-tidy
+  # Network tools for transport tests in network namespaces.
+  iproute2 iptables
+)
+
+if ! command -v apt-get >/dev/null 2>&1; then
+  echo "install-deps: apt-get not found; this script supports Debian 12 (bookworm) only" >&2
+  exit 1
+fi
+
+if [[ "$(id -u)" -eq 0 ]]; then
+  as_root=()
+elif command -v sudo >/dev/null 2>&1; then
+  as_root=(sudo)
+else
+  echo "install-deps: run as root, or install sudo" >&2
+  exit 1
+fi
+
+missing=()
+for pkg in "${packages[@]}"; do
+  # "install ok installed" is dpkg's status of a fully installed package.
+  if [[ "$(dpkg-query -W -f='${Status}' "${pkg}" 2>/dev/null || true)" != "install ok installed" ]]; then
+    missing+=("${pkg}")
+  fi
+done
+
+if [[ ${#missing[@]} -eq 0 ]]; then
+  echo "install-deps: all ${#packages[@]} packages are installed"
+  exit 0
+fi
+
+echo "install-deps: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+"${as_root[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update -q
+"${as_root[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends \
+  -o Dpkg::Options::=--force-confdef -o Dpkg::Options::=--force-confold "${missing[@]}" </dev/null
+echo "install-deps: done"
