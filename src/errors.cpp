@@ -6,8 +6,14 @@
 
 namespace axon {
 
+std::string errno_text(int err) {
+  char buffer[256];
+  // GNU strerror_r: returns the text, in `buffer` or a static string.
+  return ::strerror_r(err, buffer, sizeof(buffer));
+}
+
 Error system_error(int err, std::string_view what) {
-  return {ErrorCode::kSystem, fmt::format("{} failed: {} (errno {})", what, std::strerror(err), err)};
+  return {ErrorCode::kSystem, fmt::format("{} failed: {} (errno {})", what, errno_text(err), err)};
 }
 
 std::string_view to_string(ErrorCode code) noexcept {

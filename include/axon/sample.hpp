@@ -46,7 +46,7 @@ class Sample {
   const T& operator*() const noexcept { return *value_; }
   const T* operator->() const noexcept { return value_; }
   /// The message (a FlatBuffers root table, a raw struct, a decoded object).
-  const T* value() const noexcept { return value_; }
+  [[nodiscard]] const T* value() const noexcept { return value_; }
   /// Sequence number, publish time, publisher and size of this message.
   [[nodiscard]] const SampleInfo& info() const noexcept { return info_; }
   /// First byte of the message in shared memory (nullptr for decoded samples).

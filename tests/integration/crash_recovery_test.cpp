@@ -1,9 +1,9 @@
 // A participant killed with SIGKILL at the worst moments: the survivors get
 // every chunk back and keep working, and nothing stays in /dev/shm.
 #include <gtest/gtest.h>
-#include <signal.h>
 
 #include <chrono>
+#include <csignal>
 #include <fstream>
 #include <string>
 #include <thread>

@@ -18,7 +18,7 @@ namespace {
 using test::TestMessage;
 
 std::uint64_t total_messages() {
-  const char* text = std::getenv("AXON_STRESS_MESSAGES");
+  const char* text = std::getenv("AXON_STRESS_MESSAGES");  // NOLINT(concurrency-mt-unsafe): before any thread
   return text != nullptr ? std::strtoull(text, nullptr, 10) : 200'000;
 }
 
@@ -51,6 +51,7 @@ TEST(Stress, FourPublisherThreadsToFourSubscriberThreadsLoseNothing) {
   std::atomic<std::uint64_t> errors{0};
   std::vector<std::uint64_t> received(kSubscribers, 0);
   std::vector<std::thread> threads;
+  threads.reserve(kPublishers + kSubscribers);
   for (int s = 0; s < kSubscribers; ++s) {
     threads.emplace_back([&, s] {
       std::map<std::uint32_t, std::uint64_t> last;

@@ -18,7 +18,7 @@ using test::ChildProcess;
 
 std::uint64_t total_messages() {
   // AXON_STRESS_MESSAGES lets a developer run a shorter or longer storm.
-  const char* text = std::getenv("AXON_STRESS_MESSAGES");
+  const char* text = std::getenv("AXON_STRESS_MESSAGES");  // NOLINT(concurrency-mt-unsafe): before any thread
   return text != nullptr ? std::strtoull(text, nullptr, 10) : 1'000'000;
 }
 
@@ -33,6 +33,7 @@ TEST(Stress, FourPublishersToFourSubscribersLoseNothing) {
     return argv;
   };
   std::vector<ChildProcess> subscribers;
+  subscribers.reserve(kSubscribers);
   for (int s = 0; s < kSubscribers; ++s) {
     subscribers.push_back(
         ChildProcess::spawn(args({"subscribe", "expect=" + std::to_string(per_publisher * kPublishers), "depth=256",
@@ -42,6 +43,7 @@ TEST(Stress, FourPublishersToFourSubscribersLoseNothing) {
     ASSERT_TRUE(s.wait_for_line("READY", 30s));
   }
   std::vector<ChildProcess> publishers;
+  publishers.reserve(kPublishers);
   for (int p = 0; p < kPublishers; ++p) {
     publishers.push_back(ChildProcess::spawn(args({"publish", "count=" + std::to_string(per_publisher),
                                                    "id=" + std::to_string(p + 1), "wait_subs=4", "linger_ms=2000"})));

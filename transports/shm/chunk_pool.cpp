@@ -77,7 +77,7 @@ ChunkPool ChunkPool::format(std::byte* base, std::span<const ChunkClassConfig> c
   }
   dir->total_chunks = index;
   dir->chunk_area_bytes = offset;
-  return ChunkPool(base, dir);
+  return {base, dir};
 }
 
 Result<ChunkPool> ChunkPool::attach(std::byte* base, std::size_t bytes) {

@@ -147,7 +147,7 @@ Result<int> request_fd(const std::string& path, int timeout_ms) {
   if (fd < 0) {
     return system_error(errno, "socket(AF_UNIX)");
   }
-  timeval tv{.tv_sec = timeout_ms / 1000, .tv_usec = (timeout_ms % 1000) * 1000};
+  timeval tv{.tv_sec = timeout_ms / 1000, .tv_usec = static_cast<suseconds_t>(timeout_ms % 1000) * 1000};
   ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
   ::setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
   auto fail = [&](int err, std::string_view what) -> Result<int> {

@@ -139,7 +139,7 @@ Result<MappedSegment> create_memfd_segment(const std::string& debug_name, std::s
     return Error(ErrorCode::kNoSpace,
                  fmt::format("cannot reserve {} of memory for the chunk pool ({}); lower the chunk "
                              "counts or sizes of the pool (NodeOptions::chunk_classes) or free memory",
-                             mib(bytes), std::strerror(err)));
+                             mib(bytes), errno_text(err)));
   }
   return map_fd(fd, bytes, "the chunk pool");
 }
@@ -213,7 +213,7 @@ Result<MappedSegment> create_named_segment(const std::string& path, std::size_t 
   if (const int err = ::posix_fallocate(fd, 0, static_cast<off_t>(bytes)); err != 0) {
     return fail(Error(ErrorCode::kNoSpace, fmt::format("cannot allocate {} for {} ({}): give the container a larger "
                                                        "--shm-size or free space in {}",
-                                                       mib(bytes), path, std::strerror(err), dir)));
+                                                       mib(bytes), path, errno_text(err), dir)));
   }
   return map_fd(fd, bytes, path);
 }

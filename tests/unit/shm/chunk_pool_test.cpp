@@ -149,6 +149,7 @@ TEST(ChunkPool, SurvivesAMultiThreadedAllocateReleaseStorm) {
   // would mean the free list handed a chunk out twice.
   std::atomic<int> double_owned{0};
   std::vector<std::thread> threads;
+  threads.reserve(kThreads);
   for (int t = 0; t < kThreads; ++t) {
     threads.emplace_back([&, t] {
       std::vector<ChunkHeader*> mine;

@@ -83,7 +83,7 @@ class ChunkAllocator final : public flatbuffers::Allocator {
   }
 
  private:
-  std::uint8_t* chunk_end() const noexcept {
+  [[nodiscard]] std::uint8_t* chunk_end() const noexcept {
     return reinterpret_cast<std::uint8_t*>(chunk_.payload) + chunk_.capacity_bytes;
   }
   std::uint8_t* place(std::size_t size, std::size_t want) {

@@ -34,8 +34,8 @@ struct Serializer<T> {
   static constexpr bool kReadsInPlace = false;
 
   static TypeIdentity identity() {
-    static const TypeIdentity id = detail::protobuf_identity(T::descriptor());
-    return id;
+    static const TypeIdentity kIdentity = detail::protobuf_identity(T::descriptor());
+    return kIdentity;
   }
   /// Also caches the sizes that encode() relies on.
   static std::size_t encoded_size(const T& value) { return value.ByteSizeLong(); }
