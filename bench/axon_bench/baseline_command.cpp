@@ -72,7 +72,7 @@ Command add_baseline_command(CLI::App& app) {
       "baseline",
       "Measure this machine's floors: cache-line, futex, Unix-socket and UDP ping-pong between two processes "
       "(one-way = round trip / 2) and memcpy time per payload size.");
-  cmd->footer("Also: --json FILE writes every result as JSON (see axon-bench --help).\n");
+  cmd->footer("Also: --json FILE, --report FILE.html, --quiet (see axon-bench --help).\n");
   cmd->add_option("--cpus", options->cpus,
                   "The two CPUs the two processes run on, e.g. 0,1 (default: 0,1 when the host has 2+ CPUs, "
                   "else not pinned; -1 leaves a side unpinned)")

@@ -11,7 +11,10 @@
 
 #include "baselines.hpp"
 #include "latency_cases.hpp"
+#include "messages.hpp"
 #include "payload.hpp"
+#include "progress.hpp"
+#include "serializer_cases.hpp"
 #include "table.hpp"
 
 namespace axon_bench {
@@ -34,6 +37,10 @@ struct LatencyOptions {
   bool touch = false;
   std::string start_at = "publish";
   std::uint64_t raw_samples = 100'000;
+  std::vector<std::string> serializers;  ///< Non-empty: the serializer cases instead of Payload<N> sizes.
+  std::vector<std::string> messages = {"object_list", "point_cloud"};
+  std::string end_at = "take";
+  std::string verification = "cross-process";
 };
 
 std::uint64_t samples_for(const LatencyOptions& options, std::uint64_t payload_bytes) {
@@ -50,10 +57,60 @@ std::uint64_t warmup_for(const LatencyOptions& options, std::uint64_t samples) {
   return std::min<std::uint64_t>(std::max<std::uint64_t>(samples / 10, 10), 10'000);
 }
 
-/// A domain id for case `index` of this run, unused by anything else: high
-/// ids derived from our pid.
-std::uint32_t domain_for_case(std::size_t index) {
-  return (0x4000'0000U | (static_cast<std::uint32_t>(::getpid()) << 6)) + static_cast<std::uint32_t>(index % 64);
+messages::Format format_named(const std::string& name) {
+  if (name == "flatbuffers") {
+    return messages::Format::kFlatBuffers;
+  }
+  if (name == "protobuf") {
+    return messages::Format::kProtobuf;
+  }
+  return messages::Format::kRaw;
+}
+
+messages::Kind kind_named(const std::string& name) {
+  return name == "point_cloud" ? messages::Kind::kPointCloud : messages::Kind::kObjectList;
+}
+
+/// The serializer cases: the 64 B raw struct first (the reference of the
+/// 1.2x target), then each message in each serializer.
+std::vector<CaseResult> run_serializer_cases(const LatencyOptions& options, const std::vector<int>& cpus,
+                                             const CaseResult& raw) {
+  struct Planned {
+    messages::Format format;
+    messages::Kind kind;
+  };
+  std::vector<Planned> plan{{messages::Format::kRaw, messages::Kind::kSmall}};
+  for (const auto& serializer : options.serializers) {
+    for (const auto& message : options.messages) {
+      plan.push_back({format_named(serializer), kind_named(message)});
+    }
+  }
+  std::vector<CaseResult> results;
+  std::size_t index = 0;
+  double raw64_p50 = 0;
+  for (const auto& p : plan) {
+    SerializerCase c;
+    c.format = p.format;
+    c.kind = p.kind;
+    c.samples = samples_for(options, messages::max_bytes(p.kind));
+    c.warmup = warmup_for(options, c.samples);
+    c.cpus = cpus;
+    c.domain_id = domain_for_case(index++);
+    c.end_after_read = options.end_at == "read";
+    c.verify = options.verification != "never";
+    CaseResult result = run_serializer_case(c);
+    result.ratio_to_raw_p50 = raw.latency.p50_ns > 0 ? result.latency.p50_ns / raw.latency.p50_ns : 0.0;
+    if (p.kind == messages::Kind::kSmall) {
+      raw64_p50 = result.latency.p50_ns;
+    }
+    result.ratio_to_raw64_p50 = raw64_p50 > 0 ? result.latency.p50_ns / raw64_p50 : 0.0;
+    if (!quiet()) {
+      std::fprintf(stderr, "  %s %s: p50 %.3f us (%.2fx the 64 B raw struct)\n", result.serializer.c_str(),
+                   result.message.c_str(), result.latency.p50_ns / 1000, *result.ratio_to_raw64_p50);
+    }
+    results.push_back(result);
+  }
+  return results;
 }
 
 void run_latency_command(const LatencyOptions& options, Output& out) {
@@ -62,6 +119,12 @@ void run_latency_command(const LatencyOptions& options, Output& out) {
       throw std::invalid_argument("--sizes: " + std::to_string(bytes) +
                                   " B has no message type; use powers of two from 16 B to 16 MiB");
     }
+  }
+  if (!options.serializers.empty() &&
+      (options.mode == "pingpong" || options.rate_hz > 0 || options.touch || options.start_at == "loan")) {
+    throw std::invalid_argument(
+        "--serializer measures one-way latency from publish(), one message in flight: it does not combine with "
+        "--mode pingpong, --rate, --touch or --start-at loan");
   }
   const std::vector<int> cpus = choose_cpu_pair(options.cpus);
   out.log.run.cpus = cpus;
@@ -74,6 +137,28 @@ void run_latency_command(const LatencyOptions& options, Output& out) {
       PingPongSetup{.cpus = cpus, .samples = options.raw_samples, .warmup = options.raw_samples / 10});
   raw.ratio_to_raw_p50 = 1.0;
   std::fprintf(out.text, "  one-way p50 %.3f us, p99 %.3f us\n", raw.latency.p50_ns / 1000, raw.latency.p99_ns / 1000);
+
+  if (!options.serializers.empty()) {
+    std::vector<CaseResult> results{raw};
+    const auto cases = run_serializer_cases(options, cpus, raw);
+    results.insert(results.end(), cases.begin(), cases.end());
+    std::fprintf(out.text, "\n");
+    print_latency_table(out.text, results);
+    std::fprintf(
+        out.text,
+        "serializer cases: one-way, one message in flight, from just before publish() to %s "
+        "(FlatBuffers %s, Protobuf parsed)\n",
+        options.end_at == "read" ? "the subscriber having read the message's header" : "take() returning the sample",
+        options.verification == "never" ? "not verified" : "verified");
+    if (options.end_at == "read" || options.verification == "never") {
+      out.log.run.notes.push_back(std::string("serializer cases: ") +
+                                  (options.end_at == "read" ? "clock stops after reading the header" : "") +
+                                  (options.end_at == "read" && options.verification == "never" ? "; " : "") +
+                                  (options.verification == "never" ? "FlatBuffers verification off" : ""));
+    }
+    out.log.cases.insert(out.log.cases.end(), results.begin(), results.end());
+    return;
+  }
 
   std::vector<LatencyMode> modes;
   if (options.mode != "pingpong") {
@@ -98,10 +183,13 @@ void run_latency_command(const LatencyOptions& options, Output& out) {
       c.domain_id = domain_for_case(index++);
       CaseResult result = run_latency_case(c);
       result.ratio_to_raw_p50 = raw.latency.p50_ns > 0 ? result.latency.p50_ns / raw.latency.p50_ns : 0.0;
-      std::fprintf(
-          stderr, "  %s %s: p50 %.3f us (%.2fx raw)%s\n", format_bytes(bytes).c_str(), result.mode.c_str(),
-          result.latency.p50_ns / 1000, *result.ratio_to_raw_p50,
-          result.dropped != 0 ? format(", %llu dropped", static_cast<unsigned long long>(result.dropped)).c_str() : "");
+      if (!quiet()) {
+        std::fprintf(stderr, "  %s %s: p50 %.3f us (%.2fx raw)%s\n", format_bytes(bytes).c_str(), result.mode.c_str(),
+                     result.latency.p50_ns / 1000, *result.ratio_to_raw_p50,
+                     result.dropped != 0
+                         ? format(", %llu dropped", static_cast<unsigned long long>(result.dropped)).c_str()
+                         : "");
+      }
       results.push_back(result);
     }
   }
@@ -125,7 +213,7 @@ Command add_latency_command(CLI::App& app) {
       "latency",
       "Latency of axon's shared-memory transport between two processes pinned to two CPUs, per payload size, "
       "next to the raw cache-line ping-pong measured first on the same CPUs.");
-  cmd->footer("Also: --json FILE writes every result as JSON (see axon-bench --help).\n");
+  cmd->footer("Also: --json FILE, --report FILE.html, --quiet (see axon-bench --help).\n");
   cmd->add_option("--cpus", options->cpus,
                   "The two CPUs of the two processes (publisher/ping first), e.g. 0,1 (default: 0,1 when the "
                   "host has 2+ CPUs, else not pinned; -1 leaves a side unpinned)")
@@ -161,6 +249,28 @@ Command add_latency_command(CLI::App& app) {
                   "Where a one-way latency starts without --rate. publish: SampleInfo::publish_time_ns, stamped "
                   "inside publish(); loan: just before loan(), so loan, write and publish count too")
       ->check(CLI::IsMember({"publish", "loan"}))
+      ->capture_default_str();
+  cmd->add_option("--serializer", options->serializers,
+                  "Measure the serializer messages instead of --sizes: the 2 KiB ObjectList (128 targets) and a "
+                  "1 MiB PointCloud in each of these serializers (raw,flatbuffers,protobuf), one-way, one in flight, "
+                  "from just before publish() to the subscriber holding the sample (FlatBuffers verified, Protobuf "
+                  "parsed), next to a 64 B raw struct measured the same way")
+      ->delimiter(',')
+      ->check(CLI::IsMember({"raw", "flatbuffers", "protobuf"}));
+  cmd->add_option("--messages", options->messages, "With --serializer: the messages, object_list,point_cloud")
+      ->delimiter(',')
+      ->check(CLI::IsMember({"object_list", "point_cloud"}))
+      ->capture_default_str();
+  cmd->add_option("--end-at", options->end_at,
+                  "With --serializer: take: the clock stops when take() returns the sample (FlatBuffers verified, "
+                  "Protobuf parsed, a raw struct not read); read: after the subscriber also read the message's "
+                  "header (the first access of user code)")
+      ->check(CLI::IsMember({"take", "read"}))
+      ->capture_default_str();
+  cmd->add_option("--verification", options->verification,
+                  "With --serializer: cross-process (the default QoS: FlatBuffers verified) or never "
+                  "(SubscriberQos::verification = kNever, to see what verification costs)")
+      ->check(CLI::IsMember({"cross-process", "never"}))
       ->capture_default_str();
   cmd->add_option("--raw-samples", options->raw_samples, "Round trips of the raw cache-line ping-pong run first")
       ->check(CLI::PositiveNumber)

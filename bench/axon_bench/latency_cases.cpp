@@ -1,13 +1,8 @@
 #include "latency_cases.hpp"
 
-#include <dirent.h>
-#include <unistd.h>
-
 #include <algorithm>
-#include <cstdlib>
 #include <stdexcept>
 #include <string>
-#include <string_view>
 
 #include "oneway_workers.hpp"
 #include "pair_runner.hpp"
@@ -17,24 +12,6 @@
 
 namespace axon_bench {
 namespace {
-
-/// Removes the named files of `domain` (registry, lock, sockets) after a
-/// failed run killed its workers before they could leave.
-void remove_domain_files(std::uint32_t domain) {
-  const char* env = std::getenv("AXON_SHM_DIR");  // NOLINT(concurrency-mt-unsafe): single-threaded parent
-  const std::string dir = env != nullptr && *env != '\0' ? env : "/dev/shm";
-  const std::string prefix = "axon_d" + std::to_string(domain) + "_";
-  DIR* d = ::opendir(dir.c_str());
-  if (d == nullptr) {
-    return;
-  }
-  while (const dirent* entry = ::readdir(d)) {  // NOLINT(concurrency-mt-unsafe): one thread reads `d`
-    if (std::string_view(entry->d_name).starts_with(prefix)) {
-      ::unlink((dir + "/" + entry->d_name).c_str());
-    }
-  }
-  ::closedir(d);
-}
 
 std::string case_label(const LatencyCase& c) {
   return "latency " + format_bytes(c.payload_bytes) + (c.mode == LatencyMode::kOneWay ? " oneway" : " pingpong");
@@ -92,7 +69,7 @@ CaseResult run_latency_case(const LatencyCase& c) {
   }
   const auto wall_ns = static_cast<double>(clock_side.measure_end.wall_ns - clock_side.measure_begin.wall_ns);
   result.msgs_per_s = wall_ns > 0 ? messages * 1e9 / wall_ns : 0.0;
-  result.mb_per_s = result.msgs_per_s * static_cast<double>(c.payload_bytes) / 1e6;
+  result.mb_per_s = *result.msgs_per_s * static_cast<double>(c.payload_bytes) / 1e6;
   result.cpu_percent_sender = cpu_percent(sender.measure_begin, sender.measure_end);
   result.cpu_percent_receiver = cpu_percent(receiver.measure_begin, receiver.measure_end);
   result.cpu_percent = *result.cpu_percent_sender + *result.cpu_percent_receiver;

@@ -10,14 +10,21 @@
 
 #include "baselines.hpp"
 #include "command.hpp"
+#include "html_report.hpp"
+#include "json_input.hpp"
 #include "latency.hpp"
+#include "progress.hpp"
 #include "report.hpp"
+#include "report_command.hpp"
+#include "scenario.hpp"
+#include "throughput.hpp"
 
 namespace {
 
 int run(int argc, char** argv) {
   CLI::App app{
-      "axon-bench: latency of axon between two processes, next to this machine's baselines.\n"
+      "axon-bench: latency, throughput and scenario figures of axon between processes, next to this machine's "
+      "baselines.\n"
       "Run `axon-bench <command> --help` for the options of a command."};
   app.require_subcommand(1);
   app.fallthrough();  // the options below may also follow the subcommand
@@ -28,10 +35,17 @@ int run(int argc, char** argv) {
                  "('-' for stdout; the tables then go to stderr)")
       ->type_name("FILE");
 
-  // Later subcommands (throughput, scenario FILE) register here the same way.
+  std::string report_path;
+  app.add_option("--report", report_path,
+                 "Also write the results as a self-contained HTML page to FILE: tables, and a latency histogram and "
+                 "CDF per case (inline SVG; `axon-bench report` compares two JSON files)")
+      ->type_name("FILE.html");
+  bool quiet = false;
+  app.add_flag("--quiet,-q", quiet, "No progress line and no per-case lines on stderr (tables and errors still print)");
   const std::vector<axon_bench::Command> commands = {
-      axon_bench::add_baseline_command(app),
-      axon_bench::add_latency_command(app),
+      axon_bench::add_baseline_command(app),   axon_bench::add_latency_command(app),
+      axon_bench::add_throughput_command(app), axon_bench::add_scenario_command(app),
+      axon_bench::add_report_command(app),
   };
 
   try {
@@ -40,10 +54,16 @@ int run(int argc, char** argv) {
     return app.exit(e);
   }
 
+  axon_bench::set_progress_wanted(!quiet);
   axon_bench::Output out;
   out.log.run = axon_bench::RunInfo::collect(argc, argv);
   if (json_path == "-") {
     out.text = stderr;
+  }
+  const CLI::App* report_command = commands.back().app;
+  if (report_command->parsed() && (!json_path.empty() || !report_path.empty())) {
+    std::fprintf(stderr, "axon-bench: --json and --report do not apply to `report` (use -o FILE.html)\n");
+    return 2;
   }
   for (const auto& command : commands) {
     if (command.app->parsed()) {
@@ -52,6 +72,17 @@ int run(int argc, char** argv) {
   }
   if (!json_path.empty()) {
     if (const std::string error = axon_bench::write_json(out.log, json_path); !error.empty()) {
+      std::fprintf(stderr, "axon-bench: %s\n", error.c_str());
+      return 1;
+    }
+  }
+  if (!report_path.empty()) {
+    // Through the JSON text, so a page made now and one made later with
+    // `axon-bench report` from the JSON file are the same.
+    const std::string name = json_path.empty() || json_path == "-" ? "this run" : json_path;
+    std::vector<axon_bench::ReportInput> inputs{
+        {name, axon_bench::parse_results_json(axon_bench::to_json(out.log), name)}};
+    if (const std::string error = axon_bench::write_html_report(inputs, report_path); !error.empty()) {
       std::fprintf(stderr, "axon-bench: %s\n", error.c_str());
       return 1;
     }

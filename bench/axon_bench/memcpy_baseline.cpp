@@ -64,7 +64,7 @@ CaseResult measure_one_memcpy(std::uint64_t bytes) {
   result.payload_bytes = bytes;
   result.latency = summarize(per_copy_ns);
   result.msgs_per_s = result.latency.mean_ns > 0 ? 1e9 / result.latency.mean_ns : 0.0;
-  result.mb_per_s = result.msgs_per_s * static_cast<double>(bytes) / 1e6;
+  result.mb_per_s = *result.msgs_per_s * static_cast<double>(bytes) / 1e6;
   return result;
 }
 

@@ -116,15 +116,26 @@ int oneway_subscriber(const LatencyCase& c, PairControl& control, SharedArray<st
         cpu_relax();
         continue;
       }
-      // Received = the subscriber has read what it needs: the stamp, or with
-      // --touch every byte (so the payload's own transfer counts).
-      const Stamp stamp = read_stamp(sample->data);
-      if (c.touch) {
-        checksum += read_payload(sample->data, sizeof(T));
+      // Received = the subscriber holds the sample (what the latency target
+      // measures: publish -> take). The message's index then comes from its
+      // sequence number; only with --rate, --start-at loan or --touch does it
+      // read the payload (the stamp, or every byte) before the clock, so the
+      // payload's own cache-line transfers count.
+      std::int64_t received_ns = 0;
+      std::int64_t start_ns = 0;
+      if (from_stamp || c.touch) {
+        const Stamp stamp = read_stamp(sample->data);
+        if (c.touch) {
+          checksum += read_payload(sample->data, sizeof(T));
+        }
+        received_ns = now_ns();
+        start_ns = from_stamp ? stamp.time_ns : (*sample).info().publish_time_ns;
+        index = stamp.index;
+      } else {
+        received_ns = now_ns();
+        start_ns = (*sample).info().publish_time_ns;
+        index = (*sample).info().sequence - 1;  // the publisher sends index i as its (i+1)-th message
       }
-      const std::int64_t received_ns = now_ns();
-      const std::int64_t start_ns = from_stamp ? stamp.time_ns : (*sample).info().publish_time_ns;
-      index = stamp.index;
       if (index >= c.warmup && index < total) {
         if (recorded == 0) {
           report.measure_begin = CpuTimes::now();

@@ -1,7 +1,7 @@
-// Runs a benchmark case as two real processes: the parent forks two workers,
-// pins them to their CPUs, shows progress while they run and collects what
-// they report through shared memory. The parent never creates anything of
-// axon's, so each worker starts from a clean process.
+// Runs a benchmark case as two real processes (through run_process_group):
+// the parent forks two workers, pins them to their CPUs, shows progress
+// while they run and collects what they report through shared memory. Also
+// the shared-memory helpers every multi-process benchmark uses.
 #pragma once
 
 #include <atomic>
@@ -80,6 +80,7 @@ struct SideReport {
   CpuTimes measure_begin;  ///< Taken when the measured phase starts ...
   CpuTimes measure_end;    ///< ... and when it ends.
   std::uint64_t dropped = 0;
+  std::uint64_t payload_bytes = 0;  ///< Size of the messages received (serializer cases).
   char error[512] = {};
 };
 

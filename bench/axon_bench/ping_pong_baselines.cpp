@@ -200,7 +200,7 @@ CaseResult measure_uds_pingpong(const PingPongSetup& setup, std::size_t message_
       [&](std::uint64_t) { return receive_send(sockets.fd[1], buffer.data(), message_bytes); });
   result.wait_strategy = "blocking-syscall";
   result.payload_bytes = message_bytes;
-  result.mb_per_s = result.msgs_per_s * static_cast<double>(message_bytes) / 1e6;
+  result.mb_per_s = *result.msgs_per_s * static_cast<double>(message_bytes) / 1e6;
   return result;
 }
 
@@ -234,7 +234,7 @@ CaseResult measure_udp_pingpong(const PingPongSetup& setup, std::size_t message_
       [&](std::uint64_t) { return receive_send(sockets.fd[1], buffer.data(), message_bytes); });
   result.wait_strategy = "blocking-syscall";
   result.payload_bytes = message_bytes;
-  result.mb_per_s = result.msgs_per_s * static_cast<double>(message_bytes) / 1e6;
+  result.mb_per_s = *result.msgs_per_s * static_cast<double>(message_bytes) / 1e6;
   return result;
 }
 

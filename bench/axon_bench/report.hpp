@@ -1,6 +1,7 @@
 // What a benchmark run produced: one CaseResult per measured case, the run's
-// context (machine, revision, command line) and the writers for them.
-// Later outputs (an HTML report) read the same ResultLog.
+// context (machine, revision, command line) and the JSON writer for them.
+// The JSON format is documented in docs/performance.md; json_input.hpp reads
+// it back and html_report.hpp renders it.
 #pragma once
 
 #include <cstdint>
@@ -13,24 +14,46 @@
 
 namespace axon_bench {
 
-/// One measured case. Latencies are one-way (round trips halved).
+/// One measured case. Latencies are one-way (round trips halved). Fields
+/// that do not apply to a case stay empty and are written as null.
 struct CaseResult {
-  std::string benchmark;  ///< Subcommand: "latency", "baseline".
-  std::string mode;       ///< "oneway", "pingpong", "copy".
+  std::string benchmark;  ///< Subcommand: "latency", "throughput", "baseline", "scenario".
+  std::string mode;       ///< Pattern: "oneway", "pingpong", "copy", "fanout", "periodic", "cpu".
   std::string transport;  ///< "shm", or the baseline's mechanism: "cacheline", "futex", "uds", "udp", "memcpy".
   std::string serializer = "raw";
-  std::string wait_strategy = "busy-poll";  ///< "busy-poll", "futex", "blocking-syscall".
+  std::string wait_strategy = "busy-poll";  ///< "busy-poll", "yield", "sleep-100us", "futex", "blocking-syscall".
+  std::string message;                      ///< Message type when not a Payload<N> ("ObjectList", "PointCloud").
   std::uint64_t payload_bytes = 0;
-  bool touch = false;  ///< The whole payload was written and read each message.
-  double rate_hz = 0;  ///< Fixed send rate; 0 = as fast as the receiver consumes.
+  bool touch = false;       ///< The whole payload was written and read each message.
+  double rate_hz = 0;       ///< Fixed send rate; 0 = as fast as the receiver consumes.
+  bool has_latency = true;  ///< false: latency fields are null (throughput, CPU records).
   LatencySummary latency;
-  double msgs_per_s = 0;                       ///< Messages delivered per second (both directions for pingpong).
-  double mb_per_s = 0;                         ///< msgs_per_s * payload_bytes / 1e6.
-  std::optional<double> cpu_percent;           ///< Both processes, 100 = one core.
-  std::optional<double> cpu_percent_sender;    ///< Worker 0 (publisher / ping side).
-  std::optional<double> cpu_percent_receiver;  ///< Worker 1 (subscriber / pong side).
-  std::optional<double> ratio_to_raw_p50;      ///< p50 / the same run's raw cache-line p50.
-  std::uint64_t dropped = 0;                   ///< Messages lost (rate mode: queue full).
+  std::uint64_t messages = 0;                   ///< Messages counted (when there is no latency per message).
+  std::optional<double> msgs_per_s;             ///< Messages delivered per second (both directions for pingpong).
+  std::optional<double> mb_per_s;               ///< msgs_per_s * payload_bytes / 1e6.
+  std::optional<double> cpu_percent;            ///< Every participating process, 100 = one core.
+  std::optional<double> cpu_percent_sender;     ///< Worker 0 (publisher / ping side).
+  std::optional<double> cpu_percent_receiver;   ///< Worker 1 (subscriber / pong side); all subscribers summed.
+  std::vector<double> cpu_percent_per_process;  ///< Throughput: publisher first, then each subscriber.
+  std::optional<double> ratio_to_raw_p50;       ///< p50 / the same run's raw cache-line p50.
+  std::optional<double> ratio_to_raw64_p50;     ///< p50 / the same run's 64 B raw-struct p50 (serializer runs).
+  std::optional<double> ratio_to_memcpy;        ///< mb_per_s / the same run's memcpy bandwidth (throughput).
+  std::uint64_t dropped = 0;                    ///< Messages lost (rate mode: queue full).
+  // Throughput.
+  std::optional<std::uint32_t> subscribers;
+  std::vector<std::uint64_t> received_per_subscriber;
+  // Scenario.
+  std::optional<std::string> topic;
+  std::optional<std::string> component;    ///< The subscribing component (topic records) or the process (cpu records).
+  std::optional<std::uint64_t> expected;   ///< Messages due in the measured window (rate x duration).
+  std::optional<std::uint64_t> published;  ///< Messages the publisher sent in that window.
+  std::optional<std::uint64_t> delivered;  ///< Messages this subscriber received of those.
+  std::optional<std::uint64_t> lost;       ///< published - delivered.
+
+  /// The JSON "mode": "latency", "throughput", "scenario" or "baseline:<name>".
+  [[nodiscard]] std::string json_mode() const;
+  /// A short name for tables and plots ("shm oneway 64 B", "flatbuffers PointCloud").
+  [[nodiscard]] std::string label() const;
 };
 
 /// Context of the whole run.
@@ -40,8 +63,9 @@ struct RunInfo {
   std::string date_utc;      ///< ISO 8601.
   MachineInfo machine;
   std::vector<int> cpus;
+  std::vector<std::string> notes;  ///< Conditions a reader must know (e.g. "subscribers sleep 100 us when empty").
 
-  /// Fills everything but `cpus` from this process.
+  /// Fills everything but `cpus` and `notes` from this process.
   static RunInfo collect(int argc, char** argv);
 };
 
@@ -57,5 +81,8 @@ std::string write_json(const ResultLog& log, const std::string& path);
 
 /// `log` as JSON text (documented in docs/performance.md).
 std::string to_json(const ResultLog& log);
+
+/// Writes `text` to `path`. Returns an empty string or what went wrong.
+std::string write_text_file(const std::string& path, const std::string& text);
 
 }  // namespace axon_bench

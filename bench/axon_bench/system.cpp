@@ -1,14 +1,17 @@
 #include "system.hpp"
 
+#include <dirent.h>
 #include <sched.h>
 #include <sys/resource.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <stdexcept>
+#include <string_view>
 
 namespace axon_bench {
 namespace {
@@ -73,6 +76,26 @@ double cpu_percent(const CpuTimes& begin, const CpuTimes& end) noexcept {
   }
   const auto used = static_cast<double>((end.user_ns - begin.user_ns) + (end.system_ns - begin.system_ns));
   return 100.0 * used / wall;
+}
+
+std::uint32_t domain_for_case(std::size_t index) noexcept {
+  return (0x4000'0000U | (static_cast<std::uint32_t>(::getpid()) << 6)) + static_cast<std::uint32_t>(index % 64);
+}
+
+void remove_domain_files(std::uint32_t domain) {
+  const char* env = std::getenv("AXON_SHM_DIR");  // NOLINT(concurrency-mt-unsafe): single-threaded parent
+  const std::string dir = env != nullptr && *env != '\0' ? env : "/dev/shm";
+  const std::string prefix = "axon_d" + std::to_string(domain) + "_";
+  DIR* d = ::opendir(dir.c_str());
+  if (d == nullptr) {
+    return;
+  }
+  while (const dirent* entry = ::readdir(d)) {  // NOLINT(concurrency-mt-unsafe): one thread reads `d`
+    if (std::string_view(entry->d_name).starts_with(prefix)) {
+      ::unlink((dir + "/" + entry->d_name).c_str());
+    }
+  }
+  ::closedir(d);
 }
 
 MachineInfo machine_info() {

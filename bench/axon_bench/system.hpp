@@ -2,6 +2,7 @@
 // description of the machine.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <ctime>
 #include <string>
@@ -48,6 +49,14 @@ struct CpuTimes {
 /// CPU time used between two readings as a percentage of the wall time
 /// (100 = one core busy all the time).
 double cpu_percent(const CpuTimes& begin, const CpuTimes& end) noexcept;
+
+/// A domain id for case `index` of this run that nothing else uses: a high
+/// id derived from our pid.
+std::uint32_t domain_for_case(std::size_t index) noexcept;
+
+/// Removes the named files of `domain` (registry, lock, sockets) after a
+/// failed run killed its workers before they could leave.
+void remove_domain_files(std::uint32_t domain);
 
 /// What the figures were measured on.
 struct MachineInfo {

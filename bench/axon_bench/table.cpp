@@ -43,9 +43,24 @@ std::string format(const char* fmt, ...) {
   char buffer[256];
   va_list args;
   va_start(args, fmt);
-  std::vsnprintf(buffer, sizeof(buffer), fmt, args);
+  va_list again;
+  va_copy(again, args);
+  const int n = std::vsnprintf(buffer, sizeof(buffer), fmt, args);
   va_end(args);
-  return buffer;
+  std::string out;
+  if (n < 0) {
+    va_end(again);
+    return out;
+  }
+  if (static_cast<std::size_t>(n) < sizeof(buffer)) {
+    out.assign(buffer, static_cast<std::size_t>(n));
+  } else {
+    out.resize(static_cast<std::size_t>(n) + 1);
+    std::vsnprintf(out.data(), out.size(), fmt, again);
+    out.resize(static_cast<std::size_t>(n));
+  }
+  va_end(again);
+  return out;
 }
 
 std::string format_bytes(std::uint64_t bytes) {
@@ -61,27 +76,49 @@ std::string format_bytes(std::uint64_t bytes) {
 std::string format_us(double ns) { return format("%.3f", ns / 1000.0); }
 
 void print_latency_table(std::FILE* out, std::span<const CaseResult> cases) {
-  Table table({"case", "payload", "samples", "mean", "stddev", "p50", "p90", "p99", "p99.9", "p99.99", "max",
-               "x raw p50", "cpu% tx/rx"});
+  const bool any_raw64 =
+      std::any_of(cases.begin(), cases.end(), [](const CaseResult& c) { return c.ratio_to_raw64_p50.has_value(); });
+  std::vector<std::string> header = {"case", "payload", "samples", "mean",   "stddev", "p50",
+                                     "p90",  "p99",     "p99.9",   "p99.99", "max",    "x raw p50"};
+  if (any_raw64) {
+    header.emplace_back("x 64B p50");
+  }
+  header.emplace_back("cpu% tx/rx");
+  Table table(header);
   for (const auto& c : cases) {
-    std::string name = c.transport + " " + c.mode;
-    if (c.touch) {
-      name += " touch";
-    }
-    if (c.rate_hz > 0) {
-      name += format(" @%.0f Hz", c.rate_hz);
-    }
     const auto& l = c.latency;
     std::string cpu = "-";
     if (c.cpu_percent_sender && c.cpu_percent_receiver) {
       cpu = format("%.0f/%.0f", *c.cpu_percent_sender, *c.cpu_percent_receiver);
     }
-    table.add_row({name, format_bytes(c.payload_bytes), std::to_string(l.samples), format_us(l.mean_ns),
-                   format_us(l.stddev_ns), format_us(l.p50_ns), format_us(l.p90_ns), format_us(l.p99_ns),
-                   format_us(l.p999_ns), format_us(l.p9999_ns), format_us(l.max_ns),
-                   c.ratio_to_raw_p50 ? format("%.2f", *c.ratio_to_raw_p50) : "-", cpu});
+    std::string name;
+    if (c.benchmark == "baseline" || c.message.empty()) {
+      // The payload has a column of its own.
+      name = c.transport + " " + c.mode + (c.touch ? " touch" : "") +
+             (c.rate_hz > 0 ? format(" @%.0f Hz", c.rate_hz) : "");
+    } else {
+      name = c.serializer + " " + c.message;
+    }
+    std::vector<std::string> row = {name,
+                                    format_bytes(c.payload_bytes),
+                                    std::to_string(l.samples),
+                                    format_us(l.mean_ns),
+                                    format_us(l.stddev_ns),
+                                    format_us(l.p50_ns),
+                                    format_us(l.p90_ns),
+                                    format_us(l.p99_ns),
+                                    format_us(l.p999_ns),
+                                    format_us(l.p9999_ns),
+                                    format_us(l.max_ns),
+                                    c.ratio_to_raw_p50 ? format("%.2f", *c.ratio_to_raw_p50) : "-"};
+    if (any_raw64) {
+      row.push_back(c.ratio_to_raw64_p50 ? format("%.2f", *c.ratio_to_raw64_p50) : "-");
+    }
+    row.push_back(cpu);
+    table.add_row(std::move(row));
   }
-  std::fprintf(out, "one-way latency in microseconds (round trips halved); x raw p50 = p50 / raw cache-line p50\n");
+  std::fprintf(out, "one-way latency in microseconds (round trips halved); x raw p50 = p50 / raw cache-line p50%s\n",
+               any_raw64 ? "; x 64B p50 = p50 / the 64 B raw struct's p50" : "");
   table.print(out);
 }
 

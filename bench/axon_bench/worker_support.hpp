@@ -39,7 +39,9 @@ inline std::vector<axon::ChunkClassConfig> chunk_classes_for(std::size_t payload
 
 /// Queue depth: everything the pool can have in flight (rate mode), at most
 /// the ring's capacity.
-inline std::uint32_t depth_for(std::size_t payload_bytes) { return chunk_classes_for(payload_bytes).front().count; }
+inline std::uint32_t depth_for(std::size_t payload_bytes) {
+  return std::min<std::uint32_t>(chunk_classes_for(payload_bytes).front().count, 256);
+}
 
 inline axon::NodeOptions node_options(const LatencyCase& c, bool publishes) {
   axon::NodeOptions options;

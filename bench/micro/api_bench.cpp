@@ -5,10 +5,11 @@
 #include <benchmark/benchmark.h>
 #include <unistd.h>
 
-#include <axon/axon.hpp>
 #include <cstdint>
 #include <cstring>
 #include <memory>
+
+#include <axon/axon.hpp>
 
 namespace {
 

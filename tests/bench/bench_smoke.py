@@ -1,0 +1,261 @@
+#!/usr/bin/env python3
+"""Smoke tests of axon-bench (issue 3): each mode runs for about a second on
+tiny sizes; the JSON must hold every field of every record, the HTML report
+must be written and contain its plots, scenario files must be checked. No
+test asserts a timing.
+
+    bench_smoke.py --bench PATH --work DIR CHECK
+CHECK: latency, serializers, throughput, baseline, scenario, report,
+       urban, malformed.
+"""
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+
+# Every record has these (null where they do not apply): issue 3's list plus
+# the histogram the report plots.
+RECORD_FIELDS = [
+    "mode", "transport", "serializer", "wait_strategy", "payload_bytes", "samples",
+    "mean_ns", "stddev_ns", "p50_ns", "p90_ns", "p99_ns", "p999_ns", "p9999_ns", "max_ns",
+    "msgs_per_s", "mb_per_s", "cpu_percent", "histogram",
+    # axon-bench's own additions, documented in docs/performance.md
+    "pattern", "message", "touch", "rate_hz", "min_ns", "cpu_percent_sender", "cpu_percent_receiver",
+    "cpu_percent_per_process", "ratio_to_raw_p50", "ratio_to_raw64_p50", "ratio_to_memcpy", "dropped",
+    "subscribers", "received_per_subscriber", "topic", "component", "expected", "published", "delivered", "lost",
+]
+LATENCY_FIELDS = ["mean_ns", "stddev_ns", "p50_ns", "p90_ns", "p99_ns", "p999_ns", "p9999_ns", "max_ns"]
+TOP_FIELDS = ["tool", "git_revision", "date_utc", "command_line", "machine", "cpus", "notes", "results"]
+MODE = re.compile(r"^(latency|throughput|scenario|baseline:[a-z]+)$")
+
+
+class Failure(Exception):
+    pass
+
+
+def check(condition, message):
+    if not condition:
+        raise Failure(message)
+
+
+def run(bench, *args, expect_ok=True):
+    command = [bench, *args]
+    print("$ " + " ".join(command), flush=True)
+    result = subprocess.run(command, capture_output=True, text=True, timeout=240)
+    sys.stdout.write(result.stdout)
+    sys.stdout.write(result.stderr)
+    if expect_ok:
+        check(result.returncode == 0, f"exit status {result.returncode}: {' '.join(command)}")
+    return result
+
+
+def check_json(path, expect_modes):
+    with open(path, encoding="utf-8") as f:
+        doc = json.load(f)
+    for key in TOP_FIELDS:
+        check(key in doc, f"{path}: no top-level '{key}'")
+    check(doc["tool"] == "axon-bench", f"{path}: tool is {doc['tool']!r}")
+    for key in ("cpu_model", "cores", "kernel"):
+        check(doc["machine"].get(key) not in (None, ""), f"{path}: machine.{key} is missing")
+    check(doc["command_line"].split()[0].endswith("axon-bench"), f"{path}: command_line {doc['command_line']!r}")
+    results = doc["results"]
+    check(len(results) > 0, f"{path}: no results")
+    modes = set()
+    for i, record in enumerate(results):
+        where = f"{path}: results[{i}] ({record.get('mode')} {record.get('pattern')})"
+        missing = [k for k in RECORD_FIELDS if k not in record]
+        check(not missing, f"{where}: missing fields {missing}")
+        check(MODE.match(record["mode"] or ""), f"{where}: mode {record['mode']!r}")
+        modes.add(record["mode"].split(":")[0])
+        for key in ("transport", "serializer", "wait_strategy"):
+            check(isinstance(record[key], str) and record[key], f"{where}: {key} {record[key]!r}")
+        check(isinstance(record["payload_bytes"], int), f"{where}: payload_bytes {record['payload_bytes']!r}")
+        if record["p50_ns"] is not None:  # a case with latencies: all of them, and its histogram
+            for key in LATENCY_FIELDS:
+                check(isinstance(record[key], (int, float)), f"{where}: {key} is {record[key]!r}")
+            check(record["samples"] > 0, f"{where}: no samples")
+            check(record["p50_ns"] <= record["p99_ns"] <= record["max_ns"], f"{where}: percentiles out of order")
+            hist = record["histogram"]
+            check(isinstance(hist, list) and hist, f"{where}: no histogram")
+            check(all(len(b) == 3 and b[0] < b[1] for b in hist), f"{where}: malformed histogram buckets")
+            check(sum(b[2] for b in hist) == record["samples"], f"{where}: histogram counts != samples")
+        else:
+            check(record["histogram"] is None, f"{where}: a histogram without latencies")
+    for mode in expect_modes:
+        check(mode in modes, f"{path}: no '{mode}' record (found {sorted(modes)})")
+    return doc
+
+
+def check_html(path, min_plots):
+    with open(path, encoding="utf-8") as f:
+        html = f.read()
+    check(html.startswith("<!DOCTYPE html>") and html.rstrip().endswith("</html>"), f"{path}: not a whole page")
+    plots = html.count("<svg")
+    check(plots >= min_plots, f"{path}: {plots} <svg> plots, expected at least {min_plots}")
+    check("http://" not in html.replace('xmlns="http://www.w3.org/2000/svg"', "") and "https://" not in html,
+          f"{path}: refers to the network")
+    check("<script" not in html, f"{path}: has scripts")
+    return html
+
+
+def test_latency(bench, work):
+    j, h = os.path.join(work, "latency.json"), os.path.join(work, "latency.html")
+    run(bench, "latency", "--sizes", "64,4KiB", "--samples", "2000", "--raw-samples", "2000",
+        "--json", j, "--report", h, "--quiet")
+    doc = check_json(j, ["latency", "baseline"])
+    check(len(doc["results"]) == 5, "latency: expected raw + 2 sizes x 2 modes")
+    check_html(h, 2 * 5)
+
+
+def test_serializers(bench, work):
+    j, h = os.path.join(work, "serializers.json"), os.path.join(work, "serializers.html")
+    run(bench, "latency", "--serializer", "raw,flatbuffers,protobuf", "--samples", "200", "--raw-samples", "1000",
+        "--json", j, "--report", h, "--quiet")
+    doc = check_json(j, ["latency"])
+    seen = {(r["serializer"], r["message"]) for r in doc["results"] if r["mode"] == "latency"}
+    for serializer in ("raw", "flatbuffers", "protobuf"):
+        for message in ("ObjectList", "PointCloud"):
+            check((serializer, message) in seen, f"serializers: no {serializer} {message} case")
+    check(("raw", "Payload") in seen, "serializers: no 64 B raw reference case")
+    for r in doc["results"]:
+        if r["mode"] == "latency":
+            check(r["ratio_to_raw64_p50"] is not None, "serializers: no ratio to the 64 B raw struct")
+    check_html(h, 2 * 8)
+
+
+def test_throughput(bench, work):
+    j, h = os.path.join(work, "throughput.json"), os.path.join(work, "throughput.html")
+    run(bench, "throughput", "--sizes", "64,64KiB", "--subscribers", "1,2", "--duration", "0.3", "--warmup", "100",
+        "--json", j, "--report", h, "--quiet")
+    doc = check_json(j, ["throughput", "baseline"])
+    cases = [r for r in doc["results"] if r["mode"] == "throughput"]
+    check(len(cases) == 4, f"throughput: {len(cases)} cases, expected 4")
+    for r in cases:
+        check(r["msgs_per_s"] > 0 and r["mb_per_s"] > 0, "throughput: no rate")
+        check(len(r["received_per_subscriber"]) == r["subscribers"], "throughput: counts per subscriber")
+        check(all(n == r["samples"] for n in r["received_per_subscriber"]),
+              f"throughput: a subscriber missed messages though the publisher blocks: {r['received_per_subscriber']}"
+              f" of {r['samples']}")
+        check(len(r["cpu_percent_per_process"]) == r["subscribers"] + 1, "throughput: cpu per process")
+        check(r["ratio_to_memcpy"] is not None, "throughput: no memcpy ratio")
+    html = check_html(h, 2)  # the memcpy baselines have distributions
+    check("Throughput" in html, "throughput: no throughput table in the report")
+
+
+def test_baseline(bench, work):
+    j, h = os.path.join(work, "baseline.json"), os.path.join(work, "baseline.html")
+    run(bench, "baseline", "--samples", "2000", "--warmup", "200", "--sizes", "64,4KiB", "--json", j, "--report", h,
+        "--quiet")
+    doc = check_json(j, ["baseline"])
+    names = {r["mode"] for r in doc["results"]}
+    for name in ("baseline:cacheline", "baseline:futex", "baseline:uds", "baseline:udp", "baseline:memcpy"):
+        check(name in names, f"baseline: no {name} record")
+    check_html(h, 2 * 6)
+
+
+def test_scenario(bench, work):
+    j, h = os.path.join(work, "scenario.json"), os.path.join(work, "scenario.html")
+    run(bench, "scenario", os.path.join(HERE, "tiny_scenario.yaml"), "--json", j, "--report", h, "--quiet")
+    doc = check_json(j, ["scenario"])
+    topics = [r for r in doc["results"] if r["topic"] is not None]
+    cpus = [r for r in doc["results"] if r["topic"] is None]
+    check(len(topics) == 4, f"scenario: {len(topics)} topic records, expected 4")
+    check(len(cpus) == 3, f"scenario: {len(cpus)} process records, expected 3")
+    for r in topics:
+        for key in ("expected", "published", "delivered", "lost", "component"):
+            check(r[key] is not None, f"scenario: {r['topic']}: no {key}")
+        check(r["expected"] > 0, f"scenario: {r['topic']}: nothing expected")
+    for r in cpus:
+        check(r["cpu_percent"] is not None and r["component"], "scenario: a process without CPU")
+    check(any("sleep" in n for n in doc["notes"]), "scenario: the wait strategy is not noted")
+    check_html(h, 2 * 4)
+
+
+def test_report(bench, work):
+    a, b = os.path.join(work, "a.json"), os.path.join(work, "b.json")
+    for path in (a, b):
+        run(bench, "baseline", "--only", "cacheline,memcpy", "--samples", "1000", "--warmup", "100", "--sizes", "64",
+            "--json", path, "--quiet")
+    single, both = os.path.join(work, "single.html"), os.path.join(work, "compare.html")
+    run(bench, "report", a, "-o", single)
+    run(bench, "report", a, b, "-o", both)
+    check_html(single, 4)
+    html = check_html(both, 4)
+    check("B/A" in html and "a.json" in html and "b.json" in html, "report: the comparison names or ratios are missing")
+    check(html.count("<path") >= 4, "report: a CDF line per run per case expected")
+    bad = os.path.join(work, "not_results.json")
+    with open(bad, "w", encoding="utf-8") as f:
+        f.write('{"hello": 1}\n')
+    result = run(bench, "report", bad, "-o", os.path.join(work, "bad.html"), expect_ok=False)
+    check(result.returncode != 0 and "not an axon-bench result file" in result.stderr,
+          "report: a JSON file that is not a result was not rejected clearly")
+
+
+def test_urban(bench, work):
+    urban = os.path.join(ROOT, "bench", "scenarios", "urban.yaml")
+    result = run(bench, "scenario", urban, "--check")
+    check("valid" in result.stdout, "urban: --check did not say the file is valid")
+    for topic in ("sensors/lidar/points", "sensors/camera/rear_right", "control/command", "system/diagnostics"):
+        check(topic in result.stdout, f"urban: topic {topic} not in the plan")
+
+
+# file, line, phrase the message must contain
+MALFORMED = [
+    ("unknown_key.yaml", 5, "unknown key 'rate'"),
+    ("zero_rate.yaml", 3, "rate_hz must be > 0"),
+    ("unknown_topic.yaml", 7, "unknown topic 'b'"),
+    ("wrong_type.yaml", 3, "payload must be a size"),
+    ("bad_yaml.yaml", None, "not valid YAML"),
+    ("unpublished.yaml", 3, "not published by any component"),
+    ("too_large.yaml", 2, "largest scenario payload"),
+]
+
+
+def test_malformed(bench, work):
+    del work
+    for name, line, phrase in MALFORMED:
+        path = os.path.join(HERE, "malformed", name)
+        result = run(bench, "scenario", path, "--check", expect_ok=False)
+        check(result.returncode != 0, f"malformed {name}: accepted")
+        match = re.search(re.escape(path) + r":(\d+):(\d+): (.*)", result.stderr)
+        check(match is not None, f"malformed {name}: the message does not name file:line:column: {result.stderr!r}")
+        if line is not None:
+            check(int(match.group(1)) == line, f"malformed {name}: line {match.group(1)}, expected {line}")
+        check(phrase in match.group(3), f"malformed {name}: message {match.group(3)!r} lacks {phrase!r}")
+
+
+TESTS = {
+    "latency": test_latency,
+    "serializers": test_serializers,
+    "throughput": test_throughput,
+    "baseline": test_baseline,
+    "scenario": test_scenario,
+    "report": test_report,
+    "urban": test_urban,
+    "malformed": test_malformed,
+}
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--bench", required=True, help="the axon-bench program")
+    parser.add_argument("--work", required=True, help="a directory for the outputs")
+    parser.add_argument("check", choices=sorted(TESTS))
+    args = parser.parse_args()
+    os.makedirs(args.work, exist_ok=True)
+    try:
+        TESTS[args.check](args.bench, args.work)
+    except (Failure, subprocess.TimeoutExpired) as e:
+        print(f"FAILED: {e}", file=sys.stderr)
+        return 1
+    print(f"{args.check}: ok")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
