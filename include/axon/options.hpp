@@ -61,7 +61,7 @@ struct PublisherQos {
 };
 
 struct SubscriberQos {
-  /// Messages queued for this subscriber at most (1..1024).
+  /// Messages queued for this subscriber at most (1..256).
   std::uint32_t depth = 16;
   Overflow overflow = Overflow::kRejectNewest;
   /// With kBlockPublisher: how long a publisher waits for room.

@@ -52,6 +52,9 @@ class DecodedPool {
   }
 
   void release(int slot) noexcept {
+    if (slot < 0 || slot >= static_cast<int>(kMaxSlots)) {
+      return;  // not one of ours (also tells the compiler the shift is in range)
+    }
     // Release: see acquire().
     free_.fetch_or(std::uint64_t{1} << slot, std::memory_order_release);
   }
