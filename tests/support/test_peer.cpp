@@ -62,7 +62,8 @@ std::shared_ptr<axon::Node> make_node(const Args& args, const std::string& name)
   }
 }
 
-void wait_for_subscribers(axon::Publisher<TestMessage>& pub, std::uint64_t count) {
+template <class T>
+void wait_for_subscribers(axon::Publisher<T>& pub, std::uint64_t count) {
   const auto deadline = Clock::now() + std::chrono::seconds(20);
   while (pub.subscriber_count() < count) {
     if (Clock::now() > deadline) {
@@ -254,13 +255,7 @@ int fb_publish(const Args& args) {
     fail(std::string(pub.error().message()));
   }
   say("READY");
-  const auto deadline = Clock::now() + std::chrono::seconds(20);
-  while (pub->subscriber_count() < args.num("wait_subs", 1)) {
-    if (Clock::now() > deadline) {
-      fail("timed out waiting for subscribers");
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  }
+  wait_for_subscribers(**pub, args.num("wait_subs", 1));
   const auto targets = static_cast<std::uint32_t>(args.num("targets", 128));
   for (std::uint64_t seq = 1; seq <= args.num("count", 100); ++seq) {
     auto loan = pub->loan_builder(targets * 16 + 128);
@@ -285,13 +280,7 @@ int pb_publish(const Args& args) {
     fail(std::string(pub.error().message()));
   }
   say("READY");
-  const auto deadline = Clock::now() + std::chrono::seconds(20);
-  while (pub->subscriber_count() < args.num("wait_subs", 1)) {
-    if (Clock::now() > deadline) {
-      fail("timed out waiting for subscribers");
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  }
+  wait_for_subscribers(**pub, args.num("wait_subs", 1));
   axon::test::pb::ObjectList list;
   for (std::uint64_t seq = 1; seq <= args.num("count", 100); ++seq) {
     axon::test::fill_object_list(list, seq, static_cast<std::uint32_t>(args.num("targets", 128)));
@@ -314,13 +303,7 @@ int garbage(const Args& args) {
     fail(std::string(pub.error().message()));
   }
   say("READY");
-  const auto deadline = Clock::now() + std::chrono::seconds(20);
-  while (pub->subscriber_count() < 1) {
-    if (Clock::now() > deadline) {
-      fail("timed out waiting for subscribers");
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  }
+  wait_for_subscribers(**pub, 1);
   // 1. Random-looking bytes. 2. A valid message cut short. 3. A valid message
   // whose root offset points far outside the buffer.
   std::vector<std::byte> noise(512, std::byte{0xFF});  // an offset and a varint that never end

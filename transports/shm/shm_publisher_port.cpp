@@ -196,18 +196,7 @@ bool ShmPublisherPort::push_blocking(Connection& conn, const RingEntry& entry) n
   }
 }
 
-void ShmPublisherPort::reclaim_closing() noexcept {
-  PoolSegment* segment = pool_->segment;
-  std::uint64_t bits = block_->allocated_bits.load(std::memory_order_acquire);
-  for (; bits != 0; bits &= bits - 1) {
-    const auto bit = static_cast<std::uint32_t>(__builtin_ctzll(bits));
-    const std::uint16_t index = block_->connection_of_bit[bit].load(std::memory_order_relaxed);
-    if (index != kNoConnection &&
-        segment->connections[index].state.load(std::memory_order_acquire) == ConnectionState::kClosing) {
-      reclaim_connection(*pool_, block_index_, bit);
-    }
-  }
-}
+void ShmPublisherPort::reclaim_closing() noexcept { reclaim_closing_connections(*pool_, block_index_); }
 
 std::uint32_t ShmPublisherPort::subscriber_count() const noexcept {
   // Acquire: see create_connection().

@@ -330,16 +330,7 @@ void ShmTransport::reclaim_retired_blocks() noexcept {
     if (block.state.load(std::memory_order_acquire) != BlockState::kRetired) {
       continue;
     }
-    // Relaxed: only this thread changes a retired block's bits now; creators
-    // skip retired blocks.
-    std::uint64_t bits = block.allocated_bits.load(std::memory_order_relaxed);
-    for (; bits != 0; bits &= bits - 1) {
-      const auto bit = static_cast<std::uint32_t>(__builtin_ctzll(bits));
-      const std::uint16_t index = block.connection_of_bit[bit].load(std::memory_order_relaxed);
-      if (segment->connections[index].state.load(std::memory_order_acquire) == ConnectionState::kClosing) {
-        reclaim_connection(*own_pool_, b, bit);
-      }
-    }
+    reclaim_closing_connections(*own_pool_, b);
     if (block.allocated_bits.load(std::memory_order_relaxed) == 0) {
       block.state.store(BlockState::kFree, std::memory_order_relaxed);  // reused under the domain lock only
     }
@@ -374,6 +365,22 @@ void reclaim_connection(MappedPool& pool, std::uint32_t block_index, std::uint32
   conn.state.store(ConnectionState::kFree, std::memory_order_release);
   // Release: the bit is reusable only after everything above.
   block.allocated_bits.fetch_and(~mask, std::memory_order_release);
+}
+
+void reclaim_closing_connections(MappedPool& pool, std::uint32_t block_index) noexcept {
+  PublisherBlock& block = pool.segment->blocks[block_index];
+  // Acquire pairs with the creator's release in create_connection(); only the
+  // caller clears bits, so the snapshot cannot lose one it must reclaim.
+  std::uint64_t bits = block.allocated_bits.load(std::memory_order_acquire);
+  for (; bits != 0; bits &= bits - 1) {
+    const auto bit = static_cast<std::uint32_t>(__builtin_ctzll(bits));
+    const std::uint16_t index = block.connection_of_bit[bit].load(std::memory_order_relaxed);
+    // Acquire pairs with the release that moved the connection to kClosing.
+    if (index != kNoConnection &&
+        pool.segment->connections[index].state.load(std::memory_order_acquire) == ConnectionState::kClosing) {
+      reclaim_connection(pool, block_index, bit);
+    }
+  }
 }
 
 Result<std::shared_ptr<MappedPool>> ShmTransport::pool_of(std::uint32_t participant, std::uint32_t generation) {

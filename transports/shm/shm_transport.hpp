@@ -115,4 +115,8 @@ class ShmTransport final : public Transport, public std::enable_shared_from_this
 /// block (its publisher, or the service thread once retired) may call it.
 void reclaim_connection(MappedPool& pool, std::uint32_t block, std::uint32_t bit) noexcept;
 
+/// reclaim_connection() for every connection of `block` in state kClosing,
+/// with the same rule on who may call it.
+void reclaim_closing_connections(MappedPool& pool, std::uint32_t block) noexcept;
+
 }  // namespace axon::shm
