@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "axon/result.hpp"
+
 namespace axon {
 
 /// One chunk size class of a node's pool.
@@ -36,10 +38,30 @@ struct NodeOptions {
   std::uint32_t liveness_period_ms = 50;
 };
 
-/// What a subscriber's queue does when it is full at publish time.
+/// Which messages a subscriber's queue keeps (DDS HISTORY).
+enum class History : std::uint8_t {
+  kKeepLast,  ///< The newest `depth` messages: a full queue drops its oldest.
+  kKeepAll,   ///< Every message, up to `depth` (the resource limit): a full queue
+              ///< rejects the newest (best effort) or holds the publisher (reliable).
+};
+
+/// Whether a publisher may drop a message for this subscriber (DDS RELIABILITY).
+enum class Reliability : std::uint8_t {
+  kBestEffort,  ///< A full queue drops (by the overflow policy).
+  kReliable,    ///< The publisher waits for room, at most block_timeout_ns, then
+                ///< publish() returns kTimeout: never a silent drop.
+};
+
+/// What a subscriber's queue does when it is full at publish time. Each
+/// subscriber has its own policy: one never holds back another.
 enum class Overflow : std::uint8_t {
+  kDefault,         ///< From history and reliability: keep-last drops the oldest,
+                    ///< keep-all rejects the newest, reliable blocks the publisher.
+  kDropOldest,      ///< The oldest queued message makes room (counted).
   kRejectNewest,    ///< The new message is dropped for this subscriber (counted).
-  kBlockPublisher,  ///< The publisher waits for room, at most block_timeout_ns.
+  kLatestOnly,      ///< A mailbox of one: always the freshest message (depth 1).
+  kBlockPublisher,  ///< The publisher waits for room, at most block_timeout_ns
+                    ///< (or quarantine_after_ns, when set).
 };
 
 /// When a subscriber checks messages (FlatBuffers) before user code sees them.
@@ -47,6 +69,12 @@ enum class Verification : std::uint8_t {
   kCrossProcess,  ///< Messages written by another process (the default).
   kAlways,
   kNever,  ///< Trust every writer: for the last microseconds on a closed system.
+};
+
+/// Whether late joiners get messages published before they came (DDS DURABILITY).
+enum class Durability : std::uint8_t {
+  kVolatile,        ///< Only messages published after the subscriber connected.
+  kTransientLocal,  ///< Also the publisher's last durability_depth messages.
 };
 
 struct PublisherQos {
@@ -58,14 +86,29 @@ struct PublisherQos {
   /// Accept a topic whose FlatBuffers/Protobuf schema hash differs when the
   /// type name is the same (schema evolution by the format's own rules).
   bool allow_compatible_evolution = false;
+  /// kTransientLocal: the publisher keeps its last `durability_depth`
+  /// messages and hands them to subscribers that join later.
+  Durability durability = Durability::kVolatile;
+  /// Messages kept for late joiners (1..16) with kTransientLocal.
+  std::uint32_t durability_depth = 1;
+  /// A subscriber's queue at or above this fill (percent of its depth) is
+  /// reported: PublishStatus::full and the on_backpressure handler.
+  std::uint32_t high_water_percent = 75;
 };
 
 struct SubscriberQos {
-  /// Messages queued for this subscriber at most (1..256).
+  History history = History::kKeepLast;
+  /// Messages queued for this subscriber at most (1..256): the keep-last
+  /// depth, or the keep-all resource limit. Preallocated when connecting.
   std::uint32_t depth = 16;
-  Overflow overflow = Overflow::kRejectNewest;
-  /// With kBlockPublisher: how long a publisher waits for room.
+  Reliability reliability = Reliability::kBestEffort;
+  Overflow overflow = Overflow::kDefault;
+  /// With kBlockPublisher or kReliable: how long a publisher waits for room.
   std::int64_t block_timeout_ns = 100'000'000;
+  /// With kBlockPublisher: a queue that stays full this long is quarantined
+  /// (treated as kDropOldest and reported) until it drains, so a stuck
+  /// subscriber stops costing the publisher its timeout. 0: never.
+  std::int64_t quarantine_after_ns = 0;
   /// Samples this subscriber may hold at once (taken, not yet dropped; at
   /// most 64 for decoding serializers such as Protobuf).
   std::uint32_t max_held_samples = 64;
@@ -74,6 +117,17 @@ struct SubscriberQos {
   /// See PublisherQos::allow_compatible_evolution.
   bool allow_compatible_evolution = false;
   Verification verification = Verification::kCrossProcess;
+  /// Executors call the subscription's deadline handler when no message came
+  /// for this long. 0: no deadline.
+  std::int64_t deadline_ns = 0;
 };
+
+/// The overflow policy `qos` amounts to, or an error naming the conflict
+/// (for example kReliable with kDropOldest). kLatestOnly implies depth 1.
+struct EffectiveQueue {
+  Overflow overflow = Overflow::kDropOldest;
+  std::uint32_t depth = 16;
+};
+Result<EffectiveQueue> effective_queue(const SubscriberQos& qos);
 
 }  // namespace axon

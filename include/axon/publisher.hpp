@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstring>
+#include <functional>
 #include <memory>
 #include <span>
 #include <string>
@@ -122,6 +123,18 @@ class Publisher {
   /// Subscribers connected now.
   [[nodiscard]] std::uint32_t subscriber_count() const noexcept { return port_->subscriber_count(); }
   [[nodiscard]] const std::string& topic() const noexcept { return topic_; }
+
+  /// Fill level and counters of each connected subscriber (at most
+  /// out.size(); returns how many). From the publishing thread.
+  std::size_t subscriber_fill(std::span<SubscriberFill> out) const noexcept { return port_->subscriber_fill(out); }
+  /// Messages published, and what happened to them, over all subscribers.
+  [[nodiscard]] PublisherCounters counters() const noexcept { return port_->counters(); }
+  /// Called inside publish() when a subscriber's queue reaches
+  /// PublisherQos::high_water_percent (once per crossing), so a producer can
+  /// lower its rate or skip optional data. Set it before publishing.
+  void on_backpressure(std::function<void(const BackpressureEvent&)> handler) {
+    port_->on_backpressure(std::move(handler));
+  }
 
  private:
   std::shared_ptr<PublisherPort> port_;

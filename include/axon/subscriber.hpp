@@ -29,7 +29,7 @@ class Subscriber {
 
  public:
   Subscriber(std::shared_ptr<SubscriberPort> port, std::string topic, const SubscriberQos& qos)
-      : port_(std::move(port)), topic_(std::move(topic)), verification_(qos.verification) {
+      : port_(std::move(port)), topic_(std::move(topic)), verification_(qos.verification), deadline_ns_(qos.deadline_ns) {
     if constexpr (!S::kReadsInPlace) {
       decoded_ = std::make_shared<detail::DecodedPool<T>>(qos.max_held_samples);
     }
@@ -85,6 +85,13 @@ class Subscriber {
   /// Publishers connected now (may rescan the registry: a slow path).
   [[nodiscard]] std::uint32_t publisher_count() noexcept { return port_->publisher_count(); }
   [[nodiscard]] const std::string& topic() const noexcept { return topic_; }
+  /// Whether take() has a message now (same thread rules as take()).
+  [[nodiscard]] bool has_data() noexcept { return port_->has_data(); }
+  /// The futex word publishers signal for this subscriber (executors and
+  /// WaitSet sleep on it); nullptr when the transport cannot wake waiters.
+  [[nodiscard]] WakeWord* wake_word() noexcept { return port_->wake_word(); }
+  /// Deadline of the subscription's QoS (0: none); executors watch it.
+  [[nodiscard]] std::int64_t deadline_ns() const noexcept { return deadline_ns_; }
 
  private:
   static std::span<const std::byte> bytes_of(const ReceivedChunk& chunk) noexcept {
@@ -94,6 +101,7 @@ class Subscriber {
   std::shared_ptr<SubscriberPort> port_;
   std::string topic_;
   Verification verification_;
+  std::int64_t deadline_ns_ = 0;
   std::shared_ptr<detail::DecodedPool<T>> decoded_;
 };
 

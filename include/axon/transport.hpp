@@ -3,9 +3,12 @@
 // a topic.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -50,16 +53,65 @@ struct ReceivedChunk {
   bool same_process = false;  ///< Written by this process (no need to verify it).
 };
 
-/// What publish() did for each subscriber.
+/// What publish() did, counted in subscribers.
 struct PublishStatus {
-  std::uint32_t delivered = 0;  ///< Subscribers that got the message queued.
-  std::uint32_t dropped = 0;    ///< Subscribers whose queue was full (or timed out).
+  std::uint32_t delivered = 0;  ///< Got the message queued (some after an eviction).
+  std::uint32_t dropped = 0;    ///< Did not get it: queue full (reject newest) or timed out.
+  std::uint32_t evicted = 0;    ///< Dropped their oldest message to make room (drop oldest,
+                                ///< latest only, quarantined).
+  std::uint32_t timed_out = 0;  ///< Blocking subscribers still full after their timeout.
+  std::uint32_t full = 0;       ///< Queues at or above the high-water mark after this publish.
+};
+
+/// Why messages did not reach a subscriber, and how full its queue got.
+/// Written by publishers, summed over the subscriber's connections.
+struct QueueCounters {
+  std::uint64_t queued = 0;           ///< Messages publishers put in the queue.
+  std::uint64_t dropped_full = 0;     ///< Rejected because the queue was full.
+  std::uint64_t dropped_oldest = 0;   ///< Evicted unread to make room for newer ones.
+  std::uint64_t dropped_timeout = 0;  ///< A blocking publisher gave up waiting.
+  std::uint64_t quarantined = 0;      ///< Times the queue was quarantined.
+  std::uint32_t high_water = 0;       ///< Most messages queued at once.
 };
 
 /// What a subscriber saw so far.
 struct SubscriberCounters {
   std::uint64_t taken = 0;     ///< Messages handed to user code.
   std::uint64_t rejected = 0;  ///< Messages that failed verification or decoding.
+  std::uint64_t publishers_lost = 0;  ///< Publishers that left or died while connected.
+  QueueCounters queue;
+};
+
+/// One subscriber as its publisher sees it.
+struct SubscriberFill {
+  std::uint64_t subscriber_id = 0;  ///< Unique among live subscribers of the domain.
+  std::uint32_t queued = 0;         ///< Messages waiting in its queue now.
+  std::uint32_t depth = 0;
+  bool quarantined = false;
+  QueueCounters counters;
+};
+
+/// Totals of one publisher.
+struct PublisherCounters {
+  std::uint64_t published = 0;
+  QueueCounters totals;  ///< Over every subscriber it ever had; high_water is the largest.
+};
+
+/// Passed to the on_backpressure handler when a subscriber's queue reaches the
+/// publisher's high-water mark (once per crossing, not on every publish).
+struct BackpressureEvent {
+  std::uint64_t subscriber_id = 0;
+  std::uint32_t queued = 0;
+  std::uint32_t depth = 0;
+};
+
+/// A futex word in shared memory, one per subscriber. Waiters count
+/// themselves in `waiters`, then sleep on `sequence`; a publisher that queued
+/// a message bumps `sequence` and wakes them only when `waiters` is not zero,
+/// so a busy subscriber costs its publishers no system call.
+struct WakeWord {
+  std::atomic<std::uint32_t> sequence{0};
+  std::atomic<std::uint32_t> waiters{0};
 };
 
 /// Transport side of one publisher. Thread safety: one thread at a time.
@@ -76,6 +128,13 @@ class PublisherPort {
   virtual void discard(LoanedChunk chunk) noexcept = 0;
   /// Subscribers currently connected.
   [[nodiscard]] virtual std::uint32_t subscriber_count() const noexcept = 0;
+  /// Fill level and counters of each connected subscriber, at most
+  /// out.size(); returns how many were written.
+  virtual std::size_t subscriber_fill(std::span<SubscriberFill> out) const noexcept = 0;
+  [[nodiscard]] virtual PublisherCounters counters() const noexcept = 0;
+  /// Called inside publish() when a subscriber's queue reaches the high-water
+  /// mark. Set it before publishing (not thread-safe against publish()).
+  virtual void on_backpressure(std::function<void(const BackpressureEvent&)> handler) = 0;
 };
 
 /// Transport side of one subscriber. Thread safety: take() from one thread
@@ -93,6 +152,12 @@ class SubscriberPort {
   [[nodiscard]] virtual SubscriberCounters counters() const noexcept = 0;
   /// Publishers currently connected.
   [[nodiscard]] virtual std::uint32_t publisher_count() noexcept = 0;
+  /// Whether take() has a message now; like take(), notices publishers that
+  /// came or went. Same thread rules as take().
+  [[nodiscard]] virtual bool has_data() noexcept = 0;
+  /// The word this subscriber's publishers signal (see WakeWord); nullptr
+  /// when the transport cannot wake a waiter (poll it instead).
+  [[nodiscard]] virtual WakeWord* wake_word() noexcept = 0;
 };
 
 /// Statistics of one chunk class of a node's pool.

@@ -14,6 +14,8 @@ namespace axon::shm {
 /// or in the middle of publish). Bits 0..62: connection c of the publisher's
 /// block holds it (queued in that connection's ring or taken as a sample).
 inline constexpr std::uint64_t kLoanBit = std::uint64_t{1} << 63;
+/// Held while the chunk is in its publisher's transient-local history.
+inline constexpr std::uint64_t kHistoryBit = std::uint64_t{1} << 62;
 
 /// One cache line. The holder mask is the ledger of who holds the chunk: a
 /// holder gives the chunk back by clearing its own bit, which is idempotent,

@@ -35,7 +35,7 @@ struct RingEntry {
   std::uint64_t sequence = 0;
 };
 
-enum class OverflowPolicy : std::uint32_t { kRejectNewest = 0, kBlockPublisher = 1 };
+enum class OverflowPolicy : std::uint32_t { kRejectNewest = 0, kBlockPublisher = 1, kDropOldest = 2 };
 
 /// One publisher -> subscriber queue. Fields other than the atomics are
 /// written only while the state is kClaimed and read after an acquire load
@@ -47,10 +47,28 @@ struct alignas(kCacheLine) Connection {
   std::uint32_t subscriber_slot = 0;        ///< Registry subscriber entry ...
   std::uint32_t subscriber_generation = 0;  ///< ... and its generation.
   OverflowPolicy overflow = OverflowPolicy::kRejectNewest;
+  std::uint32_t reliable = 0;  ///< A timed-out wait is an error for the publisher.
   std::int64_t block_timeout_ns = 0;
-  /// Written by the publisher only (relaxed): statistics.
-  std::atomic<std::uint64_t> delivered{0};
-  std::atomic<std::uint64_t> dropped{0};
+  std::int64_t quarantine_after_ns = 0;  ///< kBlockPublisher: 0 or when a full queue is quarantined.
+
+  /// The publisher may evict the oldest entry: the subscriber pops by
+  /// compare-exchange (SpscRing::try_pop_contended()).
+  [[nodiscard]] bool evictable() const noexcept {
+    return overflow == OverflowPolicy::kDropOldest || quarantine_after_ns > 0;
+  }
+
+  /// Statistics written by the publisher only (relaxed, single writer) and
+  /// read by the subscriber, on a line of their own.
+  alignas(kCacheLine) std::atomic<std::uint64_t> delivered{0};
+  std::atomic<std::uint64_t> dropped_full{0};
+  std::atomic<std::uint64_t> dropped_oldest{0};
+  std::atomic<std::uint64_t> dropped_timeout{0};
+  std::atomic<std::uint64_t> quarantines{0};
+  std::atomic<std::uint32_t> high_water{0};
+  std::atomic<std::uint32_t> quarantined{0};  ///< 1 while quarantined.
+  /// The publisher's own state (its thread only).
+  std::int64_t full_since_ns = 0;  ///< When the queue was first seen full (0: not full).
+  std::uint32_t above_high_water = 0;  ///< Backpressure reported, not yet drained below.
   SpscRing<RingEntry, kRingCapacity> ring;
 };
 
@@ -66,9 +84,15 @@ struct alignas(kCacheLine) PublisherBlock {
   std::uint32_t publisher_slot = 0;        ///< Registry publisher entry ...
   std::uint32_t publisher_generation = 0;  ///< ... and its generation.
   std::uint32_t topic = 0;
+  /// Transient-local publishers: messages kept for late joiners (0: volatile).
+  std::uint32_t history_depth = 0;
   /// Bits whose connection the publisher pushes to. Set (release) by the
   /// creator of a connection, cleared by its reclaimer.
   alignas(kCacheLine) std::atomic<std::uint64_t> active_bits{0};
+  /// Transient-local publishers: connections created by a subscriber that
+  /// wait for the publisher's process to queue its history to them and move
+  /// them to active_bits (the ring has one producer, so only it may).
+  std::atomic<std::uint64_t> joining_bits{0};
   /// Bits assigned to a connection, active or waiting to be reclaimed.
   std::atomic<std::uint64_t> allocated_bits{0};
   /// Connection index of each bit; written before the bit is set.

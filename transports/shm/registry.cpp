@@ -1,5 +1,7 @@
 #include "transports/shm/registry.hpp"
 
+#include "src/futex.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -160,7 +162,8 @@ Result<SlotRef> Registry::add_publisher(std::uint32_t topic, SlotRef participant
   return SlotRef{slot, e->generation};
 }
 
-Result<SlotRef> Registry::add_subscriber(std::uint32_t topic, SlotRef participant, const SubscriberQos& qos) {
+Result<SlotRef> Registry::add_subscriber(std::uint32_t topic, SlotRef participant, const SubscriberQos& qos,
+                                         const EffectiveQueue& queue) {
   std::uint32_t slot = 0;
   EndpointEntry* e = first_free(seg_->subscribers, slot);
   if (e == nullptr) {
@@ -170,9 +173,13 @@ Result<SlotRef> Registry::add_subscriber(std::uint32_t topic, SlotRef participan
   e->topic = topic;
   e->participant = participant.slot;
   e->participant_generation = participant.generation;
-  e->depth = qos.depth;
-  e->overflow = static_cast<std::uint32_t>(qos.overflow);
+  e->depth = queue.depth;
+  e->overflow = static_cast<std::uint32_t>(queue.overflow);
   e->block_timeout_ns = qos.block_timeout_ns;
+  e->quarantine_after_ns = qos.quarantine_after_ns;
+  e->reliable = qos.reliability == Reliability::kReliable ? 1 : 0;
+  // A waiter of a crashed predecessor may have left its count behind.
+  seg_->subscriber_wake[slot].word.waiters.store(0, std::memory_order_relaxed);
   e->state = EntryState::kActive;
   return SlotRef{slot, e->generation};
 }
@@ -181,7 +188,20 @@ void Registry::remove_publisher(std::uint32_t slot) noexcept {
   EndpointEntry& e = seg_->publishers[slot];
   e.state = EntryState::kFree;
   bump_version(e.topic);
+  // Sleeping subscribers learn that a publisher left (or died) now, not
+  // with their next message.
+  wake_subscribers(e.topic);
   release_topic_if_unused(e.topic);
+}
+
+void Registry::wake_subscribers(std::uint32_t topic) noexcept {
+  // Orders the version bump before the waiter counts are read (see futex.hpp).
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  for (std::uint32_t i = 0; i < kMaxSubscribers; ++i) {
+    if (seg_->subscribers[i].state == EntryState::kActive && seg_->subscribers[i].topic == topic) {
+      futex::notify_if_waiting(seg_->subscriber_wake[i].word);
+    }
+  }
 }
 
 void Registry::remove_subscriber(std::uint32_t slot) noexcept {
@@ -196,8 +216,9 @@ bool Registry::subscriber_is(const SlotRef& ref) const noexcept {
 }
 
 void Registry::bump_version(std::uint32_t topic) noexcept {
-  // Release pairs with the acquire in topic_version().
-  seg_->topics[topic].publishers_version.fetch_add(1, std::memory_order_release);
+  // Seq_cst: besides pairing with the acquire in topic_version(), ordered
+  // before wake_subscribers() reads the waiter counts (futex::Waiter).
+  seg_->topics[topic].publishers_version.fetch_add(1, std::memory_order_seq_cst);
 }
 
 void Registry::release_topic_if_unused(std::uint32_t topic) noexcept {

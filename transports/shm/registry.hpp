@@ -44,7 +44,12 @@ class Registry {
   Result<std::uint32_t> find_or_add_topic(const TopicDescriptor& topic);
 
   Result<SlotRef> add_publisher(std::uint32_t topic, SlotRef participant, std::uint32_t pool_block);
-  Result<SlotRef> add_subscriber(std::uint32_t topic, SlotRef participant, const SubscriberQos& qos);
+  Result<SlotRef> add_subscriber(std::uint32_t topic, SlotRef participant, const SubscriberQos& qos,
+                                 const EffectiveQueue& queue = {});
+  /// The futex word of a subscriber slot.
+  [[nodiscard]] WakeWord& subscriber_wake(std::uint32_t slot) noexcept { return seg_->subscriber_wake[slot].word; }
+  /// Wakes every waiting subscriber of `topic` (its publishers changed).
+  void wake_subscribers(std::uint32_t topic) noexcept;
   void remove_publisher(std::uint32_t slot) noexcept;
   void remove_subscriber(std::uint32_t slot) noexcept;
   [[nodiscard]] bool subscriber_is(const SlotRef& ref) const noexcept;

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <type_traits>
 
+#include "axon/transport.hpp"
 #include "transports/shm/segment.hpp"
 #include "transports/shm/shm_constants.hpp"
 
@@ -48,7 +49,16 @@ struct EndpointEntry {
   std::uint32_t pool_block = 0;       ///< Publishers: block in the participant's pool.
   std::uint32_t depth = 0;            ///< Subscribers: queue depth ...
   std::uint32_t overflow = 0;         ///< ... overflow policy ...
-  std::int64_t block_timeout_ns = 0;  ///< ... and how long a publisher may block.
+  std::int64_t block_timeout_ns = 0;  ///< ... how long a publisher may block ...
+  std::int64_t quarantine_after_ns = 0;  ///< ... when a full queue is quarantined ...
+  std::uint32_t reliable = 0;            ///< ... and whether a timeout is an error.
+  std::uint32_t reserved = 0;
+};
+
+/// A subscriber's futex word, on a line of its own: publishers of any
+/// process signal it, the subscriber's executor sleeps on it.
+struct alignas(kCacheLine) SubscriberWake {
+  WakeWord word;
 };
 
 struct RegistrySegment {
@@ -60,6 +70,7 @@ struct RegistrySegment {
   TopicEntry topics[kMaxTopics];
   EndpointEntry publishers[kMaxPublishers];
   EndpointEntry subscribers[kMaxSubscribers];
+  SubscriberWake subscriber_wake[kMaxSubscribers];
 };
 
 static_assert(std::is_standard_layout_v<RegistrySegment>, "shared-memory layout must be standard");

@@ -9,7 +9,7 @@ namespace axon::shm {
 
 inline constexpr std::size_t kCacheLine = 64;
 
-inline constexpr std::uint32_t kLayoutVersion = 1;
+inline constexpr std::uint32_t kLayoutVersion = 2;
 
 /// Registry tables (one registry per domain).
 inline constexpr std::uint32_t kMaxParticipants = 64;
@@ -24,8 +24,11 @@ inline constexpr std::size_t kMaxParticipantNameBytes = 64;
 inline constexpr std::uint32_t kMaxSizeClasses = 16;
 inline constexpr std::uint32_t kMaxPublishersPerNode = 32;
 /// Connections of one publisher; bit 63 of a chunk's holder mask is the
-/// publisher's own loan, bits 0..62 are its connections.
-inline constexpr std::uint32_t kMaxSubscribersPerPublisher = 63;
+/// publisher's own loan, bit 62 its transient-local history, bits 0..61 are
+/// its connections.
+inline constexpr std::uint32_t kMaxSubscribersPerPublisher = 62;
+/// Messages a transient-local publisher keeps for late joiners.
+inline constexpr std::uint32_t kMaxDurabilityDepth = 16;
 /// Entries a subscriber queue can hold at most (its depth is 1..this). Each
 /// entry is a cache line: 16 KiB per connection.
 inline constexpr std::uint32_t kRingCapacity = 256;

@@ -5,7 +5,10 @@
 #include <array>
 #include <atomic>
 #include <cstdint>
+#include <functional>
+#include <span>
 #include <memory>
+#include <mutex>
 #include <string>
 
 #include "axon/transport.hpp"
@@ -25,7 +28,7 @@ namespace axon::shm {
 class ShmPublisherPort final : public PublisherPort {
  public:
   ShmPublisherPort(std::shared_ptr<ShmTransport> transport, std::shared_ptr<MappedPool> pool, std::uint32_t block,
-                   SlotRef registry_ref, std::uint32_t topic, std::string topic_name);
+                   SlotRef registry_ref, std::uint32_t topic, std::string topic_name, const PublisherQos& qos);
   ~ShmPublisherPort() override;
   ShmPublisherPort(const ShmPublisherPort&) = delete;
   ShmPublisherPort& operator=(const ShmPublisherPort&) = delete;
@@ -35,9 +38,48 @@ class ShmPublisherPort final : public PublisherPort {
                                 std::size_t payload_offset) noexcept override;
   void discard(LoanedChunk chunk) noexcept override;
   [[nodiscard]] std::uint32_t subscriber_count() const noexcept override;
+  std::size_t subscriber_fill(std::span<SubscriberFill> out) const noexcept override;
+  [[nodiscard]] PublisherCounters counters() const noexcept override;
+  void on_backpressure(std::function<void(const BackpressureEvent&)> handler) override;
+
+  /// Transient-local publishers: hands the history to subscribers that joined
+  /// since the last publish, unless publish() is running (then it does).
+  /// Called by the node's service thread.
+  void adopt_joiners_if_idle() noexcept;
 
  private:
-  bool push_blocking(Connection& conn, const RingEntry& entry) noexcept;
+  /// Where one message went in publish().
+  struct Delivery {
+    RingEntry entry;
+    std::int64_t now_ns = 0;
+    std::uint64_t delivered = 0;      ///< Bits whose queue got the message.
+    std::uint64_t not_delivered = 0;  ///< Bits that did not (their hold is dropped).
+    std::uint64_t waiting = 0;        ///< Blocking bits still full after the first pass.
+    std::uint32_t reliable_timeouts = 0;
+  };
+  /// A message kept for late joiners.
+  struct Kept {
+    ChunkHeader* chunk = nullptr;
+    RingEntry entry;
+  };
+
+  [[nodiscard]] Connection& connection(std::uint32_t bit) const noexcept;
+  void offer(std::uint32_t bit, Delivery& delivery, PublishStatus& status) noexcept;
+  void evict_and_push(Connection& conn, std::uint64_t mask, Delivery& delivery, PublishStatus& status) noexcept;
+  void delivered(Connection& conn, std::uint64_t mask, Delivery& delivery, PublishStatus& status) noexcept;
+  void wait_for_room(Delivery& delivery, PublishStatus& status) noexcept;
+  void quarantine(Connection& conn) noexcept;
+  void wake(std::uint64_t delivered_bits) noexcept;
+  void count(const PublishStatus& status) noexcept;
+  std::uint64_t remember(ChunkHeader* chunk, const RingEntry& entry) noexcept;
+  void adopt_joiners() noexcept;
+  static std::uint64_t subscriber_id(const Connection& conn) noexcept;
+  static QueueCounters queue_counters(const Connection& conn) noexcept;
+  // Single-writer statistics (relaxed load + store, no read-modify-write).
+  static void bump(std::atomic<std::uint64_t>& counter) noexcept { add(counter, 1); }
+  static void add(std::atomic<std::uint64_t>& counter, std::uint64_t n) noexcept {
+    counter.store(counter.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
+  }
   void reclaim_closing() noexcept;
   ChunkHeader* reuse_cached(std::size_t payload_bytes) noexcept;
   void cache(ChunkHeader* chunk) noexcept;
@@ -60,6 +102,27 @@ class ShmPublisherPort final : public PublisherPort {
   /// Chunks of each class in the cache: at most an eighth of a class, so one
   /// publisher never hoards what the node's other publishers need.
   std::array<std::uint32_t, kMaxSizeClasses> cached_per_class_{};
+
+  std::uint32_t high_water_percent_ = 75;
+  std::function<void(const BackpressureEvent&)> backpressure_;
+  std::atomic<std::uint64_t> published_{0};
+  struct Totals {
+    std::atomic<std::uint64_t> delivered{0};
+    std::atomic<std::uint64_t> dropped_full{0};
+    std::atomic<std::uint64_t> dropped_oldest{0};
+    std::atomic<std::uint64_t> dropped_timeout{0};
+  } totals_;
+
+  // Transient-local history (history_depth_ > 0): the last messages, oldest
+  // at history_head_, each holding kHistoryBit on its chunk.
+  std::uint32_t history_depth_ = 0;
+  std::uint32_t history_head_ = 0;
+  std::uint32_t history_count_ = 0;
+  std::array<Kept, kMaxDurabilityDepth> history_{};
+  /// Transient-local only: held by publish() or by the service thread's
+  /// adopt_joiners_if_idle(), so joiners are adopted by one thread at a time
+  /// while no message is being published.
+  std::atomic<bool> busy_{false};
 };
 
 /// Thread safety: take() from one thread at a time; release() from any.
@@ -80,6 +143,8 @@ class ShmSubscriberPort final : public SubscriberPort {
   void reject(const ReceivedChunk& chunk, std::string_view reason) noexcept override;
   [[nodiscard]] SubscriberCounters counters() const noexcept override;
   [[nodiscard]] std::uint32_t publisher_count() noexcept override;
+  [[nodiscard]] bool has_data() noexcept override;
+  [[nodiscard]] WakeWord* wake_word() noexcept override;
 
   /// Connects to publishers that appeared, marks vanished ones. The caller
   /// holds the domain lock.
@@ -94,7 +159,8 @@ class ShmSubscriberPort final : public SubscriberPort {
     std::uint64_t bit_mask = 0;
     std::uint64_t publisher_id = 0;
     SlotRef publisher;
-    bool orphaned = false;  ///< The publisher is gone: drain, then close.
+    bool orphaned = false;   ///< The publisher is gone: drain, then close.
+    bool evictable = false;  ///< The publisher may evict: pop by compare-exchange.
     /// Samples taken from this link (taking thread only) and given back (any
     /// thread): held = taken - released, with no read-modify-write on take.
     std::uint64_t taken = 0;
@@ -107,6 +173,7 @@ class ShmSubscriberPort final : public SubscriberPort {
   };
 
   void rescan() noexcept;
+  static void accumulate(QueueCounters& sum, const Connection& conn) noexcept;
   void close_drained_orphans() noexcept;
   void close_link(Link& link) noexcept;
 
@@ -124,6 +191,11 @@ class ShmSubscriberPort final : public SubscriberPort {
   std::atomic<std::uint64_t> rejected_{0};
   std::atomic<std::uint64_t> rejected_taken_{0};  ///< Taken, then rejected by the serializer.
   std::atomic<std::uint64_t> released_{0};        ///< Incremented by release() on any thread.
+  std::atomic<std::uint64_t> publishers_lost_{0};
+  /// Guards link (dis)connection against counters() on other threads; the
+  /// data path (take, release) never takes it.
+  mutable std::mutex links_mutex_;
+  QueueCounters closed_links_;  ///< Counters of links closed so far.
   std::array<Link, kMaxLinks> links_;
 };
 

@@ -1,7 +1,11 @@
 #include <fmt/format.h>
 #include <sched.h>
+#include <time.h>
+
+#include <algorithm>
 
 #include "src/clock.hpp"
+#include "src/futex.hpp"
 #include "src/log.hpp"
 #include "transports/shm/shm_ports.hpp"
 
@@ -9,7 +13,7 @@ namespace axon::shm {
 
 ShmPublisherPort::ShmPublisherPort(std::shared_ptr<ShmTransport> transport, std::shared_ptr<MappedPool> pool,
                                    std::uint32_t block, SlotRef registry_ref, std::uint32_t topic,
-                                   std::string topic_name)
+                                   std::string topic_name, const PublisherQos& qos)
     : transport_(std::move(transport)),
       pool_(std::move(pool)),
       block_(&pool_->segment->blocks[block]),
@@ -17,12 +21,20 @@ ShmPublisherPort::ShmPublisherPort(std::shared_ptr<ShmTransport> transport, std:
       registry_ref_(registry_ref),
       publisher_id_((std::uint64_t{registry_ref.slot} << 32) | registry_ref.generation),
       topic_(topic),
-      topic_name_(std::move(topic_name)) {}
+      topic_name_(std::move(topic_name)),
+      high_water_percent_(qos.high_water_percent),
+      history_depth_(block_->history_depth) {}
 
 ShmPublisherPort::~ShmPublisherPort() {
+  if (history_depth_ > 0) {
+    transport_->forget_durable(this);
+  }
   // Chunks still in flight go back through their last holder from now on.
   while (cache_count_ > 0) {
     uncache_oldest();
+  }
+  for (std::uint32_t i = 0; i < history_count_; ++i) {
+    pool_->pool.drop_holders(history_[(history_head_ + i) % kMaxDurabilityDepth].chunk, kHistoryBit);
   }
   if (!transport_->lock_.lock()) {
     return;
@@ -120,6 +132,31 @@ Result<PublishStatus> ShmPublisherPort::publish(LoanedChunk loaned, std::size_t 
     chunks.drop_holders(chunk, kLoanBit);
     return Error(ErrorCode::kPayloadTooLarge, "payload_bytes and payload_offset exceed the loaned chunk");
   }
+  // Transient-local publishers share the history with the service thread's
+  // adoption of joiners: exclude it for the length of the publish (it holds
+  // the flag for a few pushes at most).
+  struct Busy {
+    std::atomic<bool>* flag = nullptr;
+    Busy() = default;
+    Busy(const Busy&) = delete;
+    Busy& operator=(const Busy&) = delete;
+    ~Busy() {
+      if (flag != nullptr) {
+        flag->store(false, std::memory_order_release);  // pairs with the acquire exchange
+      }
+    }
+  } busy;
+  if (history_depth_ > 0) {
+    // Acquire pairs with the release store of the other holder.
+    while (busy_.exchange(true, std::memory_order_acquire)) {
+      __builtin_ia32_pause();
+    }
+    busy.flag = &busy_;
+    // Relaxed: a joiner seen late is adopted by the next publish or round.
+    if (block_->joining_bits.load(std::memory_order_relaxed) != 0) {
+      adopt_joiners();
+    }
+  }
   const RingEntry entry{.chunk_index = chunk->chunk_index,
                         .payload_bytes = static_cast<std::uint32_t>(payload_bytes),
                         .payload_offset = static_cast<std::uint32_t>(payload_offset),
@@ -131,69 +168,331 @@ Result<PublishStatus> ShmPublisherPort::publish(LoanedChunk loaned, std::size_t 
   chunk->sequence = entry.sequence;
   chunk->publish_time_ns = entry.publish_time_ns;
   chunk->publisher_id = publisher_id_;
-  PoolSegment* segment = pool_->segment;
-  PublishStatus status;
+  const std::uint64_t history_bit = remember(chunk, entry);
   // Acquire pairs with the release fetch_or in create_connection().
   const std::uint64_t active = block_->active_bits.load(std::memory_order_acquire);
   // Every connection we are about to push to holds the chunk from here on; a
   // plain store suffices because until the first push the chunk is ours alone.
   // Release pairs with the acquire load in reclaim_connection() (which then
-  // sees publisher_block).
-  chunk->holders.store(kLoanBit | active, std::memory_order_release);
-  std::uint64_t not_delivered = 0;
+  // sees publisher_block) and with a late joiner's pin (see remember()).
+  chunk->holders.store(kLoanBit | history_bit | active, std::memory_order_release);
+  PublishStatus status;
+  Delivery delivery{.entry = entry, .now_ns = entry.publish_time_ns};
+  // Every queue with room (or a drop policy) first, so that no subscriber
+  // waits behind another one's blocking policy; then the blocking ones.
   for (std::uint64_t bits = active; bits != 0; bits &= bits - 1) {
-    const auto bit = static_cast<std::uint32_t>(__builtin_ctzll(bits));
-    // Relaxed: written before the bit was set (see above).
-    Connection& conn = segment->connections[block_->connection_of_bit[bit].load(std::memory_order_relaxed)];
-    // Acquire pairs with the release that moved it to kClosing.
-    if (conn.state.load(std::memory_order_acquire) != ConnectionState::kActive) {
-      not_delivered |= std::uint64_t{1} << bit;
-      continue;
-    }
-    const bool pushed =
-        conn.ring.try_push(entry) || (conn.overflow == OverflowPolicy::kBlockPublisher && push_blocking(conn, entry));
-    // Relaxed counters: statistics with a single writer (this thread).
-    if (pushed) {
-      conn.delivered.store(conn.delivered.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
-      ++status.delivered;
-    } else {
-      not_delivered |= std::uint64_t{1} << bit;
-      conn.dropped.store(conn.dropped.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
-      ++status.dropped;
-    }
+    offer(static_cast<std::uint32_t>(__builtin_ctzll(bits)), delivery, status);
   }
-  if (not_delivered != 0) {
+  wake(delivery.delivered);
+  if (delivery.waiting != 0) {
+    const std::uint64_t before = delivery.delivered;
+    wait_for_room(delivery, status);
+    wake(delivery.delivered & ~before);
+  }
+  if (delivery.not_delivered != 0) {
     // Our loan bit keeps the chunk alive, so this cannot free it.
-    chunk->holders.fetch_and(~not_delivered, std::memory_order_relaxed);
-    for (std::uint64_t bits = not_delivered; bits != 0; bits &= bits - 1) {
+    chunk->holders.fetch_and(~delivery.not_delivered, std::memory_order_relaxed);
+    for (std::uint64_t bits = delivery.not_delivered; bits != 0; bits &= bits - 1) {
       const auto bit = static_cast<std::uint32_t>(__builtin_ctzll(bits));
-      const std::uint16_t index = block_->connection_of_bit[bit].load(std::memory_order_relaxed);
-      if (segment->connections[index].state.load(std::memory_order_acquire) != ConnectionState::kActive) {
+      if (connection(bit).state.load(std::memory_order_acquire) != ConnectionState::kActive) {
         reclaim_connection(*pool_, block_index_, bit);
       }
     }
   }
-  cache(chunk);
+  count(status);
+  if (history_bit != 0) {
+    chunks.drop_holders(chunk, kLoanBit);  // the history keeps it; never reused from the cache
+  } else {
+    cache(chunk);
+  }
+  if (delivery.reliable_timeouts != 0) {
+    return Error(ErrorCode::kTimeout,
+                 fmt::format("topic '{}': {} reliable subscriber(s) stayed full for their whole block_timeout_ns; "
+                             "message {} was not delivered to them (the others got it)",
+                             topic_name_, delivery.reliable_timeouts, entry.sequence));
+  }
   return status;
 }
 
-bool ShmPublisherPort::push_blocking(Connection& conn, const RingEntry& entry) noexcept {
-  // The subscriber chose to hold its publishers back when full; wait for
-  // room, but never past its timeout and never for a subscriber that left.
-  const std::int64_t deadline = monotonic_now_ns() + conn.block_timeout_ns;
-  for (std::uint32_t spins = 0;; ++spins) {
-    if (conn.ring.try_push(entry)) {
-      return true;
-    }
-    if (conn.state.load(std::memory_order_acquire) != ConnectionState::kActive || monotonic_now_ns() >= deadline) {
-      return false;
-    }
-    if (spins < 64) {
-      __builtin_ia32_pause();
-    } else {
-      ::sched_yield();
+Connection& ShmPublisherPort::connection(std::uint32_t bit) const noexcept {
+  // Relaxed: written before the bit was set (see create_connection()).
+  return pool_->segment->connections[block_->connection_of_bit[bit].load(std::memory_order_relaxed)];
+}
+
+void ShmPublisherPort::offer(std::uint32_t bit, Delivery& delivery, PublishStatus& status) noexcept {
+  const std::uint64_t mask = std::uint64_t{1} << bit;
+  Connection& conn = connection(bit);
+  // Acquire pairs with the release that moved it to kClosing.
+  if (conn.state.load(std::memory_order_acquire) != ConnectionState::kActive) {
+    delivery.not_delivered |= mask;
+    return;
+  }
+  if (conn.ring.try_push(delivery.entry)) {
+    delivered(conn, mask, delivery, status);
+    return;
+  }
+  switch (conn.overflow) {
+    case OverflowPolicy::kDropOldest:
+      evict_and_push(conn, mask, delivery, status);
+      return;
+    case OverflowPolicy::kBlockPublisher:
+      if (conn.full_since_ns == 0) {
+        conn.full_since_ns = delivery.now_ns;
+      }
+      if (conn.quarantined.load(std::memory_order_relaxed) != 0) {
+        evict_and_push(conn, mask, delivery, status);
+      } else {
+        delivery.waiting |= mask;
+      }
+      return;
+    case OverflowPolicy::kRejectNewest:
+      break;
+  }
+  bump(conn.dropped_full);
+  ++status.dropped;
+  delivery.not_delivered |= mask;
+}
+
+void ShmPublisherPort::evict_and_push(Connection& conn, std::uint64_t mask, Delivery& delivery,
+                                      PublishStatus& status) noexcept {
+  RingEntry oldest;
+  while (!conn.ring.try_push(delivery.entry)) {
+    if (conn.ring.evict_oldest(oldest)) {
+      // We took the entry's reference from the subscriber; give it back.
+      if (ChunkHeader* evicted = pool_->pool.chunk_by_index(oldest.chunk_index)) {
+        pool_->pool.drop_holders(evicted, mask);
+      }
+      bump(conn.dropped_oldest);
+      ++status.evicted;
     }
   }
+  delivered(conn, mask, delivery, status);
+}
+
+void ShmPublisherPort::delivered(Connection& conn, std::uint64_t mask, Delivery& delivery,
+                                 PublishStatus& status) noexcept {
+  delivery.delivered |= mask;
+  ++status.delivered;
+  bump(conn.delivered);
+  const std::uint32_t depth = conn.ring.limit();
+  const std::uint32_t threshold = std::max<std::uint32_t>(1, depth * high_water_percent_ / 100);
+  // The estimate is an upper bound: read the subscriber's index (a shared
+  // line) only when the queue may have reached the high-water mark.
+  std::uint64_t fill = conn.ring.fill_estimate();
+  if (fill >= threshold) {
+    fill = conn.ring.refresh_fill();
+  }
+  if (fill > conn.high_water.load(std::memory_order_relaxed)) {
+    conn.high_water.store(static_cast<std::uint32_t>(fill), std::memory_order_relaxed);
+  }
+  if (fill < depth) {
+    conn.full_since_ns = 0;
+  }
+  if (conn.quarantined.load(std::memory_order_relaxed) != 0 && fill <= depth / 2) {
+    conn.quarantined.store(0, std::memory_order_relaxed);
+    logger().info("topic '{}': subscriber {:#x} drained its queue; no longer quarantined", topic_name_,
+                  subscriber_id(conn));
+  }
+  if (fill < threshold) {
+    conn.above_high_water = 0;
+    return;
+  }
+  ++status.full;
+  if (conn.above_high_water == 0) {
+    conn.above_high_water = 1;
+    if (backpressure_) {
+      backpressure_(BackpressureEvent{
+          .subscriber_id = subscriber_id(conn), .queued = static_cast<std::uint32_t>(fill), .depth = depth});
+    }
+  }
+}
+
+void ShmPublisherPort::wait_for_room(Delivery& delivery, PublishStatus& status) noexcept {
+  // These subscribers chose to hold their publishers back when full: wait
+  // for room, each until its own timeout (or quarantine time), never for a
+  // subscriber that left. Spin briefly, then yield, then sleep in short
+  // steps so that the subscriber's core gets to drain its queue.
+  const std::int64_t started = delivery.now_ns;
+  for (std::uint32_t round = 0; delivery.waiting != 0; ++round) {
+    const std::int64_t now = monotonic_now_ns();
+    for (std::uint64_t bits = delivery.waiting; bits != 0; bits &= bits - 1) {
+      const auto bit = static_cast<std::uint32_t>(__builtin_ctzll(bits));
+      const std::uint64_t mask = std::uint64_t{1} << bit;
+      Connection& conn = connection(bit);
+      if (conn.ring.try_push(delivery.entry)) {
+        delivery.waiting &= ~mask;
+        delivered(conn, mask, delivery, status);
+      } else if (conn.state.load(std::memory_order_acquire) != ConnectionState::kActive) {
+        delivery.waiting &= ~mask;
+        delivery.not_delivered |= mask;
+      } else if (conn.quarantine_after_ns > 0 && now - conn.full_since_ns >= conn.quarantine_after_ns) {
+        delivery.waiting &= ~mask;
+        quarantine(conn);
+        evict_and_push(conn, mask, delivery, status);
+      } else if (now - started >= conn.block_timeout_ns) {
+        delivery.waiting &= ~mask;
+        delivery.not_delivered |= mask;
+        bump(conn.dropped_timeout);
+        ++status.dropped;
+        ++status.timed_out;
+        delivery.reliable_timeouts += conn.reliable;
+      }
+    }
+    if (delivery.waiting == 0) {
+      break;
+    }
+    if (round < 64) {
+      __builtin_ia32_pause();
+    } else if (now - started < 50'000) {
+      ::sched_yield();
+    } else {
+      const timespec step{.tv_sec = 0, .tv_nsec = 20'000};
+      ::nanosleep(&step, nullptr);
+    }
+  }
+}
+
+void ShmPublisherPort::quarantine(Connection& conn) noexcept {
+  conn.quarantined.store(1, std::memory_order_relaxed);
+  bump(conn.quarantines);
+  logger().warn("topic '{}': subscriber {:#x} stayed full for {} ms; quarantined: its oldest messages are dropped "
+                "until it drains its queue",
+                topic_name_, subscriber_id(conn), conn.quarantine_after_ns / 1'000'000);
+}
+
+void ShmPublisherPort::wake(std::uint64_t delivered_bits) noexcept {
+  if (delivered_bits == 0) {
+    return;
+  }
+  // Seq_cst: orders our ring pushes before the waiter counts we read (see
+  // futex::notify_if_waiting()).
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  for (std::uint64_t bits = delivered_bits; bits != 0; bits &= bits - 1) {
+    const Connection& conn = connection(static_cast<std::uint32_t>(__builtin_ctzll(bits)));
+    futex::notify_if_waiting(transport_->registry_.subscriber_wake(conn.subscriber_slot));
+  }
+}
+
+void ShmPublisherPort::count(const PublishStatus& status) noexcept {
+  bump(published_);
+  add(totals_.delivered, status.delivered);
+  add(totals_.dropped_full, status.dropped - status.timed_out);
+  add(totals_.dropped_oldest, status.evicted);
+  add(totals_.dropped_timeout, status.timed_out);
+}
+
+std::uint64_t ShmPublisherPort::subscriber_id(const Connection& conn) noexcept {
+  return (std::uint64_t{conn.subscriber_slot} << 32) | conn.subscriber_generation;
+}
+
+QueueCounters ShmPublisherPort::queue_counters(const Connection& conn) noexcept {
+  // Relaxed: statistics; see Connection.
+  return QueueCounters{.queued = conn.delivered.load(std::memory_order_relaxed),
+                       .dropped_full = conn.dropped_full.load(std::memory_order_relaxed),
+                       .dropped_oldest = conn.dropped_oldest.load(std::memory_order_relaxed),
+                       .dropped_timeout = conn.dropped_timeout.load(std::memory_order_relaxed),
+                       .quarantined = conn.quarantines.load(std::memory_order_relaxed),
+                       .high_water = conn.high_water.load(std::memory_order_relaxed)};
+}
+
+std::size_t ShmPublisherPort::subscriber_fill(std::span<SubscriberFill> out) const noexcept {
+  std::size_t written = 0;
+  // Acquire: see create_connection().
+  const std::uint64_t active = block_->active_bits.load(std::memory_order_acquire);
+  for (std::uint64_t bits = active; bits != 0 && written < out.size(); bits &= bits - 1) {
+    const Connection& conn = connection(static_cast<std::uint32_t>(__builtin_ctzll(bits)));
+    if (conn.state.load(std::memory_order_acquire) != ConnectionState::kActive) {
+      continue;
+    }
+    out[written++] = SubscriberFill{.subscriber_id = subscriber_id(conn),
+                                    .queued = static_cast<std::uint32_t>(conn.ring.size_for_producer()),
+                                    .depth = conn.ring.limit(),
+                                    .quarantined = conn.quarantined.load(std::memory_order_relaxed) != 0,
+                                    .counters = queue_counters(conn)};
+  }
+  return written;
+}
+
+PublisherCounters ShmPublisherPort::counters() const noexcept {
+  PublisherCounters result;
+  // Relaxed: statistics with a single writer.
+  result.published = published_.load(std::memory_order_relaxed);
+  result.totals.queued = totals_.delivered.load(std::memory_order_relaxed);
+  result.totals.dropped_full = totals_.dropped_full.load(std::memory_order_relaxed);
+  result.totals.dropped_oldest = totals_.dropped_oldest.load(std::memory_order_relaxed);
+  result.totals.dropped_timeout = totals_.dropped_timeout.load(std::memory_order_relaxed);
+  const std::uint64_t active = block_->active_bits.load(std::memory_order_acquire);
+  for (std::uint64_t bits = active; bits != 0; bits &= bits - 1) {
+    const Connection& conn = connection(static_cast<std::uint32_t>(__builtin_ctzll(bits)));
+    result.totals.quarantined += conn.quarantines.load(std::memory_order_relaxed);
+    result.totals.high_water = std::max(result.totals.high_water, conn.high_water.load(std::memory_order_relaxed));
+  }
+  return result;
+}
+
+void ShmPublisherPort::on_backpressure(std::function<void(const BackpressureEvent&)> handler) {
+  backpressure_ = std::move(handler);
+}
+
+std::uint64_t ShmPublisherPort::remember(ChunkHeader* chunk, const RingEntry& entry) noexcept {
+  if (history_depth_ == 0) {
+    return 0;
+  }
+  if (history_count_ == history_depth_) {
+    pool_->pool.drop_holders(history_[history_head_].chunk, kHistoryBit);  // the oldest leaves the history
+    history_head_ = (history_head_ + 1) % kMaxDurabilityDepth;
+    --history_count_;
+  }
+  history_[(history_head_ + history_count_) % kMaxDurabilityDepth] = Kept{.chunk = chunk, .entry = entry};
+  ++history_count_;
+  return kHistoryBit;
+}
+
+void ShmPublisherPort::adopt_joiners() noexcept {
+  // Acquire pairs with the creator's release fetch_or in create_connection():
+  // the connection's fields are visible.
+  const std::uint64_t joining = block_->joining_bits.load(std::memory_order_acquire);
+  std::uint64_t adopted = 0;
+  for (std::uint64_t bits = joining; bits != 0; bits &= bits - 1) {
+    const auto bit = static_cast<std::uint32_t>(__builtin_ctzll(bits));
+    const std::uint64_t mask = std::uint64_t{1} << bit;
+    Connection& conn = connection(bit);
+    // Relaxed: only this thread moves bits from joining to active.
+    block_->joining_bits.fetch_and(~mask, std::memory_order_relaxed);
+    if (conn.state.load(std::memory_order_acquire) != ConnectionState::kActive) {
+      continue;  // left before adoption; reclaimed as kClosing
+    }
+    // The newest messages that fit the subscriber's queue, oldest first. The
+    // history's bit keeps each chunk alive while we add the connection's.
+    const std::uint32_t count = std::min(history_count_, conn.ring.limit());
+    for (std::uint32_t i = history_count_ - count; i < history_count_; ++i) {
+      const Kept& kept = history_[(history_head_ + i) % kMaxDurabilityDepth];
+      // Relaxed: published to the subscriber by the ring's release.
+      kept.chunk->holders.fetch_or(mask, std::memory_order_relaxed);
+      if (conn.ring.try_push(kept.entry)) {
+        bump(conn.delivered);
+      } else {
+        pool_->pool.drop_holders(kept.chunk, mask);
+      }
+    }
+    // Release: the connection is complete before we push to it as usual.
+    block_->active_bits.fetch_or(mask, std::memory_order_release);
+    adopted |= mask;
+  }
+  wake(adopted);
+}
+
+void ShmPublisherPort::adopt_joiners_if_idle() noexcept {
+  // Relaxed: a stale zero only delays the adoption to the next round.
+  if (history_depth_ == 0 || block_->joining_bits.load(std::memory_order_relaxed) == 0) {
+    return;
+  }
+  // Acquire pairs with publish()'s release of the flag: its history is ours to read.
+  if (busy_.exchange(true, std::memory_order_acquire)) {
+    return;  // publish() is running and adopts them itself
+  }
+  adopt_joiners();
+  busy_.store(false, std::memory_order_release);
 }
 
 void ShmPublisherPort::reclaim_closing() noexcept { reclaim_closing_connections(*pool_, block_index_); }

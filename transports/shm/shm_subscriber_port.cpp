@@ -52,7 +52,7 @@ Result<ReceivedChunk> ShmSubscriberPort::take() noexcept {
       continue;
     }
     RingEntry entry;
-    if (!link.conn->ring.try_pop(entry)) {
+    if (!(link.evictable ? link.conn->ring.try_pop_contended(entry) : link.conn->ring.try_pop(entry))) {
       if (link.orphaned) {
         close_drained_orphans();
       }
@@ -109,9 +109,48 @@ void ShmSubscriberPort::reject(const ReceivedChunk& received, std::string_view r
 }
 
 SubscriberCounters ShmSubscriberPort::counters() const noexcept {
-  return {.taken = taken_.load(std::memory_order_relaxed) - rejected_taken_.load(std::memory_order_relaxed),
-          .rejected = rejected_.load(std::memory_order_relaxed)};
+  SubscriberCounters result{
+      .taken = taken_.load(std::memory_order_relaxed) - rejected_taken_.load(std::memory_order_relaxed),
+      .rejected = rejected_.load(std::memory_order_relaxed),
+      .publishers_lost = publishers_lost_.load(std::memory_order_relaxed),
+      .queue = {}};
+  // The taking thread changes links; counters() may run on another thread,
+  // so it reads the sums kept for closed links and live connections under
+  // the links mutex (not on the data path: take() never locks it).
+  std::lock_guard<std::mutex> guard(links_mutex_);
+  result.queue = closed_links_;
+  for (std::uint32_t i = 0; i < link_count_; ++i) {
+    if (links_[i].conn != nullptr) {
+      accumulate(result.queue, *links_[i].conn);
+    }
+  }
+  return result;
 }
+
+void ShmSubscriberPort::accumulate(QueueCounters& sum, const Connection& conn) noexcept {
+  // Relaxed: statistics written by the publisher alone.
+  sum.queued += conn.delivered.load(std::memory_order_relaxed);
+  sum.dropped_full += conn.dropped_full.load(std::memory_order_relaxed);
+  sum.dropped_oldest += conn.dropped_oldest.load(std::memory_order_relaxed);
+  sum.dropped_timeout += conn.dropped_timeout.load(std::memory_order_relaxed);
+  sum.quarantined += conn.quarantines.load(std::memory_order_relaxed);
+  sum.high_water = std::max(sum.high_water, conn.high_water.load(std::memory_order_relaxed));
+}
+
+bool ShmSubscriberPort::has_data() noexcept {
+  if (transport_->registry_.topic_version(topic_) != seen_version_ ||
+      (retry_at_ns_ != 0 && monotonic_now_ns() >= retry_at_ns_)) {
+    rescan();
+  }
+  for (std::uint32_t i = 0; i < link_count_; ++i) {
+    if (links_[i].conn != nullptr && links_[i].conn->ring.has_entry()) {
+      return true;
+    }
+  }
+  return false;
+}
+
+WakeWord* ShmSubscriberPort::wake_word() noexcept { return &transport_->registry_.subscriber_wake(registry_ref_.slot); }
 
 std::uint32_t ShmSubscriberPort::publisher_count() noexcept {
   if (transport_->registry_.topic_version(topic_) != seen_version_) {
@@ -179,7 +218,7 @@ void ShmSubscriberPort::rescan_locked() noexcept {
       }
     }
     if (conn == nullptr) {
-      auto created = transport_->create_connection(**pool, pub.pool_block, registry_ref_);
+      auto created = transport_->create_connection(**pool, pub.pool_block, registry_ref_, true);
       if (!created) {
         logger().warn("topic '{}': {}", topic_name_, created.error().message());
         continue;
@@ -200,8 +239,10 @@ void ShmSubscriberPort::rescan_locked() noexcept {
       continue;
     }
     Link& link = links_[slot];
+    std::lock_guard<std::mutex> links_guard(links_mutex_);
     link.pool = std::move(*pool);
     link.conn = conn;
+    link.evictable = conn->evictable();
     link.bit_mask = std::uint64_t{1} << conn->bit;
     link.publisher = pub_ref;
     link.publisher_id = (std::uint64_t{pub_ref.slot} << 32) | pub_ref.generation;
@@ -210,8 +251,10 @@ void ShmSubscriberPort::rescan_locked() noexcept {
     link_count_ = std::max(link_count_, slot + 1);
   }
   for (std::uint32_t i = 0; i < link_count_; ++i) {
-    if (links_[i].conn != nullptr && !seen[i]) {
+    if (links_[i].conn != nullptr && !seen[i] && !links_[i].orphaned) {
       links_[i].orphaned = true;  // deliver what it queued, then close
+      // Relaxed: a statistic read by the executor's liveliness check.
+      publishers_lost_.fetch_add(1, std::memory_order_relaxed);
     }
   }
 }
@@ -227,6 +270,8 @@ void ShmSubscriberPort::close_drained_orphans() noexcept {
 }
 
 void ShmSubscriberPort::close_link(Link& link) noexcept {
+  std::lock_guard<std::mutex> guard(links_mutex_);
+  accumulate(closed_links_, *link.conn);
   auto expected = ConnectionState::kActive;
   // Release pairs with the acquire in publish()/the service thread: we are
   // done with the ring; the owner reclaims what it still holds.

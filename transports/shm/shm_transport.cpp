@@ -264,7 +264,12 @@ void ShmTransport::service_loop() noexcept {
   std::int64_t next_check = 0;
   while (!stopping_.load(std::memory_order_relaxed)) {
     const std::int64_t now = monotonic_now_ns();
-    const int timeout_ms = next_check > now ? static_cast<int>((next_check - now) / 1'000'000) + 1 : 0;
+    int timeout_ms = next_check > now ? static_cast<int>((next_check - now) / 1'000'000) + 1 : 0;
+    // Transient-local publishers: late joiners get the history within a few
+    // milliseconds even when the publisher is idle.
+    if (durable_count_.load(std::memory_order_relaxed) != 0) {
+      timeout_ms = std::min(timeout_ms, kAdoptPeriodMs);
+    }
     pollfd fds[2] = {{.fd = fd_server_.socket_fd(), .events = POLLIN, .revents = 0},
                      {.fd = wake_fd_, .events = POLLIN, .revents = 0}};
     const int ready = ::poll(fds, 2, timeout_ms);
@@ -275,7 +280,24 @@ void ShmTransport::service_loop() noexcept {
       check_liveness_now();
       next_check = monotonic_now_ns() + std::int64_t{config_.liveness_period_ms} * 1'000'000;
     }
+    adopt_joiners();
   }
+}
+
+void ShmTransport::adopt_joiners() noexcept {
+  if (durable_count_.load(std::memory_order_relaxed) == 0) {
+    return;
+  }
+  std::lock_guard<std::mutex> durable_guard(durable_mutex_);
+  for (ShmPublisherPort* port : durable_publishers_) {
+    port->adopt_joiners_if_idle();
+  }
+}
+
+void ShmTransport::forget_durable(ShmPublisherPort* port) noexcept {
+  std::lock_guard<std::mutex> durable_guard(durable_mutex_);
+  std::erase(durable_publishers_, port);
+  durable_count_.store(static_cast<std::uint32_t>(durable_publishers_.size()), std::memory_order_relaxed);
 }
 
 void ShmTransport::check_liveness_now() {
@@ -439,7 +461,25 @@ Result<std::shared_ptr<MappedPool>> ShmTransport::pool_of(std::uint32_t particip
   return pool;
 }
 
-Result<Connection*> ShmTransport::create_connection(MappedPool& pool, std::uint32_t block_index, SlotRef subscriber) {
+namespace {
+
+/// The registry stores the subscriber's effective axon::Overflow (see
+/// effective_queue(): kLatestOnly is kDropOldest of depth 1 by then).
+OverflowPolicy policy_of(Overflow overflow) noexcept {
+  switch (overflow) {
+    case Overflow::kBlockPublisher:
+      return OverflowPolicy::kBlockPublisher;
+    case Overflow::kRejectNewest:
+      return OverflowPolicy::kRejectNewest;
+    default:
+      return OverflowPolicy::kDropOldest;
+  }
+}
+
+}  // namespace
+
+Result<Connection*> ShmTransport::create_connection(MappedPool& pool, std::uint32_t block_index, SlotRef subscriber,
+                                                    bool hand_over_history) {
   PublisherBlock& block = pool.segment->blocks[block_index];
   // Relaxed: bits are only set under the domain lock, which we hold.
   const std::uint64_t allocated = block.allocated_bits.load(std::memory_order_acquire);
@@ -462,18 +502,31 @@ Result<Connection*> ShmTransport::create_connection(MappedPool& pool, std::uint3
     conn.bit = bit;
     conn.subscriber_slot = subscriber.slot;
     conn.subscriber_generation = subscriber.generation;
-    conn.overflow = static_cast<OverflowPolicy>(sub.overflow);
+    conn.overflow = policy_of(static_cast<Overflow>(sub.overflow));
+    conn.reliable = sub.reliable;
     conn.block_timeout_ns = sub.block_timeout_ns;
-    conn.delivered.store(0, std::memory_order_relaxed);  // published by the state store below
-    conn.dropped.store(0, std::memory_order_relaxed);
+    conn.quarantine_after_ns = sub.quarantine_after_ns;
+    // Relaxed: published by the state store below.
+    conn.delivered.store(0, std::memory_order_relaxed);
+    conn.dropped_full.store(0, std::memory_order_relaxed);
+    conn.dropped_oldest.store(0, std::memory_order_relaxed);
+    conn.dropped_timeout.store(0, std::memory_order_relaxed);
+    conn.quarantines.store(0, std::memory_order_relaxed);
+    conn.high_water.store(0, std::memory_order_relaxed);
+    conn.quarantined.store(0, std::memory_order_relaxed);
+    conn.full_since_ns = 0;
+    conn.above_high_water = 0;
     conn.ring.reset(sub.depth);
     block.connection_of_bit[bit].store(static_cast<std::uint16_t>(i), std::memory_order_relaxed);
     block.allocated_bits.fetch_or(std::uint64_t{1} << bit, std::memory_order_relaxed);
     // Release pairs with the acquire loads of the state by publisher and subscriber.
     conn.state.store(ConnectionState::kActive, std::memory_order_release);
-    // Release pairs with the publisher's acquire load of active_bits: the
-    // connection and its bit's index are visible before the bit.
-    block.active_bits.fetch_or(std::uint64_t{1} << bit, std::memory_order_release);
+    // Release pairs with the publisher's acquire load of active_bits (or of
+    // joining_bits): the connection and its bit's index are visible first.
+    // A transient-local publisher's own process queues its history to the
+    // connection first (the ring has one producer), then activates it.
+    const bool joining = hand_over_history && block.history_depth > 0;
+    (joining ? block.joining_bits : block.active_bits).fetch_or(std::uint64_t{1} << bit, std::memory_order_release);
     return &conn;
   }
   return Error(
@@ -482,6 +535,18 @@ Result<Connection*> ShmTransport::create_connection(MappedPool& pool, std::uint3
 }
 
 Result<std::shared_ptr<PublisherPort>> ShmTransport::advertise(const TopicDescriptor& topic, const PublisherQos& qos) {
+  if (qos.durability == Durability::kTransientLocal &&
+      (qos.durability_depth == 0 || qos.durability_depth > kMaxDurabilityDepth)) {
+    return Error(ErrorCode::kInvalidArgument,
+                 fmt::format("topic '{}': PublisherQos::durability_depth is {}; a transient-local publisher keeps "
+                             "1..{} messages",
+                             topic.name, qos.durability_depth, kMaxDurabilityDepth));
+  }
+  if (qos.high_water_percent == 0 || qos.high_water_percent > 100) {
+    return Error(ErrorCode::kInvalidArgument,
+                 fmt::format("topic '{}': PublisherQos::high_water_percent is {}; it must be 1..100", topic.name,
+                             qos.high_water_percent));
+  }
   const std::uint64_t max_payload = qos.max_payload_bytes != 0 ? qos.max_payload_bytes : topic.max_payload_bytes;
   if (max_payload > own_pool_->pool.largest_payload()) {
     return Error(ErrorCode::kPayloadTooLarge,
@@ -517,7 +582,9 @@ Result<std::shared_ptr<PublisherPort>> ShmTransport::advertise(const TopicDescri
   block.publisher_slot = pub->slot;
   block.publisher_generation = pub->generation;
   block.topic = *topic_slot;
+  block.history_depth = qos.durability == Durability::kTransientLocal ? qos.durability_depth : 0;
   block.active_bits.store(0, std::memory_order_relaxed);  // the block is ours alone until kActive
+  block.joining_bits.store(0, std::memory_order_relaxed);
   block.allocated_bits.store(0, std::memory_order_relaxed);
   block.state.store(BlockState::kActive, std::memory_order_release);
   // Connect the subscribers that exist now, so nothing published from here
@@ -525,21 +592,29 @@ Result<std::shared_ptr<PublisherPort>> ShmTransport::advertise(const TopicDescri
   for (std::uint32_t s = 0; s < kMaxSubscribers; ++s) {
     const EndpointEntry& sub = registry_.subscriber(s);
     if (sub.state == EntryState::kActive && sub.topic == *topic_slot) {
-      if (auto conn = create_connection(*own_pool_, block_index, {s, sub.generation}); !conn) {
+      // The history is empty yet: nothing to hand over, connect directly.
+      if (auto conn = create_connection(*own_pool_, block_index, {s, sub.generation}, false); !conn) {
         logger().warn("topic '{}': {}", topic.name, conn.error().message());
       }
     }
   }
-  return std::shared_ptr<PublisherPort>(
-      std::make_shared<ShmPublisherPort>(shared_from_this(), own_pool_, block_index, *pub, *topic_slot, topic.name));
+  auto port =
+      std::make_shared<ShmPublisherPort>(shared_from_this(), own_pool_, block_index, *pub, *topic_slot, topic.name, qos);
+  if (block.history_depth > 0) {
+    std::lock_guard<std::mutex> durable_guard(durable_mutex_);
+    durable_publishers_.push_back(port.get());  // until its destructor calls forget_durable()
+    durable_count_.store(static_cast<std::uint32_t>(durable_publishers_.size()), std::memory_order_relaxed);
+  }
+  return std::shared_ptr<PublisherPort>(std::move(port));
 }
 
 Result<std::shared_ptr<SubscriberPort>> ShmTransport::subscribe(const TopicDescriptor& topic,
                                                                 const SubscriberQos& qos) {
-  if (qos.depth == 0 || qos.depth > kRingCapacity) {
-    return Error(ErrorCode::kInvalidArgument,
-                 fmt::format("subscriber depth {} for topic '{}' must be 1..{}", qos.depth, topic.name, kRingCapacity));
+  auto queue = effective_queue(qos);
+  if (!queue) {
+    return Error(queue.error().code(), fmt::format("topic '{}': {}", topic.name, queue.error().message()));
   }
+  static_assert(kRingCapacity == 256, "effective_queue() checks depth against 256");
   if (auto locked = lock_.lock(); !locked) {
     return locked.error();
   }
@@ -548,7 +623,7 @@ Result<std::shared_ptr<SubscriberPort>> ShmTransport::subscribe(const TopicDescr
   if (!topic_slot) {
     return topic_slot.error();
   }
-  auto sub = registry_.add_subscriber(*topic_slot, self_, qos);
+  auto sub = registry_.add_subscriber(*topic_slot, self_, qos, *queue);
   if (!sub) {
     return sub.error();
   }

@@ -87,7 +87,13 @@ class ShmTransport final : public Transport, public std::enable_shared_from_this
 
   // Used by ports; the caller holds the domain lock.
   Result<std::shared_ptr<MappedPool>> pool_of(std::uint32_t participant, std::uint32_t generation);
-  Result<Connection*> create_connection(MappedPool& pool, std::uint32_t block, SlotRef subscriber);
+  /// `hand_over_history`: a subscriber connects itself; a transient-local
+  /// publisher then hands its history over before activating the connection.
+  Result<Connection*> create_connection(MappedPool& pool, std::uint32_t block, SlotRef subscriber,
+                                        bool hand_over_history);
+  /// Lets transient-local publishers of this process adopt their joiners.
+  void adopt_joiners() noexcept;
+  void forget_durable(ShmPublisherPort* port) noexcept;
 
   [[nodiscard]] std::string registry_path() const;
   [[nodiscard]] std::string socket_path(std::uint32_t slot, std::uint32_t generation) const;
@@ -101,6 +107,13 @@ class ShmTransport final : public Transport, public std::enable_shared_from_this
   std::shared_ptr<MappedPool> own_pool_;
   FdServer fd_server_;
   gid_t group_gid_ = static_cast<gid_t>(-1);
+
+  std::mutex durable_mutex_;  ///< Guards durable_publishers_.
+  /// Transient-local publishers of this process; each removes itself in its
+  /// destructor, which waits for a running adopt_joiners() to finish.
+  std::vector<ShmPublisherPort*> durable_publishers_;
+  std::atomic<std::uint32_t> durable_count_{0};  ///< Relaxed: only shortens the service period.
+  static constexpr int kAdoptPeriodMs = 5;
 
   std::mutex peers_mutex_;
   std::map<std::uint64_t, std::weak_ptr<MappedPool>> peers_;

@@ -5,6 +5,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <type_traits>
 
 #include "transports/shm/shm_constants.hpp"
@@ -29,10 +30,21 @@ namespace axon::shm {
 /// Indices count up forever (64-bit); slot = index mod capacity, and the slot
 /// of index i holds it when its turn is i + 1. `limit_` (<= capacity) bounds
 /// how many entries may be queued, so any depth can be configured.
+///
+/// Drop-oldest: a producer that finds the ring full may evict the oldest
+/// entry (evict_oldest()) instead of failing. Both sides then advance
+/// `read_index_` by compare-exchange, so exactly one of them owns each entry:
+/// the consumer must use try_pop_contended() on such a ring. Entries are
+/// copied word by word with relaxed atomic accesses, so a consumer that lost
+/// the race reads a slot being rewritten without a data race, and its failed
+/// compare-exchange tells it to discard what it read.
 template <class Entry, std::uint32_t kCapacity>
 class SpscRing {
   static_assert(kCapacity > 0 && (kCapacity & (kCapacity - 1)) == 0, "capacity is a power of two");
   static_assert(std::is_trivially_copyable_v<Entry>, "entries are copied between processes");
+  static_assert(sizeof(Entry) % sizeof(std::uint64_t) == 0 && alignof(Entry) >= alignof(std::uint64_t),
+                "entries are copied as 64-bit words");
+  static constexpr std::size_t kWords = sizeof(Entry) / sizeof(std::uint64_t);
 
   struct alignas(kCacheLine) Slot {
     std::atomic<std::uint64_t> turn{0};
@@ -64,7 +76,7 @@ class SpscRing {
       }
     }
     Slot& slot = slots_[write & (kCapacity - 1)];
-    slot.entry = entry;
+    store_entry(slot, entry);
     // Release pairs with the acquire in try_pop(): the entry (and everything
     // the producer wrote before, such as the chunk) is visible with the turn.
     slot.turn.store(write + 1, std::memory_order_release);
@@ -81,11 +93,65 @@ class SpscRing {
     if (slot.turn.load(std::memory_order_acquire) != read + 1) {
       return false;
     }
-    out = slot.entry;
+    out = load_entry(slot);
     // Release pairs with the producer's acquire load: our read of the slot
     // happens before the producer reuses it.
     read_index_.store(read + 1, std::memory_order_release);
     return true;
+  }
+
+  /// Consumer of a ring whose producer may evict_oldest(): like try_pop(),
+  /// but claims the entry by compare-exchange.
+  bool try_pop_contended(Entry& out) noexcept {
+    // Relaxed: the acquire load of the turn below orders the slot's reads.
+    std::uint64_t read = read_index_.load(std::memory_order_relaxed);
+    for (;;) {
+      const Slot& slot = slots_[read & (kCapacity - 1)];
+      // Acquire pairs with the release store of the turn in try_push().
+      if (slot.turn.load(std::memory_order_acquire) != read + 1) {
+        return false;
+      }
+      out = load_entry(slot);
+      // Acq_rel: release as in try_pop() (our reads of the slot happen before
+      // the producer reuses it); acquire so that after a failure we see the
+      // producer's eviction before retrying. Success means the producer had
+      // not evicted `read`, so it had not started rewriting the slot.
+      if (read_index_.compare_exchange_weak(read, read + 1, std::memory_order_acq_rel, std::memory_order_acquire)) {
+        return true;
+      }
+    }
+  }
+
+  /// Producer of a full drop-oldest ring: removes the oldest entry into `out`
+  /// (the caller releases what it refers to). False when the ring is not full
+  /// any more (the consumer took an entry meanwhile): just push.
+  bool evict_oldest(Entry& out) noexcept {
+    const std::uint64_t write = write_index_;
+    // Acquire pairs with the consumer's release in try_pop_contended().
+    std::uint64_t read = read_index_.load(std::memory_order_acquire);
+    while (write - read >= limit_) {
+      const Slot& slot = slots_[read & (kCapacity - 1)];
+      const Entry oldest = load_entry(slot);  // ours: we wrote it
+      // Acq_rel: we own entry `read` only if we move the index past it.
+      if (read_index_.compare_exchange_weak(read, read + 1, std::memory_order_acq_rel, std::memory_order_acquire)) {
+        cached_read_ = read + 1;
+        out = oldest;
+        return true;
+      }
+    }
+    cached_read_ = read;
+    return false;
+  }
+
+  /// Producer: an upper bound of the entries queued, from its cached view of
+  /// the consumer (no shared read).
+  [[nodiscard]] std::uint64_t fill_estimate() const noexcept { return write_index_ - cached_read_; }
+
+  /// Producer: the entries queued now (reads the consumer's index).
+  std::uint64_t refresh_fill() noexcept {
+    // Acquire: see try_push().
+    cached_read_ = read_index_.load(std::memory_order_acquire);
+    return write_index_ - cached_read_;
   }
 
   /// Consumer: whether an entry is waiting (does not take it).
@@ -105,6 +171,27 @@ class SpscRing {
   static constexpr std::uint32_t capacity() noexcept { return kCapacity; }
 
  private:
+  // Relaxed word copies: the turn (and, for evictions, read_index_) orders
+  // them; atomic_ref keeps a racing read of a rewritten slot defined.
+  static void store_entry(Slot& slot, const Entry& entry) noexcept {
+    std::uint64_t words[kWords];
+    std::memcpy(words, &entry, sizeof(Entry));
+    auto* target = reinterpret_cast<std::uint64_t*>(&slot.entry);
+    for (std::size_t i = 0; i < kWords; ++i) {
+      std::atomic_ref<std::uint64_t>(target[i]).store(words[i], std::memory_order_relaxed);
+    }
+  }
+  static Entry load_entry(const Slot& slot) noexcept {
+    std::uint64_t words[kWords];
+    auto* source = const_cast<std::uint64_t*>(reinterpret_cast<const std::uint64_t*>(&slot.entry));
+    for (std::size_t i = 0; i < kWords; ++i) {
+      words[i] = std::atomic_ref<std::uint64_t>(source[i]).load(std::memory_order_relaxed);
+    }
+    Entry entry;
+    std::memcpy(&entry, words, sizeof(Entry));
+    return entry;
+  }
+
   // Producer's line: its index and its cached view of the consumer.
   alignas(kCacheLine) std::uint64_t write_index_ = 0;
   std::uint64_t cached_read_ = 0;
