@@ -127,9 +127,9 @@ TEST_F(NodeTest, APublisherWithoutSubscribersReturnsTheChunkAtOnce) {
   EXPECT_EQ(total_free(*node), free_at_start);
 }
 
-TEST_F(NodeTest, AFullQueueDropsTheNewestAndSaysSo) {
+TEST_F(NodeTest, AFullRejectNewestQueueDropsTheNewestAndSaysSo) {
   auto pub = node->advertise<Pose>("pose");
-  auto sub = node->subscribe<Pose>("pose", {.depth = 2});
+  auto sub = node->subscribe<Pose>("pose", {.depth = 2, .overflow = Overflow::kRejectNewest});
   for (std::uint64_t i = 1; i <= 2; ++i) {
     EXPECT_EQ(pub->publish(Pose{.stamp = i})->delivered, 1U);
   }
@@ -139,6 +139,45 @@ TEST_F(NodeTest, AFullQueueDropsTheNewestAndSaysSo) {
   EXPECT_EQ(sub->take()->stamp, 1U);
   EXPECT_EQ(sub->take()->stamp, 2U);
   EXPECT_EQ(sub->take().error().code(), ErrorCode::kNoData);
+  EXPECT_EQ(sub->counters().queue.dropped_full, 1U);
+}
+
+TEST_F(NodeTest, AKeepLastQueueDropsItsOldestByDefault) {
+  auto pub = node->advertise<Pose>("pose");
+  auto sub = node->subscribe<Pose>("pose", {.depth = 2});
+  for (std::uint64_t i = 1; i <= 2; ++i) {
+    EXPECT_EQ(pub->publish(Pose{.stamp = i})->evicted, 0U);
+  }
+  auto status = pub->publish(Pose{.stamp = 3});
+  EXPECT_EQ(status->delivered, 1U);
+  EXPECT_EQ(status->evicted, 1U);
+  EXPECT_EQ(sub->take()->stamp, 2U);
+  EXPECT_EQ(sub->take()->stamp, 3U);
+  EXPECT_EQ(sub->take().error().code(), ErrorCode::kNoData);
+  EXPECT_EQ(sub->counters().queue.dropped_oldest, 1U);
+  EXPECT_EQ(sub->counters().queue.high_water, 2U);
+}
+
+TEST_F(NodeTest, ALatestOnlyMailboxAlwaysHoldsTheFreshestMessage) {
+  auto pub = node->advertise<Pose>("pose");
+  auto sub = node->subscribe<Pose>("pose", {.depth = 8, .overflow = Overflow::kLatestOnly});
+  for (std::uint64_t i = 1; i <= 5; ++i) {
+    ASSERT_TRUE(pub->publish(Pose{.stamp = i}).ok());
+  }
+  EXPECT_EQ(sub->take()->stamp, 5U);
+  EXPECT_EQ(sub->take().error().code(), ErrorCode::kNoData);
+  EXPECT_EQ(sub->counters().queue.dropped_oldest, 4U);
+}
+
+TEST_F(NodeTest, ContradictoryQueuePoliciesAreRefusedWithTheReason) {
+  auto reliable_drop = node->subscribe<Pose>(
+      "pose", {.reliability = Reliability::kReliable, .overflow = Overflow::kDropOldest});
+  ASSERT_FALSE(reliable_drop.ok());
+  EXPECT_EQ(reliable_drop.error().code(), ErrorCode::kInvalidArgument);
+  EXPECT_NE(reliable_drop.error().message().find("kReliable"), std::string::npos);
+  auto keep_all_drop = node->subscribe<Pose>("pose", {.history = History::kKeepAll, .overflow = Overflow::kLatestOnly});
+  ASSERT_FALSE(keep_all_drop.ok());
+  EXPECT_NE(keep_all_drop.error().message().find("kKeepAll"), std::string::npos);
 }
 
 TEST_F(NodeTest, ABlockingSubscriberHoldsThePublisherBackOnlyUntilItsTimeout) {

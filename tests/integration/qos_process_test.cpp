@@ -1,0 +1,1 @@
+// QoS tests across processes: being written.

@@ -1,0 +1,1 @@
+// Scheduler tests: being written.

@@ -1,0 +1,1 @@
+// Memory options tests: being written.
