@@ -3,11 +3,14 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
+#include "axon/callback_subscription.hpp"
 #include "axon/options.hpp"
 #include "axon/publisher.hpp"
 #include "axon/result.hpp"
@@ -60,6 +63,24 @@ class Node {
     }
     log_data_path(topic, Serializer<T>::kName, Serializer<T>::kDataPath, "subscriber");
     return std::make_shared<Subscriber<T>>(std::move(*port), std::string(topic), qos);
+  }
+
+  /// A subscriber of T on `topic` whose messages an executor hands to
+  /// `callback` (add the result to a SingleThreadedExecutor or
+  /// MultiThreadedExecutor). Refused like subscribe(), and when `callback`
+  /// is empty.
+  template <class T>
+  Result<std::shared_ptr<CallbackSubscription<T>>> subscribe(
+      std::string_view topic, SubscriberQos qos,
+      std::type_identity_t<std::function<void(const Sample<T>&)>> callback) {
+    if (!callback) {
+      return Error(ErrorCode::kInvalidArgument, "subscribe(): the callback is empty");
+    }
+    auto subscriber = subscribe<T>(topic, qos);
+    if (!subscriber) {
+      return subscriber.error();
+    }
+    return std::make_shared<CallbackSubscription<T>>(std::move(*subscriber), std::move(callback));
   }
 
   [[nodiscard]] const std::string& name() const noexcept { return name_; }

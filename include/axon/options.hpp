@@ -36,6 +36,21 @@ struct NodeOptions {
   std::string group;
   /// How often this node checks that its peers are alive.
   std::uint32_t liveness_period_ms = 50;
+  /// Real-time memory (see docs/design/shm-core.md, "Real-time memory"). These
+  /// apply to this node's pool and to every peer pool it maps; each costs
+  /// time (and, locked, unswappable memory) once, when the pool is mapped.
+  /// Populate every page of the pool up front, so that the first loan,
+  /// publish or take does not page-fault.
+  bool prefault_memory = false;
+  /// mlock the pools this node maps, so they are never paged out (implies
+  /// prefaulting). Needs CAP_IPC_LOCK or an RLIMIT_MEMLOCK (`ulimit -l`) of
+  /// the pools' size; else Node::create fails with a message saying which.
+  bool lock_memory = false;
+  /// Back this node's pool with 2 MiB huge pages (fewer TLB misses). Its size
+  /// is rounded up to whole pages, which must be reserved beforehand
+  /// (/proc/sys/vm/nr_hugepages); too few free is an error, never a silent
+  /// fall back to normal pages.
+  bool huge_pages = false;
 };
 
 /// Which messages a subscriber's queue keeps (DDS HISTORY).

@@ -1,7 +1,14 @@
 // axon_test_peer: the other process of multi-process tests.
 //   axon_test_peer <command> key=value...
-// Commands: publish, subscribe, hold, loan, spam, node, other-type.
+// Commands: publish, subscribe, wait, hold, loan, spam, node, other-type,
+// fb-publish, pb-publish, fb-garbage, pb-garbage.
 // Prints "READY" once its endpoints exist, then command-specific lines.
+//
+// Subscriber QoS (subscribe, wait): depth=N, overflow=default|drop-oldest|
+// reject-newest|latest-only|block, history=keep-last|keep-all, reliable=1,
+// block_timeout_ms=N, quarantine_ms=N; block=1 is overflow=block with a 10 s
+// timeout.
+// Publisher QoS (publish): durability=N (transient-local, last N messages).
 #include <unistd.h>
 
 #include <chrono>
@@ -16,6 +23,7 @@
 #include "axon/axon.hpp"
 #include "axon/serializers/flatbuffers.hpp"
 #include "axon/serializers/protobuf.hpp"
+#include "src/futex.hpp"
 #include "tests/support/schema_messages.hpp"
 #include "tests/support/test_messages.hpp"
 
@@ -62,6 +70,57 @@ std::shared_ptr<axon::Node> make_node(const Args& args, const std::string& name)
   }
 }
 
+axon::SubscriberQos subscriber_qos(const Args& args, std::uint32_t default_depth) {
+  axon::SubscriberQos qos;
+  qos.depth = static_cast<std::uint32_t>(args.num("depth", default_depth));
+  if (args.num("block", 0) != 0) {
+    qos.overflow = axon::Overflow::kBlockPublisher;
+    qos.block_timeout_ns = 10'000'000'000;
+  }
+  const std::string overflow = args.str("overflow", "");
+  if (overflow == "default") {
+    qos.overflow = axon::Overflow::kDefault;
+  } else if (overflow == "drop-oldest") {
+    qos.overflow = axon::Overflow::kDropOldest;
+  } else if (overflow == "reject-newest") {
+    qos.overflow = axon::Overflow::kRejectNewest;
+  } else if (overflow == "latest-only") {
+    qos.overflow = axon::Overflow::kLatestOnly;
+  } else if (overflow == "block") {
+    qos.overflow = axon::Overflow::kBlockPublisher;
+  } else if (!overflow.empty()) {
+    fail("unknown overflow " + overflow);
+  }
+  if (args.str("history") == "keep-all") {
+    qos.history = axon::History::kKeepAll;
+  }
+  if (args.num("reliable", 0) != 0) {
+    qos.reliability = axon::Reliability::kReliable;
+  }
+  if (args.values.contains("block_timeout_ms")) {
+    qos.block_timeout_ns = static_cast<std::int64_t>(args.num("block_timeout_ms")) * 1'000'000;
+  }
+  qos.quarantine_after_ns = static_cast<std::int64_t>(args.num("quarantine_ms", 0)) * 1'000'000;
+  return qos;
+}
+
+/// Polls publisher_count() (which connects to new publishers) until it
+/// reaches `count`, then prints "LINKED".
+template <class T>
+void wait_for_publishers(axon::Subscriber<T>& sub, std::uint64_t count) {
+  if (count == 0) {
+    return;
+  }
+  const auto deadline = Clock::now() + std::chrono::seconds(20);
+  while (sub.publisher_count() < count) {
+    if (Clock::now() > deadline) {
+      fail("timed out waiting for publishers");
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  say("LINKED");
+}
+
 template <class T>
 void wait_for_subscribers(axon::Publisher<T>& pub, std::uint64_t count) {
   const auto deadline = Clock::now() + std::chrono::seconds(20);
@@ -87,9 +146,18 @@ axon::Result<axon::PublishStatus> publish_one(axon::Publisher<TestMessage>& pub,
   }
 }
 
+/// Publishes count=N messages (sequence 1..N) once wait_subs subscribers are
+/// connected; with then_count=M it then waits for then_wait_subs subscribers
+/// (a transient-local late joiner counts once its history was handed over)
+/// and publishes M more. durability=D makes it transient-local (last D).
 int publish(const Args& args) {
   auto node = make_node(args, "peer-pub");
-  auto pub = node->advertise<TestMessage>(args.str("topic"));
+  axon::PublisherQos qos;
+  if (const std::uint64_t depth = args.num("durability", 0); depth != 0) {
+    qos.durability = axon::Durability::kTransientLocal;
+    qos.durability_depth = static_cast<std::uint32_t>(depth);
+  }
+  auto pub = node->advertise<TestMessage>(args.str("topic"), qos);
   if (!pub) {
     fail(std::string(pub.error().message()));
   }
@@ -99,71 +167,178 @@ int publish(const Args& args) {
   const std::uint64_t count = args.num("count", 1000);
   const std::uint64_t interval_us = args.num("interval_us", 0);
   std::uint64_t dropped = 0;
-  for (std::uint64_t seq = 1; seq <= count; ++seq) {
-    auto status = publish_one(**pub, id, seq);
-    if (!status) {
-      fail(std::string(status.error().message()));
+  auto send = [&](std::uint64_t first, std::uint64_t last) {
+    for (std::uint64_t seq = first; seq <= last; ++seq) {
+      auto status = publish_one(**pub, id, seq);
+      if (!status) {
+        fail(std::string(status.error().message()));
+      }
+      dropped += status->dropped;
+      if (interval_us != 0) {
+        std::this_thread::sleep_for(std::chrono::microseconds(interval_us));
+      }
     }
-    dropped += status->dropped;
-    if (interval_us != 0) {
-      std::this_thread::sleep_for(std::chrono::microseconds(interval_us));
-    }
-  }
+  };
+  send(1, count);
   say("PUBLISHED " + std::to_string(count) + " dropped=" + std::to_string(dropped));
+  if (const std::uint64_t more = args.num("then_count", 0); more != 0) {
+    wait_for_subscribers(**pub, args.num("then_wait_subs", 1));
+    send(count + 1, count + more);
+    say("PUBLISHED_MORE " + std::to_string(more) + " dropped=" + std::to_string(dropped));
+  }
   // Stay a moment so subscribers can map our pool and drain their queues.
   std::this_thread::sleep_for(std::chrono::milliseconds(args.num("linger_ms", 500)));
   return 0;
 }
 
+/// Takes expect=N messages and checks each one: intact, and in order per
+/// publisher (lossless=1: no gaps, the first one is first_seq). Options:
+/// wait_pubs=P prints "LINKED" once connected to P publishers; sleep_us=U
+/// sleeps after each message (a slow subscriber); report_every=K prints
+/// "PROGRESS n" every K messages; extra_ms=E keeps taking for E ms after the
+/// N-th message, so that an unexpected extra one is counted.
+/// Prints "RESULT received=.. publishers=.. errors=.. first=.. last=..",
+/// then "COUNTERS ..." (its SubscriberCounters).
 int subscribe(const Args& args) {
   auto node = make_node(args, "peer-sub");
-  axon::SubscriberQos qos;
-  qos.depth = static_cast<std::uint32_t>(args.num("depth", 256));
-  if (args.num("block", 0) != 0) {
-    qos.overflow = axon::Overflow::kBlockPublisher;
-    qos.block_timeout_ns = 10'000'000'000;
-  }
-  auto sub = node->subscribe<TestMessage>(args.str("topic"), qos);
+  auto sub = node->subscribe<TestMessage>(args.str("topic"), subscriber_qos(args, 256));
   if (!sub) {
     fail(std::string(sub.error().message()));
   }
   say("READY");
+  wait_for_publishers(**sub, args.num("wait_pubs", 0));
   const std::uint64_t expect = args.num("expect", 1000);
   const bool lossless = args.num("lossless", 1) != 0;
+  const std::uint64_t first_seq = args.num("first_seq", 1);
+  const std::uint64_t sleep_us = args.num("sleep_us", 0);
+  const std::uint64_t report_every = args.num("report_every", 0);
   const auto deadline = Clock::now() + std::chrono::milliseconds(args.num("timeout_ms", 60000));
   std::map<std::uint32_t, std::uint64_t> last;
   std::uint64_t received = 0;
   std::uint64_t errors = 0;
+  std::uint64_t first = 0;
+  std::uint64_t newest = 0;
   std::uint32_t idle = 0;
-  while (received < expect && Clock::now() < deadline) {
+  // One message: false when there was none.
+  auto take_one = [&]() -> bool {
     auto sample = sub->take();
     if (!sample) {
       if (sample.error().code() != axon::ErrorCode::kNoData) {
         fail(std::string(sample.error().message()));
       }
-      // Two cores for many processes: spin briefly, then sleep.
-      if (++idle > 64) {
-        std::this_thread::sleep_for(std::chrono::microseconds(50));
-      }
-      continue;
+      return false;
     }
-    idle = 0;
     const TestMessage& m = **sample;
     if (!axon::test::intact(m) || (*sample).info().sequence != m.sequence) {
       ++errors;
     }
-    std::uint64_t& previous = last[m.publisher];
+    auto [it, inserted] = last.try_emplace(m.publisher, first_seq - 1);
+    std::uint64_t& previous = it->second;
     if (lossless ? m.sequence != previous + 1 : m.sequence <= previous) {
       ++errors;
       say("ORDER publisher=" + std::to_string(m.publisher) + " got=" + std::to_string(m.sequence) +
           " after=" + std::to_string(previous));
     }
     previous = m.sequence;
+    if (received == 0) {
+      first = m.sequence;
+    }
+    newest = m.sequence;
     ++received;
+    if (report_every != 0 && received % report_every == 0) {
+      say("PROGRESS " + std::to_string(received));
+    }
+    if (sleep_us != 0) {
+      std::this_thread::sleep_for(std::chrono::microseconds(sleep_us));
+    }
+    return true;
+  };
+  while (received < expect && Clock::now() < deadline) {
+    if (take_one()) {
+      idle = 0;
+    } else if (++idle > 64) {
+      // Two cores for many processes: spin briefly, then sleep.
+      std::this_thread::sleep_for(std::chrono::microseconds(50));
+    }
+  }
+  const auto extra_deadline = Clock::now() + std::chrono::milliseconds(args.num("extra_ms", 0));
+  while (Clock::now() < extra_deadline) {
+    if (!take_one()) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
   }
   say("RESULT received=" + std::to_string(received) + " publishers=" + std::to_string(last.size()) +
-      " errors=" + std::to_string(errors));
+      " errors=" + std::to_string(errors) + " first=" + std::to_string(first) + " last=" + std::to_string(newest));
+  const axon::SubscriberCounters c = sub->counters();
+  say("COUNTERS taken=" + std::to_string(c.taken) + " publishers_lost=" + std::to_string(c.publishers_lost) +
+      " queued=" + std::to_string(c.queue.queued) + " dropped_full=" + std::to_string(c.queue.dropped_full) +
+      " dropped_oldest=" + std::to_string(c.queue.dropped_oldest) +
+      " dropped_timeout=" + std::to_string(c.queue.dropped_timeout) +
+      " quarantined=" + std::to_string(c.queue.quarantined) + " high_water=" + std::to_string(c.queue.high_water));
   return received == expect && errors == 0 ? 0 : 1;
+}
+
+const char* name_of(axon::futex::WaitResult result) {
+  switch (result) {
+    case axon::futex::WaitResult::kWoken: return "woken";
+    case axon::futex::WaitResult::kTimedOut: return "timed-out";
+    case axon::futex::WaitResult::kInterrupted: return "interrupted";
+  }
+  return "unknown";
+}
+
+/// A subscriber that sleeps on its wake word. First takes take_first=K
+/// messages by polling (printing "GOT seq"); then, rounds=R times: counts
+/// itself as a waiter, and unless has_data() prints "WAITING r" and sleeps
+/// up to wait_ms (default 30 s), printing "WOKE r <woken|timed-out|...>";
+/// then takes what is queued ("GOT seq" each) and prints
+/// "STATE r publishers_lost=.. publishers=..".
+int wait_on_word(const Args& args) {
+  auto node = make_node(args, "peer-wait");
+  auto sub = node->subscribe<TestMessage>(args.str("topic"), subscriber_qos(args, 16));
+  if (!sub) {
+    fail(std::string(sub.error().message()));
+  }
+  axon::WakeWord* word = sub->wake_word();
+  if (word == nullptr) {
+    fail("the transport has no wake word");
+  }
+  say("READY");
+  wait_for_publishers(**sub, args.num("wait_pubs", 0));
+  auto drain = [&] {
+    for (auto sample = sub->take(); sample; sample = sub->take()) {
+      say("GOT " + std::to_string((**sample).sequence));
+    }
+  };
+  const auto deadline = Clock::now() + std::chrono::seconds(20);
+  for (std::uint64_t got = 0; got < args.num("take_first", 0);) {
+    if (Clock::now() > deadline) {
+      fail("timed out taking the first messages");
+    }
+    if (auto sample = sub->take()) {
+      say("GOT " + std::to_string((**sample).sequence));
+      ++got;
+    } else {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+  }
+  const auto wait_ns = static_cast<std::int64_t>(args.num("wait_ms", 30000)) * 1'000'000;
+  for (std::uint64_t round = 1; round <= args.num("rounds", 1); ++round) {
+    const std::string r = std::to_string(round);
+    {
+      axon::WakeWord* const words[] = {word};
+      axon::futex::Waiter waiter(words);
+      if (!sub->has_data()) {
+        say("WAITING " + r);
+        say("WOKE " + r + " " + name_of(waiter.wait(wait_ns)));
+      }
+    }
+    drain();
+    const axon::SubscriberCounters c = sub->counters();
+    say("STATE " + r + " publishers_lost=" + std::to_string(c.publishers_lost) +
+        " publishers=" + std::to_string(sub->publisher_count()));
+  }
+  return 0;
 }
 
 int hold(const Args& args) {
@@ -338,7 +513,7 @@ int garbage(const Args& args) {
 
 int main(int argc, char** argv) {
   if (argc < 2) {
-    std::fprintf(stderr, "usage: %s <publish|subscribe|hold|loan|spam|node|other-type> key=value...\n", argv[0]);
+    std::fprintf(stderr, "usage: %s <publish|subscribe|wait|hold|loan|spam|node|other-type|...> key=value...\n", argv[0]);
     return 2;
   }
   Args args;
@@ -354,6 +529,8 @@ int main(int argc, char** argv) {
     return publish(args);
   if (command == "subscribe")
     return subscribe(args);
+  if (command == "wait")
+    return wait_on_word(args);
   if (command == "hold")
     return hold(args);
   if (command == "loan")

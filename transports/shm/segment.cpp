@@ -15,6 +15,11 @@
 #include <utility>
 
 #include "src/errors.hpp"
+#include "transports/shm/memory_options.hpp"
+
+#ifndef MFD_HUGE_2MB
+#define MFD_HUGE_2MB (21U << 26)  // linux/memfd.h: log2(2 MiB) << MFD_HUGE_SHIFT
+#endif
 
 namespace axon::shm {
 namespace {
@@ -116,26 +121,37 @@ std::size_t memory_available() {
 
 }  // namespace
 
-Result<MappedSegment> create_memfd_segment(const std::string& debug_name, std::size_t bytes) {
-  // Reserving more than the machine has would push it into the OOM killer
-  // before fallocate gives up: refuse up front.
-  if (const std::size_t available = memory_available(); available != 0 && bytes > available) {
+Result<MappedSegment> create_memfd_segment(const std::string& debug_name, std::size_t bytes, bool huge_pages) {
+  if (huge_pages) {
+    // Huge pages come from their own reserve (vm.nr_hugepages), not MemAvailable.
+    if (auto enough = check_huge_pages_available(bytes); !enough) {
+      return enough.error();
+    }
+  } else if (const std::size_t available = memory_available(); available != 0 && bytes > available) {
+    // Reserving more than the machine has would push it into the OOM killer
+    // before fallocate gives up: refuse up front.
     return Error(ErrorCode::kNoSpace,
                  fmt::format("the chunk pool needs {} of memory but only {} is available; lower the "
                              "chunk counts or sizes of the pool (NodeOptions::chunk_classes)",
                              mib(bytes), mib(available)));
   }
-  const int fd = ::memfd_create(debug_name.c_str(), MFD_CLOEXEC);
+  const unsigned flags = MFD_CLOEXEC | (huge_pages ? MFD_HUGETLB | MFD_HUGE_2MB : 0U);
+  const int fd = ::memfd_create(debug_name.c_str(), flags);
   if (fd < 0) {
-    return system_error(errno, "memfd_create for the chunk pool");
+    return huge_pages ? huge_pages_error(errno, "memfd_create", bytes)
+                      : system_error(errno, "memfd_create for the chunk pool");
   }
   if (::ftruncate(fd, static_cast<off_t>(bytes)) != 0) {
     const int err = errno;
     ::close(fd);
-    return system_error(err, fmt::format("ftruncate of the chunk pool to {}", mib(bytes)));
+    return huge_pages ? huge_pages_error(err, "ftruncate", bytes)
+                      : system_error(err, fmt::format("ftruncate of the chunk pool to {}", mib(bytes)));
   }
   if (const int err = ::posix_fallocate(fd, 0, static_cast<off_t>(bytes)); err != 0) {
     ::close(fd);
+    if (huge_pages) {
+      return huge_pages_error(err, "fallocate", bytes);
+    }
     return Error(ErrorCode::kNoSpace,
                  fmt::format("cannot reserve {} of memory for the chunk pool ({}); lower the chunk "
                              "counts or sizes of the pool (NodeOptions::chunk_classes) or free memory",

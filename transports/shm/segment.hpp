@@ -67,7 +67,10 @@ class MappedSegment {
 /// An anonymous memfd of `bytes`, reserved with fallocate so that running out
 /// of memory is an error here and never a SIGBUS later. The kernel frees it
 /// when the last descriptor and mapping are gone, even after a crash.
-Result<MappedSegment> create_memfd_segment(const std::string& debug_name, std::size_t bytes);
+/// `huge_pages`: backed by 2 MiB pages (MFD_HUGETLB; `bytes` must be a
+/// multiple of kHugePageBytes), checked against the free huge pages instead
+/// of MemAvailable, and an error (never normal pages) when they run short.
+Result<MappedSegment> create_memfd_segment(const std::string& debug_name, std::size_t bytes, bool huge_pages = false);
 
 /// Maps a segment received from a peer (descriptor ownership passes in).
 Result<MappedSegment> map_received_segment(int fd, std::string_view what);

@@ -11,7 +11,10 @@ Result<std::shared_ptr<Transport>> create_shm_transport(const std::string& node_
                         .file_mode = options.file_mode,
                         .group = options.group,
                         .chunk_classes = options.chunk_classes,
-                        .liveness_period_ms = options.liveness_period_ms};
+                        .liveness_period_ms = options.liveness_period_ms,
+                        .prefault_memory = options.prefault_memory,
+                        .lock_memory = options.lock_memory,
+                        .huge_pages = options.huge_pages};
   auto transport = shm::ShmTransport::create(std::move(config));
   if (!transport) {
     return transport.error();

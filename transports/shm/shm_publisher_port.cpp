@@ -364,9 +364,9 @@ void ShmPublisherPort::wake(std::uint64_t delivered_bits) noexcept {
   if (delivered_bits == 0) {
     return;
   }
-  // Seq_cst: orders our ring pushes before the waiter counts we read (see
+  // Orders our ring pushes before the waiter counts we read (see
   // futex::notify_if_waiting()).
-  std::atomic_thread_fence(std::memory_order_seq_cst);
+  futex::full_fence();
   for (std::uint64_t bits = delivered_bits; bits != 0; bits &= bits - 1) {
     const Connection& conn = connection(static_cast<std::uint32_t>(__builtin_ctzll(bits)));
     futex::notify_if_waiting(transport_->registry_.subscriber_wake(conn.subscriber_slot));
@@ -495,7 +495,19 @@ void ShmPublisherPort::adopt_joiners_if_idle() noexcept {
   busy_.store(false, std::memory_order_release);
 }
 
-void ShmPublisherPort::reclaim_closing() noexcept { reclaim_closing_connections(*pool_, block_index_); }
+void ShmPublisherPort::reclaim_closing() noexcept {
+  if (history_depth_ == 0) {
+    reclaim_closing_connections(*pool_, block_index_);
+    return;
+  }
+  // The service thread may be handing the history to one of these
+  // connections: reclaim only while it cannot (see adopt_joiners_if_idle()).
+  while (busy_.exchange(true, std::memory_order_acquire)) {
+    __builtin_ia32_pause();
+  }
+  reclaim_closing_connections(*pool_, block_index_);
+  busy_.store(false, std::memory_order_release);
+}
 
 std::uint32_t ShmPublisherPort::subscriber_count() const noexcept {
   // Acquire: see create_connection().

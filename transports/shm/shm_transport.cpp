@@ -16,6 +16,7 @@
 #include "src/errors.hpp"
 #include "src/log.hpp"
 #include "transports/shm/abi_hash.hpp"
+#include "transports/shm/memory_options.hpp"
 #include "transports/shm/process_identity.hpp"
 #include "transports/shm/shm_ports.hpp"
 
@@ -199,10 +200,18 @@ Result<void> ShmTransport::create_own_pool() {
   if (!chunk_bytes) {
     return chunk_bytes.error();
   }
-  const std::size_t bytes = pool_area_offset() + *chunk_bytes;
-  auto mapping = create_memfd_segment(fmt::format("axon_pool_d{}_{}", config_.domain_id, config_.node_name), bytes);
+  std::size_t bytes = pool_area_offset() + *chunk_bytes;
+  if (config_.huge_pages) {
+    bytes = round_up_to_huge_pages(bytes);
+  }
+  auto mapping = create_memfd_segment(fmt::format("axon_pool_d{}_{}", config_.domain_id, config_.node_name), bytes,
+                                      config_.huge_pages);
   if (!mapping) {
     return mapping.error();
+  }
+  const MemoryOptions memory{.prefault = config_.prefault_memory, .lock = config_.lock_memory};
+  if (auto ok = apply_memory_options(memory, mapping->base(), bytes, "the chunk pool"); !ok) {
+    return ok.error();
   }
   auto pool = std::make_shared<MappedPool>();
   pool->mapping = std::move(*mapping);
@@ -364,6 +373,7 @@ void reclaim_connection(MappedPool& pool, std::uint32_t block_index, std::uint32
   const std::uint64_t mask = std::uint64_t{1} << bit;
   // Relaxed: the caller is the only thread that pushes to this block.
   block.active_bits.fetch_and(~mask, std::memory_order_relaxed);
+  block.joining_bits.fetch_and(~mask, std::memory_order_relaxed);
   // Give back every chunk the connection holds (queued or taken). A chunk of
   // this block that has our bit cannot be freed or loaned again until we
   // clear it, and only the caller loans for this block, so reading the bit
@@ -440,6 +450,13 @@ Result<std::shared_ptr<MappedPool>> ShmTransport::pool_of(std::uint32_t particip
     return Error(ErrorCode::kIncompatible, fmt::format("the pool behind {} is not initialized", path));
   }
   if (auto ok = check_header(*header, SegmentKind::kPool, layout_abi_hash(), mapping->bytes(), path); !ok) {
+    return ok.error();
+  }
+  // This node's options cover the peer pools it maps as well.
+  const MemoryOptions memory{.prefault = config_.prefault_memory, .lock = config_.lock_memory};
+  if (auto ok = apply_memory_options(memory, mapping->base(), mapping->bytes(),
+                                     fmt::format("the pool of participant {}", participant));
+      !ok) {
     return ok.error();
   }
   auto pool = std::make_shared<MappedPool>();

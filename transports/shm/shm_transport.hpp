@@ -34,6 +34,10 @@ struct ShmConfig {
   std::string group;
   std::vector<ChunkClassConfig> chunk_classes;
   std::uint32_t liveness_period_ms = 50;
+  /// NodeOptions::prefault_memory, lock_memory, huge_pages (memory_options.hpp).
+  bool prefault_memory = false;
+  bool lock_memory = false;
+  bool huge_pages = false;
 };
 
 /// A mapped pool segment, ours or a peer's. Shared by every port that uses

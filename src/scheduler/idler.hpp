@@ -1,0 +1,95 @@
+// Idler: carries out a WaitStrategy while an executor or wait set finds
+// nothing to do: spin, then yield, then sleep on futex words.
+#pragma once
+
+#include <sched.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <ctime>
+#include <span>
+
+#include "axon/transport.hpp"
+#include "axon/wait_strategy.hpp"
+#include "src/futex.hpp"
+
+namespace axon::detail {
+
+/// Longest single sleep. Bounded so that a subscriber connects to a publisher
+/// that appeared while it slept (Registry::add_publisher() wakes nobody) and
+/// so a wait never depends on one wake alone.
+inline constexpr std::int64_t kMaxSleepNs = 50'000'000;
+/// Longest sleep when some subscription has no futex word (or more than
+/// futex_waitv watches): those are polled.
+inline constexpr std::int64_t kPollSleepNs = 1'000'000;
+
+inline void cpu_relax() noexcept {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  asm volatile("yield" ::: "memory");
+#endif
+}
+
+/// One per waiting thread; not thread-safe. Does not allocate.
+class Idler {
+ public:
+  explicit Idler(WaitStrategy strategy) noexcept : strategy_(strategy) {}
+
+  /// Work was found: the next idle period starts with spinning again.
+  void reset() noexcept { idle_since_ns_ = -1; }
+
+  /// One idle step at time `now`, never past `wake_at_ns`. Spins or yields
+  /// once, or registers as a waiter on `words`, checks `ready()` (the
+  /// protocol of futex::Waiter: never sleep without that check) and sleeps
+  /// unless it is true. Returns true when it slept (a wake or a timeout).
+  template <class Ready>
+  bool step(std::span<WakeWord* const> words, bool poll_only, std::int64_t now, std::int64_t wake_at_ns,
+            Ready&& ready) noexcept {
+    if (idle_since_ns_ < 0) {
+      idle_since_ns_ = now;
+    }
+    const std::int64_t idle_ns = now - idle_since_ns_;
+    switch (strategy_.kind()) {
+      case WaitStrategy::Kind::kBusySpin:
+        cpu_relax();
+        return false;
+      case WaitStrategy::Kind::kSpinYieldSleep:
+        if (idle_ns < strategy_.spin_ns()) {
+          cpu_relax();
+          return false;
+        }
+        if (idle_ns < strategy_.spin_ns() + strategy_.yield_ns()) {
+          ::sched_yield();
+          return false;
+        }
+        break;
+      case WaitStrategy::Kind::kBlocking:
+        break;
+    }
+    std::int64_t timeout_ns = std::min(wake_at_ns - now, kMaxSleepNs);
+    if (poll_only) {
+      timeout_ns = std::min(timeout_ns, kPollSleepNs);
+    }
+    if (timeout_ns <= 0) {
+      return false;
+    }
+    futex::Waiter waiter(words);
+    if (ready()) {
+      return false;
+    }
+    if (words.empty()) {
+      const timespec pause{.tv_sec = 0, .tv_nsec = static_cast<long>(timeout_ns)};
+      ::nanosleep(&pause, nullptr);
+    } else {
+      waiter.wait(timeout_ns);
+    }
+    return true;
+  }
+
+ private:
+  WaitStrategy strategy_;
+  std::int64_t idle_since_ns_ = -1;
+};
+
+}  // namespace axon::detail
