@@ -27,6 +27,8 @@ std::string limit_text(rlim_t limit) {
   return limit == RLIM_INFINITY ? std::string("unlimited") : fmt::format("{} KiB", limit / kKiB);
 }
 
+std::string kib(std::size_t bytes) { return fmt::format("{} KiB", (bytes + kKiB - 1) / kKiB); }
+
 /// A "<key>: <n> kB" or "<key>: <n>" line of a /proc file, or 0.
 std::uint64_t read_proc_number(const char* path, const char* format) {
   FILE* f = std::fopen(path, "re");
@@ -76,10 +78,10 @@ std::string huge_pages_advice(std::size_t bytes, const HugePageCounts& counts) {
   const std::uint64_t needed = bytes / kHugePageBytes;
   const std::uint64_t free = counts.available();
   const std::uint64_t total = counts.total + (needed > free ? needed - free : 0);
-  return fmt::format("the chunk pool needs {} huge pages of 2 MiB ({}), {} are free ({} reserved in all, "
-                     "vm.nr_hugepages): reserve more as root with `echo {} > /proc/sys/vm/nr_hugepages` (or "
-                     "vm.nr_hugepages = {} in /etc/sysctl.d/, or hugepages={} on the kernel command line), "
-                     "or set NodeOptions::huge_pages = false",
+  return fmt::format("the chunk pool needs {} huge pages of 2 MiB ({}) but {} are free (/proc/sys/vm/nr_hugepages "
+                     "is {}): reserve more as root with `echo {} > /proc/sys/vm/nr_hugepages` (or vm.nr_hugepages "
+                     "= {} in /etc/sysctl.d/, or hugepages={} on the kernel command line), or set "
+                     "NodeOptions::huge_pages = false",
                      needed, mib(bytes), free, counts.total, total, total, total);
 }
 
@@ -144,12 +146,12 @@ std::string memlock_error_text(int err, std::size_t bytes, std::string_view what
                               "the machine has too little memory that can be locked ({} locked by this process "
                               "already); free memory, make the pool smaller (NodeOptions::chunk_classes) or set "
                               "NodeOptions::lock_memory = false",
-                              limit_text(limit.rlim_cur), limit_text(limit.rlim_max), mib(locked));
+                              limit_text(limit.rlim_cur), limit_text(limit.rlim_max), kib(locked));
   }
   text += fmt::format(
       "The process lacks CAP_IPC_LOCK, so RLIMIT_MEMLOCK applies: soft limit {}, hard limit {}, {} locked by this "
       "process already, {} bytes ({} KiB) needed in all. ",
-      limit_text(limit.rlim_cur), limit_text(limit.rlim_max), mib(locked), needed, needed_kib);
+      limit_text(limit.rlim_cur), limit_text(limit.rlim_max), kib(locked), needed, needed_kib);
   if (limit.rlim_max != RLIM_INFINITY && limit.rlim_max < needed) {
     text += "The hard limit is too low as well, so only root can raise it. ";
   }

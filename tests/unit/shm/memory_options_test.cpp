@@ -263,9 +263,21 @@ TEST(MemoryOptions, HugePageShortageSaysHowManyAreNeededAndHowToReserveThem) {
   EXPECT_EQ(sut.error().code(), ErrorCode::kNoSpace);
   const std::string message(sut.error().message());
   EXPECT_NE(message.find("needs 524288 huge pages of 2 MiB"), std::string::npos) << message;
-  EXPECT_NE(message.find(std::to_string(shm::read_huge_page_counts().available()) + " are free"), std::string::npos)
+  EXPECT_NE(message.find("but " + std::to_string(shm::read_huge_page_counts().available()) + " are free"), std::string::npos)
       << message;
   EXPECT_NE(message.find("/proc/sys/vm/nr_hugepages"), std::string::npos) << message;
+}
+
+TEST(MemoryOptions, FailedHugePageReservationIsNotANormalPageFallback) {
+  const std::size_t bytes = 5 * shm::kHugePageBytes;
+
+  const Error sut = shm::huge_pages_error(ENOSPC, "fallocate", bytes);
+
+  EXPECT_EQ(sut.code(), ErrorCode::kNoSpace);
+  const std::string message(sut.message());
+  EXPECT_NE(message.find("fallocate"), std::string::npos) << message;
+  EXPECT_NE(message.find("needs 5 huge pages of 2 MiB"), std::string::npos) << message;
+  EXPECT_NE(message.find("> /proc/sys/vm/nr_hugepages"), std::string::npos) << message;
 }
 
 TEST_F(MemoryOptionsTest, HugePagePoolWorksOrSaysHowToReserveThePages) {
