@@ -5,6 +5,7 @@
 #include <sys/mount.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -189,6 +190,100 @@ TEST_F(NodeTest, ABlockingSubscriberHoldsThePublisherBackOnlyUntilItsTimeout) {
   auto status = pub->publish(Pose{.stamp = 2});
   EXPECT_EQ(status->dropped, 1U);
   EXPECT_GE(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(20));
+}
+
+TEST_F(NodeTest, AReliableSubscriberThatStaysFullMakesPublishReturnATimeout) {
+  auto pub = node->advertise<Pose>("pose");
+  auto reliable =
+      node->subscribe<Pose>("pose", {.depth = 1, .reliability = Reliability::kReliable, .block_timeout_ns = 5'000'000});
+  auto other = node->subscribe<Pose>("pose", {.depth = 4});
+  ASSERT_TRUE(pub->publish(Pose{.stamp = 1}).ok());
+  auto second = pub->publish(Pose{.stamp = 2});
+  ASSERT_FALSE(second.ok());
+  EXPECT_EQ(second.error().code(), ErrorCode::kTimeout);
+  // The other subscriber got both; the reliable one was never silently skipped.
+  EXPECT_EQ(other->take()->stamp, 1U);
+  EXPECT_EQ(other->take()->stamp, 2U);
+  EXPECT_EQ(reliable->take()->stamp, 1U);
+  EXPECT_EQ(reliable->counters().queue.dropped_timeout, 1U);
+}
+
+TEST_F(NodeTest, ABlockingSubscriberDoesNotDelayTheOthersCopy) {
+  auto pub = node->advertise<Pose>("pose");
+  auto blocking = node->subscribe<Pose>(
+      "pose", {.depth = 1, .overflow = Overflow::kBlockPublisher, .block_timeout_ns = 10'000'000'000});
+  auto other = node->subscribe<Pose>("pose", {.depth = 4});
+  ASSERT_TRUE(pub->publish(Pose{.stamp = 1}).ok());
+  ASSERT_EQ(other->take()->stamp, 1U);
+  std::atomic<bool> seen_by_other{false};
+  std::thread reader([&] {
+    // The publisher is blocked on the full blocking queue; the other
+    // subscriber must already have message 2.
+    for (int i = 0; i < 10'000 && !seen_by_other; ++i) {
+      if (auto s = other->take()) {
+        seen_by_other = s->stamp == 2;
+      } else {
+        std::this_thread::sleep_for(std::chrono::microseconds(100));
+      }
+    }
+    EXPECT_EQ(blocking->take()->stamp, 1U);  // makes room: the publisher continues
+  });
+  auto status = pub->publish(Pose{.stamp = 2});
+  reader.join();
+  EXPECT_TRUE(seen_by_other);
+  EXPECT_EQ(status->delivered, 2U);
+}
+
+TEST_F(NodeTest, BackpressureIsReportedOncePerCrossingWithFillLevels) {
+  auto pub = node->advertise<Pose>("pose", {.high_water_percent = 50});
+  auto sub = node->subscribe<Pose>("pose", {.depth = 4, .overflow = Overflow::kRejectNewest});
+  std::vector<BackpressureEvent> events;
+  pub->on_backpressure([&](const BackpressureEvent& e) { events.push_back(e); });
+  EXPECT_EQ(pub->publish(Pose{.stamp = 1})->full, 0U);
+  EXPECT_EQ(pub->publish(Pose{.stamp = 2})->full, 1U);
+  EXPECT_EQ(pub->publish(Pose{.stamp = 3})->full, 1U);
+  ASSERT_EQ(events.size(), 1U);
+  EXPECT_EQ(events[0].queued, 2U);
+  EXPECT_EQ(events[0].depth, 4U);
+  SubscriberFill fill[4];
+  ASSERT_EQ(pub->subscriber_fill(fill), 1U);
+  EXPECT_EQ(fill[0].queued, 3U);
+  EXPECT_EQ(fill[0].counters.high_water, 3U);
+  // Drained below the mark, then crossing again reports again.
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_TRUE(sub->take().ok());
+  }
+  EXPECT_EQ(pub->publish(Pose{.stamp = 4})->full, 0U);
+  EXPECT_EQ(pub->publish(Pose{.stamp = 5})->full, 1U);
+  EXPECT_EQ(events.size(), 2U);
+  EXPECT_EQ(pub->counters().published, 5U);
+}
+
+TEST_F(NodeTest, ATransientLocalPublisherHandsItsLastMessagesToALateJoiner) {
+  auto pub = node->advertise<Pose>("pose", {.durability = Durability::kTransientLocal, .durability_depth = 3});
+  for (std::uint64_t i = 1; i <= 5; ++i) {
+    ASSERT_TRUE(pub->publish(Pose{.stamp = i}).ok());
+  }
+  auto late = node->subscribe<Pose>("pose", {.depth = 8});
+  // The publisher is idle: the node's service thread hands the history over.
+  std::vector<std::uint64_t> got;
+  for (int i = 0; i < 2'000 && got.size() < 3; ++i) {
+    if (auto s = late->take()) {
+      got.push_back(s->stamp);
+    } else {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+  }
+  EXPECT_EQ(got, (std::vector<std::uint64_t>{3, 4, 5}));
+  ASSERT_TRUE(pub->publish(Pose{.stamp = 6}).ok());
+  EXPECT_EQ(late->take()->stamp, 6U);
+  EXPECT_EQ(late->take().error().code(), ErrorCode::kNoData);
+}
+
+TEST_F(NodeTest, ABadDurabilityDepthIsRefused) {
+  auto pub = node->advertise<Pose>("pose", {.durability = Durability::kTransientLocal, .durability_depth = 17});
+  ASSERT_FALSE(pub.ok());
+  EXPECT_NE(pub.error().message().find("durability_depth"), std::string::npos);
 }
 
 TEST_F(NodeTest, ABlockedPublisherContinuesAsSoonAsTheSubscriberTakes) {
