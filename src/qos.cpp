@@ -10,16 +10,11 @@ namespace {
 
 std::string_view name_of(Overflow overflow) noexcept {
   switch (overflow) {
-    case Overflow::kDefault:
-      return "kDefault";
-    case Overflow::kDropOldest:
-      return "kDropOldest";
-    case Overflow::kRejectNewest:
-      return "kRejectNewest";
-    case Overflow::kLatestOnly:
-      return "kLatestOnly";
-    case Overflow::kBlockPublisher:
-      return "kBlockPublisher";
+    case Overflow::kDefault: return "kDefault";
+    case Overflow::kDropOldest: return "kDropOldest";
+    case Overflow::kRejectNewest: return "kRejectNewest";
+    case Overflow::kLatestOnly: return "kLatestOnly";
+    case Overflow::kBlockPublisher: return "kBlockPublisher";
   }
   return "unknown";
 }
@@ -29,9 +24,9 @@ std::string_view name_of(Overflow overflow) noexcept {
 Result<EffectiveQueue> effective_queue(const SubscriberQos& qos) {
   constexpr std::uint32_t kMaxDepth = 256;
   if (qos.depth == 0 || qos.depth > kMaxDepth) {
-    return Error(ErrorCode::kInvalidArgument,
-                 fmt::format("SubscriberQos::depth is {}; it must be 1..{} (queues are preallocated)", qos.depth,
-                             kMaxDepth));
+    return Error(
+        ErrorCode::kInvalidArgument,
+        fmt::format("SubscriberQos::depth is {}; it must be 1..{} (queues are preallocated)", qos.depth, kMaxDepth));
   }
   if (qos.block_timeout_ns < 0 || qos.quarantine_after_ns < 0 || qos.deadline_ns < 0) {
     return Error(ErrorCode::kInvalidArgument,
@@ -40,9 +35,9 @@ Result<EffectiveQueue> effective_queue(const SubscriberQos& qos) {
   const bool reliable = qos.reliability == Reliability::kReliable;
   Overflow overflow = qos.overflow;
   if (overflow == Overflow::kDefault) {
-    overflow = reliable                                ? Overflow::kBlockPublisher
+    overflow = reliable                            ? Overflow::kBlockPublisher
                : qos.history == History::kKeepLast ? Overflow::kDropOldest
-                                                       : Overflow::kRejectNewest;
+                                                   : Overflow::kRejectNewest;
   }
   if (reliable && overflow != Overflow::kBlockPublisher) {
     return Error(ErrorCode::kInvalidArgument,

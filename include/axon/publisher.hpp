@@ -126,7 +126,9 @@ class Publisher {
 
   /// Fill level and counters of each connected subscriber (at most
   /// out.size(); returns how many). From the publishing thread.
-  std::size_t subscriber_fill(std::span<SubscriberFill> out) const noexcept { return port_->subscriber_fill(out); }
+  [[nodiscard]] std::size_t subscriber_fill(std::span<SubscriberFill> out) const noexcept {
+    return port_->subscriber_fill(out);
+  }
   /// Messages published, and what happened to them, over all subscribers.
   [[nodiscard]] PublisherCounters counters() const noexcept { return port_->counters(); }
   /// Called inside publish() when a subscriber's queue reaches

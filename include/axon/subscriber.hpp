@@ -29,7 +29,10 @@ class Subscriber {
 
  public:
   Subscriber(std::shared_ptr<SubscriberPort> port, std::string topic, const SubscriberQos& qos)
-      : port_(std::move(port)), topic_(std::move(topic)), verification_(qos.verification), deadline_ns_(qos.deadline_ns) {
+      : port_(std::move(port)),
+        topic_(std::move(topic)),
+        verification_(qos.verification),
+        deadline_ns_(qos.deadline_ns) {
     if constexpr (!S::kReadsInPlace) {
       decoded_ = std::make_shared<detail::DecodedPool<T>>(qos.max_held_samples);
     }

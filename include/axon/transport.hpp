@@ -76,8 +76,8 @@ struct QueueCounters {
 
 /// What a subscriber saw so far.
 struct SubscriberCounters {
-  std::uint64_t taken = 0;     ///< Messages handed to user code.
-  std::uint64_t rejected = 0;  ///< Messages that failed verification or decoding.
+  std::uint64_t taken = 0;            ///< Messages handed to user code.
+  std::uint64_t rejected = 0;         ///< Messages that failed verification or decoding.
   std::uint64_t publishers_lost = 0;  ///< Publishers that left or died while connected.
   QueueCounters queue;
 };
@@ -130,7 +130,7 @@ class PublisherPort {
   [[nodiscard]] virtual std::uint32_t subscriber_count() const noexcept = 0;
   /// Fill level and counters of each connected subscriber, at most
   /// out.size(); returns how many were written.
-  virtual std::size_t subscriber_fill(std::span<SubscriberFill> out) const noexcept = 0;
+  [[nodiscard]] virtual std::size_t subscriber_fill(std::span<SubscriberFill> out) const noexcept = 0;
   [[nodiscard]] virtual PublisherCounters counters() const noexcept = 0;
   /// Called inside publish() when a subscriber's queue reaches the high-water
   /// mark. Set it before publishing (not thread-safe against publish()).

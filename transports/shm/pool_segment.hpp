@@ -67,7 +67,7 @@ struct alignas(kCacheLine) Connection {
   std::atomic<std::uint32_t> high_water{0};
   std::atomic<std::uint32_t> quarantined{0};  ///< 1 while quarantined.
   /// The publisher's own state (its thread only).
-  std::int64_t full_since_ns = 0;  ///< When the queue was first seen full (0: not full).
+  std::int64_t full_since_ns = 0;      ///< When the queue was first seen full (0: not full).
   std::uint32_t above_high_water = 0;  ///< Backpressure reported, not yet drained below.
   SpscRing<RingEntry, kRingCapacity> ring;
 };

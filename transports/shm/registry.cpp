@@ -1,12 +1,12 @@
 #include "transports/shm/registry.hpp"
 
-#include "src/futex.hpp"
-
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <cstring>
 #include <new>
+
+#include "src/futex.hpp"
 
 namespace axon::shm {
 namespace {

@@ -6,9 +6,9 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
-#include <span>
 #include <memory>
 #include <mutex>
+#include <span>
 #include <string>
 
 #include "axon/transport.hpp"
@@ -38,7 +38,7 @@ class ShmPublisherPort final : public PublisherPort {
                                 std::size_t payload_offset) noexcept override;
   void discard(LoanedChunk chunk) noexcept override;
   [[nodiscard]] std::uint32_t subscriber_count() const noexcept override;
-  std::size_t subscriber_fill(std::span<SubscriberFill> out) const noexcept override;
+  [[nodiscard]] std::size_t subscriber_fill(std::span<SubscriberFill> out) const noexcept override;
   [[nodiscard]] PublisherCounters counters() const noexcept override;
   void on_backpressure(std::function<void(const BackpressureEvent&)> handler) override;
 

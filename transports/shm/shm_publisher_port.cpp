@@ -1,8 +1,8 @@
 #include <fmt/format.h>
 #include <sched.h>
-#include <time.h>
 
 #include <algorithm>
+#include <ctime>
 
 #include "src/clock.hpp"
 #include "src/futex.hpp"
@@ -232,9 +232,7 @@ void ShmPublisherPort::offer(std::uint32_t bit, Delivery& delivery, PublishStatu
     return;
   }
   switch (conn.overflow) {
-    case OverflowPolicy::kDropOldest:
-      evict_and_push(conn, mask, delivery, status);
-      return;
+    case OverflowPolicy::kDropOldest: evict_and_push(conn, mask, delivery, status); return;
     case OverflowPolicy::kBlockPublisher:
       if (conn.full_since_ns == 0) {
         conn.full_since_ns = delivery.now_ns;
@@ -245,8 +243,7 @@ void ShmPublisherPort::offer(std::uint32_t bit, Delivery& delivery, PublishStatu
         delivery.waiting |= mask;
       }
       return;
-    case OverflowPolicy::kRejectNewest:
-      break;
+    case OverflowPolicy::kRejectNewest: break;
   }
   bump(conn.dropped_full);
   ++status.dropped;
@@ -355,9 +352,10 @@ void ShmPublisherPort::wait_for_room(Delivery& delivery, PublishStatus& status) 
 void ShmPublisherPort::quarantine(Connection& conn) noexcept {
   conn.quarantined.store(1, std::memory_order_relaxed);
   bump(conn.quarantines);
-  logger().warn("topic '{}': subscriber {:#x} stayed full for {} ms; quarantined: its oldest messages are dropped "
-                "until it drains its queue",
-                topic_name_, subscriber_id(conn), conn.quarantine_after_ns / 1'000'000);
+  logger().warn(
+      "topic '{}': subscriber {:#x} stayed full for {} ms; quarantined: its oldest messages are dropped "
+      "until it drains its queue",
+      topic_name_, subscriber_id(conn), conn.quarantine_after_ns / 1'000'000);
 }
 
 void ShmPublisherPort::wake(std::uint64_t delivered_bits) noexcept {

@@ -484,12 +484,9 @@ namespace {
 /// effective_queue(): kLatestOnly is kDropOldest of depth 1 by then).
 OverflowPolicy policy_of(Overflow overflow) noexcept {
   switch (overflow) {
-    case Overflow::kBlockPublisher:
-      return OverflowPolicy::kBlockPublisher;
-    case Overflow::kRejectNewest:
-      return OverflowPolicy::kRejectNewest;
-    default:
-      return OverflowPolicy::kDropOldest;
+    case Overflow::kBlockPublisher: return OverflowPolicy::kBlockPublisher;
+    case Overflow::kRejectNewest: return OverflowPolicy::kRejectNewest;
+    default: return OverflowPolicy::kDropOldest;
   }
 }
 
@@ -615,8 +612,8 @@ Result<std::shared_ptr<PublisherPort>> ShmTransport::advertise(const TopicDescri
       }
     }
   }
-  auto port =
-      std::make_shared<ShmPublisherPort>(shared_from_this(), own_pool_, block_index, *pub, *topic_slot, topic.name, qos);
+  auto port = std::make_shared<ShmPublisherPort>(shared_from_this(), own_pool_, block_index, *pub, *topic_slot,
+                                                 topic.name, qos);
   if (block.history_depth > 0) {
     std::lock_guard<std::mutex> durable_guard(durable_mutex_);
     durable_publishers_.push_back(port.get());  // until its destructor calls forget_durable()

@@ -171,8 +171,8 @@ TEST_F(NodeTest, ALatestOnlyMailboxAlwaysHoldsTheFreshestMessage) {
 }
 
 TEST_F(NodeTest, ContradictoryQueuePoliciesAreRefusedWithTheReason) {
-  auto reliable_drop = node->subscribe<Pose>(
-      "pose", {.reliability = Reliability::kReliable, .overflow = Overflow::kDropOldest});
+  auto reliable_drop =
+      node->subscribe<Pose>("pose", {.reliability = Reliability::kReliable, .overflow = Overflow::kDropOldest});
   ASSERT_FALSE(reliable_drop.ok());
   EXPECT_EQ(reliable_drop.error().code(), ErrorCode::kInvalidArgument);
   EXPECT_NE(reliable_drop.error().message().find("kReliable"), std::string::npos);
