@@ -78,11 +78,12 @@ std::string huge_pages_advice(std::size_t bytes, const HugePageCounts& counts) {
   const std::uint64_t needed = bytes / kHugePageBytes;
   const std::uint64_t free = counts.available();
   const std::uint64_t total = counts.total + (needed > free ? needed - free : 0);
-  return fmt::format("the chunk pool needs {} huge pages of 2 MiB ({}) but {} are free (/proc/sys/vm/nr_hugepages "
-                     "is {}): reserve more as root with `echo {} > /proc/sys/vm/nr_hugepages` (or vm.nr_hugepages "
-                     "= {} in /etc/sysctl.d/, or hugepages={} on the kernel command line), or set "
-                     "NodeOptions::huge_pages = false",
-                     needed, mib(bytes), free, counts.total, total, total, total);
+  return fmt::format(
+      "the chunk pool needs {} huge pages of 2 MiB ({}) but {} are free (/proc/sys/vm/nr_hugepages "
+      "is {}): reserve more as root with `echo {} > /proc/sys/vm/nr_hugepages` (or vm.nr_hugepages "
+      "= {} in /etc/sysctl.d/, or hugepages={} on the kernel command line), or set "
+      "NodeOptions::huge_pages = false",
+      needed, mib(bytes), free, counts.total, total, total, total);
 }
 
 }  // namespace
@@ -97,13 +98,13 @@ Result<void> check_huge_pages_available(std::size_t bytes) {
 
 Error huge_pages_error(int err, std::string_view step, std::size_t bytes) {
   if (err == EINVAL && step == "memfd_create") {
-    return Error(ErrorCode::kSystem,
-                 fmt::format("memfd_create with MFD_HUGETLB failed ({}): this kernel has no 2 MiB huge pages "
-                             "(CONFIG_HUGETLBFS); set NodeOptions::huge_pages = false",
-                             errno_text(err)));
+    return {ErrorCode::kSystem,
+            fmt::format("memfd_create with MFD_HUGETLB failed ({}): this kernel has no 2 MiB huge pages "
+                        "(CONFIG_HUGETLBFS); set NodeOptions::huge_pages = false",
+                        errno_text(err))};
   }
-  return Error(ErrorCode::kNoSpace, fmt::format("{} of a huge-page chunk pool failed ({}): {}", step, errno_text(err),
-                                                huge_pages_advice(bytes, read_huge_page_counts())));
+  return {ErrorCode::kNoSpace, fmt::format("{} of a huge-page chunk pool failed ({}): {}", step, errno_text(err),
+                                           huge_pages_advice(bytes, read_huge_page_counts()))};
 }
 
 Result<void> prefault_mapping(std::byte* base, std::size_t bytes, std::string_view what) {
@@ -138,15 +139,17 @@ std::string memlock_error_text(int err, std::size_t bytes, std::string_view what
   const std::size_t locked = locked_bytes();
   const std::size_t needed = locked + bytes;
   const std::size_t needed_kib = (needed + kKiB - 1) / kKiB;
-  std::string text = fmt::format("cannot lock {} in memory (NodeOptions::lock_memory): mlock of {} ({} bytes) failed ({}). ",
-                                 what, mib(bytes), bytes, errno_text(err));
+  std::string text =
+      fmt::format("cannot lock {} in memory (NodeOptions::lock_memory): mlock of {} ({} bytes) failed ({}). ", what,
+                  mib(bytes), bytes, errno_text(err));
   if (has_ipc_lock_capability()) {
     // CAP_IPC_LOCK lifts RLIMIT_MEMLOCK: the kernel could not lock the pages.
-    return text + fmt::format("The process has CAP_IPC_LOCK, so RLIMIT_MEMLOCK (soft {}, hard {}) does not apply: "
-                              "the machine has too little memory that can be locked ({} locked by this process "
-                              "already); free memory, make the pool smaller (NodeOptions::chunk_classes) or set "
-                              "NodeOptions::lock_memory = false",
-                              limit_text(limit.rlim_cur), limit_text(limit.rlim_max), kib(locked));
+    return text + fmt::format(
+                      "The process has CAP_IPC_LOCK, so RLIMIT_MEMLOCK (soft {}, hard {}) does not apply: "
+                      "the machine has too little memory that can be locked ({} locked by this process "
+                      "already); free memory, make the pool smaller (NodeOptions::chunk_classes) or set "
+                      "NodeOptions::lock_memory = false",
+                      limit_text(limit.rlim_cur), limit_text(limit.rlim_max), kib(locked));
   }
   text += fmt::format(
       "The process lacks CAP_IPC_LOCK, so RLIMIT_MEMLOCK applies: soft limit {}, hard limit {}, {} locked by this "
@@ -165,7 +168,9 @@ std::string memlock_error_text(int err, std::size_t bytes, std::string_view what
 }
 
 Result<void> lock_mapping(std::byte* base, std::size_t bytes, std::string_view what) {
-  if (::mlock(base, bytes) == 0) {
+  // The system call itself: the sanitizers' mlock interceptor does nothing
+  // and returns 0 (it protects their shadow memory from mlockall).
+  if (::syscall(SYS_mlock, base, bytes) == 0) {
     return {};
   }
   const int err = errno;

@@ -6,6 +6,8 @@
 // Checks that must run without CAP_IPC_LOCK, or in a second process, re-run
 // this binary with one of the DISABLED_ tests below (--gtest_also_run_disabled_tests),
 // so no helper program and no fork of a threaded process is needed.
+#include "transports/shm/memory_options.hpp"
+
 #include <gtest/gtest.h>
 #include <linux/capability.h>
 #include <sys/resource.h>
@@ -24,7 +26,6 @@
 
 #include "axon/axon.hpp"
 #include "tests/support/child_process.hpp"
-#include "transports/shm/memory_options.hpp"
 
 namespace axon {
 namespace {
@@ -49,7 +50,7 @@ struct PoolMapping {
   std::size_t size_kb = 0;
   std::size_t rss_kb = 0;
   std::size_t locked_kb = 0;  ///< The proportional share (Pss) of locked pages.
-  bool vm_locked = false;      ///< VmFlags has "lo" (VM_LOCKED).
+  bool vm_locked = false;     ///< VmFlags has "lo" (VM_LOCKED).
   std::size_t kernel_page_kb = 0;
   std::size_t hugetlb_kb = 0;  ///< Shared_Hugetlb + Private_Hugetlb.
 };
@@ -263,7 +264,8 @@ TEST(MemoryOptions, HugePageShortageSaysHowManyAreNeededAndHowToReserveThem) {
   EXPECT_EQ(sut.error().code(), ErrorCode::kNoSpace);
   const std::string message(sut.error().message());
   EXPECT_NE(message.find("needs 524288 huge pages of 2 MiB"), std::string::npos) << message;
-  EXPECT_NE(message.find("but " + std::to_string(shm::read_huge_page_counts().available()) + " are free"), std::string::npos)
+  EXPECT_NE(message.find("but " + std::to_string(shm::read_huge_page_counts().available()) + " are free"),
+            std::string::npos)
       << message;
   EXPECT_NE(message.find("/proc/sys/vm/nr_hugepages"), std::string::npos) << message;
 }
@@ -331,8 +333,7 @@ TEST(MemoryOptionsChild, DISABLED_MapPeerPoolLocked) {
   }
 
   ASSERT_EQ(maps.size(), 1U);
-  std::cout << "AXON_CHILD_PEER " << maps[0].vm_locked << " " << maps[0].rss_kb << " " << maps[0].size_kb
-            << std::endl;
+  std::cout << "AXON_CHILD_PEER " << maps[0].vm_locked << " " << maps[0].rss_kb << " " << maps[0].size_kb << std::endl;
 }
 
 TEST_F(MemoryOptionsTest, PeerPoolsAreLockedWhenTheMappingNodeAsks) {
