@@ -1,10 +1,15 @@
 // axon: zero-copy publish/subscribe. Include this one header.
 #pragma once
 
-#include "axon/loan.hpp"        // IWYU pragma: export
-#include "axon/node.hpp"        // IWYU pragma: export
-#include "axon/options.hpp"     // IWYU pragma: export
-#include "axon/publisher.hpp"   // IWYU pragma: export
-#include "axon/result.hpp"      // IWYU pragma: export
-#include "axon/sample.hpp"      // IWYU pragma: export
-#include "axon/subscriber.hpp"  // IWYU pragma: export
+#include "axon/callback_subscription.hpp"  // IWYU pragma: export
+#include "axon/executor.hpp"               // IWYU pragma: export
+#include "axon/loan.hpp"                   // IWYU pragma: export
+#include "axon/node.hpp"                   // IWYU pragma: export
+#include "axon/options.hpp"                // IWYU pragma: export
+#include "axon/publisher.hpp"              // IWYU pragma: export
+#include "axon/realtime.hpp"               // IWYU pragma: export
+#include "axon/result.hpp"                 // IWYU pragma: export
+#include "axon/sample.hpp"                 // IWYU pragma: export
+#include "axon/subscriber.hpp"             // IWYU pragma: export
+#include "axon/wait_set.hpp"               // IWYU pragma: export
+#include "axon/wait_strategy.hpp"          // IWYU pragma: export

@@ -21,18 +21,18 @@ namespace axon {
 /// A subscription with SubscriberQos::deadline_ns > 0 got no message for a
 /// whole period. Fired once per silent period while the silence lasts.
 struct DeadlineEvent {
-  std::string_view topic;           ///< Valid during the handler call only.
-  std::int64_t deadline_ns = 0;     ///< The QoS deadline.
-  std::int64_t last_message_ns = 0; ///< CLOCK_MONOTONIC of the executor round that last
-                                    ///< dispatched a message (0: none since added).
-  std::uint64_t missed_total = 0;   ///< Deadlines missed since the subscription was added.
+  std::string_view topic;            ///< Valid during the handler call only.
+  std::int64_t deadline_ns = 0;      ///< The QoS deadline.
+  std::int64_t last_message_ns = 0;  ///< CLOCK_MONOTONIC of the executor round that last
+                                     ///< dispatched a message (0: none since added).
+  std::uint64_t missed_total = 0;    ///< Deadlines missed since the subscription was added.
 };
 
 /// Publishers of the topic left or died (SubscriberCounters::publishers_lost grew).
 struct LivelinessEvent {
-  std::string_view topic;           ///< Valid during the handler call only.
-  std::uint64_t lost = 0;           ///< Publishers lost since the previous event.
-  std::uint64_t lost_total = 0;     ///< Publishers lost since the subscription was created.
+  std::string_view topic;        ///< Valid during the handler call only.
+  std::uint64_t lost = 0;        ///< Publishers lost since the previous event.
+  std::uint64_t lost_total = 0;  ///< Publishers lost since the subscription was created.
 };
 
 /// What one dispatch_one() call did.

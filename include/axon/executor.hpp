@@ -16,7 +16,6 @@ namespace axon {
 
 namespace detail {
 class ExecutorCore;
-class WorkerPool;
 }  // namespace detail
 
 /// How an executor treats one subscription.

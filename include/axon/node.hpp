@@ -71,8 +71,7 @@ class Node {
   /// is empty.
   template <class T>
   Result<std::shared_ptr<CallbackSubscription<T>>> subscribe(
-      std::string_view topic, SubscriberQos qos,
-      std::type_identity_t<std::function<void(const Sample<T>&)>> callback) {
+      std::string_view topic, SubscriberQos qos, std::type_identity_t<std::function<void(const Sample<T>&)>> callback) {
     if (!callback) {
       return Error(ErrorCode::kInvalidArgument, "subscribe(): the callback is empty");
     }

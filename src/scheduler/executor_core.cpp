@@ -67,6 +67,7 @@ void ExecutorCore::rebuild() noexcept {
       level_begin_.push_back(i);
     }
     e.level = static_cast<std::uint32_t>(level_begin_.size() - 1);
+    e.index = static_cast<std::uint32_t>(i);
     WakeWord* word = e.sub->wake_word();
     if (word == nullptr || words_.size() == futex::kMaxWords) {
       poll_only_ = true;  // polled with short sleeps instead

@@ -3,7 +3,9 @@
 // liveliness bookkeeping.
 #pragma once
 
+#include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <limits>
@@ -16,8 +18,17 @@
 #include "axon/result.hpp"
 #include "axon/transport.hpp"
 #include "axon/wait_strategy.hpp"
+#include "src/clock.hpp"
 
 namespace axon::detail {
+
+/// now + duration in CLOCK_MONOTONIC ns, saturated (spin_for() with a huge duration).
+inline std::int64_t deadline_after(std::chrono::nanoseconds duration) noexcept {
+  const std::int64_t now = monotonic_now_ns();
+  const std::int64_t room = std::numeric_limits<std::int64_t>::max() - now;
+  return duration.count() >= room ? std::numeric_limits<std::int64_t>::max()
+                                  : now + std::max<std::int64_t>(0, duration.count());
+}
 
 /// How often a busy executor (one that never sleeps) checks liveliness.
 inline constexpr std::int64_t kLivelinessPeriodNs = 5'000'000;
@@ -27,6 +38,7 @@ struct Entry {
   std::shared_ptr<SubscriptionBase> sub;
   int priority = 0;
   std::uint32_t level = 0;  ///< Index of its priority level, 0 = highest.
+  std::uint32_t index = 0;  ///< Position in ExecutorCore::entries().
   std::int64_t deadline_ns = 0;
 
   // Deadline and liveliness bookkeeping: the checking thread only (the

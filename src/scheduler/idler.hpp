@@ -51,9 +51,7 @@ class Idler {
     }
     const std::int64_t idle_ns = now - idle_since_ns_;
     switch (strategy_.kind()) {
-      case WaitStrategy::Kind::kBusySpin:
-        cpu_relax();
-        return false;
+      case WaitStrategy::Kind::kBusySpin: cpu_relax(); return false;
       case WaitStrategy::Kind::kSpinYieldSleep:
         if (idle_ns < strategy_.spin_ns()) {
           cpu_relax();
@@ -64,8 +62,7 @@ class Idler {
           return false;
         }
         break;
-      case WaitStrategy::Kind::kBlocking:
-        break;
+      case WaitStrategy::Kind::kBlocking: break;
     }
     std::int64_t timeout_ns = std::min(wake_at_ns - now, kMaxSleepNs);
     if (poll_only) {

@@ -127,9 +127,8 @@ class WorkerPool {
   /// Queues every free subscription that has work; returns how many.
   std::size_t schedule_all() noexcept {
     std::size_t queued = 0;
-    const auto entries = core_.entries();
-    for (std::size_t i = 0; i < entries.size(); ++i) {
-      queued += try_schedule(*entries[i], static_cast<std::uint32_t>(i));
+    for (const auto& e : core_.entries()) {
+      queued += try_schedule(*e);
     }
     return queued;
   }
@@ -140,7 +139,7 @@ class WorkerPool {
   ///   2. Owned, not dirty: set kDirty, so the owner looks again before
   ///      letting go.
   ///   3. Owned and dirty: nothing to do.
-  std::size_t try_schedule(Entry& e, std::uint32_t index) noexcept {
+  std::size_t try_schedule(Entry& e) noexcept {
     // Acquire: pairs with the worker's release when it let go, so the
     // poller's has_data() follows the worker's last take().
     std::uint32_t state = e.state.load(std::memory_order_acquire);
@@ -151,7 +150,7 @@ class WorkerPool {
         }
         // Acquire: pairs with the release fetch_or in post().
         if (e.events.load(std::memory_order_acquire) != 0 || e.sub->has_data()) {
-          enqueue(poller_producer(), e, index);
+          enqueue(poller_producer(), e);
           return 1;
         }
         // Release: the next owner's acquire sees this has_data()'s rescan.
@@ -162,8 +161,7 @@ class WorkerPool {
         return 0;
       }
       // Release: orders nothing of ours; acquire on failure to reload.
-      if (e.state.compare_exchange_weak(state, state | kDirty, std::memory_order_release,
-                                        std::memory_order_acquire)) {
+      if (e.state.compare_exchange_weak(state, state | kDirty, std::memory_order_release, std::memory_order_acquire)) {
         return 0;
       }
     }
@@ -173,17 +171,11 @@ class WorkerPool {
   std::size_t post(Entry& e, std::uint32_t event) noexcept {
     // Release: publishes the payload stores; pairs with the owner's acquire exchange.
     e.events.fetch_or(event, std::memory_order_release);
-    const auto entries = core_.entries();
-    for (std::size_t i = 0; i < entries.size(); ++i) {
-      if (entries[i].get() == &e) {
-        return try_schedule(e, static_cast<std::uint32_t>(i));
-      }
-    }
-    return 0;
+    return try_schedule(e);
   }
 
-  void enqueue(std::size_t producer, Entry& e, std::uint32_t index) noexcept {
-    while (!lanes_.push(producer, e.level, index)) {
+  void enqueue(std::size_t producer, Entry& e) noexcept {
+    while (!lanes_.push(producer, e.level, e.index)) {
       // Unreachable with the lanes' sizing; waiting beats losing the entry.
       std::this_thread::yield();
     }
@@ -204,18 +196,17 @@ class WorkerPool {
       std::uint32_t index = 0;
       if (lanes_.pop(worker, index)) {
         idler.reset();
-        run(worker, *core_.entries()[index], index);
+        run(worker, *core_.entries()[index]);
         continue;
       }
-      idler.step(words, false, monotonic_now_ns(), std::numeric_limits<std::int64_t>::max(), [this] {
-        return lanes_.has_work() || workers_stop_.load(std::memory_order_seq_cst);
-      });
+      idler.step(words, false, monotonic_now_ns(), std::numeric_limits<std::int64_t>::max(),
+                 [this] { return lanes_.has_work() || workers_stop_.load(std::memory_order_seq_cst); });
     }
   }
 
   /// Worker, owning `e`: pending handlers, one message, then queue it again
   /// or let it go.
-  void run(std::size_t worker, Entry& e, std::uint32_t index) noexcept {
+  void run(std::size_t worker, Entry& e) noexcept {
     for (;;) {
       // Acquire: pairs with the release fetch_or in post().
       const std::uint32_t events = e.events.exchange(0, std::memory_order_acquire);
@@ -239,7 +230,7 @@ class WorkerPool {
       if (e.events.load(std::memory_order_acquire) != 0 || e.sub->has_data()) {
         // More to do: back of its lane, so higher priorities and other
         // subscriptions of the level go first. Ownership moves with it.
-        enqueue(worker, e, index);
+        enqueue(worker, e);
         return;
       }
       // Cases: 1. kOwned: let go (release: the next owner sees our take()s).
@@ -268,13 +259,6 @@ namespace {
 
 constexpr std::size_t kSpinSomeBudget = 4096;
 
-std::int64_t deadline_after(std::chrono::nanoseconds duration) {
-  const std::int64_t now = monotonic_now_ns();
-  const std::int64_t room = std::numeric_limits<std::int64_t>::max() - now;
-  return duration.count() >= room ? std::numeric_limits<std::int64_t>::max()
-                                  : now + std::max<std::int64_t>(0, duration.count());
-}
-
 }  // namespace
 
 MultiThreadedExecutor::MultiThreadedExecutor(MultiThreadedOptions options)
@@ -293,7 +277,7 @@ Result<void> MultiThreadedExecutor::remove(const std::shared_ptr<SubscriptionBas
 Result<void> MultiThreadedExecutor::spin() { return run_until(std::numeric_limits<std::int64_t>::max()); }
 
 Result<void> MultiThreadedExecutor::spin_for(std::chrono::nanoseconds duration) {
-  return run_until(deadline_after(duration));
+  return run_until(detail::deadline_after(duration));
 }
 
 Result<std::size_t> MultiThreadedExecutor::spin_some() {
@@ -302,7 +286,8 @@ Result<std::size_t> MultiThreadedExecutor::spin_some() {
   }
   const std::size_t count = core_->dispatch_ready(kSpinSomeBudget);
   const std::int64_t now = monotonic_now_ns();
-  core_->check_deadlines(now, [](detail::Entry& e, const DeadlineEvent& event) { e.sub->handle_deadline_missed(event); });
+  core_->check_deadlines(now,
+                         [](detail::Entry& e, const DeadlineEvent& event) { e.sub->handle_deadline_missed(event); });
   core_->check_liveliness(now, false,
                           [](detail::Entry& e, const LivelinessEvent& event) { e.sub->handle_publisher_lost(event); });
   core_->end_spin();

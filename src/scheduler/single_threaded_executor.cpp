@@ -19,12 +19,6 @@ constexpr std::size_t kRoundBudget = 256;
 void fire_deadline(detail::Entry& e, const DeadlineEvent& event) { e.sub->handle_deadline_missed(event); }
 void fire_lost(detail::Entry& e, const LivelinessEvent& event) { e.sub->handle_publisher_lost(event); }
 
-std::int64_t deadline_after(std::chrono::nanoseconds duration) {
-  const std::int64_t now = monotonic_now_ns();
-  const std::int64_t room = std::numeric_limits<std::int64_t>::max() - now;
-  return duration.count() >= room ? std::numeric_limits<std::int64_t>::max() : now + std::max<std::int64_t>(0, duration.count());
-}
-
 }  // namespace
 
 SingleThreadedExecutor::SingleThreadedExecutor(ExecutorOptions options)
@@ -43,7 +37,7 @@ Result<void> SingleThreadedExecutor::remove(const std::shared_ptr<SubscriptionBa
 Result<void> SingleThreadedExecutor::spin() { return run_until(std::numeric_limits<std::int64_t>::max()); }
 
 Result<void> SingleThreadedExecutor::spin_for(std::chrono::nanoseconds duration) {
-  return run_until(deadline_after(duration));
+  return run_until(detail::deadline_after(duration));
 }
 
 Result<std::size_t> SingleThreadedExecutor::spin_some() {

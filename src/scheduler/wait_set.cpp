@@ -1,0 +1,80 @@
+// WaitSet: readiness of several subscribers, with a WaitStrategy.
+#include "axon/wait_set.hpp"
+
+#include <algorithm>
+#include <limits>
+#include <string>
+
+#include "src/clock.hpp"
+#include "src/scheduler/idler.hpp"
+
+namespace axon {
+
+WaitSet::WaitSet(WaitStrategy strategy) : strategy_(strategy) {
+  // Preallocated so that wait() never allocates.
+  attached_.reserve(kMaxAttached);
+  words_.reserve(kMaxAttached);
+  ready_.reserve(kMaxAttached);
+  ready_flags_.reserve(kMaxAttached);
+}
+
+Result<std::size_t> WaitSet::attach_erased(std::shared_ptr<void> keep, void* subscriber, WakeWord* word,
+                                           HasData has_data) {
+  if (attached_.size() >= kMaxAttached) {
+    return Error(
+        ErrorCode::kLimitReached,
+        "WaitSet: at most " + std::to_string(kMaxAttached) +
+            " subscribers (futex_waitv watches 128 words); use a second WaitSet on another thread or an executor");
+  }
+  for (const Attached& a : attached_) {
+    if (a.subscriber == subscriber) {
+      return Error(ErrorCode::kInvalidArgument, "WaitSet: this subscriber is attached already");
+    }
+  }
+  attached_.push_back(Attached{.keep = std::move(keep), .subscriber = subscriber, .has_data = has_data});
+  if (word != nullptr) {
+    words_.push_back(word);
+  }
+  ready_flags_.push_back(false);
+  return attached_.size() - 1;
+}
+
+Result<WaitOutcome> WaitSet::wait(std::chrono::nanoseconds timeout) {
+  if (attached_.empty()) {
+    return Error(ErrorCode::kInvalidArgument, "WaitSet::wait(): nothing attached");
+  }
+  const bool poll_only = words_.size() != attached_.size();
+  const std::int64_t start = monotonic_now_ns();
+  const std::int64_t until = timeout.count() < 0 || timeout.count() > std::numeric_limits<std::int64_t>::max() - start
+                                 ? std::numeric_limits<std::int64_t>::max()
+                                 : start + timeout.count();
+  auto collect = [this] {
+    ready_.clear();  // keeps its capacity: no allocation
+    for (std::size_t i = 0; i < attached_.size(); ++i) {
+      const bool ready = attached_[i].has_data(attached_[i].subscriber);
+      ready_flags_[i] = ready;
+      if (ready) {
+        ready_.push_back(i);
+      }
+    }
+    return !ready_.empty();
+  };
+  detail::Idler idler(strategy_);
+  for (;;) {
+    if (collect()) {
+      break;
+    }
+    const std::int64_t now = monotonic_now_ns();
+    if (now >= until) {
+      break;
+    }
+    idler.step(words_, poll_only, now, until, collect);
+  }
+  return WaitOutcome{.ready = ready_};
+}
+
+bool WaitSet::is_ready(std::size_t handle) const noexcept {
+  return handle < ready_flags_.size() && ready_flags_[handle];
+}
+
+}  // namespace axon
