@@ -65,7 +65,7 @@ class SubscriptionBase {
   [[nodiscard]] virtual WakeWord* wake_word() noexcept = 0;
   /// SubscriberQos::deadline_ns (0: none).
   [[nodiscard]] virtual std::int64_t deadline_ns() const noexcept = 0;
-  /// SubscriberCounters::publishers_lost. Slow path: takes the subscriber's counter lock.
+  /// SubscriberCounters::publishers_lost (one relaxed load).
   [[nodiscard]] virtual std::uint64_t publishers_lost() const noexcept = 0;
   [[nodiscard]] virtual const std::string& topic() const noexcept = 0;
 
@@ -132,7 +132,7 @@ class CallbackSubscription final : public SubscriptionBase {
   [[nodiscard]] WakeWord* wake_word() noexcept override { return subscriber_->wake_word(); }
   [[nodiscard]] std::int64_t deadline_ns() const noexcept override { return subscriber_->deadline_ns(); }
   [[nodiscard]] std::uint64_t publishers_lost() const noexcept override {
-    return subscriber_->counters().publishers_lost;
+    return subscriber_->publishers_lost();
   }
   [[nodiscard]] const std::string& topic() const noexcept override { return subscriber_->topic(); }
 

@@ -41,10 +41,11 @@ struct SubscriptionOptions {
 ///     a publisher leaves or dies) or within ~5 ms while busy.
 ///   - Steady state: taking a message and running its callback does not
 ///     allocate, lock or make system calls (raw structs; the wait strategy
-///     may sleep, the liveliness check takes the subscriber's counter lock
-///     every few milliseconds).
-///   - A sleep lasts at most 50 ms, so subscribers connect to publishers that
-///     appeared meanwhile (the transport does not wake sleepers then).
+///     may sleep; liveliness is a relaxed load of a counter every few
+///     milliseconds).
+///   - A sleep lasts at most 50 ms: a safety net only, since the transport
+///     wakes sleeping subscribers when a publisher of their topic appears,
+///     leaves or dies.
 struct ExecutorOptions {
   WaitStrategy wait_strategy = WaitStrategy::spin_yield_sleep();
 };

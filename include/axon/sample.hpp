@@ -66,7 +66,9 @@ class Sample {
       port_->release(chunk_);
       chunk_ = ReceivedChunk{};
     }
-    if (slot_ >= 0) {
+    // Both tests: a decoded sample has both; GCC 12 otherwise sees a path with
+    // a null pool and warns (-Wstringop-overflow) in in-place samples.
+    if (slot_ >= 0 && decoded_ != nullptr) {
       decoded_->release(slot_);
       slot_ = -1;
     }

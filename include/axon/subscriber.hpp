@@ -88,6 +88,8 @@ class Subscriber {
   /// Publishers connected now (may rescan the registry: a slow path).
   [[nodiscard]] std::uint32_t publisher_count() noexcept { return port_->publisher_count(); }
   [[nodiscard]] const std::string& topic() const noexcept { return topic_; }
+  /// Publishers that left or died while connected (lock-free, any thread).
+  [[nodiscard]] std::uint64_t publishers_lost() const noexcept { return port_->publishers_lost(); }
   /// Whether take() has a message now (same thread rules as take()).
   [[nodiscard]] bool has_data() noexcept { return port_->has_data(); }
   /// The futex word publishers signal for this subscriber (executors and

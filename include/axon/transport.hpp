@@ -150,6 +150,8 @@ class SubscriberPort {
   /// counters().rejected and logged (rate-limited); user code never sees it.
   virtual void reject(const ReceivedChunk& chunk, std::string_view reason) noexcept = 0;
   [[nodiscard]] virtual SubscriberCounters counters() const noexcept = 0;
+  /// counters().publishers_lost without the rest (lock-free, any thread).
+  [[nodiscard]] virtual std::uint64_t publishers_lost() const noexcept = 0;
   /// Publishers currently connected.
   [[nodiscard]] virtual std::uint32_t publisher_count() noexcept = 0;
   /// Whether take() has a message now; like take(), notices publishers that

@@ -159,6 +159,9 @@ Result<SlotRef> Registry::add_publisher(std::uint32_t topic, SlotRef participant
   e->pool_block = pool_block;
   e->state = EntryState::kActive;
   bump_version(topic);
+  // Sleeping subscribers connect to the new publisher now, not on their
+  // next timeout.
+  wake_subscribers(topic);
   return SlotRef{slot, e->generation};
 }
 

@@ -142,6 +142,9 @@ class ShmSubscriberPort final : public SubscriberPort {
   void release(const ReceivedChunk& chunk) noexcept override;
   void reject(const ReceivedChunk& chunk, std::string_view reason) noexcept override;
   [[nodiscard]] SubscriberCounters counters() const noexcept override;
+  [[nodiscard]] std::uint64_t publishers_lost() const noexcept override {
+    return publishers_lost_.load(std::memory_order_relaxed);  // a statistic
+  }
   [[nodiscard]] std::uint32_t publisher_count() noexcept override;
   [[nodiscard]] bool has_data() noexcept override;
   [[nodiscard]] WakeWord* wake_word() noexcept override;
