@@ -131,9 +131,7 @@ class CallbackSubscription final : public SubscriptionBase {
   [[nodiscard]] bool has_data() noexcept override { return subscriber_->has_data(); }
   [[nodiscard]] WakeWord* wake_word() noexcept override { return subscriber_->wake_word(); }
   [[nodiscard]] std::int64_t deadline_ns() const noexcept override { return subscriber_->deadline_ns(); }
-  [[nodiscard]] std::uint64_t publishers_lost() const noexcept override {
-    return subscriber_->publishers_lost();
-  }
+  [[nodiscard]] std::uint64_t publishers_lost() const noexcept override { return subscriber_->publishers_lost(); }
   [[nodiscard]] const std::string& topic() const noexcept override { return subscriber_->topic(); }
 
   /// The wrapped subscriber (counters, publisher_count). Do not take() from
