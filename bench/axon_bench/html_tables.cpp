@@ -29,9 +29,10 @@ const char* report_color(std::size_t input) { return kColors[input % (sizeof(kCo
 std::string report_letter(std::size_t input) { return std::string(1, static_cast<char>('A' + input)); }
 
 std::string report_key(const CaseResult& c) {
-  return c.json_mode() + "|" + c.mode + "|" + c.transport + "|" + c.serializer + "|" + c.message + "|" +
-         std::to_string(c.payload_bytes) + "|" + (c.touch ? "t" : "") + "|" + format("%g", c.rate_hz) + "|" +
-         c.topic.value_or("") + "|" + c.component.value_or("") + "|" + std::to_string(c.subscribers.value_or(0));
+  return c.json_mode() + "|" + c.mode + "|" + c.transport + "|" + c.serializer + "|" + c.wait_strategy + "|" +
+         c.message + "|" + std::to_string(c.payload_bytes) + "|" + (c.touch ? "t" : "") + "|" +
+         format("%g", c.rate_hz) + "|" + c.topic.value_or("") + "|" + c.component.value_or("") + "|" +
+         std::to_string(c.subscribers.value_or(0));
 }
 
 std::string table_html(const std::vector<ReportInput>& inputs, const std::vector<ReportRow>& rows,

@@ -18,13 +18,14 @@
 #include "report_command.hpp"
 #include "scenario.hpp"
 #include "throughput.hpp"
+#include "wakeup.hpp"
 
 namespace {
 
 int run(int argc, char** argv) {
   CLI::App app{
-      "axon-bench: latency, throughput and scenario figures of axon between processes, next to this machine's "
-      "baselines.\n"
+      "axon-bench: latency, wake-up, throughput and scenario figures of axon between processes, next to this "
+      "machine's baselines.\n"
       "Run `axon-bench <command> --help` for the options of a command."};
   app.require_subcommand(1);
   app.fallthrough();  // the options below may also follow the subcommand
@@ -45,7 +46,7 @@ int run(int argc, char** argv) {
   const std::vector<axon_bench::Command> commands = {
       axon_bench::add_baseline_command(app),   axon_bench::add_latency_command(app),
       axon_bench::add_throughput_command(app), axon_bench::add_scenario_command(app),
-      axon_bench::add_report_command(app),
+      axon_bench::add_wakeup_command(app),     axon_bench::add_report_command(app),  // report stays last
   };
 
   try {

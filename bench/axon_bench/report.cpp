@@ -148,6 +148,8 @@ std::string case_json(const CaseResult& c) {
   o.num("ratio_to_raw_p50", c.ratio_to_raw_p50);
   o.num("ratio_to_raw64_p50", c.ratio_to_raw64_p50);
   o.num("ratio_to_memcpy", c.ratio_to_memcpy);
+  o.num("ratio_to_busy_spin_p50", c.ratio_to_busy_spin_p50);
+  o.num("ratio_to_futex_p50", c.ratio_to_futex_p50);
   o.integer("dropped", c.dropped);
   o.raw("subscribers", integer_or_null(c.subscribers));
   o.raw("received_per_subscriber", c.received_per_subscriber.empty() ? "null" : array(c.received_per_subscriber));
@@ -176,6 +178,8 @@ std::string CaseResult::label() const {
     if (serializer != "raw") {
       name += " " + serializer;
     }
+  } else if (benchmark == "wakeup") {
+    name = "wakeup " + wait_strategy + " " + (mode == "idle" ? "idle" : size);
   } else if (benchmark == "baseline") {
     name = "baseline " + transport + " " + mode + " " + size;
   } else if (!message.empty()) {

@@ -17,8 +17,8 @@ namespace axon_bench {
 /// One measured case. Latencies are one-way (round trips halved). Fields
 /// that do not apply to a case stay empty and are written as null.
 struct CaseResult {
-  std::string benchmark;  ///< Subcommand: "latency", "throughput", "baseline", "scenario".
-  std::string mode;       ///< Pattern: "oneway", "pingpong", "copy", "fanout", "periodic", "cpu".
+  std::string benchmark;  ///< Subcommand: "latency", "throughput", "baseline", "scenario", "wakeup".
+  std::string mode;       ///< Pattern: "oneway", "pingpong", "copy", "fanout", "periodic", "cpu", "idle".
   std::string transport;  ///< "shm", or the baseline's mechanism: "cacheline", "futex", "uds", "udp", "memcpy".
   std::string serializer = "raw";
   std::string wait_strategy = "busy-poll";  ///< "busy-poll", "yield", "sleep-100us", "futex", "blocking-syscall".
@@ -38,7 +38,10 @@ struct CaseResult {
   std::optional<double> ratio_to_raw_p50;       ///< p50 / the same run's raw cache-line p50.
   std::optional<double> ratio_to_raw64_p50;     ///< p50 / the same run's 64 B raw-struct p50 (serializer runs).
   std::optional<double> ratio_to_memcpy;        ///< mb_per_s / the same run's memcpy bandwidth (throughput).
-  std::uint64_t dropped = 0;                    ///< Messages lost (rate mode: queue full).
+  /// Wakeup: p50 / the same run's busy-spin p50 (same payload and pattern).
+  std::optional<double> ratio_to_busy_spin_p50;
+  std::optional<double> ratio_to_futex_p50;  ///< Wakeup: p50 / the same run's raw futex one-way p50.
+  std::uint64_t dropped = 0;                 ///< Messages lost (rate mode: queue full).
   // Throughput.
   std::optional<std::uint32_t> subscribers;
   std::vector<std::uint64_t> received_per_subscriber;

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "baselines.hpp"
+#include "executor_wait.hpp"
 #include "payload.hpp"
 #include "progress.hpp"
 #include "table.hpp"
@@ -62,7 +63,7 @@ std::vector<int> cpus_for(const ThroughputOptions& options, std::uint32_t subscr
 WaitPolicy wait_for(const ThroughputOptions& options, std::uint32_t subscribers) {
   WaitPolicy policy;
   policy.sleep_us = options.sleep_us;
-  if (options.wait == "auto") {
+  if (options.wait == "auto" || is_executor_wait(options.wait)) {  // executors: the start barrier's wait
     policy.strategy =
         static_cast<int>(subscribers) + 1 <= online_cpu_count() ? WaitStrategy::kBusyPoll : WaitStrategy::kYield;
   } else {
@@ -138,6 +139,9 @@ void run_throughput_command(const ThroughputOptions& options, Output& out) {
       c.depth = depth_for(options, c.payload_bytes);
       c.touch = options.touch;
       c.wait = wait_for(options, n);
+      if (is_executor_wait(options.wait)) {
+        c.executor_wait = parse_executor_wait(options.wait);
+      }
       c.cpus = cpus_for(options, n);
       c.domain_id = domain_for_case(index++);
       CaseResult result = run_throughput_case(c);
@@ -149,9 +153,10 @@ void run_throughput_command(const ThroughputOptions& options, Output& out) {
                      *result.ratio_to_memcpy, static_cast<unsigned long long>(result.lost.value_or(0)));
       }
       if (c.cpus.empty()) {
-        const std::string note = "throughput x" + std::to_string(n) + ": " + std::to_string(n + 1) + " processes on " +
-                                 std::to_string(online_cpu_count()) + " CPUs: not pinned, subscribers wait with " +
-                                 c.wait.name();
+        const std::string note =
+            "throughput x" + std::to_string(n) + ": " + std::to_string(n + 1) + " processes on " +
+            std::to_string(online_cpu_count()) + " CPUs: not pinned, subscribers wait with " +
+            (c.executor_wait ? "an executor, " + executor_wait_name(*c.executor_wait) : c.wait.name());
         if (std::find(out.log.run.notes.begin(), out.log.run.notes.end(), note) == out.log.run.notes.end()) {
           out.log.run.notes.push_back(note);
         }
@@ -201,9 +206,11 @@ Command add_throughput_command(CLI::App& app) {
                 "Write every payload byte on send and read every byte on receipt (default: only a 16-byte index: "
                 "zero copy)");
   cmd->add_option("--wait", options->wait,
-                  "What an idle subscriber does: busy-poll, yield (sched_yield), sleep (--sleep-us); auto: "
-                  "busy-poll when every process has a CPU of its own, else yield")
-      ->check(CLI::IsMember({"auto", "busy-poll", "yield", "sleep"}))
+                  "What an idle subscriber does. Polling take(): busy-poll, yield (sched_yield), sleep (--sleep-us); "
+                  "auto: busy-poll when every process has a CPU of its own, else yield. Or a SingleThreadedExecutor "
+                  "runs a callback per message with the library's wait strategy: busy-spin, spin-yield-sleep "
+                  "(default budgets, 10 us spin, 100 us yield), blocking (futex)")
+      ->check(CLI::IsMember({"auto", "busy-poll", "yield", "sleep", "busy-spin", "spin-yield-sleep", "blocking"}))
       ->capture_default_str();
   cmd->add_option("--sleep-us", options->sleep_us, "Sleep of --wait sleep, in microseconds")->capture_default_str();
   cmd->add_option("--cpus", options->cpus,

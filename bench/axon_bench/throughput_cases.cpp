@@ -4,6 +4,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "executor_wait.hpp"
+#include "fanout_executor_worker.hpp"
 #include "process_group.hpp"
 #include "table.hpp"
 #include "throughput_workers.hpp"
@@ -36,8 +38,13 @@ CaseResult run_throughput_case(const ThroughputCase& c) {
     }
     int status = 1;
     with_payload_type(c.payload_bytes, [&]<class T>() {
-      status = index == 0 ? workers::fanout_publisher<T>(c, *control)
-                          : workers::fanout_subscriber<T>(c, *control, index - 1);
+      if (index == 0) {
+        status = workers::fanout_publisher<T>(c, *control);
+      } else if (c.executor_wait) {
+        status = workers::fanout_executor_subscriber<T>(c, *control, index - 1);
+      } else {
+        status = workers::fanout_subscriber<T>(c, *control, index - 1);
+      }
     });
     return status;
   };
@@ -68,7 +75,7 @@ CaseResult run_throughput_case(const ThroughputCase& c) {
   result.benchmark = "throughput";
   result.mode = "fanout";
   result.transport = "shm";
-  result.wait_strategy = c.wait.name();
+  result.wait_strategy = c.executor_wait ? "executor-" + executor_wait_name(*c.executor_wait) : c.wait.name();
   result.payload_bytes = c.payload_bytes;
   result.touch = c.touch;
   result.has_latency = false;

@@ -6,11 +6,13 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "pair_runner.hpp"
 #include "report.hpp"
 #include "wait_strategy.hpp"
+#include <axon/wait_strategy.hpp>
 
 namespace axon_bench {
 
@@ -19,11 +21,14 @@ inline constexpr std::uint32_t kMaxThroughputSubscribers = 32;
 struct ThroughputCase {
   std::size_t payload_bytes = 64;  ///< Must satisfy is_supported_payload().
   std::uint32_t subscribers = 1;
-  double duration_s = 2;        ///< Measured phase, after the warm-up.
-  std::uint64_t warmup = 0;     ///< Messages sent first and not counted.
-  std::uint32_t depth = 64;     ///< Each subscriber's queue.
-  bool touch = false;           ///< Write and read every payload byte.
-  WaitPolicy wait;              ///< What an idle subscriber does.
+  double duration_s = 2;     ///< Measured phase, after the warm-up.
+  std::uint64_t warmup = 0;  ///< Messages sent first and not counted.
+  std::uint32_t depth = 64;  ///< Each subscriber's queue.
+  bool touch = false;        ///< Write and read every payload byte.
+  WaitPolicy wait;           ///< What an idle subscriber does (and the start barrier).
+  /// Set: subscribers run a SingleThreadedExecutor with this strategy instead
+  /// of polling take() with `wait`.
+  std::optional<axon::WaitStrategy> executor_wait;
   std::vector<int> cpus;        ///< Publisher, then each subscriber (-1 or missing: not pinned).
   std::uint32_t domain_id = 0;  ///< A domain no one else uses.
 };

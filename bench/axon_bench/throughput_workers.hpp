@@ -39,6 +39,24 @@ inline void fanout_barrier(FanoutControl& control, std::uint32_t processes, cons
   }
 }
 
+/// A subscriber counts message `index` (gaps as lost, warm-up not at all).
+inline void count_fanout_message(const ThroughputCase& c, FanoutReport& report, std::uint64_t& next,
+                                 std::uint64_t index) noexcept {
+  if (index > next) {
+    report.lost += index - next;  // should not happen: the publisher blocks instead
+  }
+  next = index + 1;
+  if (index >= c.warmup) {
+    const std::int64_t now = now_ns();
+    if (report.received == 0) {
+      report.measure_begin = CpuTimes::now();
+      report.first_ns = now;
+    }
+    ++report.received;
+    report.last_ns = now;
+  }
+}
+
 template <class T>
 int fanout_publisher(const ThroughputCase& c, FanoutControl& control) {
   constexpr std::size_t kSelf = 0;
@@ -140,19 +158,7 @@ int fanout_subscriber(const ThroughputCase& c, FanoutControl& control, std::size
     if (c.touch) {
       checksum += read_payload(sample->data, sizeof(T));
     }
-    if (index > next) {
-      report.lost += index - next;  // should not happen: the publisher blocks instead
-    }
-    next = index + 1;
-    if (index >= c.warmup) {
-      const std::int64_t now = now_ns();
-      if (report.received == 0) {
-        report.measure_begin = CpuTimes::now();
-        report.first_ns = now;
-      }
-      ++report.received;
-      report.last_ns = now;
-    }
+    count_fanout_message(c, report, next, index);
   }
   report.measure_end = CpuTimes::now();
   keep(checksum);

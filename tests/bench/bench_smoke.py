@@ -6,7 +6,7 @@ test asserts a timing.
 
     bench_smoke.py --bench PATH --work DIR CHECK
 CHECK: latency, serializers, throughput, baseline, scenario, report,
-       urban, malformed.
+       urban, malformed, wakeup.
 """
 import argparse
 import json
@@ -28,10 +28,11 @@ RECORD_FIELDS = [
     "pattern", "message", "touch", "rate_hz", "min_ns", "cpu_percent_sender", "cpu_percent_receiver",
     "cpu_percent_per_process", "ratio_to_raw_p50", "ratio_to_raw64_p50", "ratio_to_memcpy", "dropped",
     "subscribers", "received_per_subscriber", "topic", "component", "expected", "published", "delivered", "lost",
+    "ratio_to_busy_spin_p50", "ratio_to_futex_p50",
 ]
 LATENCY_FIELDS = ["mean_ns", "stddev_ns", "p50_ns", "p90_ns", "p99_ns", "p999_ns", "p9999_ns", "max_ns"]
 TOP_FIELDS = ["tool", "git_revision", "date_utc", "command_line", "machine", "cpus", "notes", "results"]
-MODE = re.compile(r"^(latency|throughput|scenario|baseline:[a-z]+)$")
+MODE = re.compile(r"^(latency|throughput|scenario|wakeup|baseline:[a-z]+)$")
 
 
 class Failure(Exception):
@@ -204,6 +205,45 @@ def test_urban(bench, work):
         check(topic in result.stdout, f"urban: topic {topic} not in the plan")
 
 
+def test_wakeup(bench, work):
+    j, h = os.path.join(work, "wakeup.json"), os.path.join(work, "wakeup.html")
+    result = run(bench, "wakeup", "--samples", "200", "--warmup", "20", "--raw-samples", "1000", "--rate", "5000",
+                 "--idle-seconds", "0.2", "--json", j, "--report", h, "--quiet")
+    doc = check_json(j, ["wakeup", "baseline"])
+    names = {r["mode"] for r in doc["results"]}
+    for name in ("baseline:cacheline", "baseline:futex"):
+        check(name in names, f"wakeup: no {name} record")
+    cases = [r for r in doc["results"] if r["mode"] == "wakeup" and r["pattern"] == "oneway"]
+    idle = [r for r in doc["results"] if r["mode"] == "wakeup" and r["pattern"] == "idle"]
+    # 2 sizes x 4 strategies x (gap, rate); the idle case per strategy and without an executor
+    check(len(cases) == 16, f"wakeup: {len(cases)} latency cases, expected 16")
+    check(len(idle) == 5, f"wakeup: {len(idle)} idle records, expected 5")
+    check("none" in {r["wait_strategy"] for r in idle}, "wakeup: no idle reference without an executor")
+    strategies = {r["wait_strategy"] for r in cases}
+    for name in ("busy-spin", "spin-yield-sleep-10us-100us", "spin-yield-sleep-120us-0us", "blocking"):
+        check(name in strategies, f"wakeup: no {name} case (found {sorted(strategies)})")
+    check({r["payload_bytes"] for r in cases} == {64, 2048}, "wakeup: expected 64 B and 2 KiB")
+    check({r["rate_hz"] for r in cases} == {0, 5000}, "wakeup: expected the gap (rate 0) and the 5000 Hz pattern")
+    for r in cases:
+        for key in ("ratio_to_busy_spin_p50", "ratio_to_futex_p50", "cpu_percent_sender", "cpu_percent_receiver"):
+            check(r[key] is not None, f"wakeup: {r['wait_strategy']} {r['payload_bytes']}: no {key}")
+    for r in idle:
+        check(r["p50_ns"] is None and r["cpu_percent_receiver"] is not None, "wakeup: idle record malformed")
+    for phrase in ("target: blocking wake-up p50", "target: spin-yield-sleep-10us-100us p50"):
+        check(phrase in result.stdout, f"wakeup: no line {phrase!r}")
+    check(any("gap" in n for n in doc["notes"]), "wakeup: the gap pattern is not noted")
+    check_html(h, 2 * 16)
+    # throughput with executor subscribers
+    t = os.path.join(work, "throughput_executor.json")
+    run(bench, "throughput", "--sizes", "64", "--subscribers", "1,2", "--duration", "0.3", "--warmup", "100",
+        "--wait", "blocking", "--json", t, "--quiet")
+    doc = check_json(t, ["throughput"])
+    for r in (r for r in doc["results"] if r["mode"] == "throughput"):
+        check(r["wait_strategy"] == "executor-blocking", f"throughput --wait blocking: {r['wait_strategy']!r}")
+        check(all(n == r["samples"] for n in r["received_per_subscriber"]),
+              f"throughput --wait blocking: a subscriber missed messages: {r['received_per_subscriber']}")
+
+
 # file, line, phrase the message must contain
 MALFORMED = [
     ("unknown_key.yaml", 5, "unknown key 'rate'"),
@@ -238,6 +278,7 @@ TESTS = {
     "report": test_report,
     "urban": test_urban,
     "malformed": test_malformed,
+    "wakeup": test_wakeup,
 }
 
 
