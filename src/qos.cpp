@@ -51,6 +51,12 @@ Result<EffectiveQueue> effective_queue(const SubscriberQos& qos) {
                              "oldest; use History::kKeepLast, or kRejectNewest/kBlockPublisher",
                              name_of(overflow)));
   }
+  if (reliable && qos.quarantine_after_ns > 0) {
+    return Error(ErrorCode::kInvalidArgument,
+                 "SubscriberQos: a quarantined queue drops its oldest messages, which Reliability::kReliable "
+                 "never does; set quarantine_after_ns to 0, or use Reliability::kBestEffort with "
+                 "Overflow::kBlockPublisher");
+  }
   if (qos.quarantine_after_ns > 0 && overflow != Overflow::kBlockPublisher) {
     return Error(ErrorCode::kInvalidArgument,
                  fmt::format("SubscriberQos::quarantine_after_ns applies to Overflow::kBlockPublisher only (overflow "

@@ -19,8 +19,9 @@ inline bool is_executor_wait(const std::string& text) {
 
 /// "busy-spin", "spin-yield-sleep" (with budgets `spin_ns`, `yield_ns`) or
 /// "blocking"; throws std::invalid_argument.
-inline axon::WaitStrategy parse_executor_wait(const std::string& text, std::int64_t spin_ns = 10'000,
-                                              std::int64_t yield_ns = 100'000) {
+inline axon::WaitStrategy parse_executor_wait(
+    const std::string& text, std::int64_t spin_ns = axon::WaitStrategy::spin_yield_sleep().spin_ns(),
+    std::int64_t yield_ns = axon::WaitStrategy::spin_yield_sleep().yield_ns()) {
   if (text == "busy-spin") {
     return axon::WaitStrategy::busy_spin();
   }

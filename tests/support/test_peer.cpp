@@ -292,7 +292,8 @@ const char* name_of(axon::futex::WaitResult result) {
 /// itself as a waiter, and unless has_data() prints "WAITING r" and sleeps
 /// up to wait_ms (default 30 s), printing "WOKE r <woken|timed-out|...>";
 /// then takes what is queued ("GOT seq" each) and prints
-/// "STATE r publishers_lost=.. publishers=..".
+/// "STATE r publishers_lost=.. publishers=..". With until=N it goes on with
+/// more rounds until it took N messages in all (after take_first).
 int wait_on_word(const Args& args) {
   auto node = make_node(args, "peer-wait");
   auto sub = node->subscribe<TestMessage>(args.str("topic"), subscriber_qos(args, 16));
@@ -305,9 +306,11 @@ int wait_on_word(const Args& args) {
   }
   say("READY");
   wait_for_publishers(**sub, args.num("wait_pubs", 0));
+  std::uint64_t taken = 0;
   auto drain = [&] {
     for (auto sample = sub->take(); sample; sample = sub->take()) {
       say("GOT " + std::to_string((**sample).sequence));
+      ++taken;
     }
   };
   const auto deadline = Clock::now() + std::chrono::seconds(20);
@@ -323,7 +326,8 @@ int wait_on_word(const Args& args) {
     }
   }
   const auto wait_ns = static_cast<std::int64_t>(args.num("wait_ms", 30000)) * 1'000'000;
-  for (std::uint64_t round = 1; round <= args.num("rounds", 1); ++round) {
+  const std::uint64_t until = args.num("until", 0);
+  for (std::uint64_t round = 1; until != 0 ? taken < until : round <= args.num("rounds", 1); ++round) {
     const std::string r = std::to_string(round);
     {
       axon::WakeWord* const words[] = {word};
@@ -513,7 +517,8 @@ int garbage(const Args& args) {
 
 int main(int argc, char** argv) {
   if (argc < 2) {
-    std::fprintf(stderr, "usage: %s <publish|subscribe|wait|hold|loan|spam|node|other-type|...> key=value...\n", argv[0]);
+    std::fprintf(stderr, "usage: %s <publish|subscribe|wait|hold|loan|spam|node|other-type|...> key=value...\n",
+                 argv[0]);
     return 2;
   }
   Args args;

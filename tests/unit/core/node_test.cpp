@@ -179,6 +179,10 @@ TEST_F(NodeTest, ContradictoryQueuePoliciesAreRefusedWithTheReason) {
   auto keep_all_drop = node->subscribe<Pose>("pose", {.history = History::kKeepAll, .overflow = Overflow::kLatestOnly});
   ASSERT_FALSE(keep_all_drop.ok());
   EXPECT_NE(keep_all_drop.error().message().find("kKeepAll"), std::string::npos);
+  auto reliable_quarantine =
+      node->subscribe<Pose>("pose", {.reliability = Reliability::kReliable, .quarantine_after_ns = 1'000'000});
+  ASSERT_FALSE(reliable_quarantine.ok());
+  EXPECT_NE(reliable_quarantine.error().message().find("quarantine_after_ns"), std::string::npos);
 }
 
 TEST_F(NodeTest, ABlockingSubscriberHoldsThePublisherBackOnlyUntilItsTimeout) {
