@@ -123,8 +123,8 @@ TEST_F(RegistryFixture, ReportsParticipantsWhoseProcessDied) {
   // Read the child's identity before reaping: a zombie already counts as dead.
   int status = 0;
   ::waitpid(child, &status, 0);
-  sut.add_participant(self_identity(), "alive", 0);
-  sut.add_participant(dead, "dead", 0);
+  ASSERT_TRUE(sut.add_participant(self_identity(), "alive", 0).ok());
+  ASSERT_TRUE(sut.add_participant(dead, "dead", 0).ok());
   const auto found = sut.dead_participants();
   ASSERT_EQ(found.size(), 1U);
   EXPECT_STREQ(sut.participant(found[0]).name, "dead");

@@ -275,7 +275,8 @@ void race_eviction_against_pops(std::uint64_t count, bool paced) {
       // An uneven pace, so that the ring is sometimes full (evictions) and
       // sometimes not (pops), and the two meet at the oldest entry often.
       random = random * 1664525U + 1013904223U;
-      for (volatile std::uint32_t spin = paced ? random >> 25 : 0; spin != 0; spin = spin - 1) {
+      for (std::uint32_t spin = paced ? random >> 25 : 0; spin != 0; --spin) {
+        asm volatile("" ::: "memory");  // a delay the compiler keeps
       }
       const Wide entry = Wide::of(v);
       while (!sut->try_push(entry)) {
@@ -403,7 +404,8 @@ TEST(SpscRing, EvictionAndPopStartedTogetherNeverBothTakeTheOldestEntry) {
     // The consumer sees `go` a cache-line transfer later: a varying delay
     // makes the two operations overlap in some of the rounds.
     random = random * 1664525U + 1013904223U;
-    for (volatile std::uint32_t spin = random >> 22; spin != 0; spin = spin - 1) {
+    for (std::uint32_t spin = random >> 22; spin != 0; --spin) {
+      asm volatile("" ::: "memory");  // a delay the compiler keeps
     }
     Wide out;
     if (sut->evict_oldest(out)) {
