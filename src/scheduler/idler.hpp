@@ -15,9 +15,8 @@
 
 namespace axon::detail {
 
-/// Longest single sleep. Bounded so that a subscriber connects to a publisher
-/// that appeared while it slept (Registry::add_publisher() wakes nobody) and
-/// so a wait never depends on one wake alone.
+/// Longest single sleep: a safety net, so a wait never depends on one wake
+/// alone (the registry wakes sleepers when a publisher appears or goes).
 inline constexpr std::int64_t kMaxSleepNs = 50'000'000;
 /// Longest sleep when some subscription has no futex word (or more than
 /// futex_waitv watches): those are polled.
