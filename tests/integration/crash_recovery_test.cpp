@@ -11,6 +11,7 @@
 
 #include "axon/axon.hpp"
 #include "tests/support/child_process.hpp"
+#include "tests/support/eventually.hpp"
 #include "tests/support/test_messages.hpp"
 
 namespace axon {
@@ -18,6 +19,7 @@ namespace {
 
 using namespace std::chrono_literals;
 using test::ChildProcess;
+using test::eventually;
 using test::TestMessage;
 
 std::uint32_t total_free(const Node& node) {
@@ -26,19 +28,6 @@ std::uint32_t total_free(const Node& node) {
     free += c.free_chunks;
   }
   return free;
-}
-
-/// Waits up to `timeout` for `done()`, checking every millisecond.
-template <class Predicate>
-bool eventually(Predicate done, std::chrono::milliseconds timeout) {
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
-  while (!done()) {
-    if (std::chrono::steady_clock::now() > deadline) {
-      return false;
-    }
-    std::this_thread::sleep_for(1ms);
-  }
-  return true;
 }
 
 /// Mappings of this process whose name contains `text` (memfd pools appear

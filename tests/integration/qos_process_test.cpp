@@ -26,6 +26,7 @@
 
 #include "axon/axon.hpp"
 #include "tests/support/child_process.hpp"
+#include "tests/support/eventually.hpp"
 #include "tests/support/test_messages.hpp"
 
 namespace axon {
@@ -33,24 +34,12 @@ namespace {
 
 using namespace std::chrono_literals;
 using test::ChildProcess;
+using test::eventually;
 using test::TestMessage;
 using Clock = std::chrono::steady_clock;
 using Pub = std::shared_ptr<Publisher<TestMessage>>;
 
 constexpr std::uint32_t kPublisherId = 5;
-
-/// Waits up to `timeout` for `done()`, checking every millisecond.
-template <class Predicate>
-bool eventually(Predicate done, std::chrono::milliseconds timeout) {
-  const auto deadline = Clock::now() + timeout;
-  while (!done()) {
-    if (Clock::now() > deadline) {
-      return false;
-    }
-    std::this_thread::sleep_for(1ms);
-  }
-  return true;
-}
 
 /// The state letter of /proc/<pid>/stat ('T' once stopped by SIGSTOP).
 char process_state(pid_t pid) {

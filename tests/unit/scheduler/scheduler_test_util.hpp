@@ -9,6 +9,7 @@
 
 #include "axon/axon.hpp"
 #include "tests/support/child_process.hpp"
+#include "tests/support/eventually.hpp"
 
 namespace axon::test {
 
@@ -23,19 +24,6 @@ inline NodeOptions scheduler_node_options(std::uint32_t domain) {
   options.domain_id = domain;
   options.chunk_classes = {{.payload_bytes = 256, .count = 1024}};
   return options;
-}
-
-/// Waits up to `timeout` for `done()`, checking every millisecond.
-template <class Predicate>
-bool eventually(Predicate done, std::chrono::milliseconds timeout) {
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
-  while (!done()) {
-    if (std::chrono::steady_clock::now() > deadline) {
-      return false;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  }
-  return true;
 }
 
 /// Publishes one Tick; retries briefly while the pool is exhausted.
