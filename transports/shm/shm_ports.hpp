@@ -175,6 +175,9 @@ class ShmSubscriberPort final : public SubscriberPort {
     }
   };
 
+  /// take() and has_data(): rescan when the topic's publishers changed or a
+  /// failed connect is due for a retry.
+  void rescan_if_publishers_changed() noexcept;
   void rescan() noexcept;
   static void accumulate(QueueCounters& sum, const Connection& conn) noexcept;
   void close_drained_orphans() noexcept;

@@ -35,10 +35,7 @@ ShmSubscriberPort::~ShmSubscriberPort() {
 }
 
 Result<ReceivedChunk> ShmSubscriberPort::take() noexcept {
-  if (transport_->registry_.topic_version(topic_) != seen_version_ ||
-      (retry_at_ns_ != 0 && monotonic_now_ns() >= retry_at_ns_)) {
-    rescan();
-  }
+  rescan_if_publishers_changed();
   // Relaxed for our own counter; acquire pairs with the release in release().
   const std::uint64_t taken = taken_.load(std::memory_order_relaxed);
   if (taken - released_.load(std::memory_order_acquire) >= qos_.max_held_samples) {
@@ -138,10 +135,7 @@ void ShmSubscriberPort::accumulate(QueueCounters& sum, const Connection& conn) n
 }
 
 bool ShmSubscriberPort::has_data() noexcept {
-  if (transport_->registry_.topic_version(topic_) != seen_version_ ||
-      (retry_at_ns_ != 0 && monotonic_now_ns() >= retry_at_ns_)) {
-    rescan();
-  }
+  rescan_if_publishers_changed();
   for (std::uint32_t i = 0; i < link_count_; ++i) {
     if (links_[i].conn != nullptr && links_[i].conn->ring.has_entry()) {
       return true;
@@ -161,6 +155,13 @@ std::uint32_t ShmSubscriberPort::publisher_count() noexcept {
     count += links_[i].conn != nullptr && !links_[i].orphaned ? 1 : 0;
   }
   return count;
+}
+
+void ShmSubscriberPort::rescan_if_publishers_changed() noexcept {
+  if (transport_->registry_.topic_version(topic_) != seen_version_ ||
+      (retry_at_ns_ != 0 && monotonic_now_ns() >= retry_at_ns_)) {
+    rescan();
+  }
 }
 
 void ShmSubscriberPort::rescan() noexcept {
