@@ -169,7 +169,7 @@ ParseError parse_body(std::span<const std::byte> b, const WireLimits& limits, Pa
       if (payload_bytes != f.payload.size()) {
         return ParseError::kPayloadLengthMismatch;
       }
-      out.body = f;
+      out.data = f;
       return check_data(f, f.payload.size(), limits);
     }
     case DatagramType::kHeartbeat: {
@@ -180,7 +180,7 @@ ParseError parse_body(std::span<const std::byte> b, const WireLimits& limits, Pa
                   .first_sequence = load_u64(b, heartbeat::kFirstSequence),
                   .last_sequence = load_u64(b, heartbeat::kLastSequence),
                   .writer_id = load_u32(b, heartbeat::kWriterId)};
-      out.body = h;
+      out.heartbeat = h;
       return check_sequence_range(h.first_sequence, h.last_sequence, true);
     }
     case DatagramType::kGap: {
@@ -191,7 +191,7 @@ ParseError parse_body(std::span<const std::byte> b, const WireLimits& limits, Pa
             .first_sequence = load_u64(b, heartbeat::kFirstSequence),
             .end_sequence = load_u64(b, heartbeat::kLastSequence),
             .writer_id = load_u32(b, heartbeat::kWriterId)};
-      out.body = g;
+      out.gap = g;
       return check_sequence_range(g.first_sequence, g.end_sequence, false);
     }
     case DatagramType::kNack: {
@@ -216,7 +216,7 @@ ParseError parse_body(std::span<const std::byte> b, const WireLimits& limits, Pa
           return e;
         }
       }
-      out.body = n;
+      out.nack = n;
       return ParseError::kOk;
     }
   }

@@ -8,7 +8,6 @@
 #include <cstdint>
 #include <span>
 #include <string_view>
-#include <variant>
 
 #include "axon/result.hpp"
 
@@ -149,11 +148,16 @@ struct Gap {
   std::uint32_t writer_id = 0;
 };
 
-/// A datagram the parser accepted. Spans point into the parsed bytes: keep
-/// those alive while using it.
+/// A datagram the parser accepted: `header.type` says which body is set (the
+/// others stay default). Spans point into the parsed bytes: keep those alive
+/// while using it. (Plain members rather than a std::variant: nothing here can
+/// throw, and the parser stays noexcept by construction.)
 struct ParsedDatagram {
   DatagramHeader header;
-  std::variant<DataFragment, Heartbeat, Nack, Gap> body;
+  DataFragment data;    ///< header.type == kData.
+  Heartbeat heartbeat;  ///< header.type == kHeartbeat.
+  Nack nack;            ///< header.type == kNack.
+  Gap gap;              ///< header.type == kGap.
 };
 
 /// Checks every field of `bytes` and decodes it into `out`. Returns kOk or the

@@ -367,7 +367,7 @@ TEST_F(ReassemblerTest, RefusesAnInconsistentConfiguration) {
 
 TEST_F(ReassemblerTest, ReassemblesSixteenMebibytesFromAbout12000RandomOrderFragments) {
   auto sut = make();
-  const auto message = message_of(16U * 1024 * 1024, 77);
+  const auto message = message_of(std::size_t{16} * 1024 * 1024, 77);
   const auto count = static_cast<std::uint32_t>(fragment_count_for(message.size(), kMtu1500FragmentBytes));
   ASSERT_EQ(count, 11916U);
   std::vector<std::uint32_t> order(count);
@@ -382,7 +382,7 @@ TEST_F(ReassemblerTest, ReassemblesSixteenMebibytesFromAbout12000RandomOrderFrag
     ASSERT_LE(size, 1500U - 28U);
     auto parsed = parse_datagram(std::span(datagram).first(size));
     ASSERT_TRUE(parsed.ok()) << parsed.error().message();
-    last = sut.on_fragment(parsed->header.sender_id, std::get<DataFragment>(parsed->body), 0);
+    last = sut.on_fragment(parsed->header.sender_id, parsed->data, 0);
     if (i + 1 < count) {
       ASSERT_EQ(last.outcome, FeedOutcome::kStored) << i;
     }

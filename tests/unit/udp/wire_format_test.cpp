@@ -60,7 +60,7 @@ TEST(WireFormat, DataRoundTripsEveryField) {
   EXPECT_EQ(sut->header.type, DatagramType::kData);
   EXPECT_EQ(sut->header.sender_id, kSender);
   EXPECT_EQ(sut->header.datagram_bytes, bytes.size());
-  const auto& got = std::get<DataFragment>(sut->body);
+  const auto& got = sut->data;
   EXPECT_EQ(got.topic_id, kTopic);
   EXPECT_EQ(got.writer_id, 9U);
   EXPECT_EQ(got.sequence, 42U);
@@ -112,8 +112,8 @@ TEST(WireFormat, EmptyMessageIsOneEmptyFragment) {
   ASSERT_EQ(bytes.size(), kDataHeaderBytes);
   auto sut = parse_datagram(bytes);
   ASSERT_TRUE(sut.ok()) << sut.error().message();
-  EXPECT_EQ(std::get<DataFragment>(sut->body).fragment_count, 1U);
-  EXPECT_TRUE(std::get<DataFragment>(sut->body).payload.empty());
+  EXPECT_EQ(sut->data.fragment_count, 1U);
+  EXPECT_TRUE(sut->data.payload.empty());
 }
 
 TEST(WireFormat, HeartbeatGapAndNackRoundTrip) {
@@ -123,7 +123,7 @@ TEST(WireFormat, HeartbeatGapAndNackRoundTrip) {
             kHeartbeatBytes);
   auto heartbeat = parse_datagram(std::span(out).first(kHeartbeatBytes));
   ASSERT_TRUE(heartbeat.ok()) << heartbeat.error().message();
-  const auto& h = std::get<Heartbeat>(heartbeat->body);
+  const auto& h = heartbeat->heartbeat;
   EXPECT_EQ(h.topic_id, kTopic);
   EXPECT_EQ(h.first_sequence, 3U);
   EXPECT_EQ(h.last_sequence, 9U);
@@ -133,7 +133,7 @@ TEST(WireFormat, HeartbeatGapAndNackRoundTrip) {
             kGapBytes);
   auto gap = parse_datagram(std::span(out).first(kGapBytes));
   ASSERT_TRUE(gap.ok()) << gap.error().message();
-  EXPECT_EQ(std::get<Gap>(gap->body).end_sequence, 5U);
+  EXPECT_EQ(gap->gap.end_sequence, 5U);
 
   const std::array<NackRange, 2> ranges{NackRange{.sequence = 10, .first_fragment = 3, .end_fragment = 7},
                                         NackRange{.sequence = 11, .first_fragment = 0, .end_fragment = kAllFragments}};
@@ -141,7 +141,7 @@ TEST(WireFormat, HeartbeatGapAndNackRoundTrip) {
   ASSERT_EQ(size, kNackHeaderBytes + 2 * kNackRangeBytes);
   auto nack = parse_datagram(std::span(out).first(size));
   ASSERT_TRUE(nack.ok()) << nack.error().message();
-  const auto& n = std::get<Nack>(nack->body);
+  const auto& n = nack->nack;
   EXPECT_EQ(n.target_sender_id, 77U);
   EXPECT_EQ(n.writer_id, 4U);
   ASSERT_EQ(n.range_count, 2U);
