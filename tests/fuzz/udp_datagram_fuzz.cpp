@@ -176,6 +176,8 @@ void run(std::span<const std::uint8_t> input) {
 }  // namespace
 }  // namespace axon::udp::fuzz
 
+// The name is libFuzzer's.
+// NOLINTNEXTLINE(readability-identifier-naming)
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   axon::udp::fuzz::run(std::span(data, size));
   return 0;
