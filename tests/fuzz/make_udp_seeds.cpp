@@ -41,7 +41,10 @@ std::vector<std::uint8_t> message_records(std::size_t size, std::uint32_t fragme
   return input;
 }
 
-bool write(const std::string& path, const std::vector<std::uint8_t>& bytes) {
+// Prepends the configuration byte.
+bool write(const std::string& path, const std::vector<std::uint8_t>& records, std::uint8_t config = 0) {
+  std::vector<std::uint8_t> bytes{config};
+  bytes.insert(bytes.end(), records.begin(), records.end());
   std::ofstream file(path, std::ios::binary);
   file.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
   return static_cast<bool>(file);
@@ -68,13 +71,15 @@ int main(int argc, char** argv) {
   append_record(control_msgs, 0, std::span(out).first(udp::encode_nack(out, kSender, 9, 7, 1, ranges)));
 
   auto interleaved = message_records(300, 64, 1, false, false);
-  const auto second = message_records(200, 64, 2, true, false, 0x10 | axon::udp::fuzz::kListMissing);
+  const auto second = message_records(200, 64, 2, true, false, 0x20 | axon::udp::fuzz::kListMissing);
   interleaved.insert(interleaved.end(), second.begin(), second.end());
 
   const bool ok = write(dir + "/single_fragment", message_records(100, 1024, 1, false, false)) &&
                   write(dir + "/three_fragments_checksummed", message_records(2500, 1000, 1, false, true)) &&
-                  write(dir + "/reversed_with_expire", message_records(700, 100, 1, true, false, 0x31)) &&
-                  write(dir + "/interleaved", interleaved) && write(dir + "/control", control_msgs);
+                  write(dir + "/reversed_with_expire", message_records(700, 100, 1, true, false, 0x21)) &&
+                  write(dir + "/interleaved", interleaved) &&
+                  write(dir + "/interleaved_refuse_new", interleaved, axon::udp::fuzz::kConfigRefuseNew) &&
+                  write(dir + "/control", control_msgs);
   if (!ok) {
     std::fprintf(stderr, "make_udp_seeds: cannot write into %s\n", dir.c_str());
     return 1;

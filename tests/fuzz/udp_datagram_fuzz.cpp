@@ -4,6 +4,7 @@
 // fed lands in exactly one counter, the reassembler never holds more
 // destinations than slots, and it gives every one back.
 //   bash scripts/run-fuzz.sh 120
+#include <algorithm>
 #include <array>
 #include <cstddef>
 #include <cstdint>
@@ -20,7 +21,9 @@ namespace axon::udp::fuzz {
 namespace {
 
 constexpr std::uint32_t kMaxMessageBytes = 4096;
-constexpr ReassemblyConfig kConfig{.max_message_bytes = kMaxMessageBytes,
+// The reassembler is stricter than the parser (3000 < 4096 bytes; 32 fragments
+// where the parser allows more) so that its own refusals are reachable too.
+constexpr ReassemblyConfig kConfig{.max_message_bytes = 3000,
                                    .max_fragments_per_message = 32,
                                    .max_messages_in_flight = 3,
                                    .max_messages_per_sender = 2,
@@ -76,6 +79,30 @@ class PoolProvider final : public DestinationProvider {
   std::array<bool, kConfig.max_messages_in_flight + 1> in_use_{};
 };
 
+// A fragment from raw bytes without any check (but a payload span that lies
+// inside them): what a caller that skipped parse_datagram() might pass.
+DataFragment raw_fragment(std::span<const std::byte> bytes) {
+  std::array<std::uint8_t, 36> f{};
+  const std::size_t n = std::min(bytes.size(), f.size());
+  for (std::size_t i = 0; i < n; ++i) {
+    f[i] = std::to_integer<std::uint8_t>(bytes[i]);
+  }
+  const auto u32 = [&](std::size_t at) {
+    return static_cast<std::uint32_t>(f[at]) | (static_cast<std::uint32_t>(f[at + 1]) << 8) |
+           (static_cast<std::uint32_t>(f[at + 2]) << 16) | (static_cast<std::uint32_t>(f[at + 3]) << 24);
+  };
+  DataFragment out;
+  out.topic_id = u32(0);
+  out.sequence = u32(4);
+  out.writer_id = f[8] & 3U;
+  out.total_bytes = u32(12);
+  out.fragment_index = u32(16);
+  out.fragment_count = u32(20);
+  out.fragment_bytes = u32(24);
+  out.payload = bytes.subspan(n);
+  return out;
+}
+
 // Encodes `parsed` again; it must give back `bytes` exactly.
 void check_round_trip(std::span<const std::byte> bytes, const ParsedDatagram& parsed) {
   static std::array<std::byte, kMaxDatagramBytes> out;
@@ -108,9 +135,17 @@ std::uint64_t fragments_counted(const ReassemblyCounters& c) {
 }
 
 void run(std::span<const std::uint8_t> input) {
+  if (input.empty()) {
+    return;
+  }
+  ReassemblyConfig config = kConfig;
+  if ((input[0] & kConfigRefuseNew) != 0) {
+    config.when_full = WhenFull::kRefuseNew;
+  }
+  input = input.subspan(1);
   PoolProvider provider;
   {
-    auto created = Reassembler::create(kConfig, provider);
+    auto created = Reassembler::create(config, provider);
     check(created.ok());
     Reassembler sut = std::move(*created);
     ParseCounters parse_counters;
@@ -127,15 +162,21 @@ void run(std::span<const std::uint8_t> input) {
       length = std::min(length, input.size() - at);
       const auto bytes = std::as_bytes(input.subspan(at, length));
       at += length;
-      now_ns += static_cast<std::uint64_t>(control >> 4) * 1'000'000;
+      now_ns += static_cast<std::uint64_t>(control >> 5) * 1'000'000;
 
       ParsedDatagram parsed;
-      const ParseError error = parse_datagram(bytes, kLimits, parsed);
-      parse_counters.count(error);
-      if (error != ParseError::kOk) {
-        continue;
+      if ((control & kRawFragment) != 0) {
+        parsed.header.type = DatagramType::kData;
+        parsed.header.sender_id = 1 + (control & 1U);
+        parsed.data = raw_fragment(bytes);
+      } else {
+        const ParseError error = parse_datagram(bytes, kLimits, parsed);
+        parse_counters.count(error);
+        if (error != ParseError::kOk) {
+          continue;
+        }
+        check_round_trip(bytes, parsed);
       }
-      check_round_trip(bytes, parsed);
       if (parsed.header.type == DatagramType::kData) {
         const DataFragment* fragment = &parsed.data;
         provider.refuse = (control & kRefuseDestination) != 0;
@@ -151,6 +192,9 @@ void run(std::span<const std::uint8_t> input) {
       check(provider.outstanding() == sut.in_flight_count());
       if ((control & kExpire) != 0) {
         sut.expire(now_ns);
+        const std::optional<std::uint64_t> deadline = sut.next_deadline_ns();
+        check(deadline.has_value() == (sut.in_flight_count() > 0));
+        check(!deadline || *deadline > now_ns);
       }
       if ((control & kDropSender) != 0) {
         sut.drop_sender(parsed.header.sender_id);
