@@ -1,0 +1,88 @@
+// Writes the seed corpus of udp_datagram_fuzz into a directory:
+//   make_udp_seeds DIR
+// Each seed is a few valid records (see udp_fuzz_input.hpp) the fuzzer mutates.
+#include <array>
+#include <cstdio>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "tests/fuzz/udp_fuzz_input.hpp"
+#include "transports/udp/wire_format.hpp"
+
+namespace {
+
+using axon::udp::fuzz::append_record;
+namespace udp = axon::udp;
+
+constexpr std::uint64_t kSender = 0x5EED5EED5EEDULL;
+
+std::vector<std::byte> message_of(std::size_t size) {
+  std::vector<std::byte> m(size);
+  for (std::size_t i = 0; i < size; ++i) {
+    m[i] = static_cast<std::byte>(i & 0xFF);
+  }
+  return m;
+}
+
+// All fragments of a message, in the given order of indices (empty: in order).
+std::vector<std::uint8_t> message_records(std::size_t size, std::uint32_t fragment_bytes, std::uint64_t sequence,
+                                          bool reverse, bool checksum, std::uint8_t control = 0) {
+  const auto message = message_of(size);
+  const auto count = static_cast<std::uint32_t>(udp::fragment_count_for(size, fragment_bytes));
+  std::vector<std::uint8_t> input;
+  std::array<std::byte, udp::kMaxDatagramBytes> out{};
+  for (std::uint32_t n = 0; n < count; ++n) {
+    const std::uint32_t index = reverse ? count - 1 - n : n;
+    const std::size_t bytes =
+        udp::encode_data(out, kSender, udp::make_fragment(7, 1, sequence, message, fragment_bytes, index), checksum);
+    append_record(input, control, std::span(out).first(bytes));
+  }
+  return input;
+}
+
+// Prepends the configuration byte.
+bool write(const std::string& path, const std::vector<std::uint8_t>& records, std::uint8_t config = 0) {
+  std::vector<std::uint8_t> bytes{config};
+  bytes.insert(bytes.end(), records.begin(), records.end());
+  std::ofstream file(path, std::ios::binary);
+  file.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+  return static_cast<bool>(file);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc != 2) {
+    std::fprintf(stderr, "usage: make_udp_seeds DIR\n");
+    return 2;
+  }
+  const std::string dir = argv[1];
+  std::array<std::byte, 2048> out{};
+  std::vector<std::uint8_t> control_msgs;
+  append_record(control_msgs, 0,
+                std::span(out).first(udp::encode_heartbeat(
+                    out, kSender, {.topic_id = 7, .first_sequence = 1, .last_sequence = 5, .writer_id = 1}, true)));
+  append_record(control_msgs, 0,
+                std::span(out).first(udp::encode_gap(
+                    out, kSender, {.topic_id = 7, .first_sequence = 2, .end_sequence = 4, .writer_id = 1})));
+  const std::array<udp::NackRange, 2> ranges{udp::NackRange{.sequence = 3, .first_fragment = 0, .end_fragment = 2},
+                                             udp::NackRange{.sequence = 4}};
+  append_record(control_msgs, 0, std::span(out).first(udp::encode_nack(out, kSender, 9, 7, 1, ranges)));
+
+  auto interleaved = message_records(300, 64, 1, false, false);
+  const auto second = message_records(200, 64, 2, true, false, 0x20 | axon::udp::fuzz::kListMissing);
+  interleaved.insert(interleaved.end(), second.begin(), second.end());
+
+  const bool ok = write(dir + "/single_fragment", message_records(100, 1024, 1, false, false)) &&
+                  write(dir + "/three_fragments_checksummed", message_records(2500, 1000, 1, false, true)) &&
+                  write(dir + "/reversed_with_expire", message_records(700, 100, 1, true, false, 0x21)) &&
+                  write(dir + "/interleaved", interleaved) &&
+                  write(dir + "/interleaved_refuse_new", interleaved, axon::udp::fuzz::kConfigRefuseNew) &&
+                  write(dir + "/control", control_msgs);
+  if (!ok) {
+    std::fprintf(stderr, "make_udp_seeds: cannot write into %s\n", dir.c_str());
+    return 1;
+  }
+  return 0;
+}

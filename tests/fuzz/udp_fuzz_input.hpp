@@ -1,0 +1,37 @@
+// The input format of the UDP datagram fuzzer, shared with its seed
+// generator: one configuration byte (bit 0: the reassembler refuses new
+// messages when full instead of evicting), then a series of records, each
+//   u8 control | u16 length (little-endian) | `length` bytes of datagram
+// (a record cut short by the end of the input takes what is left).
+// Control bits: 0x01 call expire(), 0x02 drop_sender() of the datagram's
+// sender, 0x04 list missing fragments of every message in flight, 0x08 the
+// provider refuses this message's destination, 0x10 skip the parser and hand
+// the reassembler a fragment decoded naively from the bytes (its own checks
+// must hold); bits 5..7 advance the clock by that many milliseconds before
+// the datagram.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <vector>
+
+namespace axon::udp::fuzz {
+
+inline constexpr std::uint8_t kExpire = 0x01;
+inline constexpr std::uint8_t kDropSender = 0x02;
+inline constexpr std::uint8_t kListMissing = 0x04;
+inline constexpr std::uint8_t kRefuseDestination = 0x08;
+inline constexpr std::uint8_t kRawFragment = 0x10;
+inline constexpr std::uint8_t kConfigRefuseNew = 0x01;  ///< In the configuration byte.
+
+inline void append_record(std::vector<std::uint8_t>& input, std::uint8_t control, std::span<const std::byte> datagram) {
+  input.push_back(control);
+  input.push_back(static_cast<std::uint8_t>(datagram.size() & 0xFFU));
+  input.push_back(static_cast<std::uint8_t>(datagram.size() >> 8));
+  for (const std::byte b : datagram) {
+    input.push_back(static_cast<std::uint8_t>(b));
+  }
+}
+
+}  // namespace axon::udp::fuzz

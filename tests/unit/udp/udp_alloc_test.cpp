@@ -1,0 +1,162 @@
+// Nothing a peer sends makes the parser or the reassembler allocate: operator
+// new (and, outside sanitizer builds, malloc) are replaced by counting
+// versions in this executable (its own, so the hooks touch no other test).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <array>
+#include <cstdint>
+#include <cstdlib>
+#include <iostream>
+#include <new>
+#include <random>
+#include <vector>
+
+#include "transports/udp/reassembly.hpp"
+#include "transports/udp/wire_format.hpp"
+
+namespace {
+
+bool g_counting = false;  // single-threaded test: plain variables
+std::uint64_t g_allocations = 0;
+
+void count() noexcept {
+  if (g_counting) {
+    ++g_allocations;
+  }
+}
+
+}  // namespace
+
+void* operator new(std::size_t size) {
+  count();
+  if (void* p = std::malloc(size == 0 ? 1 : size)) {
+    return p;
+  }
+  throw std::bad_alloc();
+}
+void* operator new[](std::size_t size) { return operator new(size); }
+void* operator new(std::size_t size, const std::nothrow_t&) noexcept {
+  count();
+  return std::malloc(size == 0 ? 1 : size);
+}
+void* operator new[](std::size_t size, const std::nothrow_t&) noexcept { return operator new(size, std::nothrow); }
+void operator delete(void* p) noexcept { std::free(p); }
+void operator delete[](void* p) noexcept { std::free(p); }
+void operator delete(void* p, std::size_t) noexcept { std::free(p); }
+void operator delete[](void* p, std::size_t) noexcept { std::free(p); }
+
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+constexpr bool kCounting = false;  // the sanitizer runtime owns malloc: counts only in the plain build
+#else
+constexpr bool kCounting = true;
+// glibc's own entry point, so plain malloc() calls count too.
+extern "C" void* __libc_malloc(std::size_t size);  // NOLINT(bugprone-reserved-identifier,readability-identifier-naming)
+extern "C" void* malloc(std::size_t size) {
+  count();
+  return __libc_malloc(size);
+}
+#endif
+
+namespace axon::udp {
+namespace {
+
+// Hands out slices of one preallocated arena, one per slot (+1 for single-fragment messages).
+class ArenaProvider final : public DestinationProvider {
+ public:
+  static constexpr std::size_t kBuffers = 5;
+  static constexpr std::size_t kBufferBytes = std::size_t{64} * 1024;
+  ArenaProvider() : arena_(kBuffers * kBufferBytes) {}
+  std::optional<Destination> acquire(const MessageKey& /*key*/, std::uint64_t /*topic_id*/,
+                                     std::uint32_t total_bytes) noexcept override {
+    for (std::size_t i = 0; i < kBuffers; ++i) {
+      if (!in_use_[i] && total_bytes <= kBufferBytes) {
+        in_use_[i] = true;
+        return Destination{.bytes = std::span(arena_).subspan(i * kBufferBytes, total_bytes), .token = i};
+      }
+    }
+    return std::nullopt;
+  }
+  void release(const MessageKey& /*key*/, const Destination& destination) noexcept override {
+    in_use_[destination.token] = false;
+  }
+
+ private:
+  std::vector<std::byte> arena_;
+  std::array<bool, kBuffers> in_use_{};
+};
+
+TEST(UdpAllocations, ParsingAndReassemblingAllocateNothing) {
+  ArenaProvider provider;
+  auto created = Reassembler::create({.max_message_bytes = 64 * 1024,
+                                      .max_fragments_per_message = 64,
+                                      .max_messages_in_flight = 4,
+                                      .max_messages_per_sender = 2,
+                                      .timeout_ns = 1000},
+                                     provider);
+  ASSERT_TRUE(created.ok());
+  Reassembler sut = std::move(*created);
+  // Prepared before counting: messages of three senders, some fragments
+  // corrupted or duplicated, reordered within windows of three messages.
+  std::vector<std::byte> message(20'000);
+  std::vector<std::vector<std::byte>> datagrams;
+  std::array<std::byte, kMaxDatagramBytes> out{};
+  std::mt19937 rng(5);
+  for (std::uint64_t sequence = 1; sequence <= 200; ++sequence) {
+    for (std::uint32_t index = 0; index < 15; ++index) {
+      const DataFragment f = make_fragment(1, 1, sequence, message, 1400, index);
+      const std::size_t size = encode_data(out, 1 + sequence % 3, f, sequence % 2 == 0);
+      datagrams.emplace_back(out.begin(), out.begin() + static_cast<std::ptrdiff_t>(size));
+      if (rng() % 8 == 0) {
+        datagrams.back()[rng() % size] ^= std::byte{0x40};
+      }
+      if (rng() % 8 == 0) {
+        datagrams.push_back(datagrams.back());
+      }
+    }
+  }
+  for (std::size_t at = 0; at < datagrams.size(); at += 45) {
+    const auto first = datagrams.begin() + static_cast<std::ptrdiff_t>(at);
+    std::shuffle(first, first + std::min<std::ptrdiff_t>(45, datagrams.end() - first), rng);
+  }
+  ParseCounters parse_counters;
+  std::uint64_t completed = 0;
+
+  g_counting = true;
+  std::uint64_t now_ns = 0;
+  for (const auto& d : datagrams) {
+    ParsedDatagram parsed;
+    const ParseError error = parse_datagram(d, {}, parsed);
+    parse_counters.count(error);
+    if (error == ParseError::kOk) {
+      const FeedResult r = sut.on_fragment(parsed.header.sender_id, parsed.data, now_ns);
+      if (r.outcome == FeedOutcome::kCompleted) {
+        ++completed;
+        provider.release(r.message.key, r.message.destination);
+      }
+    }
+    std::array<FragmentRange, 8> missing{};
+    std::array<InFlightMessage, 4> listed{};
+    for (std::size_t i = 0; i < sut.in_flight(listed); ++i) {
+      (void)sut.missing_fragments(listed[i].key, missing);
+    }
+    now_ns += 10;
+    sut.expire(now_ns);
+  }
+  auto refused = parse_datagram(std::span(datagrams.front()).first(10));  // the Result overload, failing
+  g_counting = false;
+
+  EXPECT_FALSE(refused.ok());
+  if (kCounting) {
+    EXPECT_EQ(g_allocations, 0U);
+  }
+  EXPECT_GT(parse_counters.refused(), 0U);
+  EXPECT_GT(completed, 0U);
+  EXPECT_GT(sut.counters().duplicates, 0U);
+  std::cout << "datagrams " << datagrams.size() << ", refused " << parse_counters.refused() << ", completed "
+            << completed << ", duplicates " << sut.counters().duplicates << ", evicted "
+            << sut.counters().messages_evicted << ", timed out " << sut.counters().messages_timed_out << '\n';
+}
+
+}  // namespace
+}  // namespace axon::udp

@@ -1,0 +1,470 @@
+#include "transports/udp/wire_format.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <limits>
+
+#include "transports/udp/crc32c.hpp"
+
+namespace axon::udp {
+namespace {
+
+// Field offsets (docs/design/udp.md has the tables).
+namespace common {
+constexpr std::size_t kMagic = 0;
+constexpr std::size_t kVersion = 4;
+constexpr std::size_t kType = 5;
+constexpr std::size_t kFlags = 6;
+constexpr std::size_t kReserved = 7;
+constexpr std::size_t kSenderId = 8;
+constexpr std::size_t kChecksum = 16;
+constexpr std::size_t kDatagramBytes = 20;
+}  // namespace common
+namespace data {
+constexpr std::size_t kTopicId = 24;
+constexpr std::size_t kSequence = 32;
+constexpr std::size_t kWriterId = 40;
+constexpr std::size_t kTotalBytes = 44;
+constexpr std::size_t kFragmentIndex = 48;
+constexpr std::size_t kFragmentCount = 52;
+constexpr std::size_t kFragmentBytes = 56;
+constexpr std::size_t kPayloadBytes = 60;
+static_assert(kPayloadBytes + 4 == kDataHeaderBytes);
+}  // namespace data
+namespace heartbeat {  // GAP has the same layout with end_sequence in place of last_sequence.
+constexpr std::size_t kTopicId = 24;
+constexpr std::size_t kFirstSequence = 32;
+constexpr std::size_t kLastSequence = 40;
+constexpr std::size_t kWriterId = 48;
+constexpr std::size_t kReserved = 52;
+static_assert(kReserved + 4 == kHeartbeatBytes && kHeartbeatBytes == kGapBytes);
+}  // namespace heartbeat
+namespace nack {
+constexpr std::size_t kTargetSenderId = 24;
+constexpr std::size_t kTopicId = 32;
+constexpr std::size_t kWriterId = 40;
+constexpr std::size_t kRangeCount = 44;
+constexpr std::size_t kRanges = 48;
+static_assert(kRanges == kNackHeaderBytes);
+// Inside one range.
+constexpr std::size_t kRangeSequence = 0;
+constexpr std::size_t kRangeFirst = 8;
+constexpr std::size_t kRangeEnd = 12;
+}  // namespace nack
+static_assert(kNackHeaderBytes + kMaxNackRanges * kNackRangeBytes <= kMtu1500FragmentBytes + kDataHeaderBytes);
+
+// Little-endian loads and stores, byte by byte: no alignment or host-order assumptions.
+std::uint8_t load_u8(std::span<const std::byte> b, std::size_t at) noexcept {
+  return std::to_integer<std::uint8_t>(b[at]);
+}
+std::uint32_t load_u32(std::span<const std::byte> b, std::size_t at) noexcept {
+  std::uint32_t v = 0;
+  for (std::size_t i = 0; i < 4; ++i) {
+    v |= static_cast<std::uint32_t>(std::to_integer<std::uint8_t>(b[at + i])) << (8 * i);
+  }
+  return v;
+}
+std::uint64_t load_u64(std::span<const std::byte> b, std::size_t at) noexcept {
+  return static_cast<std::uint64_t>(load_u32(b, at)) | (static_cast<std::uint64_t>(load_u32(b, at + 4)) << 32);
+}
+void store_u8(std::span<std::byte> b, std::size_t at, std::uint8_t v) noexcept { b[at] = std::byte{v}; }
+void store_u32(std::span<std::byte> b, std::size_t at, std::uint32_t v) noexcept {
+  for (std::size_t i = 0; i < 4; ++i) {
+    b[at + i] = static_cast<std::byte>((v >> (8 * i)) & 0xFFU);
+  }
+}
+void store_u64(std::span<std::byte> b, std::size_t at, std::uint64_t v) noexcept {
+  store_u32(b, at, static_cast<std::uint32_t>(v));
+  store_u32(b, at + 4, static_cast<std::uint32_t>(v >> 32));
+}
+
+constexpr std::array<std::byte, 4> kZeroChecksum{};
+
+// CRC-32C of header + body with the checksum field read as zero.
+std::uint32_t datagram_checksum(std::span<const std::byte> header, std::span<const std::byte> body) noexcept {
+  std::uint32_t crc = crc32c(header.first(common::kChecksum));
+  crc = crc32c(kZeroChecksum, crc);
+  crc = crc32c(header.subspan(common::kChecksum + 4), crc);
+  return crc32c(body, crc);
+}
+
+// The rules of a DATA fragment shared by the parser and the encoder.
+ParseError check_data(const DataFragment& f, std::size_t payload_size, const WireLimits& limits) noexcept {
+  if (f.sequence == 0) {
+    return ParseError::kZeroSequence;
+  }
+  if (f.total_bytes > limits.max_message_bytes) {
+    return ParseError::kMessageTooLarge;
+  }
+  if (f.fragment_count == 0) {
+    return ParseError::kZeroFragmentCount;
+  }
+  if (f.fragment_bytes == 0) {
+    return ParseError::kZeroFragmentSize;
+  }
+  if (f.fragment_bytes > limits.max_fragment_bytes) {
+    return ParseError::kFragmentSizeTooLarge;
+  }
+  if (f.fragment_index >= f.fragment_count) {
+    return ParseError::kFragmentIndexOutOfRange;
+  }
+  if (f.fragment_count != fragment_count_for(f.total_bytes, f.fragment_bytes)) {
+    return ParseError::kFragmentCountMismatch;
+  }
+  const std::uint64_t offset = static_cast<std::uint64_t>(f.fragment_index) * f.fragment_bytes;
+  const std::uint64_t expected =
+      f.total_bytes == 0 ? 0 : std::min<std::uint64_t>(f.fragment_bytes, f.total_bytes - offset);
+  if (payload_size != expected) {
+    return ParseError::kFragmentPayloadMismatch;
+  }
+  return ParseError::kOk;
+}
+
+ParseError check_sequence_range(std::uint64_t first, std::uint64_t last_or_end, bool inclusive) noexcept {
+  if (first == 0) {
+    return ParseError::kZeroSequence;
+  }
+  if (inclusive) {  // [first, last]: empty when first == last + 1.
+    return first <= last_or_end || first - last_or_end == 1 ? ParseError::kOk : ParseError::kBadSequenceRange;
+  }
+  return first < last_or_end ? ParseError::kOk : ParseError::kBadSequenceRange;
+}
+
+ParseError check_nack_range(const NackRange& r) noexcept {
+  if (r.sequence == 0) {
+    return ParseError::kZeroSequence;
+  }
+  return r.first_fragment < r.end_fragment ? ParseError::kOk : ParseError::kBadNackRange;
+}
+
+NackRange load_range(std::span<const std::byte> b) noexcept {
+  return NackRange{.sequence = load_u64(b, nack::kRangeSequence),
+                   .first_fragment = load_u32(b, nack::kRangeFirst),
+                   .end_fragment = load_u32(b, nack::kRangeEnd)};
+}
+
+std::size_t header_bytes_of(DatagramType type) noexcept {
+  switch (type) {
+    case DatagramType::kData: return kDataHeaderBytes;
+    case DatagramType::kHeartbeat: return kHeartbeatBytes;
+    case DatagramType::kNack: return kNackHeaderBytes;
+    case DatagramType::kGap: return kGapBytes;
+  }
+  return 0;
+}
+
+ParseError parse_body(std::span<const std::byte> b, const WireLimits& limits, ParsedDatagram& out) noexcept {
+  switch (out.header.type) {
+    case DatagramType::kData: {
+      DataFragment f;
+      f.topic_id = load_u64(b, data::kTopicId);
+      f.sequence = load_u64(b, data::kSequence);
+      f.writer_id = load_u32(b, data::kWriterId);
+      f.total_bytes = load_u32(b, data::kTotalBytes);
+      f.fragment_index = load_u32(b, data::kFragmentIndex);
+      f.fragment_count = load_u32(b, data::kFragmentCount);
+      f.fragment_bytes = load_u32(b, data::kFragmentBytes);
+      const std::uint32_t payload_bytes = load_u32(b, data::kPayloadBytes);
+      f.payload = b.subspan(kDataHeaderBytes);
+      if (payload_bytes != f.payload.size()) {
+        return ParseError::kPayloadLengthMismatch;
+      }
+      out.data = f;
+      return check_data(f, f.payload.size(), limits);
+    }
+    case DatagramType::kHeartbeat: {
+      if (load_u32(b, heartbeat::kReserved) != 0 || b.size() != kHeartbeatBytes) {
+        return b.size() != kHeartbeatBytes ? ParseError::kLengthMismatch : ParseError::kReservedNotZero;
+      }
+      Heartbeat h{.topic_id = load_u64(b, heartbeat::kTopicId),
+                  .first_sequence = load_u64(b, heartbeat::kFirstSequence),
+                  .last_sequence = load_u64(b, heartbeat::kLastSequence),
+                  .writer_id = load_u32(b, heartbeat::kWriterId)};
+      out.heartbeat = h;
+      return check_sequence_range(h.first_sequence, h.last_sequence, true);
+    }
+    case DatagramType::kGap: {
+      if (load_u32(b, heartbeat::kReserved) != 0 || b.size() != kGapBytes) {
+        return b.size() != kGapBytes ? ParseError::kLengthMismatch : ParseError::kReservedNotZero;
+      }
+      Gap g{.topic_id = load_u64(b, heartbeat::kTopicId),
+            .first_sequence = load_u64(b, heartbeat::kFirstSequence),
+            .end_sequence = load_u64(b, heartbeat::kLastSequence),
+            .writer_id = load_u32(b, heartbeat::kWriterId)};
+      out.gap = g;
+      return check_sequence_range(g.first_sequence, g.end_sequence, false);
+    }
+    case DatagramType::kNack: {
+      Nack n;
+      n.target_sender_id = load_u64(b, nack::kTargetSenderId);
+      n.topic_id = load_u64(b, nack::kTopicId);
+      n.writer_id = load_u32(b, nack::kWriterId);
+      n.range_count = load_u32(b, nack::kRangeCount);
+      if (n.range_count > kMaxNackRanges) {
+        return ParseError::kTooManyNackRanges;
+      }
+      if (n.range_count == 0) {
+        return ParseError::kBadNackRange;
+      }
+      // range_count <= 64, so the product cannot overflow.
+      if (b.size() != kNackHeaderBytes + n.range_count * kNackRangeBytes) {
+        return ParseError::kLengthMismatch;
+      }
+      n.encoded_ranges = b.subspan(kNackHeaderBytes);
+      for (std::size_t i = 0; i < n.range_count; ++i) {
+        if (const ParseError e = check_nack_range(n.range(i)); e != ParseError::kOk) {
+          return e;
+        }
+      }
+      out.nack = n;
+      return ParseError::kOk;
+    }
+  }
+  return ParseError::kUnknownType;
+}
+
+void store_common(std::span<std::byte> out, DatagramType type, std::uint64_t sender_id, std::size_t datagram_bytes,
+                  bool checksum) noexcept {
+  store_u32(out, common::kMagic, kMagic);
+  store_u8(out, common::kVersion, kWireVersion);
+  store_u8(out, common::kType, static_cast<std::uint8_t>(type));
+  store_u8(out, common::kFlags, checksum ? kFlagChecksum : 0);
+  store_u8(out, common::kReserved, 0);
+  store_u64(out, common::kSenderId, sender_id);
+  store_u32(out, common::kChecksum, 0);
+  store_u32(out, common::kDatagramBytes, static_cast<std::uint32_t>(datagram_bytes));
+}
+
+void seal(std::span<std::byte> header, std::span<const std::byte> body, bool checksum) noexcept {
+  if (checksum) {
+    store_u32(header, common::kChecksum, datagram_checksum(header, body));
+  }
+}
+
+constexpr WireLimits kEncodeLimits{.max_message_bytes = std::numeric_limits<std::uint32_t>::max(),
+                                   .max_fragment_bytes = kMaxDatagramBytes - kDataHeaderBytes,
+                                   .require_checksum = false};
+
+}  // namespace
+
+std::string_view to_string(ParseError error) noexcept {
+  switch (error) {
+    case ParseError::kOk: return "ok";
+    case ParseError::kTruncatedHeader: return "udp: datagram shorter than the 24-byte common header";
+    case ParseError::kDatagramTooLarge: return "udp: datagram longer than 65507 bytes";
+    case ParseError::kBadMagic: return "udp: bad magic (not an axon datagram)";
+    case ParseError::kUnsupportedVersion: return "udp: unsupported wire version";
+    case ParseError::kUnknownType: return "udp: unknown datagram type";
+    case ParseError::kUnknownFlags: return "udp: unknown flag bits";
+    case ParseError::kReservedNotZero: return "udp: reserved field (or checksum without its flag) not zero";
+    case ParseError::kZeroSenderId: return "udp: sender id 0";
+    case ParseError::kLengthMismatch: return "udp: length field differs from the datagram size";
+    case ParseError::kTruncatedBody: return "udp: datagram shorter than the header of its type";
+    case ParseError::kChecksumMissing: return "udp: checksum required but absent";
+    case ParseError::kBadChecksum: return "udp: CRC-32C mismatch";
+    case ParseError::kZeroSequence: return "udp: sequence 0 (sequences start at 1)";
+    case ParseError::kPayloadLengthMismatch: return "udp: payload_bytes differs from the bytes after the header";
+    case ParseError::kZeroFragmentCount: return "udp: fragment count 0";
+    case ParseError::kZeroFragmentSize: return "udp: fragment size 0";
+    case ParseError::kFragmentSizeTooLarge: return "udp: fragment size above the limit";
+    case ParseError::kFragmentIndexOutOfRange: return "udp: fragment index >= fragment count";
+    case ParseError::kFragmentCountMismatch: return "udp: fragment count inconsistent with total size";
+    case ParseError::kFragmentPayloadMismatch: return "udp: fragment payload size inconsistent with its index";
+    case ParseError::kMessageTooLarge: return "udp: message total size above the limit";
+    case ParseError::kBadSequenceRange: return "udp: bad sequence range";
+    case ParseError::kTooManyNackRanges: return "udp: NACK with more than 64 ranges";
+    case ParseError::kBadNackRange: return "udp: NACK without ranges or with first >= end";
+    case ParseError::kCount: break;
+  }
+  return "udp: unknown parse error";
+}
+
+ParseError check_fragment(const DataFragment& fragment, const WireLimits& limits) noexcept {
+  return check_data(fragment, fragment.payload.size(), limits);
+}
+
+NackRange Nack::range(std::size_t i) const noexcept { return load_range(encoded_ranges.subspan(i * kNackRangeBytes)); }
+
+ParseError parse_datagram(std::span<const std::byte> bytes, const WireLimits& limits, ParsedDatagram& out) noexcept {
+  if (bytes.size() < kCommonHeaderBytes) {
+    return ParseError::kTruncatedHeader;
+  }
+  if (bytes.size() > kMaxDatagramBytes) {
+    return ParseError::kDatagramTooLarge;
+  }
+  if (load_u32(bytes, common::kMagic) != kMagic) {
+    return ParseError::kBadMagic;
+  }
+  if (load_u8(bytes, common::kVersion) != kWireVersion) {
+    return ParseError::kUnsupportedVersion;
+  }
+  const std::uint8_t type = load_u8(bytes, common::kType);
+  if (type < static_cast<std::uint8_t>(DatagramType::kData) || type > static_cast<std::uint8_t>(DatagramType::kGap)) {
+    return ParseError::kUnknownType;
+  }
+  DatagramHeader& h = out.header;
+  h.type = static_cast<DatagramType>(type);
+  h.flags = load_u8(bytes, common::kFlags);
+  if ((h.flags & ~kKnownFlags) != 0) {
+    return ParseError::kUnknownFlags;
+  }
+  if (load_u8(bytes, common::kReserved) != 0) {
+    return ParseError::kReservedNotZero;
+  }
+  h.sender_id = load_u64(bytes, common::kSenderId);
+  if (h.sender_id == 0) {
+    return ParseError::kZeroSenderId;
+  }
+  h.checksum = load_u32(bytes, common::kChecksum);
+  h.datagram_bytes = load_u32(bytes, common::kDatagramBytes);
+  if (h.datagram_bytes != bytes.size()) {
+    return ParseError::kLengthMismatch;
+  }
+  if (bytes.size() < header_bytes_of(h.type)) {
+    return ParseError::kTruncatedBody;
+  }
+  if ((h.flags & kFlagChecksum) != 0) {
+    if (datagram_checksum(bytes.first(kCommonHeaderBytes), bytes.subspan(kCommonHeaderBytes)) != h.checksum) {
+      return ParseError::kBadChecksum;
+    }
+  } else if (limits.require_checksum) {
+    return ParseError::kChecksumMissing;
+  } else if (h.checksum != 0) {
+    return ParseError::kReservedNotZero;
+  }
+  return parse_body(bytes, limits, out);
+}
+
+Result<ParsedDatagram> parse_datagram(std::span<const std::byte> bytes, const WireLimits& limits) noexcept {
+  ParsedDatagram out;
+  const ParseError error = parse_datagram(bytes, limits, out);
+  if (error == ParseError::kOk) {
+    return out;
+  }
+  // to_string() returns literals, so the message needs no allocation.
+  return Error(error == ParseError::kUnsupportedVersion ? ErrorCode::kIncompatible : ErrorCode::kMalformed,
+               to_string(error).data());
+}
+
+std::uint64_t ParseCounters::refused() const noexcept {
+  std::uint64_t sum = 0;
+  for (std::size_t i = 1; i < counts_.size(); ++i) {
+    sum += counts_[i];
+  }
+  return sum;
+}
+
+std::size_t encode_data_header(std::span<std::byte> out, std::uint64_t sender_id, const DataFragment& fragment,
+                               bool checksum) noexcept {
+  const std::size_t size = kDataHeaderBytes + fragment.payload.size();
+  if (out.size() < kDataHeaderBytes || size > kMaxDatagramBytes || sender_id == 0 ||
+      check_data(fragment, fragment.payload.size(), kEncodeLimits) != ParseError::kOk) {
+    return 0;
+  }
+  const std::span<std::byte> h = out.first(kDataHeaderBytes);
+  store_common(h, DatagramType::kData, sender_id, size, checksum);
+  store_u64(h, data::kTopicId, fragment.topic_id);
+  store_u64(h, data::kSequence, fragment.sequence);
+  store_u32(h, data::kWriterId, fragment.writer_id);
+  store_u32(h, data::kTotalBytes, fragment.total_bytes);
+  store_u32(h, data::kFragmentIndex, fragment.fragment_index);
+  store_u32(h, data::kFragmentCount, fragment.fragment_count);
+  store_u32(h, data::kFragmentBytes, fragment.fragment_bytes);
+  store_u32(h, data::kPayloadBytes, static_cast<std::uint32_t>(fragment.payload.size()));
+  seal(h, fragment.payload, checksum);
+  return size;
+}
+
+std::size_t encode_data(std::span<std::byte> out, std::uint64_t sender_id, const DataFragment& fragment,
+                        bool checksum) noexcept {
+  const std::size_t size = kDataHeaderBytes + fragment.payload.size();
+  if (out.size() < size || encode_data_header(out, sender_id, fragment, checksum) == 0) {
+    return 0;
+  }
+  if (!fragment.payload.empty()) {
+    std::memcpy(out.data() + kDataHeaderBytes, fragment.payload.data(), fragment.payload.size());
+  }
+  return size;
+}
+
+std::size_t encode_heartbeat(std::span<std::byte> out, std::uint64_t sender_id, const Heartbeat& heartbeat,
+                             bool checksum) noexcept {
+  if (out.size() < kHeartbeatBytes || sender_id == 0 ||
+      check_sequence_range(heartbeat.first_sequence, heartbeat.last_sequence, true) != ParseError::kOk) {
+    return 0;
+  }
+  const std::span<std::byte> h = out.first(kHeartbeatBytes);
+  store_common(h, DatagramType::kHeartbeat, sender_id, kHeartbeatBytes, checksum);
+  store_u64(h, heartbeat::kTopicId, heartbeat.topic_id);
+  store_u64(h, heartbeat::kFirstSequence, heartbeat.first_sequence);
+  store_u64(h, heartbeat::kLastSequence, heartbeat.last_sequence);
+  store_u32(h, heartbeat::kWriterId, heartbeat.writer_id);
+  store_u32(h, heartbeat::kReserved, 0);
+  seal(h, {}, checksum);
+  return kHeartbeatBytes;
+}
+
+std::size_t encode_gap(std::span<std::byte> out, std::uint64_t sender_id, const Gap& gap, bool checksum) noexcept {
+  if (out.size() < kGapBytes || sender_id == 0 ||
+      check_sequence_range(gap.first_sequence, gap.end_sequence, false) != ParseError::kOk) {
+    return 0;
+  }
+  const std::span<std::byte> h = out.first(kGapBytes);
+  store_common(h, DatagramType::kGap, sender_id, kGapBytes, checksum);
+  store_u64(h, heartbeat::kTopicId, gap.topic_id);
+  store_u64(h, heartbeat::kFirstSequence, gap.first_sequence);
+  store_u64(h, heartbeat::kLastSequence, gap.end_sequence);
+  store_u32(h, heartbeat::kWriterId, gap.writer_id);
+  store_u32(h, heartbeat::kReserved, 0);
+  seal(h, {}, checksum);
+  return kGapBytes;
+}
+
+std::size_t encode_nack(std::span<std::byte> out, std::uint64_t sender_id, std::uint64_t target_sender_id,
+                        std::uint64_t topic_id, std::uint32_t writer_id, std::span<const NackRange> ranges,
+                        bool checksum) noexcept {
+  const std::size_t size = kNackHeaderBytes + ranges.size() * kNackRangeBytes;
+  if (ranges.empty() || ranges.size() > kMaxNackRanges || out.size() < size || sender_id == 0) {
+    return 0;
+  }
+  for (const NackRange& r : ranges) {
+    if (check_nack_range(r) != ParseError::kOk) {
+      return 0;
+    }
+  }
+  const std::span<std::byte> d = out.first(size);
+  store_common(d, DatagramType::kNack, sender_id, size, checksum);
+  store_u64(d, nack::kTargetSenderId, target_sender_id);
+  store_u64(d, nack::kTopicId, topic_id);
+  store_u32(d, nack::kWriterId, writer_id);
+  store_u32(d, nack::kRangeCount, static_cast<std::uint32_t>(ranges.size()));
+  for (std::size_t i = 0; i < ranges.size(); ++i) {
+    const std::span<std::byte> r = d.subspan(kNackHeaderBytes + i * kNackRangeBytes, kNackRangeBytes);
+    store_u64(r, nack::kRangeSequence, ranges[i].sequence);
+    store_u32(r, nack::kRangeFirst, ranges[i].first_fragment);
+    store_u32(r, nack::kRangeEnd, ranges[i].end_fragment);
+  }
+  seal(d.first(kCommonHeaderBytes), d.subspan(kCommonHeaderBytes), checksum);
+  return size;
+}
+
+DataFragment make_fragment(std::uint64_t topic_id, std::uint32_t writer_id, std::uint64_t sequence,
+                           std::span<const std::byte> message, std::uint32_t fragment_bytes,
+                           std::uint32_t index) noexcept {
+  DataFragment f;
+  f.topic_id = topic_id;
+  f.sequence = sequence;
+  f.writer_id = writer_id;
+  f.total_bytes = static_cast<std::uint32_t>(message.size());
+  f.fragment_index = index;
+  f.fragment_bytes = fragment_bytes;
+  f.fragment_count =
+      fragment_bytes == 0 ? 0 : static_cast<std::uint32_t>(fragment_count_for(message.size(), fragment_bytes));
+  const std::uint64_t offset = static_cast<std::uint64_t>(index) * fragment_bytes;
+  if (offset < message.size()) {
+    f.payload = message.subspan(offset, std::min<std::uint64_t>(fragment_bytes, message.size() - offset));
+  }
+  return f;
+}
+
+}  // namespace axon::udp
