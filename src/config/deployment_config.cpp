@@ -87,8 +87,9 @@ Result<DeploymentConfig> load_deployment_config(const std::string& path) {
   std::ifstream in(path);
   if (!in) {
     return Error(ErrorCode::kInvalidArgument,
-                 path + ": cannot open the deployment config (NodeOptions::config_path or AXON_CONFIG); check the "
-                        "path, or unset it to run with defaults on one host");
+                 path +
+                     ": cannot open the deployment config (NodeOptions::config_path or AXON_CONFIG); check the "
+                     "path, or unset it to run with defaults on one host");
   }
   std::ostringstream text;
   text << in.rdbuf();

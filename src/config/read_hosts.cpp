@@ -54,7 +54,8 @@ std::vector<HostConfig> read_hosts(YamlReader& r, const YAML::Node& list) {
     if (const YAML::Node address = node["address"]; address.IsDefined() && r.ok()) {
       host.address = r.text(address, what + " address");
       if (r.ok() && !is_ip_address(host.address)) {
-        r.fail(address, what + " address must be a numeric IPv4 or IPv6 address (such as 10.0.0.2 or fd00::2), found '" +
+        r.fail(address, what +
+                            " address must be a numeric IPv4 or IPv6 address (such as 10.0.0.2 or fd00::2), found '" +
                             host.address + "'");
       }
     } else {
@@ -73,9 +74,9 @@ std::vector<HostConfig> read_hosts(YamlReader& r, const YAML::Node& list) {
       }
     }
     if (const auto [it, fresh] = address_owner.emplace(host.address, host.name); !fresh && r.ok()) {
-      r.fail(node["address"].IsDefined() ? node["address"] : node,
-             what + " has address " + host.address + ", like host '" + it->second +
-                 "'; give each host its own address");
+      r.fail(
+          node["address"].IsDefined() ? node["address"] : node,
+          what + " has address " + host.address + ", like host '" + it->second + "'; give each host its own address");
     }
     hosts.push_back(std::move(host));
   }

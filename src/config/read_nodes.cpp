@@ -70,7 +70,8 @@ void read_executor(YamlReader& r, const YAML::Node& map, NodeConfig& node, const
     return;
   }
   r.check_keys(map, {"cpu_affinity", "sched_fifo_priority"}, what);
-  if (const YAML::Node cpus = map["cpu_affinity"]; cpus.IsDefined() && r.ok() && r.expect_list(cpus, what + " cpu_affinity")) {
+  if (const YAML::Node cpus = map["cpu_affinity"];
+      cpus.IsDefined() && r.ok() && r.expect_list(cpus, what + " cpu_affinity")) {
     for (const auto& cpu : cpus) {
       const int value = static_cast<int>(r.integer(cpu, what + " cpu_affinity entry", 0, kMaxCpu));
       for (const int seen : node.executor_thread.cpu_affinity) {
@@ -100,7 +101,7 @@ std::string resolve_host(YamlReader& r, const YAML::Node& node, const std::vecto
     }
     return hosts.size() == 1 ? hosts.front().name : std::string();
   }
-  const std::string name = r.text(host, what + " host");
+  std::string name = r.text(host, what + " host");
   if (!r.ok()) {
     return {};
   }

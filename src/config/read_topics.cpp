@@ -36,8 +36,8 @@ void read_subscriber_qos(YamlReader& r, const YAML::Node& item, SubscriberQos& q
                           : Reliability::kBestEffort;
   }
   if (const YAML::Node v = item["overflow"]; v.IsDefined()) {
-    const std::string overflow = r.choice(
-        v, what + " overflow", {"default", "drop_oldest", "reject_newest", "latest_only", "block_publisher"});
+    const std::string overflow =
+        r.choice(v, what + " overflow", {"default", "drop_oldest", "reject_newest", "latest_only", "block_publisher"});
     qos.overflow = overflow == "drop_oldest"       ? Overflow::kDropOldest
                    : overflow == "reject_newest"   ? Overflow::kRejectNewest
                    : overflow == "latest_only"     ? Overflow::kLatestOnly
@@ -123,11 +123,11 @@ std::vector<TopicConfig> read_topics(YamlReader& r, const YAML::Node& list, cons
     if (!r.expect_map(item, where)) {
       break;
     }
-    r.check_keys(item,
-                 {"name", "transport", "history", "depth", "reliability", "overflow", "block_timeout_ms",
-                  "quarantine_after_ms", "deadline_ms", "verification", "durability", "durability_depth",
-                  "high_water_percent", "max_payload_bytes"},
-                 where);
+    r.check_keys(
+        item,
+        {"name", "transport", "history", "depth", "reliability", "overflow", "block_timeout_ms", "quarantine_after_ms",
+         "deadline_ms", "verification", "durability", "durability_depth", "high_water_percent", "max_payload_bytes"},
+        where);
     TopicConfig topic;
     topic.location = location_of(item);
     topic.name = r.text(r.field(item, "name", where, true), where + " name");

@@ -1,6 +1,8 @@
 // The `udp:` section: discovery (multicast or static peers), heartbeats,
 // socket buffers and the largest message. Read and checked now; used by the
 // UDP transport once it exists (issue 6).
+#include <fmt/format.h>
+
 #include "src/config/config_sections.hpp"
 
 namespace axon::detail {
@@ -26,8 +28,9 @@ void read_discovery(YamlReader& r, const YAML::Node& map, UdpConfig& udp, const 
   if (group.IsDefined() && r.ok()) {
     udp.multicast_group = r.text(group, what + " multicast_group");
     if (r.ok() && !is_multicast_address(udp.multicast_group)) {
-      r.fail(group, what + " multicast_group must be a multicast address (IPv4 224.0.0.0 to 239.255.255.255, "
-                           "such as 239.255.0.1, or IPv6 ff00::/8), found '" +
+      r.fail(group, what +
+                        " multicast_group must be a multicast address (IPv4 224.0.0.0 to 239.255.255.255, "
+                        "such as 239.255.0.1, or IPv6 ff00::/8), found '" +
                         udp.multicast_group + "'");
     }
   }
@@ -48,13 +51,13 @@ void read_discovery(YamlReader& r, const YAML::Node& map, UdpConfig& udp, const 
     }
     if (!known_host && !is_ip_address(name)) {
       const std::string near = closest_match(name, names_of(hosts));
-      r.fail(peer, what + " static_peers entry '" + name + "' is neither a host of hosts: nor a numeric IP address" +
-                       (near.empty() ? "" : " (did you mean '" + near + "'?)"));
+      r.fail(peer, fmt::format("{} static_peers entry '{}' is neither a host of hosts: nor a numeric IP address{}",
+                               what, name, near.empty() ? "" : fmt::format(" (did you mean '{}'?)", near)));
       return;
     }
     for (const auto& seen : udp.static_peers) {
       if (seen == name) {
-        r.fail(peer, what + " static_peers lists '" + name + "' twice");
+        r.fail(peer, fmt::format("{} static_peers lists '{}' twice", what, name));
         return;
       }
     }
@@ -86,14 +89,15 @@ UdpConfig read_udp(YamlReader& r, const YAML::Node& map, const std::vector<HostC
     udp.liveliness_timeout_ms = static_cast<std::uint32_t>(r.integer(v, "udp liveliness_timeout_ms", 1, 600'000));
   }
   if (r.ok() && udp.liveliness_timeout_ms <= udp.heartbeat_period_ms) {
-    const YAML::Node at = map["liveliness_timeout_ms"].IsDefined() ? map["liveliness_timeout_ms"]
-                                                                    : map["heartbeat_period_ms"];
+    const YAML::Node at =
+        map["liveliness_timeout_ms"].IsDefined() ? map["liveliness_timeout_ms"] : map["heartbeat_period_ms"];
     r.fail(at, "udp liveliness_timeout_ms (" + std::to_string(udp.liveliness_timeout_ms) +
                    ") must be longer than heartbeat_period_ms (" + std::to_string(udp.heartbeat_period_ms) +
                    "), or every host is lost between two heartbeats; a few periods is usual");
   }
   if (const YAML::Node v = map["send_buffer_bytes"]; v.IsDefined()) {
-    udp.send_buffer_bytes = static_cast<std::uint32_t>(r.size(v, "udp send_buffer_bytes", kMinBufferBytes, kMaxBufferBytes));
+    udp.send_buffer_bytes =
+        static_cast<std::uint32_t>(r.size(v, "udp send_buffer_bytes", kMinBufferBytes, kMaxBufferBytes));
   }
   if (const YAML::Node v = map["receive_buffer_bytes"]; v.IsDefined()) {
     udp.receive_buffer_bytes =

@@ -207,8 +207,7 @@ bool YamlReader::boolean(const YAML::Node& node, const std::string& what) {
   return value;
 }
 
-std::uint64_t YamlReader::size(const YAML::Node& node, const std::string& what, std::uint64_t min,
-                               std::uint64_t max) {
+std::uint64_t YamlReader::size(const YAML::Node& node, const std::string& what, std::uint64_t min, std::uint64_t max) {
   const std::uint64_t bytes = node.IsScalar() ? parse_size(node.Scalar()) : 0;
   if (bytes == 0) {
     fail(node, what + " must be a size such as 2048, \"2 KiB\" or \"1 MiB\", found " + kind_of(node));
@@ -228,7 +227,7 @@ std::string YamlReader::choice(const YAML::Node& node, const std::string& what,
     fail(node, what + " must be one of " + join(allowed) + ", found " + kind_of(node));
     return {};
   }
-  const std::string value = node.Scalar();
+  const std::string& value = node.Scalar();
   if (std::find(allowed.begin(), allowed.end(), value) == allowed.end()) {
     fail(node, what + " must be one of " + join(allowed) + ", found '" + value + "'" + did_you_mean(value, allowed));
     return {};

@@ -193,9 +193,10 @@ TEST_F(NodeConfigTest, RefusesUdpAndRdmaTopicsAsNotAvailableYet) {
 }
 
 TEST_F(NodeConfigTest, RefusesAutoWithAPeerNodeOnAnotherHost) {
-  auto sut = Node::create("sensor", options_with("hosts:\n  - {name: a, address: 10.0.0.1}\n"
-                                                 "  - {name: b, address: 10.0.0.2}\n"
-                                                 "nodes:\n  - {name: sensor, host: a}\n  - {name: display, host: b}\n"));
+  auto sut =
+      Node::create("sensor", options_with("hosts:\n  - {name: a, address: 10.0.0.1}\n"
+                                          "  - {name: b, address: 10.0.0.2}\n"
+                                          "nodes:\n  - {name: sensor, host: a}\n  - {name: display, host: b}\n"));
 
   ASSERT_FALSE(sut.ok());
   const std::string message(sut.error().message());
