@@ -4,6 +4,7 @@
 // Internal to scenario_config.cpp.
 #pragma once
 
+#include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
@@ -30,10 +31,13 @@ class YamlReader {
   }
   [[noreturn]] void fail(const YAML::Node& at, const std::string& what) { fail(at.Mark(), what); }
 
-  void expect_map(const YAML::Node& node, const std::string& what) { checked(reader_.expect_map(node, what)); }
+  void expect_map(const YAML::Node& node, const std::string& what) {
+    reader_.expect_map(node, what);
+    throw_if_failed();
+  }
   void check_keys(const YAML::Node& map, std::initializer_list<std::string_view> allowed, const std::string& what) {
     reader_.check_keys(map, allowed, what);
-    checked(0);
+    throw_if_failed();
   }
   YAML::Node field(const YAML::Node& map, const char* key, const std::string& what, bool required) {
     return checked(reader_.field(map, key, what, required));
@@ -66,10 +70,10 @@ class YamlReader {
       const std::string name = text(item, what + " entry");
       const auto found = topics.find(name);
       if (found == topics.end()) {
-        fail(item, what + ": unknown topic '" + name + "' (define it under topics:)");
+        fail(item, fmt::format("{}: unknown topic '{}' (define it under topics:)", what, name));
       }
       if (std::find(indices.begin(), indices.end(), found->second) != indices.end()) {
-        fail(item, what + ": topic '" + name + "' is listed twice");
+        fail(item, fmt::format("{}: topic '{}' is listed twice", what, name));
       }
       indices.push_back(found->second);
     }
@@ -80,11 +84,14 @@ class YamlReader {
 
  private:
   [[noreturn]] void throw_failure() const { throw ScenarioError(std::string(reader_.error().message())); }
-  template <class T>
-  T checked(T value) const {
+  void throw_if_failed() const {
     if (!reader_.ok()) {
       throw_failure();
     }
+  }
+  template <class T>
+  [[nodiscard]] T checked(T value) const {
+    throw_if_failed();
     return value;
   }
 

@@ -142,11 +142,12 @@ void YamlReader::check_keys(const YAML::Node& map, std::initializer_list<std::st
     }
     const std::string name = key.Scalar();
     if (std::find(allowed.begin(), allowed.end(), name) == allowed.end()) {
-      fail(key, what + ": unknown key '" + name + "'" + did_you_mean(name, allowed) + "; known keys: " + join(allowed));
+      fail(key, fmt::format("{}: unknown key '{}'{}; known keys: {}", what, name, did_you_mean(name, allowed),
+                            join(allowed)));
       return;
     }
     if (!seen.insert(name).second) {
-      fail(key, what + ": key '" + name + "' is given twice");
+      fail(key, fmt::format("{}: key '{}' is given twice", what, name));
       return;
     }
   }
@@ -210,7 +211,7 @@ bool YamlReader::boolean(const YAML::Node& node, const std::string& what) {
 std::uint64_t YamlReader::size(const YAML::Node& node, const std::string& what, std::uint64_t min, std::uint64_t max) {
   const std::uint64_t bytes = node.IsScalar() ? parse_size(node.Scalar()) : 0;
   if (bytes == 0) {
-    fail(node, what + " must be a size such as 2048, \"2 KiB\" or \"1 MiB\", found " + kind_of(node));
+    fail(node, fmt::format(R"({} must be a size such as 2048, "2 KiB" or "1 MiB", found {})", what, kind_of(node)));
     return min;
   }
   if (bytes < min || bytes > max) {

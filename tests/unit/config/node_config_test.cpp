@@ -31,7 +31,7 @@ class NodeConfigTest : public ::testing::Test {
   /// Writes `text` to a file of this test and returns its path.
   std::string write_config(const std::string& text) {
     std::filesystem::create_directories(dir);
-    const std::string path = dir + "/deployment.yaml";
+    std::string path = dir + "/deployment.yaml";
     std::ofstream(path) << text;
     return path;
   }
