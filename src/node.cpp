@@ -6,6 +6,7 @@
 #include <string>
 
 #include "axon/detail/transport_factories.hpp"
+#include "src/config/node_deployment.hpp"
 #include "src/log.hpp"
 
 namespace axon {
@@ -48,10 +49,35 @@ void Node::log_data_path(std::string_view topic, std::string_view serializer, Da
   logger().debug("{} of topic '{}': {} messages, data path {}", role, topic, serializer, to_string(path));
 }
 
+TransportKind Node::transport_for(std::string_view /*topic*/) const noexcept {
+  // auto with every node on this host is shared memory; Node::create refused
+  // udp, rdma and peers on other hosts (issue 6).
+  return TransportKind::kShm;
+}
+
+ThreadOptions Node::executor_thread_options() const {
+  const NodeConfig* entry = deployment_ ? deployment_->find_node(name_) : nullptr;
+  return entry != nullptr ? entry->executor_thread : ThreadOptions{};
+}
+
+PublisherQos Node::publisher_qos_for(std::string_view topic, const PublisherQos& code) const {
+  const TopicConfig* entry = deployment_ ? deployment_->find_topic(topic) : nullptr;
+  return entry != nullptr && code == PublisherQos{} ? entry->publisher : code;
+}
+
+SubscriberQos Node::subscriber_qos_for(std::string_view topic, const SubscriberQos& code) const {
+  const TopicConfig* entry = deployment_ ? deployment_->find_topic(topic) : nullptr;
+  return entry != nullptr && code == SubscriberQos{} ? entry->subscriber : code;
+}
+
 Result<std::shared_ptr<Node>> Node::create(std::string name, NodeOptions options) {
   if (name.empty() || name.size() >= 64 || name.find('/') != std::string::npos) {
     return Error(ErrorCode::kInvalidArgument,
                  fmt::format("node name '{}' must have 1 to 63 characters and no '/'", name));
+  }
+  auto placement = detail::apply_deployment(name, options);
+  if (!placement) {
+    return placement.error();
   }
   std::uint32_t domain = 0;
   if (options.domain_id) {
@@ -71,7 +97,8 @@ Result<std::shared_ptr<Node>> Node::create(std::string name, NodeOptions options
   if (!transport) {
     return transport.error();
   }
-  return std::make_shared<Node>(std::move(name), domain, std::move(*transport));
+  return std::make_shared<Node>(std::move(name), domain, std::move(*transport), std::move(placement->config),
+                                std::move(placement->host));
 }
 
 }  // namespace axon

@@ -2,9 +2,6 @@
 
 #include <yaml-cpp/yaml.h>
 
-#include <algorithm>
-#include <cctype>
-#include <cmath>
 #include <map>
 #include <set>
 #include <string_view>
@@ -22,12 +19,7 @@ constexpr std::size_t kMaxComponents = 48;
 /// Publishers per node (kMaxPublishersPerNode in the shared-memory transport).
 constexpr std::size_t kMaxPublishesPerComponent = 32;
 
-std::string lower(std::string text) {
-  std::transform(text.begin(), text.end(), text.begin(), [](unsigned char c) { return std::tolower(c); });
-  return text;
-}
-
-ScenarioTopic read_topic(const YamlReader& r, const YAML::Node& node, std::size_t index) {
+ScenarioTopic read_topic(YamlReader& r, const YAML::Node& node, std::size_t index) {
   const std::string where = "topic #" + std::to_string(index + 1);
   r.expect_map(node, where);
   r.check_keys(node, {"name", "payload", "rate_hz", "depth", "overflow", "phase_ms", "touch"}, where);
@@ -64,7 +56,7 @@ ScenarioTopic read_topic(const YamlReader& r, const YAML::Node& node, std::size_
   return t;
 }
 
-ScenarioComponent read_component(const YamlReader& r, const YAML::Node& node, std::size_t index,
+ScenarioComponent read_component(YamlReader& r, const YAML::Node& node, std::size_t index,
                                  const std::map<std::string, int>& topics) {
   const std::string where = "component #" + std::to_string(index + 1);
   r.expect_map(node, where);
@@ -94,38 +86,6 @@ ScenarioComponent read_component(const YamlReader& r, const YAML::Node& node, st
 
 }  // namespace
 
-std::uint64_t parse_size(const std::string& raw) {
-  std::string text;
-  for (const char ch : raw) {
-    if (std::isspace(static_cast<unsigned char>(ch)) == 0) {
-      text += ch;
-    }
-  }
-  std::size_t digits = 0;
-  while (digits < text.size() && (std::isdigit(static_cast<unsigned char>(text[digits])) != 0 || text[digits] == '.')) {
-    ++digits;
-  }
-  if (digits == 0) {
-    return 0;
-  }
-  double value = 0;
-  try {
-    value = std::stod(text.substr(0, digits));
-  } catch (const std::exception&) {
-    return 0;
-  }
-  static const std::map<std::string, double> kUnits = {
-      {"", 1},        {"b", 1},         {"k", 1024},       {"kib", 1024},  {"kb", 1000},
-      {"m", 1 << 20}, {"mib", 1 << 20}, {"mb", 1'000'000}, {"g", 1 << 30}, {"gib", 1 << 30},
-  };
-  const auto unit = kUnits.find(lower(text.substr(digits)));
-  if (unit == kUnits.end()) {
-    return 0;
-  }
-  const double bytes = std::ceil(value * unit->second);
-  return bytes >= 1 && bytes < 1e12 ? static_cast<std::uint64_t>(bytes) : 0;
-}
-
 std::uint64_t round_up_payload(std::uint64_t bytes) {
   std::uint64_t size = kScenarioMinPayloadBytes;
   while (size < bytes) {
@@ -135,7 +95,7 @@ std::uint64_t round_up_payload(std::uint64_t bytes) {
 }
 
 Scenario load_scenario(const std::string& path) {
-  const YamlReader r(path);
+  YamlReader r(path);
   YAML::Node root;
   try {
     root = YAML::LoadFile(path);

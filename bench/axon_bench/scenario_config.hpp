@@ -65,10 +65,6 @@ struct Scenario {
 /// Reads and checks `path`. Throws ScenarioError.
 Scenario load_scenario(const std::string& path);
 
-/// Parses a size: a number of bytes, or a number with a unit B, KiB, MiB
-/// (also KB/MB = 1000-based, k/M). Returns 0 when `text` is not a size.
-std::uint64_t parse_size(const std::string& text);
-
 /// The power of two from 64 B up that holds `bytes`.
 std::uint64_t round_up_payload(std::uint64_t bytes);
 

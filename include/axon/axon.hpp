@@ -2,6 +2,7 @@
 #pragma once
 
 #include "axon/callback_subscription.hpp"  // IWYU pragma: export
+#include "axon/deployment_config.hpp"      // IWYU pragma: export
 #include "axon/executor.hpp"               // IWYU pragma: export
 #include "axon/loan.hpp"                   // IWYU pragma: export
 #include "axon/node.hpp"                   // IWYU pragma: export

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "axon/callback_subscription.hpp"
+#include "axon/deployment_config.hpp"
 #include "axon/options.hpp"
 #include "axon/publisher.hpp"
 #include "axon/result.hpp"
@@ -25,16 +26,23 @@ namespace axon {
 /// subscribers keep what they need alive, so they may outlive their node.
 class Node {
  public:
-  /// Joins the domain (NodeOptions::domain_id, AXON_DOMAIN or 0). Fails with
-  /// a message saying what to fix: no room in /dev/shm, a domain made by an
-  /// incompatible axon build, too many participants, ...
+  /// Joins the domain (NodeOptions::domain_id, AXON_DOMAIN, the deployment
+  /// config's domain, or 0). Reads the deployment config named by
+  /// NodeOptions::config_path or AXON_CONFIG, if any (docs/configuration.md).
+  /// Fails with a message saying what to fix: an invalid config (file, line,
+  /// column), a topic or peer this build has no transport for, no room in
+  /// /dev/shm, a domain made by an incompatible axon build, too many
+  /// participants, ...
   static Result<std::shared_ptr<Node>> create(std::string name, NodeOptions options = {});
 
   /// A publisher of T on `topic`, encoded by Serializer<T>. Refused when the
   /// topic carries another type, or when qos.require_zero_copy is set and
-  /// T's data path is not zero copy.
+  /// T's data path is not zero copy. A default `qos` (`{}`) means the topic's
+  /// QoS from the deployment config, when it lists the topic; any other
+  /// `qos` is used as it is (docs/configuration.md, "Precedence").
   template <class T>
   Result<std::shared_ptr<Publisher<T>>> advertise(std::string_view topic, PublisherQos qos = {}) {
+    qos = publisher_qos_for(topic, qos);
     static_assert(detail::HasSerializer<T>, "no axon serializer for T (see axon/serializer.hpp)");
     if (auto ok = check_data_path(topic, Serializer<T>::kDataPath, qos.require_zero_copy, "publisher"); !ok) {
       return ok.error();
@@ -50,9 +58,11 @@ class Node {
     return std::make_shared<Publisher<T>>(std::move(*port), std::string(topic));
   }
 
-  /// A subscriber of T on `topic`; refused like advertise().
+  /// A subscriber of T on `topic`; refused like advertise(). A default `qos`
+  /// means the topic's QoS from the deployment config, like advertise().
   template <class T>
   Result<std::shared_ptr<Subscriber<T>>> subscribe(std::string_view topic, SubscriberQos qos = {}) {
+    qos = subscriber_qos_for(topic, qos);
     static_assert(detail::HasSerializer<T>, "no axon serializer for T (see axon/serializer.hpp)");
     if (auto ok = check_data_path(topic, Serializer<T>::kDataPath, qos.require_zero_copy, "subscriber"); !ok) {
       return ok.error();
@@ -87,8 +97,26 @@ class Node {
   /// Free and total chunks per class of this node's pool.
   [[nodiscard]] std::vector<PoolClassStats> pool_stats() const { return transport_->pool_stats(); }
 
-  Node(std::string name, std::uint32_t domain_id, std::shared_ptr<Transport> transport) noexcept
-      : name_(std::move(name)), domain_id_(domain_id), transport_(std::move(transport)) {}
+  /// The transport that carries `topic` for this node. Always kShm in this
+  /// build: Node::create refuses configs that would need another.
+  [[nodiscard]] TransportKind transport_for(std::string_view topic) const noexcept;
+  /// The host this node runs on by the deployment config ("" without one, or
+  /// when the file lists no hosts).
+  [[nodiscard]] const std::string& host() const noexcept { return host_; }
+  /// The deployment config this node was created with (nullptr: none).
+  [[nodiscard]] const std::shared_ptr<const DeploymentConfig>& deployment() const noexcept { return deployment_; }
+  /// This node's executor thread settings from the deployment config (empty
+  /// without one): hand them to MultiThreadedOptions::worker_thread or
+  /// apply_thread_options(); executors are the application's.
+  [[nodiscard]] ThreadOptions executor_thread_options() const;
+
+  Node(std::string name, std::uint32_t domain_id, std::shared_ptr<Transport> transport,
+       std::shared_ptr<const DeploymentConfig> deployment = nullptr, std::string host = {}) noexcept
+      : name_(std::move(name)),
+        domain_id_(domain_id),
+        transport_(std::move(transport)),
+        deployment_(std::move(deployment)),
+        host_(std::move(host)) {}
 
  private:
   template <class T>
@@ -98,6 +126,9 @@ class Node {
                            .max_payload_bytes = max_payload_bytes,
                            .allow_compatible_evolution = allow_evolution};
   }
+  /// `code` unless it is the default and the deployment config has the topic.
+  [[nodiscard]] PublisherQos publisher_qos_for(std::string_view topic, const PublisherQos& code) const;
+  [[nodiscard]] SubscriberQos subscriber_qos_for(std::string_view topic, const SubscriberQos& code) const;
   static Result<void> check_data_path(std::string_view topic, DataPath path, bool require_zero_copy,
                                       std::string_view role);
   static void log_data_path(std::string_view topic, std::string_view serializer, DataPath path, std::string_view role);
@@ -105,6 +136,8 @@ class Node {
   std::string name_;
   std::uint32_t domain_id_;
   std::shared_ptr<Transport> transport_;
+  std::shared_ptr<const DeploymentConfig> deployment_;
+  std::string host_;
 };
 
 }  // namespace axon

@@ -51,6 +51,12 @@ struct NodeOptions {
   /// (/proc/sys/vm/nr_hugepages); too few free is an error, never a silent
   /// fall back to normal pages.
   bool huge_pages = false;
+  /// Deployment config file (docs/configuration.md). Empty: the AXON_CONFIG
+  /// environment variable, else none (one host, every default). The node
+  /// finds its entry by name: chunk_classes from the file apply when the ones
+  /// above are empty, a memory option is on when either side turns it on, and
+  /// the file's domain applies when neither domain_id nor AXON_DOMAIN is set.
+  std::string config_path;
 };
 
 /// Which messages a subscriber's queue keeps (DDS HISTORY).
@@ -109,6 +115,8 @@ struct PublisherQos {
   /// A subscriber's queue at or above this fill (percent of its depth) is
   /// reported: PublishStatus::full and the on_backpressure handler.
   std::uint32_t high_water_percent = 75;
+
+  bool operator==(const PublisherQos&) const = default;
 };
 
 struct SubscriberQos {
@@ -135,6 +143,8 @@ struct SubscriberQos {
   /// Executors call the subscription's deadline handler when no message came
   /// for this long. 0: no deadline.
   std::int64_t deadline_ns = 0;
+
+  bool operator==(const SubscriberQos&) const = default;
 };
 
 /// The overflow policy `qos` amounts to, or an error naming the conflict

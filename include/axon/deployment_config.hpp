@@ -1,0 +1,107 @@
+// The deployment configuration: one YAML file that says where each node runs,
+// how big its pool is, which QoS and transport each topic uses and how hosts
+// find each other. Plain structs; the file format is in docs/configuration.md.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "axon/options.hpp"
+#include "axon/realtime.hpp"
+#include "axon/result.hpp"
+
+namespace axon {
+
+/// How a topic's messages reach their subscribers.
+enum class TransportKind : std::uint8_t {
+  kAuto,  ///< Same host: shared memory; another host: RDMA when both have a device, else UDP.
+  kShm,   ///< Shared memory only (subscribers on this host).
+  kUdp,   ///< UDP (not available in this build yet, issue 6).
+  kRdma,  ///< RDMA (not available in this build yet, issue 6).
+};
+
+/// "auto", "shm", "udp" or "rdma".
+[[nodiscard]] std::string_view to_string(TransportKind kind) noexcept;
+
+/// Where an entry was written: 1-based line and column (0: not from a file).
+struct ConfigLocation {
+  int line = 0;
+  int column = 0;
+};
+
+struct HostConfig {
+  std::string name;
+  std::string address;      ///< An IPv4 or IPv6 address.
+  std::string rdma_device;  ///< Empty: the host has no RDMA device.
+  ConfigLocation location;
+};
+
+struct NodeConfig {
+  std::string name;
+  /// Empty when the file lists no hosts (everything on this one).
+  std::string host;
+  /// Empty: NodeOptions::chunk_classes, else default_chunk_classes().
+  std::vector<ChunkClassConfig> chunk_classes;
+  bool prefault_memory = false;
+  bool lock_memory = false;
+  bool huge_pages = false;
+  /// For the executors of this node: hand to MultiThreadedOptions::worker_thread
+  /// or apply_thread_options() (Node::thread_options()).
+  ThreadOptions executor_thread;
+  ConfigLocation location;
+};
+
+struct TopicConfig {
+  std::string name;
+  TransportKind transport = TransportKind::kAuto;
+  /// The QoS advertise()/subscribe() use when the code passes the default
+  /// QoS (see docs/configuration.md, "Precedence").
+  PublisherQos publisher;
+  SubscriberQos subscriber;
+  ConfigLocation location;
+};
+
+struct UdpConfig {
+  /// Multicast discovery (used when static_peers is empty).
+  std::string multicast_group = "239.255.0.1";
+  std::uint16_t discovery_port = 7400;
+  /// Addresses (or host names of `hosts`) to announce to instead of multicast.
+  std::vector<std::string> static_peers;
+  std::uint32_t heartbeat_period_ms = 100;
+  /// A host silent this long is lost (liveliness handlers fire).
+  std::uint32_t liveliness_timeout_ms = 1000;
+  std::uint32_t send_buffer_bytes = 4U << 20U;
+  std::uint32_t receive_buffer_bytes = 4U << 20U;
+  /// Largest message sent over UDP (fragmented to the MTU).
+  std::uint32_t max_message_bytes = 16U << 20U;
+};
+
+struct DeploymentConfig {
+  /// The file it came from ("" when built in code or from an absent file).
+  std::string file;
+  /// Empty: NodeOptions::domain_id, AXON_DOMAIN, else 0.
+  std::optional<std::uint32_t> domain;
+  std::vector<HostConfig> hosts;
+  std::vector<NodeConfig> nodes;
+  std::vector<TopicConfig> topics;
+  UdpConfig udp;
+
+  /// Lookups by name; nullptr when absent.
+  [[nodiscard]] const HostConfig* find_host(std::string_view name) const noexcept;
+  [[nodiscard]] const NodeConfig* find_node(std::string_view name) const noexcept;
+  [[nodiscard]] const TopicConfig* find_topic(std::string_view name) const noexcept;
+};
+
+/// Parses and validates a deployment file. An empty text is a valid, empty
+/// config. Errors (kInvalidArgument) read "NAME:LINE:COLUMN: what is wrong and
+/// what is expected". Slow path: allocates.
+Result<DeploymentConfig> parse_deployment_config(std::string_view text, std::string_view name_for_errors);
+
+/// Reads and parses `path`. A missing file is an error (kInvalidArgument):
+/// callers that want "no file, defaults" simply do not call this.
+Result<DeploymentConfig> load_deployment_config(const std::string& path);
+
+}  // namespace axon

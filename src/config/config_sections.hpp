@@ -1,0 +1,46 @@
+// The readers of each section of a deployment file (hosts, nodes, topics,
+// udp), called in that order by parse_deployment_config(); each checks its
+// own entries and their references to earlier sections. Failures are
+// recorded in the reader (see yaml_reader.hpp). Not public API.
+#pragma once
+
+#include <yaml-cpp/yaml.h>
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "axon/deployment_config.hpp"
+#include "src/config/yaml_reader.hpp"
+
+namespace axon::detail {
+
+std::vector<HostConfig> read_hosts(YamlReader& r, const YAML::Node& list);
+/// Needs the hosts: a node's host must be one of them.
+std::vector<NodeConfig> read_nodes(YamlReader& r, const YAML::Node& list, const std::vector<HostConfig>& hosts);
+/// Needs the hosts: an rdma topic needs an RDMA device on every host.
+std::vector<TopicConfig> read_topics(YamlReader& r, const YAML::Node& list, const std::vector<HostConfig>& hosts);
+/// Needs the hosts: static peers may name them.
+UdpConfig read_udp(YamlReader& r, const YAML::Node& map, const std::vector<HostConfig>& hosts);
+
+/// A numeric IPv4 or IPv6 address (no host names: a deployment file must not
+/// depend on DNS at start-up).
+bool is_ip_address(std::string_view text);
+/// An IPv4 address in 224.0.0.0/4 or an IPv6 address in ff00::/8.
+bool is_multicast_address(std::string_view text);
+
+/// ConfigLocation of a YAML node (1-based).
+ConfigLocation location_of(const YAML::Node& node);
+
+/// The names in `items` (for "did you mean" and "known: ..." lists).
+template <class Item>
+std::vector<std::string> names_of(const std::vector<Item>& items) {
+  std::vector<std::string> names;
+  names.reserve(items.size());
+  for (const auto& item : items) {
+    names.push_back(item.name);
+  }
+  return names;
+}
+
+}  // namespace axon::detail

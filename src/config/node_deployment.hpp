@@ -1,0 +1,31 @@
+// What Node::create takes from the deployment config: the file (from
+// NodeOptions::config_path or AXON_CONFIG), this node's entry and host, its
+// pool and memory settings, and the check that every topic it may use has a
+// transport in this build. Not public API.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "axon/deployment_config.hpp"
+#include "axon/options.hpp"
+#include "axon/result.hpp"
+
+namespace axon::detail {
+
+struct NodeDeployment {
+  /// nullptr when no config was given (single host, every default).
+  std::shared_ptr<const DeploymentConfig> config;
+  /// The host this node runs on ("" when the file lists no hosts).
+  std::string host;
+};
+
+/// Loads the config named by `options.config_path`, else by AXON_CONFIG (none:
+/// an empty NodeDeployment). Applies this node's entry to `options`: chunk
+/// classes when the code left them empty, memory options that either side
+/// turns on. Refuses what this build cannot carry: a topic with transport
+/// udp or rdma, or another node of the file on another host. Slow path.
+Result<NodeDeployment> apply_deployment(const std::string& node_name, NodeOptions& options);
+
+}  // namespace axon::detail

@@ -1,0 +1,113 @@
+// The `udp:` section: discovery (multicast or static peers), heartbeats,
+// socket buffers and the largest message. Read and checked now; used by the
+// UDP transport once it exists (issue 6).
+#include <fmt/format.h>
+
+#include "src/config/config_sections.hpp"
+
+namespace axon::detail {
+namespace {
+
+constexpr std::uint64_t kMinBufferBytes = 64U << 10U;
+constexpr std::uint64_t kMaxBufferBytes = 1U << 30U;
+constexpr std::uint64_t kMinMessageBytes = 1U << 10U;
+constexpr std::uint64_t kMaxMessageBytes = 1U << 30U;
+
+void read_discovery(YamlReader& r, const YAML::Node& map, UdpConfig& udp, const std::vector<HostConfig>& hosts) {
+  const std::string what = "udp discovery";
+  if (!r.expect_map(map, what)) {
+    return;
+  }
+  r.check_keys(map, {"multicast_group", "port", "static_peers"}, what);
+  const YAML::Node group = map["multicast_group"];
+  const YAML::Node peers = map["static_peers"];
+  if (group.IsDefined() && peers.IsDefined() && r.ok()) {
+    r.fail(peers, what + ": give either multicast_group or static_peers, not both (static peers replace multicast)");
+    return;
+  }
+  if (group.IsDefined() && r.ok()) {
+    udp.multicast_group = r.text(group, what + " multicast_group");
+    if (r.ok() && !is_multicast_address(udp.multicast_group)) {
+      r.fail(group, what +
+                        " multicast_group must be a multicast address (IPv4 224.0.0.0 to 239.255.255.255, "
+                        "such as 239.255.0.1, or IPv6 ff00::/8), found '" +
+                        udp.multicast_group + "'");
+    }
+  }
+  if (const YAML::Node port = map["port"]; port.IsDefined()) {
+    udp.discovery_port = static_cast<std::uint16_t>(r.integer(port, what + " port", 1, 65535));
+  }
+  if (!peers.IsDefined() || !r.ok() || !r.expect_list(peers, what + " static_peers")) {
+    return;
+  }
+  for (const auto& peer : peers) {
+    const std::string name = r.text(peer, what + " static_peers entry");
+    if (!r.ok()) {
+      return;
+    }
+    bool known_host = false;
+    for (const auto& host : hosts) {
+      known_host = known_host || host.name == name;
+    }
+    if (!known_host && !is_ip_address(name)) {
+      const std::string near = closest_match(name, names_of(hosts));
+      r.fail(peer, fmt::format("{} static_peers entry '{}' is neither a host of hosts: nor a numeric IP address{}",
+                               what, name, near.empty() ? "" : fmt::format(" (did you mean '{}'?)", near)));
+      return;
+    }
+    for (const auto& seen : udp.static_peers) {
+      if (seen == name) {
+        r.fail(peer, fmt::format("{} static_peers lists '{}' twice", what, name));
+        return;
+      }
+    }
+    udp.static_peers.push_back(name);
+  }
+  if (udp.static_peers.empty()) {
+    r.fail(peers, what + " static_peers is empty; list at least one peer or remove it to use multicast");
+  }
+}
+
+}  // namespace
+
+UdpConfig read_udp(YamlReader& r, const YAML::Node& map, const std::vector<HostConfig>& hosts) {
+  UdpConfig udp;
+  if (!map.IsDefined() || map.IsNull() || !r.expect_map(map, "udp")) {
+    return udp;
+  }
+  r.check_keys(map,
+               {"discovery", "heartbeat_period_ms", "liveliness_timeout_ms", "send_buffer_bytes",
+                "receive_buffer_bytes", "max_message_bytes"},
+               "udp");
+  if (const YAML::Node discovery = map["discovery"]; discovery.IsDefined() && r.ok()) {
+    read_discovery(r, discovery, udp, hosts);
+  }
+  if (const YAML::Node v = map["heartbeat_period_ms"]; v.IsDefined()) {
+    udp.heartbeat_period_ms = static_cast<std::uint32_t>(r.integer(v, "udp heartbeat_period_ms", 1, 60'000));
+  }
+  if (const YAML::Node v = map["liveliness_timeout_ms"]; v.IsDefined()) {
+    udp.liveliness_timeout_ms = static_cast<std::uint32_t>(r.integer(v, "udp liveliness_timeout_ms", 1, 600'000));
+  }
+  if (r.ok() && udp.liveliness_timeout_ms <= udp.heartbeat_period_ms) {
+    const YAML::Node at =
+        map["liveliness_timeout_ms"].IsDefined() ? map["liveliness_timeout_ms"] : map["heartbeat_period_ms"];
+    r.fail(at, "udp liveliness_timeout_ms (" + std::to_string(udp.liveliness_timeout_ms) +
+                   ") must be longer than heartbeat_period_ms (" + std::to_string(udp.heartbeat_period_ms) +
+                   "), or every host is lost between two heartbeats; a few periods is usual");
+  }
+  if (const YAML::Node v = map["send_buffer_bytes"]; v.IsDefined()) {
+    udp.send_buffer_bytes =
+        static_cast<std::uint32_t>(r.size(v, "udp send_buffer_bytes", kMinBufferBytes, kMaxBufferBytes));
+  }
+  if (const YAML::Node v = map["receive_buffer_bytes"]; v.IsDefined()) {
+    udp.receive_buffer_bytes =
+        static_cast<std::uint32_t>(r.size(v, "udp receive_buffer_bytes", kMinBufferBytes, kMaxBufferBytes));
+  }
+  if (const YAML::Node v = map["max_message_bytes"]; v.IsDefined()) {
+    udp.max_message_bytes =
+        static_cast<std::uint32_t>(r.size(v, "udp max_message_bytes", kMinMessageBytes, kMaxMessageBytes));
+  }
+  return udp;
+}
+
+}  // namespace axon::detail

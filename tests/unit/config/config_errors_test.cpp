@@ -1,0 +1,128 @@
+// Invalid deployment files: each class of mistake is refused with the file,
+// the line of the offending entry and what is expected.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "axon/deployment_config.hpp"
+
+namespace axon {
+namespace {
+
+struct Case {
+  const char* what;
+  const char* text;
+  const char* where;     ///< "file:line:" the error must start with
+  const char* expected;  ///< a piece of the message
+};
+
+std::ostream& operator<<(std::ostream& out, const Case& c) { return out << c.what; }
+
+class ConfigErrors : public ::testing::TestWithParam<Case> {};
+
+TEST_P(ConfigErrors, NameTheLineAndWhatIsExpected) {
+  const Case& c = GetParam();
+
+  auto sut = parse_deployment_config(c.text, "bad.yaml");
+
+  ASSERT_FALSE(sut.ok()) << "accepted: " << c.text;
+  EXPECT_EQ(sut.error().code(), ErrorCode::kInvalidArgument);
+  const std::string message(sut.error().message());
+  EXPECT_EQ(message.rfind(c.where, 0), 0U) << "message: " << message;
+  EXPECT_NE(message.find(c.expected), std::string::npos) << "message: " << message;
+}
+
+const Case kCases[] = {
+    // Syntax.
+    {"not YAML", "topics: [a\n", "bad.yaml:", "not valid YAML"},
+    {"not a mapping", "- a\n- b\n", "bad.yaml:1:1:", "must be a mapping"},
+    // Unknown keys, with a suggestion for a near miss.
+    {"unknown top-level key", "domain: 1\nhots: []\n", "bad.yaml:2:1:", "unknown key 'hots' (did you mean 'hosts'?)"},
+    {"unknown topic key", "topics:\n  - name: a\n    dept: 4\n",
+     "bad.yaml:3:5:", "unknown key 'dept' (did you mean 'depth'?); known keys:"},
+    {"unknown key far from any", "udp:\n  zzzzzz: 1\n", "bad.yaml:2:3:", "unknown key 'zzzzzz'; known keys:"},
+    {"unknown pool key", "nodes:\n  - name: a\n    pool:\n      huge_page: true\n",
+     "bad.yaml:4:7:", "did you mean 'huge_pages'?"},
+    {"key given twice", "topics:\n  - name: a\n    depth: 1\n    depth: 2\n", "bad.yaml:", "depth"},
+    // Wrong types.
+    {"text for a number", "domain: seven\n", "bad.yaml:1:9:", "domain must be a number, found 'seven'"},
+    {"mapping for a list", "hosts:\n  name: a\n", "bad.yaml:2:3:", "hosts must be a list"},
+    {"number for a boolean", "nodes:\n  - name: a\n    pool: {lock_memory: 3}\n",
+     "bad.yaml:3:25:", "lock_memory must be true or false"},
+    {"not a size", "udp:\n  send_buffer_bytes: lots\n", "bad.yaml:2:22:", "must be a size such as 2048"},
+    {"unknown enum value", "topics:\n  - {name: a, reliability: reliabel}\n",
+     "bad.yaml:2:28:", "reliability must be one of best_effort, reliable, found 'reliabel' (did you mean 'reliable'?)"},
+    {"unknown transport", "topics:\n  - {name: a, transport: tcp}\n",
+     "bad.yaml:2:26:", "transport must be one of auto, shm, udp, rdma"},
+    {"missing name", "topics:\n  - depth: 4\n", "bad.yaml:2:5:", "missing required key 'name'"},
+    // Out of range.
+    {"depth too large", "topics:\n  - name: a\n    depth: 1000\n",
+     "bad.yaml:3:12:", "depth must be a whole number from 1 to 256, found 1000"},
+    {"negative domain", "domain: -1\n", "bad.yaml:1:9:", "from 0 to 4294967295"},
+    {"priority too high", "nodes:\n  - name: a\n    executor: {sched_fifo_priority: 120}\n",
+     "bad.yaml:3:37:", "sched_fifo_priority (0: normal scheduling) must be a whole number from 0 to 99"},
+    {"port too high", "udp:\n  discovery: {port: 70000}\n", "bad.yaml:2:21:", "from 1 to 65535"},
+    {"negative milliseconds", "topics:\n  - {name: a, deadline_ms: -5}\n",
+     "bad.yaml:2:28:", "deadline_ms must be from 0 to 3600000 milliseconds"},
+    {"chunk classes shrinking",
+     "nodes:\n  - name: a\n    pool:\n      chunk_classes:\n        - {payload_bytes: 4 KiB, "
+     "count: 8}\n        - {payload_bytes: 256, count: 8}\n",
+     "bad.yaml:6:27:", "classes must grow strictly"},
+    {"tiny socket buffer", "udp:\n  receive_buffer_bytes: 100\n", "bad.yaml:2:25:", "must be from 65536 to"},
+    // Unknown references.
+    {"unknown host of a node", "hosts: [{name: ecu, address: 10.0.0.1}]\nnodes:\n  - {name: a, host: ceu}\n",
+     "bad.yaml:3:21:", "node 'a' runs on unknown host 'ceu' (did you mean 'ecu'?); hosts: ecu"},
+    {"host without hosts", "nodes:\n  - {name: a, host: ecu}\n", "bad.yaml:2:21:", "the file lists no hosts"},
+    {"node without host among several",
+     "hosts:\n  - {name: x, address: 10.0.0.1}\n  - {name: y, address: 10.0.0.2}\nnodes:\n  - {name: a}\n",
+     "bad.yaml:5:5:", "node 'a' must say which host it runs on (host: one of x, y)"},
+    {"unknown static peer", "hosts: [{name: ecu}]\nudp:\n  discovery: {static_peers: [ecu, euc1]}\n",
+     "bad.yaml:3:35:", "'euc1' is neither a host of hosts: nor a numeric IP address"},
+    // Duplicates.
+    {"duplicate host", "hosts:\n  - {name: a, address: 10.0.0.1}\n  - {name: a, address: 10.0.0.2}\n",
+     "bad.yaml:3:12:", "host 'a' is defined twice (first at line 2)"},
+    {"duplicate node", "nodes:\n  - name: a\n  - name: b\n  - name: a\n",
+     "bad.yaml:4:11:", "node 'a' is defined twice (first at line 2)"},
+    {"duplicate topic", "topics:\n  - name: t\n  - name: t\n", "bad.yaml:3:11:", "topic 't' is defined twice"},
+    {"duplicate address", "hosts:\n  - {name: a, address: 10.0.0.1}\n  - {name: b, address: 10.0.0.1}\n",
+     "bad.yaml:3:24:", "host 'b' has address 10.0.0.1, like host 'a'; give each host its own address"},
+    {"two hosts on the default address", "hosts: [{name: a}, {name: b}]\n", "bad.yaml:1:20:", "like host 'a'"},
+    {"duplicate cpu", "nodes:\n  - {name: a, executor: {cpu_affinity: [1, 1]}}\n",
+     "bad.yaml:2:44:", "lists CPU 1 twice"},
+    // Conflicting settings.
+    {"reliable with drop oldest", "topics:\n  - name: a\n    reliability: reliable\n    overflow: drop_oldest\n",
+     "bad.yaml:4:15:", "topic 'a': conflicting QoS settings: SubscriberQos: Reliability::kReliable never drops"},
+    {"keep all with latest only", "topics:\n  - name: a\n    history: keep_all\n    overflow: latest_only\n",
+     "bad.yaml:4:15:", "History::kKeepAll keeps every message"},
+    {"quarantine without block", "topics:\n  - name: a\n    quarantine_after_ms: 10\n",
+     "bad.yaml:3:26:", "quarantine_after_ns applies to Overflow::kBlockPublisher only"},
+    {"durability depth when volatile", "topics:\n  - {name: a, durability_depth: 4}\n",
+     "bad.yaml:2:33:", "durability_depth only applies to durability: transient_local"},
+    {"rdma on a host without device",
+     "hosts:\n  - {name: a, address: 10.0.0.1, rdma_device: mlx5_0}\n  - {name: b, address: 10.0.0.2}\n"
+     "topics:\n  - {name: t, transport: rdma}\n",
+     "bad.yaml:5:26:", "host 'b' has no rdma_device"},
+    {"rdma without hosts", "topics:\n  - {name: t, transport: rdma}\n", "bad.yaml:2:26:", "lists no hosts"},
+    {"multicast and static peers", "udp:\n  discovery:\n    multicast_group: 239.1.1.1\n    static_peers: [10.0.0.1]\n",
+     "bad.yaml:4:19:", "give either multicast_group or static_peers, not both"},
+    {"liveliness shorter than heartbeat", "udp:\n  heartbeat_period_ms: 500\n  liveliness_timeout_ms: 200\n",
+     "bad.yaml:3:26:", "must be longer than heartbeat_period_ms"},
+    // Addresses.
+    {"host name as address", "hosts:\n  - {name: a, address: ecu.local}\n",
+     "bad.yaml:2:24:", "address must be a numeric IPv4 or IPv6 address"},
+    {"bad IPv4", "hosts:\n  - {name: a, address: 10.0.0.300}\n", "bad.yaml:2:24:", "found '10.0.0.300'"},
+    {"unicast as multicast group", "udp:\n  discovery: {multicast_group: 10.0.0.1}\n",
+     "bad.yaml:2:32:", "multicast_group must be a multicast address"},
+};
+
+INSTANTIATE_TEST_SUITE_P(EveryClass, ConfigErrors, ::testing::ValuesIn(kCases));
+
+TEST(ConfigFile, AMissingFileIsAnErrorNamingIt) {
+  auto sut = load_deployment_config("/nonexistent/deploy.yaml");
+
+  ASSERT_FALSE(sut.ok());
+  EXPECT_NE(sut.error().message().find("/nonexistent/deploy.yaml: cannot open"), std::string_view::npos);
+}
+
+}  // namespace
+}  // namespace axon

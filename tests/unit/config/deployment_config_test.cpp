@@ -1,0 +1,126 @@
+// Valid deployment files: the full example, defaults, and the values each
+// key turns into.
+#include "axon/deployment_config.hpp"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+namespace axon {
+namespace {
+
+TEST(DeploymentConfig, AnEmptyFileIsValidAndGivesEveryDefault) {
+  for (const char* text : {"", "# nothing but a comment\n", "---\n"}) {
+    auto sut = parse_deployment_config(text, "empty.yaml");
+    ASSERT_TRUE(sut.ok()) << sut.error().message();
+    EXPECT_FALSE(sut->domain.has_value());
+    EXPECT_TRUE(sut->hosts.empty());
+    EXPECT_TRUE(sut->nodes.empty());
+    EXPECT_TRUE(sut->topics.empty());
+    EXPECT_EQ(sut->udp.multicast_group, "239.255.0.1");
+    EXPECT_EQ(sut->udp.discovery_port, 7400);
+    EXPECT_EQ(sut->udp.heartbeat_period_ms, 100U);
+    EXPECT_EQ(sut->udp.max_message_bytes, 16U << 20U);
+  }
+}
+
+TEST(DeploymentConfig, ReadsTheFullExampleOfTheDocumentation) {
+  auto sut = load_deployment_config(AXON_SOURCE_DIR "/examples/deployment.yaml");
+
+  ASSERT_TRUE(sut.ok()) << sut.error().message();
+  EXPECT_EQ(sut->domain, 7U);
+  ASSERT_EQ(sut->hosts.size(), 2U);
+  EXPECT_EQ(sut->hosts[0].address, "10.0.0.1");
+  EXPECT_EQ(sut->hosts[0].rdma_device, "mlx5_0");
+  EXPECT_TRUE(sut->hosts[1].rdma_device.empty());
+
+  const NodeConfig* perception = sut->find_node("perception");
+  ASSERT_NE(perception, nullptr);
+  EXPECT_EQ(perception->host, "controller");
+  ASSERT_EQ(perception->chunk_classes.size(), 2U);
+  EXPECT_EQ(perception->chunk_classes[0].payload_bytes, 4096U);
+  EXPECT_EQ(perception->chunk_classes[0].count, 256U);
+  EXPECT_EQ(perception->chunk_classes[1].payload_bytes, 2U << 20U);
+  EXPECT_TRUE(perception->prefault_memory);
+  EXPECT_FALSE(perception->lock_memory);
+  EXPECT_EQ(perception->executor_thread.cpu_affinity, (std::vector<int>{2, 3}));
+  EXPECT_EQ(perception->executor_thread.sched_fifo_priority, 80);
+  EXPECT_EQ(sut->find_node("display")->host, "cockpit");
+
+  const TopicConfig* objects = sut->find_topic("perception/objects");
+  ASSERT_NE(objects, nullptr);
+  EXPECT_EQ(objects->transport, TransportKind::kAuto);
+  EXPECT_EQ(objects->subscriber.depth, 8U);
+  EXPECT_EQ(objects->subscriber.overflow, Overflow::kDropOldest);
+  EXPECT_EQ(objects->subscriber.deadline_ns, 50'000'000);
+  EXPECT_EQ(objects->publisher.max_payload_bytes, 64U << 10U);
+
+  const TopicConfig* trajectory = sut->find_topic("planning/trajectory");
+  ASSERT_NE(trajectory, nullptr);
+  EXPECT_EQ(trajectory->subscriber.reliability, Reliability::kReliable);
+  EXPECT_EQ(trajectory->subscriber.block_timeout_ns, 5'000'000);
+  EXPECT_EQ(trajectory->publisher.durability, Durability::kTransientLocal);
+  EXPECT_EQ(trajectory->publisher.durability_depth, 4U);
+
+  const TopicConfig* video = sut->find_topic("display/video");
+  ASSERT_NE(video, nullptr);
+  EXPECT_EQ(video->transport, TransportKind::kUdp);
+  EXPECT_EQ(video->subscriber.overflow, Overflow::kLatestOnly);
+  EXPECT_EQ(video->subscriber.verification, Verification::kNever);
+
+  EXPECT_EQ(sut->udp.multicast_group, "239.255.0.7");
+  EXPECT_EQ(sut->udp.receive_buffer_bytes, 8U << 20U);
+  EXPECT_TRUE(sut->udp.static_peers.empty());
+}
+
+TEST(DeploymentConfig, KeysLeftOutOfATopicKeepTheCodeDefaults) {
+  auto sut = parse_deployment_config("topics:\n  - name: a\n", "t.yaml");
+
+  ASSERT_TRUE(sut.ok()) << sut.error().message();
+  EXPECT_EQ(sut->topics[0].transport, TransportKind::kAuto);
+  EXPECT_EQ(sut->topics[0].subscriber, SubscriberQos{});
+  EXPECT_EQ(sut->topics[0].publisher, PublisherQos{});
+  EXPECT_EQ(sut->topics[0].location.line, 2);
+}
+
+TEST(DeploymentConfig, ANodeOfTheOnlyHostNeedNotNameIt) {
+  auto sut = parse_deployment_config("hosts: [{name: robot}]\nnodes: [{name: a}]\n", "t.yaml");
+
+  ASSERT_TRUE(sut.ok()) << sut.error().message();
+  EXPECT_EQ(sut->hosts[0].address, "127.0.0.1");
+  EXPECT_EQ(sut->nodes[0].host, "robot");
+}
+
+TEST(DeploymentConfig, AcceptsStaticPeersByHostNameOrAddressAndIpv6) {
+  auto sut = parse_deployment_config(
+      "hosts:\n  - {name: a, address: 'fd00::1'}\n  - {name: b, address: 10.0.0.2}\n"
+      "udp:\n  discovery:\n    static_peers: [a, 10.0.0.9]\n    port: 9000\n",
+      "t.yaml");
+
+  ASSERT_TRUE(sut.ok()) << sut.error().message();
+  EXPECT_EQ(sut->udp.static_peers, (std::vector<std::string>{"a", "10.0.0.9"}));
+  EXPECT_EQ(sut->udp.discovery_port, 9000);
+}
+
+TEST(DeploymentConfig, AcceptsFractionalMillisecondsAndSizesWithUnits) {
+  auto sut = parse_deployment_config(
+      "topics:\n  - {name: a, overflow: block_publisher, block_timeout_ms: 0.25, quarantine_after_ms: 2}\n"
+      "udp: {send_buffer_bytes: 1.5 MiB, max_message_bytes: 65536}\n",
+      "t.yaml");
+
+  ASSERT_TRUE(sut.ok()) << sut.error().message();
+  EXPECT_EQ(sut->topics[0].subscriber.block_timeout_ns, 250'000);
+  EXPECT_EQ(sut->topics[0].subscriber.quarantine_after_ns, 2'000'000);
+  EXPECT_EQ(sut->udp.send_buffer_bytes, 1572864U);
+  EXPECT_EQ(sut->udp.max_message_bytes, 65536U);
+}
+
+TEST(DeploymentConfig, NamesEachTransport) {
+  EXPECT_EQ(to_string(TransportKind::kAuto), "auto");
+  EXPECT_EQ(to_string(TransportKind::kShm), "shm");
+  EXPECT_EQ(to_string(TransportKind::kUdp), "udp");
+  EXPECT_EQ(to_string(TransportKind::kRdma), "rdma");
+}
+
+}  // namespace
+}  // namespace axon

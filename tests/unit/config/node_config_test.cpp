@@ -1,0 +1,230 @@
+// Node::create with a deployment config: the node finds its entry, takes its
+// pool and topic QoS from the file, and refuses what this build cannot carry.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "axon/axon.hpp"
+#include "tests/support/child_process.hpp"
+#include "tests/support/eventually.hpp"
+
+namespace axon {
+namespace {
+
+struct Reading {
+  std::uint64_t value = 0;
+};
+
+class NodeConfigTest : public ::testing::Test {
+ protected:
+  void TearDown() override {
+    ::unsetenv("AXON_CONFIG");  // NOLINT(concurrency-mt-unsafe): single-threaded test
+    std::filesystem::remove_all(dir);
+    EXPECT_TRUE(test::domain_files(domain).empty()) << "files left in /dev/shm";
+  }
+
+  /// Writes `text` to a file of this test and returns its path.
+  std::string write_config(const std::string& text) {
+    std::filesystem::create_directories(dir);
+    std::string path = dir + "/deployment.yaml";
+    std::ofstream(path) << text;
+    return path;
+  }
+
+  NodeOptions options_with(const std::string& text) {
+    NodeOptions options;
+    options.domain_id = domain;
+    options.config_path = write_config(text);
+    return options;
+  }
+
+  std::uint32_t domain = test::unique_domain();
+  std::string dir = ::testing::TempDir() + "axon_config_" + std::to_string(::getpid()) + "_" + std::to_string(domain);
+};
+
+constexpr const char* kSmallPool =
+    "nodes:\n"
+    "  - name: sensor\n"
+    "    pool:\n"
+    "      chunk_classes:\n"
+    "        - {payload_bytes: 512, count: 3}\n"
+    "        - {payload_bytes: 8 KiB, count: 2}\n"
+    "    executor: {cpu_affinity: [0], sched_fifo_priority: 10}\n";
+
+TEST_F(NodeConfigTest, ANodeTakesItsPoolFromItsEntry) {
+  auto sut = Node::create("sensor", options_with(kSmallPool));
+
+  ASSERT_TRUE(sut.ok()) << sut.error().message();
+  const auto stats = (*sut)->pool_stats();
+  ASSERT_EQ(stats.size(), 2U);
+  EXPECT_EQ(stats[0].payload_bytes, 512U);
+  EXPECT_EQ(stats[0].total_chunks, 3U);
+  EXPECT_EQ(stats[1].payload_bytes, 8192U);
+  EXPECT_EQ(stats[1].total_chunks, 2U);
+  EXPECT_EQ((*sut)->executor_thread_options().cpu_affinity, std::vector<int>{0});
+  EXPECT_EQ((*sut)->executor_thread_options().sched_fifo_priority, 10);
+}
+
+TEST_F(NodeConfigTest, ChunkClassesGivenInCodeWinOverTheFile) {
+  NodeOptions options = options_with(kSmallPool);
+  options.chunk_classes = {{.payload_bytes = 1024, .count = 4}};
+
+  auto sut = Node::create("sensor", options);
+
+  ASSERT_TRUE(sut.ok()) << sut.error().message();
+  ASSERT_EQ((*sut)->pool_stats().size(), 1U);
+  EXPECT_EQ((*sut)->pool_stats()[0].payload_bytes, 1024U);
+}
+
+TEST_F(NodeConfigTest, FindsTheFileThroughAxonConfig) {
+  const std::string path = write_config(kSmallPool);
+  ::setenv("AXON_CONFIG", path.c_str(), 1);  // NOLINT(concurrency-mt-unsafe): single-threaded test
+  NodeOptions options;
+  options.domain_id = domain;
+
+  auto sut = Node::create("sensor", options);
+
+  ASSERT_TRUE(sut.ok()) << sut.error().message();
+  ASSERT_NE((*sut)->deployment(), nullptr);
+  EXPECT_EQ((*sut)->deployment()->file, path);
+  EXPECT_EQ((*sut)->pool_stats()[0].payload_bytes, 512U);
+}
+
+TEST_F(NodeConfigTest, ANodeNotInTheFileRunsWithDefaultsOnItsOnlyHost) {
+  auto sut = Node::create("other", options_with("hosts: [{name: robot}]\n"));
+
+  ASSERT_TRUE(sut.ok()) << sut.error().message();
+  EXPECT_EQ((*sut)->host(), "robot");
+  EXPECT_EQ((*sut)->pool_stats().size(), default_chunk_classes().size());
+}
+
+TEST_F(NodeConfigTest, TakesTheDomainFromTheFileWhenNeitherCodeNorEnvironmentSetIt) {
+  const char* env = std::getenv("AXON_DOMAIN");  // NOLINT(concurrency-mt-unsafe): single-threaded test
+  if (env != nullptr && *env != '\0') {
+    GTEST_SKIP() << "AXON_DOMAIN is set; it would take precedence";
+  }
+  NodeOptions options = options_with("domain: " + std::to_string(domain) + "\n");
+  options.domain_id.reset();
+
+  auto sut = Node::create("sensor", options);
+
+  ASSERT_TRUE(sut.ok()) << sut.error().message();
+  EXPECT_EQ((*sut)->domain_id(), domain);
+}
+
+TEST_F(NodeConfigTest, TopicQosFromTheFileAppliesWhenTheCodePassesTheDefault) {
+  auto sut = Node::create("sensor", options_with("topics:\n  - name: cfg/latest\n    overflow: latest_only\n"));
+  ASSERT_TRUE(sut.ok()) << sut.error().message();
+  auto from_file = (*sut)->subscribe<Reading>("cfg/latest");
+  auto from_code = (*sut)->subscribe<Reading>("cfg/latest", {.depth = 8});
+  auto pub = (*sut)->advertise<Reading>("cfg/latest");
+  ASSERT_TRUE(from_file.ok() && from_code.ok() && pub.ok());
+
+  for (std::uint64_t i = 1; i <= 3; ++i) {
+    ASSERT_TRUE(pub->publish(Reading{.value = i}).ok());
+  }
+
+  auto latest = from_file->take();
+  ASSERT_TRUE(latest.ok());
+  EXPECT_EQ(latest->value, 3U) << "latest_only from the file keeps only the freshest";
+  EXPECT_EQ(from_file->take().error().code(), ErrorCode::kNoData);
+  for (std::uint64_t i = 1; i <= 3; ++i) {
+    auto sample = from_code->take();
+    ASSERT_TRUE(sample.ok()) << "explicit QoS in code keeps depth 8";
+    EXPECT_EQ(sample->value, i);
+  }
+  EXPECT_EQ((*sut)->transport_for("cfg/latest"), TransportKind::kShm);
+  EXPECT_EQ((*sut)->transport_for("not/in/the/file"), TransportKind::kShm);
+}
+
+TEST_F(NodeConfigTest, PublisherQosFromTheFileKeepsHistoryForLateJoiners) {
+  auto sut = Node::create(
+      "sensor", options_with("topics:\n  - {name: cfg/state, durability: transient_local, durability_depth: 2}\n"));
+  ASSERT_TRUE(sut.ok()) << sut.error().message();
+  auto pub = (*sut)->advertise<Reading>("cfg/state");
+  ASSERT_TRUE(pub.ok());
+  for (std::uint64_t i = 1; i <= 3; ++i) {
+    ASSERT_TRUE(pub->publish(Reading{.value = i}).ok());
+  }
+
+  auto late = (*sut)->subscribe<Reading>("cfg/state", {.depth = 8});
+  ASSERT_TRUE(late.ok());
+
+  std::vector<std::uint64_t> got;
+  EXPECT_TRUE(test::eventually(
+      [&] {
+        while (auto sample = late->take()) {
+          got.push_back(sample->value);
+        }
+        return got.size() >= 2;
+      },
+      std::chrono::seconds(5)));
+  EXPECT_EQ(got, (std::vector<std::uint64_t>{2, 3}));
+}
+
+TEST_F(NodeConfigTest, RefusesAnInvalidFileWithItsLine) {
+  auto sut = Node::create("sensor", options_with("topics:\n  - name: a\n    depth: 0\n"));
+
+  ASSERT_FALSE(sut.ok());
+  EXPECT_NE(sut.error().message().find("deployment.yaml:3:12: topic 'a' depth must be a whole number from 1 to 256"),
+            std::string_view::npos)
+      << sut.error().message();
+}
+
+TEST_F(NodeConfigTest, RefusesUdpAndRdmaTopicsAsNotAvailableYet) {
+  const char* files[] = {
+      "topics:\n  - {name: a}\n  - {name: far, transport: udp}\n",
+      "hosts: [{name: h, rdma_device: mlx5_0}]\ntopics:\n  - {name: a}\n  - {name: far, transport: rdma}\n",
+  };
+  for (const char* text : files) {
+    auto sut = Node::create("sensor", options_with(text));
+
+    ASSERT_FALSE(sut.ok()) << text;
+    const std::string message(sut.error().message());
+    EXPECT_NE(message.find("deployment.yaml:"), std::string::npos) << message;
+    EXPECT_NE(message.find("topic 'far' asks for transport"), std::string::npos) << message;
+    EXPECT_NE(message.find("not available in this build yet"), std::string::npos) << message;
+  }
+}
+
+TEST_F(NodeConfigTest, RefusesAutoWithAPeerNodeOnAnotherHost) {
+  auto sut =
+      Node::create("sensor", options_with("hosts:\n  - {name: a, address: 10.0.0.1}\n"
+                                          "  - {name: b, address: 10.0.0.2}\n"
+                                          "nodes:\n  - {name: sensor, host: a}\n  - {name: display, host: b}\n"));
+
+  ASSERT_FALSE(sut.ok());
+  const std::string message(sut.error().message());
+  EXPECT_NE(message.find("deployment.yaml:6:5: node 'sensor' runs on host 'a' and node 'display' on host 'b'"),
+            std::string::npos)
+      << message;
+  EXPECT_NE(message.find("not available in this build yet"), std::string::npos) << message;
+}
+
+TEST_F(NodeConfigTest, RefusesANodeMissingFromAFileWithSeveralHosts) {
+  auto sut = Node::create("sensor", options_with("hosts:\n  - {name: a, address: 10.0.0.1}\n"
+                                                 "  - {name: b, address: 10.0.0.2}\n"));
+
+  ASSERT_FALSE(sut.ok());
+  EXPECT_NE(sut.error().message().find("node 'sensor' is not listed under nodes:"), std::string_view::npos)
+      << sut.error().message();
+}
+
+TEST_F(NodeConfigTest, RefusesAMissingFile) {
+  NodeOptions options;
+  options.domain_id = domain;
+  options.config_path = dir + "/absent.yaml";
+
+  auto sut = Node::create("sensor", options);
+
+  ASSERT_FALSE(sut.ok());
+  EXPECT_NE(sut.error().message().find("absent.yaml: cannot open the deployment config"), std::string_view::npos);
+}
+
+}  // namespace
+}  // namespace axon
