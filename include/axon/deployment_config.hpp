@@ -19,8 +19,8 @@ namespace axon {
 enum class TransportKind : std::uint8_t {
   kAuto,  ///< Same host: shared memory; another host: RDMA when both have a device, else UDP.
   kShm,   ///< Shared memory only (subscribers on this host).
-  kUdp,   ///< UDP (not available in this build yet, issue 6).
-  kRdma,  ///< RDMA (not available in this build yet, issue 6).
+  kUdp,   ///< UDP to other hosts; shared memory on this host.
+  kRdma,  ///< RDMA (not available in this build: refused at Node::create).
 };
 
 /// "auto", "shm", "udp" or "rdma".
@@ -77,6 +77,12 @@ struct UdpConfig {
   std::uint32_t receive_buffer_bytes = 4U << 20U;
   /// Largest message sent over UDP (fragmented to the MTU).
   std::uint32_t max_message_bytes = 16U << 20U;
+  /// Link MTU: each datagram carries mtu - 28 (IPv4 + UDP) - 64 (axon header) payload bytes.
+  std::uint32_t mtu = 1500;
+  /// Messages a RELIABLE writer keeps for resends (fewer when its pool runs short).
+  std::uint32_t history_depth = 64;
+  /// An incomplete message with no new fragment this long is dropped (BEST_EFFORT) or NACKed again (RELIABLE).
+  std::uint32_t reassembly_timeout_ms = 500;
 };
 
 struct DeploymentConfig {
