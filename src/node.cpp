@@ -55,6 +55,12 @@ TransportKind Node::transport_for(std::string_view /*topic*/) const noexcept {
   return TransportKind::kShm;
 }
 
+std::vector<TopicRoute> Node::routes(std::string_view /*topic*/) const {
+  return {TopicRoute{.host = host_, .transport = TransportKind::kShm}};
+}
+
+NetworkCounters Node::network_counters() const noexcept { return {}; }
+
 ThreadOptions Node::executor_thread_options() const {
   const NodeConfig* entry = deployment_ ? deployment_->find_node(name_) : nullptr;
   return entry != nullptr ? entry->executor_thread : ThreadOptions{};

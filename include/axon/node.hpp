@@ -12,6 +12,7 @@
 
 #include "axon/callback_subscription.hpp"
 #include "axon/deployment_config.hpp"
+#include "axon/network.hpp"
 #include "axon/options.hpp"
 #include "axon/publisher.hpp"
 #include "axon/result.hpp"
@@ -97,9 +98,15 @@ class Node {
   /// Free and total chunks per class of this node's pool.
   [[nodiscard]] std::vector<PoolClassStats> pool_stats() const { return transport_->pool_stats(); }
 
-  /// The transport that carries `topic` for this node. Always kShm in this
-  /// build: Node::create refuses configs that would need another.
+  /// The transport that carries `topic` beyond this host: kShm when the topic
+  /// stays on this host (config `transport: shm`, or no other host), kUdp when
+  /// remote hosts are reached over UDP.
   [[nodiscard]] TransportKind transport_for(std::string_view topic) const noexcept;
+  /// Where this node's messages of `topic` go now: this host (shared memory)
+  /// and every remote host that announced a subscription (UDP). Slow path.
+  [[nodiscard]] std::vector<TopicRoute> routes(std::string_view topic) const;
+  /// Counters of this node's UDP participant (zeros when it has none).
+  [[nodiscard]] NetworkCounters network_counters() const noexcept;
   /// The host this node runs on by the deployment config ("" without one, or
   /// when the file lists no hosts).
   [[nodiscard]] const std::string& host() const noexcept { return host_; }
