@@ -13,6 +13,7 @@
 #include "html_report.hpp"
 #include "json_input.hpp"
 #include "latency.hpp"
+#include "network.hpp"
 #include "progress.hpp"
 #include "report.hpp"
 #include "report_command.hpp"
@@ -46,7 +47,8 @@ int run(int argc, char** argv) {
   const std::vector<axon_bench::Command> commands = {
       axon_bench::add_baseline_command(app),   axon_bench::add_latency_command(app),
       axon_bench::add_throughput_command(app), axon_bench::add_scenario_command(app),
-      axon_bench::add_wakeup_command(app),     axon_bench::add_report_command(app),  // report stays last
+      axon_bench::add_wakeup_command(app),     axon_bench::add_network_command(app),
+      axon_bench::add_report_command(app),  // report stays last
   };
 
   try {

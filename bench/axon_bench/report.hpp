@@ -17,9 +17,10 @@ namespace axon_bench {
 /// One measured case. Latencies are one-way (round trips halved). Fields
 /// that do not apply to a case stay empty and are written as null.
 struct CaseResult {
-  std::string benchmark;  ///< Subcommand: "latency", "throughput", "baseline", "scenario", "wakeup".
+  std::string benchmark;  ///< Subcommand: "latency", "throughput", "baseline", "scenario", "wakeup", "network".
   std::string mode;       ///< Pattern: "oneway", "pingpong", "copy", "fanout", "periodic", "cpu", "idle".
-  std::string transport;  ///< "shm", or the baseline's mechanism: "cacheline", "futex", "uds", "udp", "memcpy".
+  std::string transport;  ///< "shm", "udp" (axon over UDP), or the baseline's mechanism: "cacheline", "futex", "uds",
+                          ///< "udp", "memcpy", "raw-udp" (network: sockets over the same veth pair).
   std::string serializer = "raw";
   std::string wait_strategy = "busy-poll";  ///< "busy-poll", "yield", "sleep-100us", "futex", "blocking-syscall".
   std::string message;                      ///< Message type when not a Payload<N> ("ObjectList", "PointCloud").
@@ -41,7 +42,10 @@ struct CaseResult {
   /// Wakeup: p50 / the same run's busy-spin p50 (same payload and pattern).
   std::optional<double> ratio_to_busy_spin_p50;
   std::optional<double> ratio_to_futex_p50;  ///< Wakeup: p50 / the same run's raw futex one-way p50.
-  std::uint64_t dropped = 0;                 ///< Messages lost (rate mode: queue full).
+  /// Network: axon / the same run's raw UDP socket figure of the same size
+  /// (p50 for pingpong, msgs/s for throughput).
+  std::optional<double> ratio_to_raw_udp;
+  std::uint64_t dropped = 0;  ///< Messages lost (rate mode: queue full).
   // Throughput.
   std::optional<std::uint32_t> subscribers;
   std::vector<std::uint64_t> received_per_subscriber;

@@ -46,6 +46,56 @@ ChildProcess ChildProcess::spawn(const std::vector<std::string>& argv) {
   return child;
 }
 
+ChildProcess ChildProcess::spawn(const std::vector<std::string>& argv, const ChildSetup& setup) {
+  std::vector<char*> args;
+  args.reserve(argv.size() + 1);
+  for (const auto& a : argv) {
+    args.push_back(const_cast<char*>(a.c_str()));
+  }
+  args.push_back(nullptr);
+  return fork_and_run([&]() -> int {
+    if (const std::string error = setup(); !error.empty()) {
+      std::printf("ERROR %s\n", error.c_str());
+      return 127;
+    }
+    std::fflush(stdout);
+    ::execv(args[0], args.data());
+    std::printf("ERROR exec %s: %s\n", args[0], std::strerror(errno));
+    return 127;
+  });
+}
+
+ChildProcess ChildProcess::fork_and_run(const std::function<int()>& body) {
+  int fds[2];
+  if (::pipe2(fds, O_CLOEXEC) != 0) {
+    throw std::runtime_error("pipe2 failed");
+  }
+  std::fflush(nullptr);  // the child must not print the parent's buffered output again
+  ChildProcess child;
+  child.pid_ = ::fork();
+  if (child.pid_ < 0) {
+    ::close(fds[0]);
+    ::close(fds[1]);
+    throw std::runtime_error(std::string("fork failed: ") + std::strerror(errno));
+  }
+  if (child.pid_ == 0) {
+    ::dup2(fds[1], STDOUT_FILENO);  // the copy is not close-on-exec
+    int status = 126;
+    try {
+      status = body();
+    } catch (const std::exception& e) {
+      std::printf("ERROR %s\n", e.what());
+    } catch (...) {
+      std::printf("ERROR unknown exception\n");
+    }
+    std::fflush(nullptr);
+    ::_exit(status);  // no atexit handlers or static destructors of the parent's copy
+  }
+  ::close(fds[1]);
+  child.stdout_fd_ = fds[0];
+  return child;
+}
+
 ChildProcess::ChildProcess(ChildProcess&& other) noexcept
     : pid_(std::exchange(other.pid_, -1)),
       stdout_fd_(std::exchange(other.stdout_fd_, -1)),

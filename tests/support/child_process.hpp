@@ -5,16 +5,28 @@
 #include <sys/types.h>
 
 #include <chrono>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
 
 namespace axon::test {
 
+/// Runs in a forked child before exec: "" to go on, else why the child
+/// must not start (printed as "ERROR <why>" on its stdout; exit status 127).
+using ChildSetup = std::function<std::string()>;
+
 class ChildProcess {
  public:
   /// posix_spawn()s `argv[0]` with `argv`; stdout is captured, stderr inherited.
   static ChildProcess spawn(const std::vector<std::string>& argv);
+  /// Like spawn(), but fork()s and runs `setup` in the child before exec
+  /// (e.g. to enter a network namespace). Call it while the process has one
+  /// thread: the child may allocate.
+  static ChildProcess spawn(const std::vector<std::string>& argv, const ChildSetup& setup);
+  /// fork()s a child that runs `body` with its stdout captured and exits
+  /// with what `body` returns (exceptions: 126). Same thread rule as above.
+  static ChildProcess fork_and_run(const std::function<int()>& body);
   ChildProcess(ChildProcess&& other) noexcept;
   ChildProcess& operator=(ChildProcess&& other) noexcept;
   ChildProcess(const ChildProcess&) = delete;

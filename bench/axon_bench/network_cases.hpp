@@ -1,0 +1,44 @@
+// The cases of `axon-bench network`: two processes on two virtual hosts
+// joined by a veth pair (tests/support/netns.hpp), exchanging messages of one
+// size. Raw UDP sockets (raw_udp_endpoint.hpp) are the same-run baseline of
+// axon's UDP transport: same path, same bytes on the wire.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "report.hpp"
+#include "tests/support/netns.hpp"
+
+namespace axon_bench {
+
+struct NetworkCase {
+  const axon::test::VirtualHosts* hosts = nullptr;  ///< Two hosts: worker k runs on host k.
+  std::size_t payload_bytes = 64;
+  std::uint64_t samples = 1000;  ///< Ping-pong: round trips recorded ...
+  std::uint64_t warmup = 100;    ///< ... after this many.
+  double duration_s = 2;         ///< Throughput: measured seconds, after `warmup` messages.
+  std::uint32_t window = 8;      ///< Raw throughput: messages sent and not yet acknowledged.
+  std::vector<int> cpus{-1, -1};
+  std::uint32_t socket_buffer_bytes = 8U << 20U;  ///< SO_SNDBUF and SO_RCVBUF on both sides.
+  std::uint16_t port = 7411;                      ///< Raw sockets' port on both hosts.
+  std::string config_path;                        ///< axon: the deployment config of the two hosts.
+};
+
+/// Round trips of a message over raw UDP sockets (blocking recvmmsg).
+/// Throws std::runtime_error when a worker fails (a lost datagram, ...).
+CaseResult measure_raw_udp_pingpong(const NetworkCase& c);
+/// Messages per second one socket streams to the other, at most `window`
+/// unacknowledged; counted when complete at the receiver.
+CaseResult measure_raw_udp_throughput(const NetworkCase& c);
+
+/// Round trips through axon: a ping node on host 0, a pong node on host 1,
+/// each publishing to the other over the UDP transport.
+CaseResult measure_axon_udp_pingpong(const NetworkCase& c);
+/// Messages per second a publisher on host 0 delivers to a RELIABLE
+/// subscriber on host 1.
+CaseResult measure_axon_udp_throughput(const NetworkCase& c);
+
+}  // namespace axon_bench

@@ -1,0 +1,24 @@
+#include "network_stream.hpp"
+
+namespace axon_bench {
+
+CaseResult stream_result(const NetworkCase& c, const StreamTally& tally, const PairControl& control) {
+  CaseResult result;
+  result.benchmark = "network";
+  result.mode = "throughput";
+  result.payload_bytes = c.payload_bytes;
+  result.has_latency = false;
+  result.messages = tally.messages;
+  result.lost = tally.lost;
+  const auto seconds = static_cast<double>(tally.end_ns - tally.begin_ns) / 1e9;
+  result.msgs_per_s = seconds > 0 ? static_cast<double>(tally.messages) / seconds : 0.0;
+  result.mb_per_s = *result.msgs_per_s * static_cast<double>(c.payload_bytes) / 1e6;
+  const SideReport& sender = control.side[0];
+  const SideReport& receiver = control.side[1];
+  result.cpu_percent_sender = cpu_percent(sender.measure_begin, sender.measure_end);
+  result.cpu_percent_receiver = cpu_percent(receiver.measure_begin, receiver.measure_end);
+  result.cpu_percent = *result.cpu_percent_sender + *result.cpu_percent_receiver;
+  return result;
+}
+
+}  // namespace axon_bench

@@ -1,0 +1,67 @@
+// The raw-socket side of `axon-bench network`: one UDP socket that sends a
+// message as axon does on a 1500-byte MTU (a 64-byte header and up to 1408
+// payload bytes per datagram, the same bytes on the wire), with sendmmsg and
+// recvmmsg in batches, and receives each fragment straight into its place in
+// the message (no copy after the socket read: the best a socket can do).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+namespace axon_bench {
+
+/// What each datagram carries in front of its payload; 64 bytes like axon's
+/// DATA header (docs/design/udp.md).
+struct RawFragmentHeader {
+  std::uint64_t sequence = 0;
+  std::uint32_t index = 0;
+  std::uint32_t count = 0;
+  std::uint32_t total_bytes = 0;
+  std::uint8_t padding[44] = {};
+};
+static_assert(sizeof(RawFragmentHeader) == 64);
+
+/// Payload bytes per datagram: 1500 (MTU) - 20 (IPv4) - 8 (UDP) - 64.
+inline constexpr std::size_t kRawFragmentBytes = 1408;
+
+inline constexpr std::uint32_t fragment_count(std::size_t message_bytes) noexcept {
+  return message_bytes == 0 ? 1
+                            : static_cast<std::uint32_t>((message_bytes + kRawFragmentBytes - 1) / kRawFragmentBytes);
+}
+
+/// Result of receive(): a whole message, nothing within the timeout, or
+/// datagrams that do not belong to the message asked for.
+enum class RawReceive { kComplete, kTimeout, kWrongDatagram, kError };
+
+/// Thread safety: one thread at a time. Not copyable.
+class RawUdpEndpoint {
+ public:
+  /// Binds `local_address`:`port`, connects to `peer_address`:`port`, sets
+  /// SO_SNDBUF/SO_RCVBUF to `buffer_bytes` and a receive timeout. Returns
+  /// "" or what failed (with errno's text).
+  std::string open(const std::string& local_address, const std::string& peer_address, std::uint16_t port,
+                   std::uint32_t buffer_bytes, int receive_timeout_ms);
+  RawUdpEndpoint() = default;
+  RawUdpEndpoint(const RawUdpEndpoint&) = delete;
+  RawUdpEndpoint& operator=(const RawUdpEndpoint&) = delete;
+  ~RawUdpEndpoint();
+
+  /// Sends `bytes` of `data` as message `sequence`; false on a send error.
+  bool send(std::uint64_t sequence, const std::byte* data, std::size_t bytes) noexcept;
+  /// Receives message `sequence` of `bytes` into `data`, each fragment at its
+  /// offset (fragments are expected in order: one veth, one sender).
+  RawReceive receive(std::uint64_t sequence, std::byte* data, std::size_t bytes) noexcept;
+  /// After a lost datagram: reads datagrams until the last fragment of a
+  /// message and returns the sequence after it (0: nothing within the timeout).
+  std::uint64_t resynchronize(std::byte* scratch, std::size_t bytes) noexcept;
+  /// Small control datagrams (the throughput case's acknowledgements).
+  bool send_ack(std::uint64_t sequence) noexcept;
+  /// The newest acknowledged sequence within the timeout, or 0.
+  std::uint64_t receive_ack() noexcept;
+
+ private:
+  int fd_ = -1;
+};
+
+}  // namespace axon_bench
