@@ -197,7 +197,7 @@ void Participant::add_subscription(const TopicDescriptor& topic, bool reliable) 
     ++local.subscriptions;
     local.reliable += reliable ? 1 : 0;
     if (!local.receiver) {
-      local.receiver = ReceiverLock::try_acquire(config_.domain_id, topic_id_of(topic.name));
+      local.receiver = ReceiverLock::try_acquire(config_.domain_id, config_.host, topic_id_of(topic.name));
     }
   }
   announce_now_.store(true, std::memory_order_relaxed);  // the eventfd write orders it
@@ -615,7 +615,7 @@ void Participant::retry_ownerships() noexcept {
     std::lock_guard guard(mutex_);
     for (auto& [id, topic] : topics_) {
       if (!topic.receiver) {
-        topic.receiver = ReceiverLock::try_acquire(config_.domain_id, id);
+        topic.receiver = ReceiverLock::try_acquire(config_.domain_id, config_.host, id);
         if (topic.receiver) {
           logger().info("udp: node '{}' now receives topic '{}' for host '{}'", config_.node_name,
                         topic.descriptor.name, config_.host);

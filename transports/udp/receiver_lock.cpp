@@ -9,7 +9,8 @@
 
 namespace axon::udp {
 
-std::optional<ReceiverLock> ReceiverLock::try_acquire(std::uint32_t domain_id, std::uint64_t topic_id) noexcept {
+std::optional<ReceiverLock> ReceiverLock::try_acquire(std::uint32_t domain_id, std::string_view host,
+                                                      std::uint64_t topic_id) noexcept {
   const int fd = ::socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
   if (fd < 0) {
     return std::nullopt;
@@ -17,8 +18,8 @@ std::optional<ReceiverLock> ReceiverLock::try_acquire(std::uint32_t domain_id, s
   sockaddr_un address{};
   address.sun_family = AF_UNIX;
   // Abstract namespace: sun_path starts with NUL, the name follows.
-  const auto name = fmt::format_to_n(address.sun_path + 1, sizeof(address.sun_path) - 2, "axon/{}/udp-receiver/{:016x}",
-                                     domain_id, topic_id);
+  const auto name = fmt::format_to_n(address.sun_path + 1, sizeof(address.sun_path) - 2, "axon/{}/{}/udp-receiver/{:016x}",
+                                     domain_id, host.substr(0, 32), topic_id);
   const auto length = static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + 1 + name.size);
   if (::bind(fd, reinterpret_cast<const sockaddr*>(&address), length) != 0) {
     ::close(fd);

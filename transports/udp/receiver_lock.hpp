@@ -6,13 +6,17 @@
 
 #include <cstdint>
 #include <optional>
+#include <string_view>
 
 namespace axon::udp {
 
 class ReceiverLock {
  public:
   /// The lock of (domain, topic), or nullopt when another process holds it.
-  static std::optional<ReceiverLock> try_acquire(std::uint32_t domain_id, std::uint64_t topic_id) noexcept;
+  /// `host` is part of the name, so participants standing for different
+  /// hosts in one network namespace (tests on loopback) do not collide.
+  static std::optional<ReceiverLock> try_acquire(std::uint32_t domain_id, std::string_view host,
+                                                 std::uint64_t topic_id) noexcept;
   ReceiverLock(ReceiverLock&& other) noexcept : fd_(other.fd_) { other.fd_ = -1; }
   ReceiverLock& operator=(ReceiverLock&& other) noexcept;
   ReceiverLock(const ReceiverLock&) = delete;

@@ -164,8 +164,10 @@ void UdpWriter::send_heartbeats() noexcept {
 }
 
 void UdpWriter::send_heartbeat(const WriterDestination& destination) noexcept {
-  const std::uint64_t held_from = history_count_ > 0 ? oldest_kept() : sequence_ + 1;
-  const std::uint64_t first = std::min(std::max(destination.first_sequence, held_from), sequence_ + 1);
+  // `first` is where the destination's stream starts, not the oldest message
+  // held: a reader that missed the first heartbeats still learns what it
+  // missed, NACKs it, and gets resends or a GAP (counted as lost).
+  const std::uint64_t first = destination.first_sequence;
   const Heartbeat heartbeat{
       .topic_id = topic_id_, .first_sequence = first, .last_sequence = sequence_, .writer_id = writer_id_};
   std::array<std::byte, kHeartbeatBytes> bytes{};
