@@ -45,27 +45,32 @@ mkdir -p "${seeds}" "${corpus}" "${findings}"
 "${build_dir}/tests/fuzz/make_udp_seeds" "${seeds}"
 
 # New inputs go to the first directory; the seeds are only read. One process:
-# CI shares two cores with the other stages' leftovers.
+# CI shares two cores with the other stages' leftovers. libFuzzer's progress
+# (a line per new input) goes to a log; the end of it is printed below.
+log="${build_dir}/udp_fuzz.log"
 echo "run-fuzz: udp_datagram_fuzz for ${seconds} s from $(find "${seeds}" -type f | wc -l) seeds" \
-  "and $(find "${corpus}" -type f | wc -l) corpus inputs"
+  "and $(find "${corpus}" -type f | wc -l) corpus inputs (progress in ${log})"
 set +e
 "${fuzzer}" -max_total_time="${seconds}" -max_len=8192 -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
-  -artifact_prefix="${findings}/" "${corpus}" "${seeds}"
+  -artifact_prefix="${findings}/" "${corpus}" "${seeds}" >"${log}" 2>&1
 status=$?
 set -e
 
 mapfile -t found < <(find "${findings}" -type f | sort)
 if [[ ${status} -eq 0 && ${#found[@]} -eq 0 ]]; then
   rmdir "${findings}"
+  grep -E '^(Done |stat::)' "${log}" || true
   echo "run-fuzz: udp_datagram_fuzz ran ${seconds} s without a finding"
   exit 0
 fi
-echo "run-fuzz: udp_datagram_fuzz FAILED (exit status ${status})" >&2
+# The sanitizer's or libFuzzer's report is at the end of the log.
+tail -n 200 "${log}" >&2
+echo "run-fuzz: udp_datagram_fuzz FAILED (exit status ${status}); full log: ${PWD}/${log}" >&2
 for input in "${found[@]}"; do
   echo "run-fuzz: reproducer: ${input}" >&2
   echo "run-fuzz:   replay with: ${PWD}/${fuzzer} ${input}" >&2
 done
 if [[ ${#found[@]} -eq 0 ]]; then
-  echo "run-fuzz: no reproducer was written; see the fuzzer's output above" >&2
+  echo "run-fuzz: no reproducer was written; see the fuzzer's report above" >&2
 fi
 exit 1
