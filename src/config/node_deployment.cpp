@@ -11,14 +11,14 @@ std::string where(const DeploymentConfig& config, const ConfigLocation& location
   return location.line > 0 ? fmt::format("{}:{}:{}", config.file, location.line, location.column) : config.file;
 }
 
-/// RDMA is not in this build (UDP carries what leaves the host).
-Result<void> check_transports(const DeploymentConfig& config, const std::string& /*node_name*/,
-                              const std::string& /*host*/) {
+/// This build has the shared-memory and UDP transports; RDMA is not built.
+/// `auto` never needs it: between hosts it picks UDP (transport_choice.hpp).
+Result<void> check_transports(const DeploymentConfig& config) {
   for (const auto& topic : config.topics) {
     if (topic.transport == TransportKind::kRdma) {
       return Error(ErrorCode::kInvalidArgument,
                    fmt::format("{}: topic '{}' asks for transport rdma, but the RDMA transport is not in this build; "
-                               "use transport udp or auto",
+                               "use transport udp, or auto (shared memory on one host, UDP between hosts)",
                                where(config, topic.location), topic.name));
     }
   }
@@ -68,7 +68,7 @@ Result<NodeDeployment> apply_deployment(const std::string& node_name, NodeOption
       options.domain_id = config->domain;
     }
   }
-  if (auto ok = check_transports(*config, node_name, deployment.host); !ok) {
+  if (auto ok = check_transports(*config); !ok) {
     return ok.error();
   }
   return deployment;
