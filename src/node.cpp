@@ -7,6 +7,7 @@
 
 #include "axon/detail/transport_factories.hpp"
 #include "src/config/node_deployment.hpp"
+#include "src/config/transport_choice.hpp"
 #include "src/log.hpp"
 
 namespace axon {
@@ -50,11 +51,10 @@ void Node::log_data_path(std::string_view topic, std::string_view serializer, Da
 }
 
 TransportKind Node::transport_for(std::string_view topic) const noexcept {
-  const TopicConfig* entry = deployment_ ? deployment_->find_topic(topic) : nullptr;
-  if (network_ == nullptr || (entry != nullptr && entry->transport == TransportKind::kShm)) {
+  if (network_ == nullptr) {
     return TransportKind::kShm;
   }
-  return TransportKind::kUdp;  // auto and udp: RDMA is not in this build, so auto picks UDP
+  return detail::transport_between(deployment_.get(), topic, "this host", "another host").value_or(TransportKind::kShm);
 }
 
 std::vector<TopicRoute> Node::routes(std::string_view topic) const {

@@ -1,6 +1,7 @@
 #include <fmt/format.h>
 
 #include "axon/detail/transport_factories.hpp"
+#include "src/config/transport_choice.hpp"
 #include "transports/shm/shm_transport.hpp"
 #include "transports/udp/participant.hpp"
 #include "transports/udp/udp_socket.hpp"
@@ -77,8 +78,8 @@ Result<NodeTransport> create_node_transport(const std::string& node_name, const 
     return participant.error();
   }
   auto stays_local = [deployment = *deployment](std::string_view topic) {
-    const TopicConfig* entry = deployment.find_topic(topic);
-    return entry != nullptr && entry->transport == TransportKind::kShm;
+    // Any other host will do: the rule depends only on the topic here.
+    return !transport_between(&deployment, topic, "this host", "another host").has_value();
   };
   auto transport = std::make_shared<udp::UdpTransport>(std::move(*shm), *participant, std::move(stays_local));
   return NodeTransport{.transport = std::move(transport), .network = std::move(*participant)};

@@ -179,7 +179,9 @@ void UdpWriter::send_heartbeat(const WriterDestination& destination) noexcept {
 
 void UdpWriter::on_nack(const Nack& nack, Endpoint from) noexcept {
   std::lock_guard guard(mutex_);
-  const WriterDestination reply{.to = from, .reliable = true};
+  WriterDestination reply;
+  reply.to = from;
+  reply.reliable = true;
   const WriterDestination* const target[] = {&reply};
   std::uint64_t gap_sent_until = 0;
   for (std::size_t i = 0; i < nack.range_count; ++i) {
