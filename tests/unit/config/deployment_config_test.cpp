@@ -193,7 +193,7 @@ TEST(DeploymentConfig, AcceptsNodesOnSeveralHostsWithAddressesOfOneFamily) {
   }
 }
 
-TEST(TransportBetween, SameHostIsSharedMemoryWhateverTheTopicSays) {
+TEST(ConfigTransportBetween, SameHostIsSharedMemoryWhateverTheTopicSays) {
   auto config =
       parse_deployment_config("topics:\n  - {name: u, transport: udp}\n  - {name: s, transport: shm}\n", "t.yaml");
   ASSERT_TRUE(config.ok()) << config.error().message();
@@ -205,7 +205,7 @@ TEST(TransportBetween, SameHostIsSharedMemoryWhateverTheTopicSays) {
   EXPECT_EQ(detail::transport_between(nullptr, "any", "", ""), TransportKind::kShm);
 }
 
-TEST(TransportBetween, AnotherHostIsUdpForAutoAndUdpAndNothingForShm) {
+TEST(ConfigTransportBetween, AnotherHostIsUdpForAutoAndUdpAndNothingForShm) {
   auto config = parse_deployment_config(
       "hosts:\n  - {name: a, address: 10.0.0.1, rdma_device: mlx5_0}\n"
       "  - {name: b, address: 10.0.0.2, rdma_device: mlx5_1}\n"
