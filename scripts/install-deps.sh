@@ -21,7 +21,8 @@ packages=(
   libfmt-dev libspdlog-dev libcli11-dev libyaml-cpp-dev
   # Lint.
   clang-format clang-tidy
-  # Fuzzing (scripts/run-fuzz.sh): clang and its libFuzzer/sanitizer runtimes.
+  # Fuzzing (the fuzz stage of scripts/run-tests.sh, scripts/run-fuzz.sh): clang,
+  # and libFuzzer with the sanitizer runtimes (Debian 12 ships them apart).
   clang libclang-rt-14-dev
   # Network tools for transport tests in network namespaces.
   iproute2 iptables

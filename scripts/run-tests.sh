@@ -1,18 +1,22 @@
 #!/usr/bin/env bash
-# The test command: configures, builds and tests axon with each CMake preset.
+# The test command: configures, builds and tests axon with each CMake preset,
+# then fuzzes the UDP datagram parser for a bounded time.
 #
-#   bash scripts/run-tests.sh               # release, asan (ASan+UBSan), tsan
-#   bash scripts/run-tests.sh release       # one preset (or several, in order)
+#   bash scripts/run-tests.sh               # release, asan (ASan+UBSan), tsan, fuzz
+#   bash scripts/run-tests.sh release       # one stage (or several, in order)
+#   AXON_FUZZ_SECONDS=300 bash scripts/run-tests.sh fuzz
 #
-# Stops at the first preset whose configure, build or tests fail. Always ends
-# with one line "N passed, N failed" summed over the presets that ran (a
-# configure or build failure counts as one failed test), and exits non-zero
-# when anything failed.
+# release, asan and tsan run ctest in their preset; fuzz runs
+# scripts/run-fuzz.sh (preset `fuzz`, clang) for $AXON_FUZZ_SECONDS (default
+# 60) and counts as one test. Stops at the first stage whose configure, build
+# or tests fail. Always ends with one line "N passed, N failed" summed over
+# the stages that ran (a configure or build failure counts as one failed
+# test), and exits non-zero when anything failed.
 set -euo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
-readonly all_presets=(release asan tsan)
+readonly all_presets=(release asan tsan fuzz)
 if [[ $# -gt 0 ]]; then
   presets=("$@")
 else
@@ -22,7 +26,7 @@ for preset in "${presets[@]}"; do
   case " ${all_presets[*]} " in
     *" ${preset} "*) ;;
     *)
-      echo "run-tests: unknown preset '${preset}'; choose from: ${all_presets[*]}" >&2
+      echo "run-tests: unknown stage '${preset}'; choose from: ${all_presets[*]}" >&2
       exit 2
       ;;
   esac
@@ -45,12 +49,30 @@ finish() {
   local status=$1
   local elapsed=$((SECONDS - start_s))
   echo
-  echo "run-tests: presets ${presets[*]}; total time $((elapsed / 60))m $((elapsed % 60))s"
+  echo "run-tests: stages ${presets[*]}; total time $((elapsed / 60))m $((elapsed % 60))s"
   echo "${passed} passed, ${failed} failed"
   exit "${status}"
 }
 
+# The fuzz stage: one test, failed by a finding or by a failed build.
+run_fuzz() {
+  local stage_start_s=${SECONDS}
+  banner "stage fuzz: udp_datagram_fuzz for ${AXON_FUZZ_SECONDS:-60} s"
+  if bash scripts/run-fuzz.sh; then
+    passed=$((passed + 1))
+    echo "run-tests: stage fuzz took $((SECONDS - stage_start_s))s"
+  else
+    failed=$((failed + 1))
+    echo "run-tests: stage fuzz failed (the reproducer, if any, is named above)" >&2
+    finish 1
+  fi
+}
+
 for preset in "${presets[@]}"; do
+  if [[ "${preset}" == fuzz ]]; then
+    run_fuzz
+    continue
+  fi
   preset_start_s=${SECONDS}
   banner "preset ${preset}: configure"
   if ! cmake --preset "${preset}"; then

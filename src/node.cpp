@@ -7,6 +7,7 @@
 
 #include "axon/detail/transport_factories.hpp"
 #include "src/config/node_deployment.hpp"
+#include "src/config/transport_choice.hpp"
 #include "src/log.hpp"
 
 namespace axon {
@@ -49,17 +50,26 @@ void Node::log_data_path(std::string_view topic, std::string_view serializer, Da
   logger().debug("{} of topic '{}': {} messages, data path {}", role, topic, serializer, to_string(path));
 }
 
-TransportKind Node::transport_for(std::string_view /*topic*/) const noexcept {
-  // auto with every node on this host is shared memory; Node::create refused
-  // udp, rdma and peers on other hosts (issue 6).
-  return TransportKind::kShm;
+TransportKind Node::transport_for(std::string_view topic) const noexcept {
+  if (network_ == nullptr) {
+    return TransportKind::kShm;
+  }
+  return detail::transport_between(deployment_.get(), topic, "this host", "another host").value_or(TransportKind::kShm);
 }
 
-std::vector<TopicRoute> Node::routes(std::string_view /*topic*/) const {
-  return {TopicRoute{.host = host_, .transport = TransportKind::kShm}};
+std::vector<TopicRoute> Node::routes(std::string_view topic) const {
+  std::vector<TopicRoute> routes{TopicRoute{.host = host_, .transport = TransportKind::kShm}};
+  if (network_ != nullptr && transport_for(topic) == TransportKind::kUdp) {
+    for (TopicRoute& remote : network_->remote_routes(topic)) {
+      routes.push_back(std::move(remote));
+    }
+  }
+  return routes;
 }
 
-NetworkCounters Node::network_counters() const noexcept { return {}; }
+NetworkCounters Node::network_counters() const noexcept {
+  return network_ != nullptr ? network_->network_counters() : NetworkCounters{};
+}
 
 ThreadOptions Node::executor_thread_options() const {
   const NodeConfig* entry = deployment_ ? deployment_->find_node(name_) : nullptr;
@@ -99,12 +109,12 @@ Result<std::shared_ptr<Node>> Node::create(std::string name, NodeOptions options
     const char* dir = std::getenv("AXON_SHM_DIR");  // NOLINT(concurrency-mt-unsafe): start-up only
     options.shm_dir = dir != nullptr && *dir != '\0' ? dir : "/dev/shm";
   }
-  auto transport = detail::create_shm_transport(name, options, domain);
+  auto transport = detail::create_node_transport(name, options, domain, placement->config.get(), placement->host);
   if (!transport) {
     return transport.error();
   }
-  return std::make_shared<Node>(std::move(name), domain, std::move(*transport), std::move(placement->config),
-                                std::move(placement->host));
+  return std::make_shared<Node>(std::move(name), domain, std::move(transport->transport), std::move(placement->config),
+                                std::move(placement->host), std::move(transport->network));
 }
 
 }  // namespace axon

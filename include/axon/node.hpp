@@ -23,6 +23,10 @@
 
 namespace axon {
 
+namespace detail {
+class NetworkView;
+}  // namespace detail
+
 /// Thread safety: all methods may be called from any thread. Publishers and
 /// subscribers keep what they need alive, so they may outlive their node.
 class Node {
@@ -118,12 +122,14 @@ class Node {
   [[nodiscard]] ThreadOptions executor_thread_options() const;
 
   Node(std::string name, std::uint32_t domain_id, std::shared_ptr<Transport> transport,
-       std::shared_ptr<const DeploymentConfig> deployment = nullptr, std::string host = {}) noexcept
+       std::shared_ptr<const DeploymentConfig> deployment = nullptr, std::string host = {},
+       std::shared_ptr<detail::NetworkView> network = nullptr) noexcept
       : name_(std::move(name)),
         domain_id_(domain_id),
         transport_(std::move(transport)),
         deployment_(std::move(deployment)),
-        host_(std::move(host)) {}
+        host_(std::move(host)),
+        network_(std::move(network)) {}
 
  private:
   template <class T>
@@ -145,6 +151,7 @@ class Node {
   std::shared_ptr<Transport> transport_;
   std::shared_ptr<const DeploymentConfig> deployment_;
   std::string host_;
+  std::shared_ptr<detail::NetworkView> network_;
 };
 
 }  // namespace axon

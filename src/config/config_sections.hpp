@@ -1,7 +1,8 @@
 // The readers of each section of a deployment file (hosts, nodes, topics,
 // udp), called in that order by parse_deployment_config(); each checks its
-// own entries and their references to earlier sections. Failures are
-// recorded in the reader (see yaml_reader.hpp). Not public API.
+// own entries and their references to earlier sections, and
+// check_placement() what spans them. Failures are recorded in the reader
+// (see yaml_reader.hpp). Not public API.
 #pragma once
 
 #include <yaml-cpp/yaml.h>
@@ -22,6 +23,10 @@ std::vector<NodeConfig> read_nodes(YamlReader& r, const YAML::Node& list, const 
 std::vector<TopicConfig> read_topics(YamlReader& r, const YAML::Node& list, const std::vector<HostConfig>& hosts);
 /// Needs the hosts: static peers may name them.
 UdpConfig read_udp(YamlReader& r, const YAML::Node& map, const std::vector<HostConfig>& hosts);
+/// After every section: when nodes run on several hosts, what the UDP
+/// transport needs to join them (addresses given, of one family, discovery
+/// in that family). `root` is the file's top-level mapping.
+void check_placement(YamlReader& r, const YAML::Node& root, const DeploymentConfig& config);
 
 /// A numeric IPv4 or IPv6 address (no host names: a deployment file must not
 /// depend on DNS at start-up).

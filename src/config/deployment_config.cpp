@@ -1,6 +1,6 @@
 // parse_deployment_config(): the top level of a deployment file; each section
 // has its reader (read_hosts.cpp, read_nodes.cpp, read_topics.cpp,
-// read_udp.cpp).
+// read_udp.cpp), and check_placement.cpp checks what spans sections.
 #include "axon/deployment_config.hpp"
 
 #include <fstream>
@@ -73,6 +73,9 @@ Result<DeploymentConfig> parse_deployment_config(std::string_view text, std::str
     }
     if (r.ok()) {
       config.udp = detail::read_udp(r, root["udp"], config.hosts);
+    }
+    if (r.ok()) {
+      detail::check_placement(r, root, config);
     }
   } catch (const YAML::Exception& e) {
     r.fail(e.mark, e.msg);

@@ -11,24 +11,15 @@ std::string where(const DeploymentConfig& config, const ConfigLocation& location
   return location.line > 0 ? fmt::format("{}:{}:{}", config.file, location.line, location.column) : config.file;
 }
 
-/// This build has the shared-memory transport only (UDP and RDMA: issue 6).
-Result<void> check_transports(const DeploymentConfig& config, const std::string& node_name, const std::string& host) {
+/// This build has the shared-memory and UDP transports; RDMA is not built.
+/// `auto` never needs it: between hosts it picks UDP (transport_choice.hpp).
+Result<void> check_transports(const DeploymentConfig& config) {
   for (const auto& topic : config.topics) {
-    if (topic.transport == TransportKind::kUdp || topic.transport == TransportKind::kRdma) {
+    if (topic.transport == TransportKind::kRdma) {
       return Error(ErrorCode::kInvalidArgument,
-                   fmt::format("{}: topic '{}' asks for transport {}, but the UDP and RDMA transports are not "
-                               "available in this build yet (issue 6); use transport shm or auto with every node "
-                               "on one host",
-                               where(config, topic.location), topic.name, to_string(topic.transport)));
-    }
-  }
-  for (const auto& node : config.nodes) {
-    if (node.host != host) {
-      return Error(ErrorCode::kInvalidArgument,
-                   fmt::format("{}: node '{}' runs on host '{}' and node '{}' on host '{}'; reaching another host "
-                               "needs the UDP or RDMA transport, which is not available in this build yet (issue 6). "
-                               "Put every node on one host for now",
-                               where(config, node.location), node_name, host, node.name, node.host));
+                   fmt::format("{}: topic '{}' asks for transport rdma, but the RDMA transport is not in this build; "
+                               "use transport udp, or auto (shared memory on one host, UDP between hosts)",
+                               where(config, topic.location), topic.name));
     }
   }
   return {};
@@ -77,7 +68,7 @@ Result<NodeDeployment> apply_deployment(const std::string& node_name, NodeOption
       options.domain_id = config->domain;
     }
   }
-  if (auto ok = check_transports(*config, node_name, deployment.host); !ok) {
+  if (auto ok = check_transports(*config); !ok) {
     return ok.error();
   }
   return deployment;

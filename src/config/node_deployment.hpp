@@ -1,7 +1,7 @@
 // What Node::create takes from the deployment config: the file (from
 // NodeOptions::config_path or AXON_CONFIG), this node's entry and host, its
-// pool and memory settings, and the check that every topic it may use has a
-// transport in this build. Not public API.
+// pool and memory settings, and the check that every topic has a transport
+// in this build (shared memory and UDP; not RDMA). Not public API.
 #pragma once
 
 #include <memory>
@@ -25,7 +25,7 @@ struct NodeDeployment {
 /// an empty NodeDeployment). Applies this node's entry to `options`: chunk
 /// classes when the code left them empty, memory options that either side
 /// turns on. Refuses what this build cannot carry: a topic with transport
-/// udp or rdma, or another node of the file on another host. Slow path.
+/// rdma. Nodes on other hosts are fine (UDP). Slow path.
 Result<NodeDeployment> apply_deployment(const std::string& node_name, NodeOptions& options);
 
 }  // namespace axon::detail

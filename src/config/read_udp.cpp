@@ -1,7 +1,9 @@
-// The `udp:` section: discovery (multicast or static peers), heartbeats,
-// socket buffers and the largest message. Read and checked now; used by the
-// UDP transport once it exists (issue 6).
+// The `udp:` section of the UDP transport: discovery (multicast or static
+// peers), heartbeats, socket buffers and MTU, the largest message, the
+// RELIABLE history and reassembly timeout.
 #include <fmt/format.h>
+
+#include <algorithm>
 
 #include "src/config/config_sections.hpp"
 
@@ -11,7 +13,16 @@ namespace {
 constexpr std::uint64_t kMinBufferBytes = 64U << 10U;
 constexpr std::uint64_t kMaxBufferBytes = 1U << 30U;
 constexpr std::uint64_t kMinMessageBytes = 1U << 10U;
-constexpr std::uint64_t kMaxMessageBytes = 1U << 30U;
+/// The reassembler's and the parser's limit (ReassemblyConfig, WireLimits).
+constexpr std::uint64_t kMaxMessageBytes = 16U << 20U;
+/// Sizes above this are read, then refused with the reason above.
+constexpr std::uint64_t kLargestSize = 1U << 30U;
+/// 576: the datagram every IPv4 host must accept (RFC 791). 65535: the
+/// largest IP packet, whose 65507-byte UDP payload is the wire format's limit.
+constexpr std::uint64_t kMinMtu = 576;
+constexpr std::uint64_t kMaxMtu = 65535;
+constexpr std::uint64_t kMaxHistoryDepth = 4096;
+constexpr std::uint64_t kMaxReassemblyTimeoutMs = 60'000;
 
 void read_discovery(YamlReader& r, const YAML::Node& map, UdpConfig& udp, const std::vector<HostConfig>& hosts) {
   const std::string what = "udp discovery";
@@ -68,20 +79,7 @@ void read_discovery(YamlReader& r, const YAML::Node& map, UdpConfig& udp, const 
   }
 }
 
-}  // namespace
-
-UdpConfig read_udp(YamlReader& r, const YAML::Node& map, const std::vector<HostConfig>& hosts) {
-  UdpConfig udp;
-  if (!map.IsDefined() || map.IsNull() || !r.expect_map(map, "udp")) {
-    return udp;
-  }
-  r.check_keys(map,
-               {"discovery", "heartbeat_period_ms", "liveliness_timeout_ms", "send_buffer_bytes",
-                "receive_buffer_bytes", "max_message_bytes"},
-               "udp");
-  if (const YAML::Node discovery = map["discovery"]; discovery.IsDefined() && r.ok()) {
-    read_discovery(r, discovery, udp, hosts);
-  }
+void read_liveliness(YamlReader& r, const YAML::Node& map, UdpConfig& udp) {
   if (const YAML::Node v = map["heartbeat_period_ms"]; v.IsDefined()) {
     udp.heartbeat_period_ms = static_cast<std::uint32_t>(r.integer(v, "udp heartbeat_period_ms", 1, 60'000));
   }
@@ -95,6 +93,9 @@ UdpConfig read_udp(YamlReader& r, const YAML::Node& map, const std::vector<HostC
                    ") must be longer than heartbeat_period_ms (" + std::to_string(udp.heartbeat_period_ms) +
                    "), or every host is lost between two heartbeats; a few periods is usual");
   }
+}
+
+void read_sockets(YamlReader& r, const YAML::Node& map, UdpConfig& udp) {
   if (const YAML::Node v = map["send_buffer_bytes"]; v.IsDefined()) {
     udp.send_buffer_bytes =
         static_cast<std::uint32_t>(r.size(v, "udp send_buffer_bytes", kMinBufferBytes, kMaxBufferBytes));
@@ -103,10 +104,49 @@ UdpConfig read_udp(YamlReader& r, const YAML::Node& map, const std::vector<HostC
     udp.receive_buffer_bytes =
         static_cast<std::uint32_t>(r.size(v, "udp receive_buffer_bytes", kMinBufferBytes, kMaxBufferBytes));
   }
-  if (const YAML::Node v = map["max_message_bytes"]; v.IsDefined()) {
-    udp.max_message_bytes =
-        static_cast<std::uint32_t>(r.size(v, "udp max_message_bytes", kMinMessageBytes, kMaxMessageBytes));
+  if (const YAML::Node v = map["mtu"]; v.IsDefined()) {
+    udp.mtu = static_cast<std::uint32_t>(
+        r.integer(v, "udp mtu (IP packet size of the links: 1500, 9000 with jumbo frames)", kMinMtu, kMaxMtu));
   }
+}
+
+void read_messages(YamlReader& r, const YAML::Node& map, UdpConfig& udp) {
+  if (const YAML::Node v = map["max_message_bytes"]; v.IsDefined()) {
+    const std::uint64_t bytes = r.size(v, "udp max_message_bytes", kMinMessageBytes, kLargestSize);
+    if (r.ok() && bytes > kMaxMessageBytes) {
+      r.fail(v, fmt::format("udp max_message_bytes is {} bytes; the UDP transport carries messages of at most "
+                            "{} bytes (16 MiB): give a size from {} to {} bytes",
+                            bytes, kMaxMessageBytes, kMinMessageBytes, kMaxMessageBytes));
+    }
+    udp.max_message_bytes = static_cast<std::uint32_t>(std::min(bytes, kMaxMessageBytes));
+  }
+  if (const YAML::Node v = map["history_depth"]; v.IsDefined()) {
+    udp.history_depth = static_cast<std::uint32_t>(
+        r.integer(v, "udp history_depth (messages a RELIABLE writer keeps for resends)", 1, kMaxHistoryDepth));
+  }
+  if (const YAML::Node v = map["reassembly_timeout_ms"]; v.IsDefined()) {
+    udp.reassembly_timeout_ms =
+        static_cast<std::uint32_t>(r.integer(v, "udp reassembly_timeout_ms", 1, kMaxReassemblyTimeoutMs));
+  }
+}
+
+}  // namespace
+
+UdpConfig read_udp(YamlReader& r, const YAML::Node& map, const std::vector<HostConfig>& hosts) {
+  UdpConfig udp;
+  if (!map.IsDefined() || map.IsNull() || !r.expect_map(map, "udp")) {
+    return udp;
+  }
+  r.check_keys(map,
+               {"discovery", "heartbeat_period_ms", "liveliness_timeout_ms", "send_buffer_bytes",
+                "receive_buffer_bytes", "max_message_bytes", "mtu", "history_depth", "reassembly_timeout_ms"},
+               "udp");
+  if (const YAML::Node discovery = map["discovery"]; discovery.IsDefined() && r.ok()) {
+    read_discovery(r, discovery, udp, hosts);
+  }
+  read_liveliness(r, map, udp);
+  read_sockets(r, map, udp);
+  read_messages(r, map, udp);
   return udp;
 }
 

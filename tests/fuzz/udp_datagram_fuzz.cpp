@@ -107,12 +107,23 @@ DataFragment raw_fragment(std::span<const std::byte> bytes) {
 void check_round_trip(std::span<const std::byte> bytes, const ParsedDatagram& parsed) {
   static std::array<std::byte, kMaxDatagramBytes> out;
   const bool checksum = (parsed.header.flags & kFlagChecksum) != 0;
+  const bool reliable = (parsed.header.flags & kFlagReliable) != 0;
   std::size_t size = 0;
   switch (parsed.header.type) {
-    case DatagramType::kData: size = encode_data(out, parsed.header.sender_id, parsed.data, checksum); break;
+    case DatagramType::kData: size = encode_data(out, parsed.header.sender_id, parsed.data, checksum, reliable); break;
     case DatagramType::kHeartbeat:
-      size = encode_heartbeat(out, parsed.header.sender_id, parsed.heartbeat, checksum);
+      size = encode_heartbeat(out, parsed.header.sender_id, parsed.heartbeat, checksum, reliable);
       break;
+    case DatagramType::kAnnounce: {
+      const Announce& announce = parsed.announce;
+      std::array<AnnounceEntry, kMaxAnnounceEntries> entries{};
+      for (std::size_t i = 0; i < announce.entry_count; ++i) {
+        entries[i] = announce.entry(i);
+      }
+      size = encode_announce(out, parsed.header.sender_id, announce, std::span(entries).first(announce.entry_count),
+                             parsed.header.flags & kFlagRelayed, checksum);
+      break;
+    }
     case DatagramType::kGap: size = encode_gap(out, parsed.header.sender_id, parsed.gap, checksum); break;
     case DatagramType::kNack: {
       const Nack& nack = parsed.nack;

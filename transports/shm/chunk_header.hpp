@@ -11,11 +11,14 @@
 namespace axon::shm {
 
 /// Bit 63 of `ChunkHeader::holders`: the publisher still holds the chunk (loaned
-/// or in the middle of publish). Bits 0..62: connection c of the publisher's
-/// block holds it (queued in that connection's ring or taken as a sample).
+/// or in the middle of publish). Bits 0..60: connection c of the publisher's
+/// block holds it (queued in that connection's ring or taken as a sample);
+/// bits 61 and 62 below.
 inline constexpr std::uint64_t kLoanBit = std::uint64_t{1} << 63;
 /// Held while the chunk is in its publisher's transient-local history.
 inline constexpr std::uint64_t kHistoryBit = std::uint64_t{1} << 62;
+/// Held while a network writer may still resend the chunk (publish_pinned()).
+inline constexpr std::uint64_t kNetworkBit = std::uint64_t{1} << 61;
 
 /// One cache line. The holder mask is the ledger of who holds the chunk: a
 /// holder gives the chunk back by clearing its own bit, which is idempotent,

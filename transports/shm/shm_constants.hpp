@@ -9,7 +9,7 @@ namespace axon::shm {
 
 inline constexpr std::size_t kCacheLine = 64;
 
-inline constexpr std::uint32_t kLayoutVersion = 2;
+inline constexpr std::uint32_t kLayoutVersion = 3;
 
 /// Registry tables (one registry per domain).
 inline constexpr std::uint32_t kMaxParticipants = 64;
@@ -24,9 +24,9 @@ inline constexpr std::size_t kMaxParticipantNameBytes = 64;
 inline constexpr std::uint32_t kMaxSizeClasses = 16;
 inline constexpr std::uint32_t kMaxPublishersPerNode = 32;
 /// Connections of one publisher; bit 63 of a chunk's holder mask is the
-/// publisher's own loan, bit 62 its transient-local history, bits 0..61 are
-/// its connections.
-inline constexpr std::uint32_t kMaxSubscribersPerPublisher = 62;
+/// publisher's own loan, bit 62 its transient-local history, bit 61 its
+/// network resend history, bits 0..60 are its connections.
+inline constexpr std::uint32_t kMaxSubscribersPerPublisher = 61;
 /// Messages a transient-local publisher keeps for late joiners.
 inline constexpr std::uint32_t kMaxDurabilityDepth = 16;
 /// Entries a subscriber queue can hold at most (its depth is 1..this). Each

@@ -37,6 +37,16 @@ class ShmPublisherPort final : public PublisherPort {
   Result<PublishStatus> publish(LoanedChunk chunk, std::size_t payload_bytes,
                                 std::size_t payload_offset) noexcept override;
   void discard(LoanedChunk chunk) noexcept override;
+  /// publish(), and the chunk stays valid (never reused) until unpin(): a
+  /// network writer reads it for resends after local subscribers let go.
+  Result<PublishStatus> publish_pinned(LoanedChunk chunk, std::size_t payload_bytes,
+                                       std::size_t payload_offset) noexcept;
+  /// Ends a pin of publish_pinned(); frees the chunk when no one else holds it.
+  /// Any thread.
+  void unpin(void* handle) noexcept;
+  /// The sequence publish() gave the last message (0: none yet).
+  [[nodiscard]] std::uint64_t last_sequence() const noexcept { return sequence_; }
+  [[nodiscard]] std::uint64_t publisher_id() const noexcept { return publisher_id_; }
   [[nodiscard]] std::uint32_t subscriber_count() const noexcept override;
   [[nodiscard]] std::size_t subscriber_fill(std::span<SubscriberFill> out) const noexcept override;
   [[nodiscard]] PublisherCounters counters() const noexcept override;
@@ -63,6 +73,8 @@ class ShmPublisherPort final : public PublisherPort {
     RingEntry entry;
   };
 
+  Result<PublishStatus> publish_with(LoanedChunk chunk, std::size_t payload_bytes, std::size_t payload_offset,
+                                     std::uint64_t network_bit) noexcept;
   [[nodiscard]] Connection& connection(std::uint32_t bit) const noexcept;
   void offer(std::uint32_t bit, Delivery& delivery, PublishStatus& status) noexcept;
   void evict_and_push(Connection& conn, std::uint64_t mask, Delivery& delivery, PublishStatus& status) noexcept;

@@ -126,6 +126,20 @@ void ShmPublisherPort::discard(LoanedChunk chunk) noexcept {
 
 Result<PublishStatus> ShmPublisherPort::publish(LoanedChunk loaned, std::size_t payload_bytes,
                                                 std::size_t payload_offset) noexcept {
+  return publish_with(loaned, payload_bytes, payload_offset, 0);
+}
+
+Result<PublishStatus> ShmPublisherPort::publish_pinned(LoanedChunk loaned, std::size_t payload_bytes,
+                                                       std::size_t payload_offset) noexcept {
+  return publish_with(loaned, payload_bytes, payload_offset, kNetworkBit);
+}
+
+void ShmPublisherPort::unpin(void* handle) noexcept {
+  pool_->pool.drop_holders(static_cast<ChunkHeader*>(handle), kNetworkBit);  // the last holder frees it
+}
+
+Result<PublishStatus> ShmPublisherPort::publish_with(LoanedChunk loaned, std::size_t payload_bytes,
+                                                     std::size_t payload_offset, std::uint64_t network_bit) noexcept {
   auto* chunk = static_cast<ChunkHeader*>(loaned.handle);
   ChunkPool& chunks = pool_->pool;
   if (payload_offset > chunk->capacity_bytes || payload_bytes > chunk->capacity_bytes - payload_offset) {
@@ -175,7 +189,7 @@ Result<PublishStatus> ShmPublisherPort::publish(LoanedChunk loaned, std::size_t 
   // plain store suffices because until the first push the chunk is ours alone.
   // Release pairs with the acquire load in reclaim_connection() (which then
   // sees publisher_block) and with a late joiner's pin (see remember()).
-  chunk->holders.store(kLoanBit | history_bit | active, std::memory_order_release);
+  chunk->holders.store(kLoanBit | history_bit | network_bit | active, std::memory_order_release);
   PublishStatus status;
   Delivery delivery{.entry = entry, .now_ns = entry.publish_time_ns};
   // Every queue with room (or a drop policy) first, so that no subscriber
@@ -200,8 +214,8 @@ Result<PublishStatus> ShmPublisherPort::publish(LoanedChunk loaned, std::size_t 
     }
   }
   count(status);
-  if (history_bit != 0) {
-    chunks.drop_holders(chunk, kLoanBit);  // the history keeps it; never reused from the cache
+  if ((history_bit | network_bit) != 0) {
+    chunks.drop_holders(chunk, kLoanBit);  // a history keeps it; never reused from the cache
   } else {
     cache(chunk);
   }

@@ -52,6 +52,27 @@ constexpr std::size_t kRangeFirst = 8;
 constexpr std::size_t kRangeEnd = 12;
 }  // namespace nack
 static_assert(kNackHeaderBytes + kMaxNackRanges * kNackRangeBytes <= kMtu1500FragmentBytes + kDataHeaderBytes);
+namespace announce {
+constexpr std::size_t kDomainId = 24;
+constexpr std::size_t kIpv4 = 28;
+constexpr std::size_t kPort = 32;  // u16
+constexpr std::size_t kPage = 34;
+constexpr std::size_t kPageCount = 35;
+constexpr std::size_t kPeriodMs = 36;
+constexpr std::size_t kHost = 40;
+constexpr std::size_t kEntryCount = 72;
+constexpr std::size_t kReserved = 76;
+static_assert(kHost + kAnnounceHostBytes == kEntryCount && kReserved + 4 == kAnnounceHeaderBytes);
+// Inside one entry.
+constexpr std::size_t kTopicId = 0;
+constexpr std::size_t kTypeHash = 8;
+constexpr std::size_t kTypeNameHash = 16;
+constexpr std::size_t kFlags = 24;
+constexpr std::size_t kSubscribers = 28;
+static_assert(kSubscribers + 4 == kAnnounceEntryBytes);
+}  // namespace announce
+static_assert(kAnnounceHeaderBytes + kMaxAnnounceEntries * kAnnounceEntryBytes <=
+              kMtu1500FragmentBytes + kDataHeaderBytes);
 
 // Little-endian loads and stores, byte by byte: no alignment or host-order assumptions.
 std::uint8_t load_u8(std::span<const std::byte> b, std::size_t at) noexcept {
@@ -137,6 +158,35 @@ ParseError check_nack_range(const NackRange& r) noexcept {
   return r.first_fragment < r.end_fragment ? ParseError::kOk : ParseError::kBadNackRange;
 }
 
+std::uint16_t load_u16(std::span<const std::byte> b, std::size_t at) noexcept {
+  return static_cast<std::uint16_t>(load_u8(b, at) | (load_u8(b, at + 1) << 8));
+}
+void store_u16(std::span<std::byte> b, std::size_t at, std::uint16_t v) noexcept {
+  store_u8(b, at, static_cast<std::uint8_t>(v & 0xFFU));
+  store_u8(b, at + 1, static_cast<std::uint8_t>(v >> 8));
+}
+
+// A host name is 1..31 printable ASCII characters, then NUL up to the end.
+bool valid_host(const std::array<char, kAnnounceHostBytes>& host) noexcept {
+  std::size_t length = 0;
+  while (length < host.size() && host[length] != '\0') {
+    if (host[length] < 0x21 || host[length] > 0x7E) {
+      return false;
+    }
+    ++length;
+  }
+  if (length == 0 || length == host.size()) {
+    return false;
+  }
+  return std::all_of(host.begin() + static_cast<std::ptrdiff_t>(length), host.end(), [](char c) { return c == '\0'; });
+}
+
+bool valid_announce(const Announce& a) noexcept {
+  return a.ipv4 != 0 && a.port != 0 && a.page_count >= 1 && a.page_count <= kMaxAnnouncePages &&
+         a.page < a.page_count && a.period_ms >= 1 && a.period_ms <= 60000 && a.entry_count <= kMaxAnnounceEntries &&
+         valid_host(a.host);
+}
+
 NackRange load_range(std::span<const std::byte> b) noexcept {
   return NackRange{.sequence = load_u64(b, nack::kRangeSequence),
                    .first_fragment = load_u32(b, nack::kRangeFirst),
@@ -149,6 +199,7 @@ std::size_t header_bytes_of(DatagramType type) noexcept {
     case DatagramType::kHeartbeat: return kHeartbeatBytes;
     case DatagramType::kNack: return kNackHeaderBytes;
     case DatagramType::kGap: return kGapBytes;
+    case DatagramType::kAnnounce: return kAnnounceHeaderBytes;
   }
   return 0;
 }
@@ -219,16 +270,50 @@ ParseError parse_body(std::span<const std::byte> b, const WireLimits& limits, Pa
       out.nack = n;
       return ParseError::kOk;
     }
+    case DatagramType::kAnnounce: {
+      Announce a;
+      a.domain_id = load_u32(b, announce::kDomainId);
+      a.ipv4 = load_u32(b, announce::kIpv4);
+      a.port = load_u16(b, announce::kPort);
+      a.page = load_u8(b, announce::kPage);
+      a.page_count = load_u8(b, announce::kPageCount);
+      a.period_ms = load_u32(b, announce::kPeriodMs);
+      for (std::size_t i = 0; i < kAnnounceHostBytes; ++i) {
+        a.host[i] = static_cast<char>(load_u8(b, announce::kHost + i));
+      }
+      a.entry_count = load_u32(b, announce::kEntryCount);
+      if (load_u32(b, announce::kReserved) != 0) {
+        return ParseError::kReservedNotZero;
+      }
+      if (!valid_announce(a)) {
+        return ParseError::kBadAnnounce;
+      }
+      // entry_count <= 40, so the product cannot overflow.
+      if (b.size() != kAnnounceHeaderBytes + a.entry_count * kAnnounceEntryBytes) {
+        return ParseError::kLengthMismatch;
+      }
+      a.encoded_entries = b.subspan(kAnnounceHeaderBytes);
+      for (std::size_t i = 0; i < a.entry_count; ++i) {
+        if ((a.entry(i).flags & ~kKnownEntryFlags) != 0) {
+          return ParseError::kBadAnnounce;
+        }
+      }
+      if ((out.header.flags & kFlagReliable) != 0) {
+        return ParseError::kUnknownFlags;
+      }
+      out.announce = a;
+      return ParseError::kOk;
+    }
   }
   return ParseError::kUnknownType;
 }
 
 void store_common(std::span<std::byte> out, DatagramType type, std::uint64_t sender_id, std::size_t datagram_bytes,
-                  bool checksum) noexcept {
+                  bool checksum, bool reliable = false) noexcept {
   store_u32(out, common::kMagic, kMagic);
   store_u8(out, common::kVersion, kWireVersion);
   store_u8(out, common::kType, static_cast<std::uint8_t>(type));
-  store_u8(out, common::kFlags, checksum ? kFlagChecksum : 0);
+  store_u8(out, common::kFlags, static_cast<std::uint8_t>((checksum ? kFlagChecksum : 0) | (reliable ? kFlagReliable : 0)));
   store_u8(out, common::kReserved, 0);
   store_u64(out, common::kSenderId, sender_id);
   store_u32(out, common::kChecksum, 0);
@@ -274,6 +359,7 @@ std::string_view to_string(ParseError error) noexcept {
     case ParseError::kBadSequenceRange: return "udp: bad sequence range";
     case ParseError::kTooManyNackRanges: return "udp: NACK with more than 64 ranges";
     case ParseError::kBadNackRange: return "udp: NACK without ranges or with first >= end";
+    case ParseError::kBadAnnounce: return "udp: ANNOUNCE with a bad page, entry count, host name, address or flags";
     case ParseError::kCount: break;
   }
   return "udp: unknown parse error";
@@ -284,6 +370,23 @@ ParseError check_fragment(const DataFragment& fragment, const WireLimits& limits
 }
 
 NackRange Nack::range(std::size_t i) const noexcept { return load_range(encoded_ranges.subspan(i * kNackRangeBytes)); }
+
+AnnounceEntry Announce::entry(std::size_t i) const noexcept {
+  const std::span<const std::byte> e = encoded_entries.subspan(i * kAnnounceEntryBytes, kAnnounceEntryBytes);
+  return AnnounceEntry{.topic_id = load_u64(e, announce::kTopicId),
+                       .type_hash = load_u64(e, announce::kTypeHash),
+                       .type_name_hash = load_u64(e, announce::kTypeNameHash),
+                       .flags = load_u32(e, announce::kFlags),
+                       .subscribers = load_u32(e, announce::kSubscribers)};
+}
+
+std::string_view Announce::host_name() const noexcept {
+  std::size_t length = 0;
+  while (length < host.size() && host[length] != '\0') {
+    ++length;
+  }
+  return {host.data(), length};
+}
 
 ParseError parse_datagram(std::span<const std::byte> bytes, const WireLimits& limits, ParsedDatagram& out) noexcept {
   if (bytes.size() < kCommonHeaderBytes) {
@@ -299,13 +402,17 @@ ParseError parse_datagram(std::span<const std::byte> bytes, const WireLimits& li
     return ParseError::kUnsupportedVersion;
   }
   const std::uint8_t type = load_u8(bytes, common::kType);
-  if (type < static_cast<std::uint8_t>(DatagramType::kData) || type > static_cast<std::uint8_t>(DatagramType::kGap)) {
+  if (type < static_cast<std::uint8_t>(DatagramType::kData) ||
+      type > static_cast<std::uint8_t>(DatagramType::kAnnounce)) {
     return ParseError::kUnknownType;
   }
   DatagramHeader& h = out.header;
   h.type = static_cast<DatagramType>(type);
   h.flags = load_u8(bytes, common::kFlags);
-  if ((h.flags & ~kKnownFlags) != 0) {
+  const std::uint8_t allowed =
+      kFlagChecksum | (h.type == DatagramType::kData || h.type == DatagramType::kHeartbeat ? kFlagReliable : 0) |
+      (h.type == DatagramType::kAnnounce ? kFlagRelayed : 0);
+  if ((h.flags & ~allowed) != 0) {
     return ParseError::kUnknownFlags;
   }
   if (load_u8(bytes, common::kReserved) != 0) {
@@ -355,14 +462,14 @@ std::uint64_t ParseCounters::refused() const noexcept {
 }
 
 std::size_t encode_data_header(std::span<std::byte> out, std::uint64_t sender_id, const DataFragment& fragment,
-                               bool checksum) noexcept {
+                               bool checksum, bool reliable) noexcept {
   const std::size_t size = kDataHeaderBytes + fragment.payload.size();
   if (out.size() < kDataHeaderBytes || size > kMaxDatagramBytes || sender_id == 0 ||
       check_data(fragment, fragment.payload.size(), kEncodeLimits) != ParseError::kOk) {
     return 0;
   }
   const std::span<std::byte> h = out.first(kDataHeaderBytes);
-  store_common(h, DatagramType::kData, sender_id, size, checksum);
+  store_common(h, DatagramType::kData, sender_id, size, checksum, reliable);
   store_u64(h, data::kTopicId, fragment.topic_id);
   store_u64(h, data::kSequence, fragment.sequence);
   store_u32(h, data::kWriterId, fragment.writer_id);
@@ -376,9 +483,9 @@ std::size_t encode_data_header(std::span<std::byte> out, std::uint64_t sender_id
 }
 
 std::size_t encode_data(std::span<std::byte> out, std::uint64_t sender_id, const DataFragment& fragment,
-                        bool checksum) noexcept {
+                        bool checksum, bool reliable) noexcept {
   const std::size_t size = kDataHeaderBytes + fragment.payload.size();
-  if (out.size() < size || encode_data_header(out, sender_id, fragment, checksum) == 0) {
+  if (out.size() < size || encode_data_header(out, sender_id, fragment, checksum, reliable) == 0) {
     return 0;
   }
   if (!fragment.payload.empty()) {
@@ -388,13 +495,13 @@ std::size_t encode_data(std::span<std::byte> out, std::uint64_t sender_id, const
 }
 
 std::size_t encode_heartbeat(std::span<std::byte> out, std::uint64_t sender_id, const Heartbeat& heartbeat,
-                             bool checksum) noexcept {
+                             bool checksum, bool reliable) noexcept {
   if (out.size() < kHeartbeatBytes || sender_id == 0 ||
       check_sequence_range(heartbeat.first_sequence, heartbeat.last_sequence, true) != ParseError::kOk) {
     return 0;
   }
   const std::span<std::byte> h = out.first(kHeartbeatBytes);
-  store_common(h, DatagramType::kHeartbeat, sender_id, kHeartbeatBytes, checksum);
+  store_common(h, DatagramType::kHeartbeat, sender_id, kHeartbeatBytes, checksum, reliable);
   store_u64(h, heartbeat::kTopicId, heartbeat.topic_id);
   store_u64(h, heartbeat::kFirstSequence, heartbeat.first_sequence);
   store_u64(h, heartbeat::kLastSequence, heartbeat.last_sequence);
@@ -465,6 +572,55 @@ DataFragment make_fragment(std::uint64_t topic_id, std::uint32_t writer_id, std:
     f.payload = message.subspan(offset, std::min<std::uint64_t>(fragment_bytes, message.size() - offset));
   }
   return f;
+}
+
+std::size_t encode_announce(std::span<std::byte> out, std::uint64_t sender_id, const Announce& announce,
+                            std::span<const AnnounceEntry> entries, std::uint8_t flags, bool checksum) noexcept {
+  Announce a = announce;
+  a.entry_count = static_cast<std::uint32_t>(entries.size());
+  const std::size_t size = kAnnounceHeaderBytes + entries.size() * kAnnounceEntryBytes;
+  if (entries.size() > kMaxAnnounceEntries || out.size() < size || sender_id == 0 || !valid_announce(a) ||
+      (flags & ~kFlagRelayed) != 0) {
+    return 0;
+  }
+  for (const AnnounceEntry& e : entries) {
+    if ((e.flags & ~kKnownEntryFlags) != 0) {
+      return 0;
+    }
+  }
+  const std::span<std::byte> d = out.first(size);
+  store_common(d, DatagramType::kAnnounce, sender_id, size, checksum);
+  store_u8(d, common::kFlags, static_cast<std::uint8_t>(load_u8(d, common::kFlags) | flags));
+  store_u32(d, announce::kDomainId, a.domain_id);
+  store_u32(d, announce::kIpv4, a.ipv4);
+  store_u16(d, announce::kPort, a.port);
+  store_u8(d, announce::kPage, a.page);
+  store_u8(d, announce::kPageCount, a.page_count);
+  store_u32(d, announce::kPeriodMs, a.period_ms);
+  for (std::size_t i = 0; i < kAnnounceHostBytes; ++i) {
+    store_u8(d, announce::kHost + i, static_cast<std::uint8_t>(a.host[i]));
+  }
+  store_u32(d, announce::kEntryCount, a.entry_count);
+  store_u32(d, announce::kReserved, 0);
+  for (std::size_t i = 0; i < entries.size(); ++i) {
+    const std::span<std::byte> e = d.subspan(kAnnounceHeaderBytes + i * kAnnounceEntryBytes, kAnnounceEntryBytes);
+    store_u64(e, announce::kTopicId, entries[i].topic_id);
+    store_u64(e, announce::kTypeHash, entries[i].type_hash);
+    store_u64(e, announce::kTypeNameHash, entries[i].type_name_hash);
+    store_u32(e, announce::kFlags, entries[i].flags);
+    store_u32(e, announce::kSubscribers, entries[i].subscribers);
+  }
+  seal(d.first(kCommonHeaderBytes), d.subspan(kCommonHeaderBytes), checksum);
+  return size;
+}
+
+void set_relayed_flag(std::span<std::byte> datagram) noexcept {
+  const std::uint8_t flags = load_u8(datagram, common::kFlags);
+  store_u8(datagram, common::kFlags, static_cast<std::uint8_t>(flags | kFlagRelayed));
+  if ((flags & kFlagChecksum) != 0) {
+    store_u32(datagram, common::kChecksum, 0);
+    seal(datagram.first(kCommonHeaderBytes), datagram.subspan(kCommonHeaderBytes), true);
+  }
 }
 
 }  // namespace axon::udp

@@ -25,6 +25,14 @@ inline constexpr std::size_t kHeartbeatBytes = 56;
 inline constexpr std::size_t kNackHeaderBytes = 48;
 inline constexpr std::size_t kNackRangeBytes = 16;
 inline constexpr std::size_t kGapBytes = 56;
+inline constexpr std::size_t kAnnounceHeaderBytes = 80;
+inline constexpr std::size_t kAnnounceEntryBytes = 32;
+/// Subscriptions one ANNOUNCE datagram carries (fits a 1500-byte MTU).
+inline constexpr std::size_t kMaxAnnounceEntries = 40;
+/// Pages of one participant's announcement (kMaxAnnounceEntries each).
+inline constexpr std::size_t kMaxAnnouncePages = 64;
+/// Bytes of a host name in an ANNOUNCE (NUL padded, at most 31 characters).
+inline constexpr std::size_t kAnnounceHostBytes = 32;
 
 /// Largest UDP payload over IPv4 (65535 - 20 IP - 8 UDP).
 inline constexpr std::size_t kMaxDatagramBytes = 65507;
@@ -40,11 +48,16 @@ enum class DatagramType : std::uint8_t {
   kHeartbeat = 2,  ///< A writer's range of sequences (liveliness, lets readers NACK).
   kNack = 3,       ///< A reader asks a writer to resend fragments.
   kGap = 4,        ///< A writer says sequences are gone for good.
+  kAnnounce = 5,   ///< A participant: where it receives, which topics it subscribes (discovery, liveliness).
 };
 
 /// Flag bits of the common header. Unknown bits are refused.
 inline constexpr std::uint8_t kFlagChecksum = 0x01U;  ///< `checksum` holds a CRC-32C of the datagram.
-inline constexpr std::uint8_t kKnownFlags = kFlagChecksum;
+/// DATA and HEARTBEAT: the writer keeps the message for resends (RELIABLE stream).
+inline constexpr std::uint8_t kFlagReliable = 0x02U;
+/// ANNOUNCE: relayed by the host's discovery port owner (never relayed again).
+inline constexpr std::uint8_t kFlagRelayed = 0x04U;
+inline constexpr std::uint8_t kKnownFlags = kFlagChecksum | kFlagReliable | kFlagRelayed;
 
 /// Every reason the parser refuses a datagram (one counter each).
 enum class ParseError : std::uint8_t {
@@ -73,6 +86,7 @@ enum class ParseError : std::uint8_t {
   kBadSequenceRange,         ///< Heartbeat first > last + 1, or gap first >= end.
   kTooManyNackRanges,        ///< More than kMaxNackRanges.
   kBadNackRange,             ///< first_fragment >= end_fragment.
+  kBadAnnounce,              ///< ANNOUNCE with a bad page, entry count, host name, address or entry flags.
   kCount,                    ///< Number of values, not an error.
 };
 
@@ -148,6 +162,36 @@ struct Gap {
   std::uint32_t writer_id = 0;
 };
 
+/// One subscription of an ANNOUNCE.
+struct AnnounceEntry {
+  std::uint64_t topic_id = 0;        ///< Hash of the topic name (DATA's topic_id).
+  std::uint64_t type_hash = 0;       ///< TypeIdentity::hash.
+  std::uint64_t type_name_hash = 0;  ///< Hash of TypeIdentity::name (compatible evolution).
+  std::uint32_t flags = 0;           ///< kEntryReliable | kEntryReceiver | kEntryEvolution.
+  std::uint32_t subscribers = 0;     ///< Subscriptions of the participant on the topic.
+};
+inline constexpr std::uint32_t kEntryReliable = 0x1U;   ///< At least one subscription is RELIABLE.
+inline constexpr std::uint32_t kEntryReceiver = 0x2U;   ///< This participant receives the topic for its host.
+inline constexpr std::uint32_t kEntryEvolution = 0x4U;  ///< Accepts another schema of the same type name.
+inline constexpr std::uint32_t kKnownEntryFlags = kEntryReliable | kEntryReceiver | kEntryEvolution;
+
+/// An ANNOUNCE: participant `header.sender_id` of `domain_id` on `host`
+/// receives at ipv4:port; page `page` of `page_count` of its subscriptions.
+struct Announce {
+  std::uint32_t domain_id = 0;
+  std::uint32_t ipv4 = 0;  ///< Host order; not 0.
+  std::uint16_t port = 0;  ///< Not 0.
+  std::uint8_t page = 0;
+  std::uint8_t page_count = 1;
+  std::uint32_t period_ms = 0;  ///< The sender's announcement period (liveliness), 1..60000.
+  std::array<char, kAnnounceHostBytes> host{};  ///< NUL terminated, printable ASCII.
+  std::uint32_t entry_count = 0;
+  std::span<const std::byte> encoded_entries;
+
+  [[nodiscard]] AnnounceEntry entry(std::size_t i) const noexcept;
+  [[nodiscard]] std::string_view host_name() const noexcept;
+};
+
 /// A datagram the parser accepted: `header.type` says which body is set (the
 /// others stay default). Spans point into the parsed bytes: keep those alive
 /// while using it. (Plain members rather than a std::variant: nothing here can
@@ -158,6 +202,7 @@ struct ParsedDatagram {
   Heartbeat heartbeat;  ///< header.type == kHeartbeat.
   Nack nack;            ///< header.type == kNack.
   Gap gap;              ///< header.type == kGap.
+  Announce announce;    ///< header.type == kAnnounce.
 };
 
 /// Checks every field of `bytes` and decodes it into `out`. Returns kOk or the
@@ -203,18 +248,29 @@ class ParseCounters {
 /// payload from the loaned chunk with an iovec. `fragment.payload` gives the
 /// payload (its size is written; with `checksum` its bytes are summed too).
 [[nodiscard]] std::size_t encode_data_header(std::span<std::byte> out, std::uint64_t sender_id,
-                                             const DataFragment& fragment, bool checksum = false) noexcept;
+                                             const DataFragment& fragment, bool checksum = false,
+                                             bool reliable = false) noexcept;
 /// The DATA header followed by a copy of `fragment.payload`.
 [[nodiscard]] std::size_t encode_data(std::span<std::byte> out, std::uint64_t sender_id, const DataFragment& fragment,
-                                      bool checksum = false) noexcept;
+                                      bool checksum = false, bool reliable = false) noexcept;
 [[nodiscard]] std::size_t encode_heartbeat(std::span<std::byte> out, std::uint64_t sender_id,
-                                           const Heartbeat& heartbeat, bool checksum = false) noexcept;
+                                           const Heartbeat& heartbeat, bool checksum = false,
+                                           bool reliable = false) noexcept;
 /// `ranges.size()` must be 1..kMaxNackRanges.
 [[nodiscard]] std::size_t encode_nack(std::span<std::byte> out, std::uint64_t sender_id, std::uint64_t target_sender_id,
                                       std::uint64_t topic_id, std::uint32_t writer_id,
                                       std::span<const NackRange> ranges, bool checksum = false) noexcept;
 [[nodiscard]] std::size_t encode_gap(std::span<std::byte> out, std::uint64_t sender_id, const Gap& gap,
                                      bool checksum = false) noexcept;
+
+/// `announce.encoded_entries` is ignored: `entries` (at most
+/// kMaxAnnounceEntries) are encoded. `flags` may add kFlagRelayed.
+[[nodiscard]] std::size_t encode_announce(std::span<std::byte> out, std::uint64_t sender_id, const Announce& announce,
+                                          std::span<const AnnounceEntry> entries, std::uint8_t flags = 0,
+                                          bool checksum = false) noexcept;
+
+/// Sets kFlagRelayed in an encoded ANNOUNCE (and seals it again when it has a checksum).
+void set_relayed_flag(std::span<std::byte> datagram) noexcept;
 
 /// The fields of fragment `index` of a message (payload: its slice of `message`).
 [[nodiscard]] DataFragment make_fragment(std::uint64_t topic_id, std::uint32_t writer_id, std::uint64_t sequence,

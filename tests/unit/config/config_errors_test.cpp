@@ -107,6 +107,57 @@ const Case kCases[] = {
      "bad.yaml:4:19:", "give either multicast_group or static_peers, not both"},
     {"liveliness shorter than heartbeat", "udp:\n  heartbeat_period_ms: 500\n  liveliness_timeout_ms: 200\n",
      "bad.yaml:3:26:", "must be longer than heartbeat_period_ms"},
+    // The UDP transport's own keys.
+    {"unknown udp key near mtu", "udp:\n  mut: 1500\n", "bad.yaml:2:3:", "unknown key 'mut' (did you mean 'mtu'?)"},
+    {"mtu below the IPv4 minimum", "udp:\n  mtu: 100\n", "bad.yaml:2:8:",
+     "udp mtu (IP packet size of the links: 1500, 9000 with jumbo frames) must be a whole number from 576 to 65535, "
+     "found 100"},
+    {"mtu above the largest IP packet", "udp: {mtu: 70000}\n", "bad.yaml:1:12:", "from 576 to 65535, found 70000"},
+    {"mtu not a number", "udp:\n  mtu: jumbo\n", "bad.yaml:2:8:",
+     "udp mtu (IP packet size of the links: 1500, 9000 with jumbo frames) must be a number, found 'jumbo'"},
+    {"no history", "udp:\n  history_depth: 0\n", "bad.yaml:2:18:",
+     "udp history_depth (messages a RELIABLE writer keeps for resends) must be a whole number from 1 to 4096, found 0"},
+    {"history too deep", "udp:\n  history_depth: 5000\n", "bad.yaml:2:18:", "from 1 to 4096, found 5000"},
+    {"no reassembly timeout", "udp:\n  reassembly_timeout_ms: 0\n",
+     "bad.yaml:2:26:", "udp reassembly_timeout_ms must be a whole number from 1 to 60000, found 0"},
+    {"fractional reassembly timeout", "udp: {reassembly_timeout_ms: 0.5}\n",
+     "bad.yaml:1:30:", "udp reassembly_timeout_ms must be a whole number from 1 to 60000, found 0.5"},
+    {"message larger than UDP carries", "udp:\n  max_message_bytes: 32 MiB\n", "bad.yaml:2:22:",
+     "udp max_message_bytes is 33554432 bytes; the UDP transport carries messages of at most 16777216 bytes (16 MiB)"},
+    // Nodes on several hosts: what the UDP transport needs to join them.
+    {"used host without address",
+     "hosts:\n  - {name: a, address: 10.0.0.1}\n  - {name: b}\nnodes:\n  - {name: n1, host: a}\n"
+     "  - {name: n2, host: b}\n",
+     "bad.yaml:3:5:",
+     "host 'b' needs an address: nodes run on hosts a, b, which reach each other over UDP, and a node binds its "
+     "sockets to its host's address; add 'address:'"},
+    {"hosts of two IP families",
+     "hosts:\n  - {name: a, address: 10.0.0.1}\n  - {name: b, address: 'fd00::2'}\nnodes:\n  - {name: n1, host: a}\n"
+     "  - {name: n2, host: b}\n",
+     "bad.yaml:3:24:",
+     "host 'b' has the IPv6 address fd00::2 and host 'a' the IPv4 address 10.0.0.1; hosts whose nodes talk over UDP "
+     "need addresses of one family"},
+    {"loopback and network hosts",
+     "hosts:\n  - {name: a, address: 127.0.0.1}\n  - {name: b, address: 10.0.0.2}\nnodes:\n  - {name: n1, host: a}\n"
+     "  - {name: n2, host: b}\n",
+     "bad.yaml:3:24:",
+     "host 'b' has address 10.0.0.2 and host 'a' 127.0.0.1, but a loopback address reaches only its "
+     "own machine; give every host a loopback address"},
+    {"IPv4 group for IPv6 hosts",
+     "hosts:\n  - {name: a, address: 'fd00::1'}\n  - {name: b, address: 'fd00::2'}\nnodes:\n  - {name: n1, host: a}\n"
+     "  - {name: n2, host: b}\nudp:\n  discovery: {multicast_group: 239.255.0.9}\n",
+     "bad.yaml:8:32:",
+     "udp discovery multicast_group 239.255.0.9 is an IPv4 group, but the hosts have IPv6 addresses; give an IPv6 "
+     "group (such as ff15::a) or static_peers"},
+    {"default IPv4 group for IPv6 hosts",
+     "hosts:\n  - {name: a, address: 'fd00::1'}\n  - {name: b, address: 'fd00::2'}\nnodes:\n  - {name: n1, host: a}\n"
+     "  - {name: n2, host: b}\n",
+     "bad.yaml:2:24:", "udp discovery multicast_group 239.255.0.1 is an IPv4 group, but the hosts have IPv6 addresses"},
+    {"IPv6 static peer for IPv4 hosts",
+     "hosts:\n  - {name: a, address: 10.0.0.1}\n  - {name: b, address: 10.0.0.2}\nnodes:\n  - {name: n1, host: a}\n"
+     "  - {name: n2, host: b}\nudp:\n  discovery: {static_peers: [a, 'fd00::9']}\n",
+     "bad.yaml:8:33:",
+     "udp discovery static_peers entry 'fd00::9' is an IPv6 address (fd00::9), but the hosts have IPv4 addresses"},
     // Addresses.
     {"host name as address", "hosts:\n  - {name: a, address: ecu.local}\n",
      "bad.yaml:2:24:", "address must be a numeric IPv4 or IPv6 address"},

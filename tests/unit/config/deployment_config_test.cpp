@@ -1,10 +1,15 @@
-// Valid deployment files: the full example, defaults, and the values each
-// key turns into.
+// Valid deployment files: the full example (and its copy in the docs),
+// defaults, the values each key turns into, and which transport a topic
+// takes between two hosts.
 #include "axon/deployment_config.hpp"
 
 #include <gtest/gtest.h>
 
+#include <fstream>
+#include <sstream>
 #include <string>
+
+#include "src/config/transport_choice.hpp"
 
 namespace axon {
 namespace {
@@ -21,6 +26,9 @@ TEST(DeploymentConfig, AnEmptyFileIsValidAndGivesEveryDefault) {
     EXPECT_EQ(sut->udp.discovery_port, 7400);
     EXPECT_EQ(sut->udp.heartbeat_period_ms, 100U);
     EXPECT_EQ(sut->udp.max_message_bytes, 16U << 20U);
+    EXPECT_EQ(sut->udp.mtu, 1500U);
+    EXPECT_EQ(sut->udp.history_depth, 64U);
+    EXPECT_EQ(sut->udp.reassembly_timeout_ms, 500U);
   }
 }
 
@@ -71,6 +79,32 @@ TEST(DeploymentConfig, ReadsTheFullExampleOfTheDocumentation) {
   EXPECT_EQ(sut->udp.multicast_group, "239.255.0.7");
   EXPECT_EQ(sut->udp.receive_buffer_bytes, 8U << 20U);
   EXPECT_TRUE(sut->udp.static_peers.empty());
+  EXPECT_EQ(sut->udp.mtu, 1500U);
+  EXPECT_EQ(sut->udp.history_depth, 64U);
+  EXPECT_EQ(sut->udp.reassembly_timeout_ms, 500U);
+}
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+TEST(DeploymentConfig, TheDocumentationQuotesTheExampleAsItIs) {
+  const std::string doc = read_file(AXON_SOURCE_DIR "/docs/configuration.md");
+  std::string example = read_file(AXON_SOURCE_DIR "/examples/deployment.yaml");
+  example.erase(0, example.find("domain:"));  // the file's header comment is not quoted
+
+  const std::size_t section = doc.find("## Full example");
+  ASSERT_NE(section, std::string::npos);
+  const std::size_t begin = doc.find("```yaml\n", section);
+  ASSERT_NE(begin, std::string::npos);
+  const std::size_t body = begin + std::string("```yaml\n").size();
+  const std::size_t end = doc.find("```", body);
+  ASSERT_NE(end, std::string::npos);
+  EXPECT_EQ(doc.substr(body, end - body), example)
+      << "docs/configuration.md, \"Full example\", must quote examples/deployment.yaml from `domain:` on";
 }
 
 TEST(DeploymentConfig, KeysLeftOutOfATopicKeepTheCodeDefaults) {
@@ -113,6 +147,78 @@ TEST(DeploymentConfig, AcceptsFractionalMillisecondsAndSizesWithUnits) {
   EXPECT_EQ(sut->topics[0].subscriber.quarantine_after_ns, 2'000'000);
   EXPECT_EQ(sut->udp.send_buffer_bytes, 1572864U);
   EXPECT_EQ(sut->udp.max_message_bytes, 65536U);
+}
+
+TEST(DeploymentConfig, ReadsTheUdpTransportKeys) {
+  auto sut = parse_deployment_config(
+      "udp:\n  mtu: 9000\n  history_depth: 4096\n  reassembly_timeout_ms: 1200\n  max_message_bytes: 16 MiB\n",
+      "t.yaml");
+
+  ASSERT_TRUE(sut.ok()) << sut.error().message();
+  EXPECT_EQ(sut->udp.mtu, 9000U);
+  EXPECT_EQ(sut->udp.history_depth, 4096U);
+  EXPECT_EQ(sut->udp.reassembly_timeout_ms, 1200U);
+  EXPECT_EQ(sut->udp.max_message_bytes, 16U << 20U);
+}
+
+TEST(DeploymentConfig, AcceptsTheMtuBounds) {
+  for (const std::uint32_t mtu : {576U, 65535U}) {
+    auto sut = parse_deployment_config("udp: {mtu: " + std::to_string(mtu) + "}\n", "t.yaml");
+
+    ASSERT_TRUE(sut.ok()) << sut.error().message();
+    EXPECT_EQ(sut->udp.mtu, mtu);
+  }
+}
+
+TEST(DeploymentConfig, AcceptsNodesOnSeveralHostsWithAddressesOfOneFamily) {
+  const char* files[] = {
+      // IPv4, multicast discovery (the default group).
+      "hosts:\n  - {name: a, address: 10.0.0.1}\n  - {name: b, address: 10.0.0.2}\n"
+      "nodes:\n  - {name: n1, host: a}\n  - {name: n2, host: b}\n",
+      // Loopback addresses and static peers.
+      "hosts:\n  - {name: a, address: 127.0.0.1}\n  - {name: b, address: 127.0.0.2}\n"
+      "nodes:\n  - {name: n1, host: a}\n  - {name: n2, host: b}\nudp:\n  discovery: {static_peers: [a, b]}\n",
+      // IPv6 with an IPv6 group.
+      "hosts:\n  - {name: a, address: 'fd00::1'}\n  - {name: b, address: 'fd00::2'}\n"
+      "nodes:\n  - {name: n1, host: a}\n  - {name: n2, host: b}\nudp:\n  discovery: {multicast_group: 'ff15::a'}\n",
+      // A host without nodes needs no address; nor do hosts when every node is on one.
+      "hosts:\n  - {name: a, address: 10.0.0.1}\n  - {name: b, address: 10.0.0.2}\n  - {name: spare}\n"
+      "nodes:\n  - {name: n1, host: a}\n  - {name: n2, host: b}\n",
+      "hosts:\n  - {name: a}\n  - {name: b, address: 'fd00::2'}\nnodes:\n  - {name: n1, host: a}\n",
+  };
+  for (const char* text : files) {
+    auto sut = parse_deployment_config(text, "t.yaml");
+
+    EXPECT_TRUE(sut.ok()) << text << "\n" << sut.error().message();
+  }
+}
+
+TEST(ConfigTransportBetween, SameHostIsSharedMemoryWhateverTheTopicSays) {
+  auto config =
+      parse_deployment_config("topics:\n  - {name: u, transport: udp}\n  - {name: s, transport: shm}\n", "t.yaml");
+  ASSERT_TRUE(config.ok()) << config.error().message();
+
+  for (const char* topic : {"u", "s", "absent"}) {
+    EXPECT_EQ(detail::transport_between(&*config, topic, "a", "a"), TransportKind::kShm) << topic;
+    EXPECT_EQ(detail::transport_between(&*config, topic, "", ""), TransportKind::kShm) << topic;
+  }
+  EXPECT_EQ(detail::transport_between(nullptr, "any", "", ""), TransportKind::kShm);
+}
+
+TEST(ConfigTransportBetween, AnotherHostIsUdpForAutoAndUdpAndNothingForShm) {
+  auto config = parse_deployment_config(
+      "hosts:\n  - {name: a, address: 10.0.0.1, rdma_device: mlx5_0}\n"
+      "  - {name: b, address: 10.0.0.2, rdma_device: mlx5_1}\n"
+      "topics:\n  - {name: auto, transport: auto}\n  - {name: udp, transport: udp}\n"
+      "  - {name: shm, transport: shm}\n",
+      "t.yaml");
+  ASSERT_TRUE(config.ok()) << config.error().message();
+
+  EXPECT_EQ(detail::transport_between(&*config, "auto", "a", "b"), TransportKind::kUdp)
+      << "auto picks UDP even when both hosts have an RDMA device: RDMA is not in this build";
+  EXPECT_EQ(detail::transport_between(&*config, "absent", "a", "b"), TransportKind::kUdp);
+  EXPECT_EQ(detail::transport_between(&*config, "udp", "b", "a"), TransportKind::kUdp);
+  EXPECT_EQ(detail::transport_between(&*config, "shm", "a", "b"), std::nullopt);
 }
 
 TEST(DeploymentConfig, NamesEachTransport) {

@@ -211,7 +211,7 @@ TEST(WireFormatMalformed, BadMagicVersionTypeFlagsReservedAndSender) {
   };
   for (const Case c :
        {Case{0, std::byte{'B'}, ParseError::kBadMagic}, Case{4, std::byte{2}, ParseError::kUnsupportedVersion},
-        Case{5, std::byte{0}, ParseError::kUnknownType}, Case{5, std::byte{5}, ParseError::kUnknownType},
+        Case{5, std::byte{0}, ParseError::kUnknownType}, Case{5, std::byte{6}, ParseError::kUnknownType},
         Case{6, std::byte{0x80}, ParseError::kUnknownFlags}, Case{7, std::byte{1}, ParseError::kReservedNotZero},
         Case{16, std::byte{1}, ParseError::kReservedNotZero}}) {
     auto bytes = good;

@@ -1,0 +1,327 @@
+// The UDP transport between two "hosts" of one process on loopback
+// (127.0.0.1 and 127.0.0.2, static peers, separate shared-memory dirs): no
+// root needed. Namespaced multi-host tests with real processes, loss and
+// killed hosts are in tests/integration/multihost_test.cpp.
+#include <arpa/inet.h>
+#include <gtest/gtest.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <string>
+
+#include "axon/axon.hpp"
+#include "tests/support/eventually.hpp"
+#include "tests/support/test_messages.hpp"
+
+namespace axon {
+namespace {
+
+using namespace std::chrono_literals;
+using test::eventually;
+using test::TestMessage;
+
+/// Exactly 4 MiB, filled with a pattern of its sequence.
+struct BigMessage {
+  static constexpr std::string_view kAxonTypeName = "axon_test::BigMessage";
+  static constexpr std::size_t kBytes = 4U << 20U;
+  std::uint64_t sequence = 0;
+  std::uint8_t body[kBytes - sizeof(std::uint64_t)];
+};
+static_assert(sizeof(BigMessage) == BigMessage::kBytes);
+
+void fill(BigMessage& m, std::uint64_t sequence) {
+  m.sequence = sequence;
+  for (std::size_t i = 0; i < sizeof(m.body); i += 4096) {
+    m.body[i] = static_cast<std::uint8_t>(sequence * 31 + i / 4096);
+  }
+  m.body[sizeof(m.body) - 1] = static_cast<std::uint8_t>(sequence);
+}
+
+bool intact(const BigMessage& m) {
+  for (std::size_t i = 0; i < sizeof(m.body); i += 4096) {
+    if (m.body[i] != static_cast<std::uint8_t>(m.sequence * 31 + i / 4096)) {
+      return false;
+    }
+  }
+  return m.body[sizeof(m.body) - 1] == static_cast<std::uint8_t>(m.sequence);
+}
+
+/// Two hosts' nodes in this process, each with its own /dev/shm directory.
+class UdpLoopback : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const auto unique = static_cast<unsigned>(::getpid()) + static_cast<unsigned>(counter_++) * 7919U;
+    port_ = static_cast<std::uint16_t>(20000 + unique % 20000);
+    domain_ = 100000 + unique % 100000;
+    dir_ = std::filesystem::temp_directory_path() / ("axon_udp_loopback_" + std::to_string(unique));
+    std::filesystem::create_directories(dir_ / "a");
+    std::filesystem::create_directories(dir_ / "b");
+    config_ = dir_ / "deploy.yaml";
+    std::ofstream(config_) << "domain: " << domain_ << R"(
+hosts:
+  - {name: alpha, address: 127.0.0.1}
+  - {name: beta, address: 127.0.0.2}
+nodes:
+  - {name: sender, host: alpha}
+  - {name: receiver, host: beta}
+topics:
+  - {name: big, reliability: reliable, depth: 8}
+  - {name: steady, reliability: reliable, depth: 256}
+  - {name: local_only, transport: shm}
+udp:
+  discovery:
+    static_peers: [alpha, beta]
+    port: )" << port_ << R"(
+  heartbeat_period_ms: 20
+  history_depth: 512
+  liveliness_timeout_ms: 300
+  receive_buffer_bytes: 16 MiB
+)";
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+
+  std::shared_ptr<Node> node(const std::string& name, const std::string& shm) {
+    NodeOptions options;
+    options.config_path = config_.string();
+    options.shm_dir = (dir_ / shm).string();
+    auto created = Node::create(name, options);
+    EXPECT_TRUE(created) << created.error().message();
+    return created ? *created : nullptr;
+  }
+
+  static bool routed_to(const Node& node, std::string_view topic, std::string_view host) {
+    for (const TopicRoute& route : node.routes(topic)) {
+      if (route.host == host && route.transport == TransportKind::kUdp && route.subscribers > 0) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  static inline int counter_ = 0;
+  std::uint16_t port_ = 0;
+  std::uint32_t domain_ = 0;
+  std::filesystem::path dir_;
+  std::filesystem::path config_;
+};
+
+TEST_F(UdpLoopback, SmallMessagesReachTheOtherHostInOrder) {
+  auto receiver = node("receiver", "b");
+  auto sender = node("sender", "a");
+  ASSERT_TRUE(receiver && sender);
+  EXPECT_EQ(sender->transport_for("small"), TransportKind::kUdp);
+  auto subscriber = receiver->subscribe<TestMessage>("small", {.depth = 256});
+  auto publisher = sender->advertise<TestMessage>("small");
+  ASSERT_TRUE(subscriber && publisher);
+  ASSERT_TRUE(eventually([&] { return routed_to(*sender, "small", "beta"); }, 5s)) << "beta never announced itself";
+
+  constexpr std::uint64_t kCount = 200;
+  for (std::uint64_t i = 1; i <= kCount; ++i) {
+    auto loan = (*publisher)->loan();
+    ASSERT_TRUE(loan);
+    test::fill(**loan, 1, i);
+    ASSERT_TRUE((*publisher)->publish(std::move(*loan)));
+  }
+  std::uint64_t next = 1;
+  ASSERT_TRUE(eventually(
+      [&] {
+        while (auto sample = (*subscriber)->take()) {
+          EXPECT_TRUE(test::intact(**sample));
+          EXPECT_EQ((*sample)->sequence, next);
+          ++next;
+        }
+        return next > kCount;
+      },
+      5s))
+      << "received " << next - 1 << " of " << kCount;
+  EXPECT_GE(sender->network_counters().messages_sent, kCount);
+  EXPECT_GE(receiver->network_counters().messages_received, kCount);
+  EXPECT_EQ(receiver->network_counters().hosts_discovered, 1U);
+}
+
+TEST_F(UdpLoopback, FourMebibyteReliableMessagesArriveWholeAndInOrder) {
+  auto receiver = node("receiver", "b");
+  auto sender = node("sender", "a");
+  ASSERT_TRUE(receiver && sender);
+  auto subscriber = receiver->subscribe<BigMessage>("big");  // reliable by the config
+  auto publisher = sender->advertise<BigMessage>("big");
+  ASSERT_TRUE(subscriber && publisher);
+  ASSERT_TRUE(eventually([&] { return routed_to(*sender, "big", "beta"); }, 5s));
+  constexpr std::uint64_t kCount = 6;
+  std::uint64_t next = 1;
+  auto drain = [&] {
+    while (auto sample = (*subscriber)->take()) {
+      EXPECT_TRUE(intact(**sample)) << "message " << (*sample)->sequence << " is corrupt";
+      EXPECT_EQ((*sample)->sequence, next);
+      ++next;
+    }
+  };
+  for (std::uint64_t i = 1; i <= kCount; ++i) {
+    Result<Loan<BigMessage>> loan = Error(ErrorCode::kPoolExhausted, "");
+    // 4 MiB chunks are few (4 by default): wait for the receiver to let go.
+    ASSERT_TRUE(eventually(
+        [&] {
+          drain();
+          loan = (*publisher)->loan();
+          return static_cast<bool>(loan);
+        },
+        5s));
+    fill(**loan, i);
+    ASSERT_TRUE((*publisher)->publish(std::move(*loan)));
+  }
+  ASSERT_TRUE(eventually(
+      [&] {
+        drain();
+        return next > kCount;
+      },
+      10s))
+      << "received " << next - 1 << " of " << kCount;
+  const NetworkCounters counters = receiver->network_counters();
+  EXPECT_EQ(counters.messages_lost, 0U);
+  EXPECT_EQ(counters.datagrams_refused, 0U);
+}
+
+// Without loss on loopback this checks the reliable path end to end; run in a
+// network namespace with random drops (the multihost tests do) it checks NACKs.
+TEST_F(UdpLoopback, ReliableSmallMessagesArriveInOrder) {
+  auto receiver = node("receiver", "b");
+  auto sender = node("sender", "a");
+  ASSERT_TRUE(receiver && sender);
+  auto subscriber = receiver->subscribe<TestMessage>("steady");
+  auto publisher = sender->advertise<TestMessage>("steady");
+  ASSERT_TRUE(subscriber && publisher);
+  ASSERT_TRUE(eventually([&] { return routed_to(*sender, "steady", "beta"); }, 5s));
+  constexpr std::uint64_t kCount = 500;
+  std::uint64_t next = 1;
+  auto drain = [&] {
+    while (auto sample = (*subscriber)->take()) {
+      EXPECT_TRUE(test::intact(**sample));
+      EXPECT_EQ((*sample)->sequence, next);
+      next = (*sample)->sequence + 1;
+    }
+  };
+  for (std::uint64_t i = 1; i <= kCount; ++i) {
+    TestMessage message;
+    test::fill(message, 1, i);
+    ASSERT_TRUE((*publisher)->publish(message));
+    std::this_thread::sleep_for(200us);  // 5 kHz: the resend history (64) covers a NACK's round trip
+    drain();
+  }
+  ASSERT_TRUE(eventually(
+      [&] {
+        drain();
+        return next > kCount;
+      },
+      10s))
+      << "received up to " << next - 1 << " of " << kCount;
+  EXPECT_EQ(receiver->network_counters().messages_lost, 0U);
+}
+
+TEST_F(UdpLoopback, ShmOnlyTopicsStayOnTheirHost) {
+  auto receiver = node("receiver", "b");
+  auto sender = node("sender", "a");
+  ASSERT_TRUE(receiver && sender);
+  EXPECT_EQ(sender->transport_for("local_only"), TransportKind::kShm);
+  auto subscriber = receiver->subscribe<TestMessage>("local_only");
+  auto publisher = sender->advertise<TestMessage>("local_only");
+  ASSERT_TRUE(subscriber && publisher);
+  std::this_thread::sleep_for(100ms);  // five announcement periods
+  EXPECT_EQ(sender->routes("local_only").size(), 1U);
+  TestMessage message;
+  test::fill(message, 1, 1);
+  ASSERT_TRUE((*publisher)->publish(message));
+  std::this_thread::sleep_for(50ms);
+  EXPECT_FALSE((*subscriber)->take());
+  EXPECT_EQ(sender->network_counters().messages_sent, 0U);
+}
+
+TEST_F(UdpLoopback, AnotherTypeOnTheOtherHostIsRefusedAndCounted) {
+  auto receiver = node("receiver", "b");
+  auto sender = node("sender", "a");
+  ASSERT_TRUE(receiver && sender);
+  auto subscriber = receiver->subscribe<test::OtherMessage>("mixed");
+  auto publisher = sender->advertise<TestMessage>("mixed");
+  ASSERT_TRUE(subscriber && publisher);
+  ASSERT_TRUE(eventually([&] { return sender->network_counters().type_mismatches > 0; }, 5s));
+  TestMessage message;
+  test::fill(message, 1, 1);
+  ASSERT_TRUE((*publisher)->publish(message));
+  std::this_thread::sleep_for(50ms);
+  EXPECT_FALSE((*subscriber)->take());
+  EXPECT_EQ(receiver->network_counters().messages_received, 0U);
+}
+
+TEST_F(UdpLoopback, GarbageDatagramsAreCountedAndIgnored) {
+  auto receiver = node("receiver", "b");
+  auto sender = node("sender", "a");
+  ASSERT_TRUE(receiver && sender);
+  auto subscriber = receiver->subscribe<TestMessage>("small", {.depth = 64});
+  auto publisher = sender->advertise<TestMessage>("small");
+  ASSERT_TRUE(subscriber && publisher);
+  ASSERT_TRUE(eventually([&] { return routed_to(*sender, "small", "beta"); }, 5s));
+
+  // Random bytes, an axon magic with nothing after it, a truncated header:
+  // at beta's discovery port, which its node owns.
+  const int fd = ::socket(AF_INET, SOCK_DGRAM, 0);
+  ASSERT_GE(fd, 0);
+  sockaddr_in to{};
+  to.sin_family = AF_INET;
+  to.sin_port = htons(port_);
+  to.sin_addr.s_addr = htonl(0x7F000002U);
+  std::mt19937 random(7);
+  constexpr int kGarbage = 50;
+  for (int i = 0; i < kGarbage; ++i) {
+    std::array<std::uint8_t, 300> bytes{};
+    for (auto& b : bytes) {
+      b = static_cast<std::uint8_t>(random());
+    }
+    const std::size_t size = i % 3 == 0 ? 4 : (i % 3 == 1 ? 23 : bytes.size());
+    if (i % 3 == 1) {
+      std::memcpy(bytes.data(), "AXNU", 4);
+    }
+    ASSERT_EQ(::sendto(fd, bytes.data(), size, 0, reinterpret_cast<const sockaddr*>(&to), sizeof(to)),
+              static_cast<ssize_t>(size));
+  }
+  ::close(fd);
+  ASSERT_TRUE(eventually([&] { return receiver->network_counters().datagrams_refused >= kGarbage; }, 5s))
+      << receiver->network_counters().datagrams_refused;
+  TestMessage message;
+  test::fill(message, 1, 1);
+  ASSERT_TRUE((*publisher)->publish(message));
+  ASSERT_TRUE(eventually([&] { return static_cast<bool>((*subscriber)->take()); }, 5s))
+      << "traffic stopped after the garbage";
+}
+
+TEST_F(UdpLoopback, APublisherThatLeavesIsLostForRemoteSubscribers) {
+  auto receiver = node("receiver", "b");
+  auto subscriber = receiver->subscribe<TestMessage>("small");
+  ASSERT_TRUE(subscriber);
+  {
+    auto sender = node("sender", "a");
+    auto publisher = sender->advertise<TestMessage>("small");
+    ASSERT_TRUE(publisher);
+    ASSERT_TRUE(eventually([&] { return routed_to(*sender, "small", "beta"); }, 5s));
+    TestMessage message;
+    test::fill(message, 1, 1);
+    ASSERT_TRUE((*publisher)->publish(message));
+    ASSERT_TRUE(eventually([&] { return (*subscriber)->publisher_count() == 1; }, 5s));
+  }
+  // Heartbeats stop; after liveliness_timeout_ms the mirror goes, which the
+  // subscriber notices like any publisher leaving (take() rescans).
+  ASSERT_TRUE(eventually(
+      [&] {
+        while ((*subscriber)->take()) {
+        }
+        return (*subscriber)->publishers_lost() == 1;
+      },
+      5s));
+  EXPECT_EQ(receiver->network_counters().hosts_lost, 1U);
+}
+
+}  // namespace
+}  // namespace axon

@@ -1,0 +1,89 @@
+// A non-blocking IPv4 UDP socket with the few operations the transport needs:
+// bind, buffer sizes, multicast, batched send (sendmmsg) and receive (recvmmsg).
+#pragma once
+
+#include <netinet/in.h>
+#include <sys/socket.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string>
+
+#include "axon/result.hpp"
+
+namespace axon::udp {
+
+/// An IPv4 address and port, both in host order.
+struct Endpoint {
+  std::uint32_t ipv4 = 0;
+  std::uint16_t port = 0;
+  friend bool operator==(const Endpoint&, const Endpoint&) = default;
+  [[nodiscard]] sockaddr_in to_sockaddr() const noexcept;
+  [[nodiscard]] static Endpoint from_sockaddr(const sockaddr_in& address) noexcept;
+  [[nodiscard]] std::string to_string() const;
+};
+
+/// "10.0.0.1" → host-order address; kInvalidArgument for anything else
+/// (IPv6 is named as unsupported by this transport).
+Result<std::uint32_t> parse_ipv4(const std::string& text);
+
+struct SocketOptions {
+  Endpoint bind;               ///< ipv4 0: any address; port 0: the kernel picks.
+  bool reuse_address = false;  ///< Several sockets share the port (multicast discovery).
+  std::uint32_t send_buffer_bytes = 0;     ///< 0: the kernel default.
+  std::uint32_t receive_buffer_bytes = 0;  ///< 0: the kernel default.
+};
+
+/// One datagram to send: a header and a payload, gathered by the kernel.
+struct OutgoingDatagram {
+  std::span<const std::byte> header;
+  std::span<const std::byte> payload;
+  Endpoint to;
+};
+
+/// Thread safety: send() and send_batch() from any thread (the kernel
+/// serialises them); receive_batch() from one thread.
+class UdpSocket {
+ public:
+  static constexpr std::size_t kMaxBatch = 64;
+
+  UdpSocket() = default;
+  static Result<UdpSocket> open(const SocketOptions& options);
+  UdpSocket(UdpSocket&& other) noexcept;
+  UdpSocket& operator=(UdpSocket&& other) noexcept;
+  UdpSocket(const UdpSocket&) = delete;
+  UdpSocket& operator=(const UdpSocket&) = delete;
+  ~UdpSocket();
+
+  [[nodiscard]] int fd() const noexcept { return fd_; }
+  [[nodiscard]] Endpoint local() const noexcept { return local_; }
+
+  /// Joins `group` on the interface that has `interface_ipv4`.
+  Result<void> join_multicast(std::uint32_t group, std::uint32_t interface_ipv4);
+  /// Sends multicast through the interface that has `interface_ipv4`, one hop,
+  /// looped back so participants of this host hear it too.
+  Result<void> send_multicast_through(std::uint32_t interface_ipv4);
+
+  /// Sends `datagrams` (any number) with sendmmsg, kMaxBatch per call; waits
+  /// (poll) while the send buffer is full. Returns how many were sent; a
+  /// datagram the kernel refuses (unreachable, too large) is skipped and counted
+  /// as not sent.
+  std::size_t send_batch(std::span<const OutgoingDatagram> datagrams) noexcept;
+  /// One datagram.
+  bool send(std::span<const std::byte> bytes, Endpoint to) noexcept;
+
+  /// Receives up to buffers.size() (≤ kMaxBatch) datagrams without waiting.
+  /// sizes[i] and from[i] describe datagram i; a datagram longer than its
+  /// buffer reports its full length (so the parser refuses it). Returns how
+  /// many were received (0: none waiting).
+  std::size_t receive_batch(std::span<const std::span<std::byte>> buffers, std::span<std::size_t> sizes,
+                            std::span<Endpoint> from) noexcept;
+
+ private:
+  explicit UdpSocket(int fd) noexcept : fd_(fd) {}
+  int fd_ = -1;
+  Endpoint local_;
+};
+
+}  // namespace axon::udp

@@ -1,0 +1,30 @@
+#include "transports/udp/udp_transport.hpp"
+
+#include "transports/udp/udp_ports.hpp"
+
+namespace axon::udp {
+
+Result<std::shared_ptr<PublisherPort>> UdpTransport::advertise(const TopicDescriptor& topic, const PublisherQos& qos) {
+  auto local = shm_->advertise(topic, qos);
+  if (!local || stays_local_(topic.name)) {
+    return local;
+  }
+  auto shm_port = std::static_pointer_cast<shm::ShmPublisherPort>(std::move(*local));
+  auto writer = participant_->add_writer(shm_port, topic);
+  return std::shared_ptr<PublisherPort>(
+      std::make_shared<UdpPublisherPort>(std::move(shm_port), std::move(writer), participant_));
+}
+
+Result<std::shared_ptr<SubscriberPort>> UdpTransport::subscribe(const TopicDescriptor& topic,
+                                                                const SubscriberQos& qos) {
+  auto local = shm_->subscribe(topic, qos);
+  if (!local || stays_local_(topic.name)) {
+    return local;
+  }
+  const bool reliable = qos.reliability == Reliability::kReliable;
+  participant_->add_subscription(topic, reliable);
+  return std::shared_ptr<SubscriberPort>(
+      std::make_shared<UdpSubscriberPort>(std::move(*local), participant_, topic.name, reliable));
+}
+
+}  // namespace axon::udp

@@ -1,0 +1,241 @@
+#include "transports/udp/udp_writer.hpp"
+
+#include <algorithm>
+
+#include "src/log.hpp"
+
+namespace axon::udp {
+
+NetworkCounters NetworkCounterCells::snapshot() const noexcept {
+  const auto get = [](const std::atomic<std::uint64_t>& cell) { return cell.load(std::memory_order_relaxed); };
+  return NetworkCounters{.datagrams_sent = get(datagrams_sent),
+                         .datagrams_received = get(datagrams_received),
+                         .datagrams_refused = get(datagrams_refused),
+                         .messages_sent = get(messages_sent),
+                         .messages_received = get(messages_received),
+                         .messages_incomplete = get(messages_incomplete),
+                         .messages_out_of_order = get(messages_out_of_order),
+                         .duplicates = get(duplicates),
+                         .nacks_sent = get(nacks_sent),
+                         .nacks_received = get(nacks_received),
+                         .fragments_resent = get(fragments_resent),
+                         .gaps_sent = get(gaps_sent),
+                         .messages_lost = get(messages_lost),
+                         .hosts_discovered = get(hosts_discovered),
+                         .hosts_lost = get(hosts_lost),
+                         .type_mismatches = get(type_mismatches),
+                         .pool_exhausted = get(pool_exhausted)};
+}
+
+UdpWriter::UdpWriter(SendContext context, std::shared_ptr<shm::ShmPublisherPort> local, std::uint64_t topic_id,
+                     std::uint32_t writer_id, std::uint32_t history_depth)
+    : context_(context),
+      local_(std::move(local)),
+      topic_id_(topic_id),
+      writer_id_(writer_id),
+      history_(std::max<std::uint32_t>(history_depth, 1)) {
+  outgoing_.reserve(kBatch * 4);
+}
+
+UdpWriter::~UdpWriter() {
+  std::lock_guard guard(mutex_);
+  while (history_count_ > 0) {
+    drop_oldest_kept();
+  }
+}
+
+Result<LoanedChunk> UdpWriter::loan(std::size_t payload_bytes) noexcept {
+  auto chunk = local_->loan(payload_bytes);
+  if (chunk || chunk.error().code() != ErrorCode::kPoolExhausted) {
+    return chunk;
+  }
+  // The resend history may hold the chunks: give the oldest back until a
+  // loan succeeds (a NACK for them will get a GAP).
+  std::lock_guard guard(mutex_);
+  while (history_count_ > 0) {
+    drop_oldest_kept();
+    chunk = local_->loan(payload_bytes);
+    if (chunk) {
+      break;
+    }
+  }
+  return chunk;
+}
+
+Result<PublishStatus> UdpWriter::publish(LoanedChunk chunk, std::size_t payload_bytes,
+                                         std::size_t payload_offset) noexcept {
+  if (!has_destinations_.load(std::memory_order_relaxed)) {
+    return local_->publish(chunk, payload_bytes, payload_offset);
+  }
+  std::lock_guard guard(mutex_);
+  const bool reliable = std::any_of(destinations_.begin(), destinations_.end(),
+                                    [](const WriterDestination& d) { return d.reliable; });
+  const bool fits = payload_bytes <= context_.max_message_bytes;
+  if (destinations_.empty() || !fits) {
+    if (!fits) {
+      logger().error("udp: a message of {} B on topic {:#x} is larger than udp.max_message_bytes ({} B): delivered "
+                     "on this host only; raise max_message_bytes in the deployment config",
+                     payload_bytes, topic_id_, context_.max_message_bytes);
+    }
+    return local_->publish(chunk, payload_bytes, payload_offset);
+  }
+  auto status = reliable ? local_->publish_pinned(chunk, payload_bytes, payload_offset)
+                         : local_->publish(chunk, payload_bytes, payload_offset);
+  // kTimeout: a local reliable subscriber stayed full, but the message was
+  // published to the others; every other error means it was not.
+  if (!status && status.error().code() != ErrorCode::kTimeout) {
+    return status;
+  }
+  const std::span<const std::byte> message(chunk.payload + payload_offset, payload_bytes);
+  const std::uint64_t sequence = ++sequence_;
+  std::array<const WriterDestination*, 64> targets{};
+  const std::size_t count = std::min(destinations_.size(), targets.size());
+  for (std::size_t i = 0; i < count; ++i) {
+    targets[i] = &destinations_[i];
+  }
+  const auto fragments = static_cast<std::uint32_t>(fragment_count_for(payload_bytes, context_.fragment_bytes));
+  send_fragments(sequence, message, 0, fragments, std::span(targets).first(count));
+  NetworkCounterCells::add(context_.counters->messages_sent, count);
+  if (reliable) {
+    if (history_count_ == history_.size()) {
+      drop_oldest_kept();
+    }
+    history_[(history_head_ + history_count_) % history_.size()] =
+        Kept{.sequence = sequence, .handle = chunk.handle, .payload = message};
+    ++history_count_;
+  }
+  return status;
+}
+
+void UdpWriter::send_fragments(std::uint64_t sequence, std::span<const std::byte> message, std::uint32_t first,
+                               std::uint32_t end, std::span<const WriterDestination* const> to) noexcept {
+  for (std::uint32_t batch_first = first; batch_first < end; batch_first += kBatch) {
+    const auto batch_end = static_cast<std::uint32_t>(std::min<std::uint64_t>(end, batch_first + kBatch));
+    outgoing_.clear();
+    // Headers are encoded once per reliability variant, then gathered with
+    // the payload straight from the chunk for every destination.
+    for (std::uint32_t index = batch_first; index < batch_end; ++index) {
+      const DataFragment fragment =
+          make_fragment(topic_id_, writer_id_, sequence, message, context_.fragment_bytes, index);
+      const std::size_t slot = index - batch_first;
+      for (int variant = 0; variant < 2; ++variant) {
+        auto& header = headers_[2 * slot + static_cast<std::size_t>(variant)];
+        (void)encode_data_header(header, context_.sender_id, fragment, context_.checksum, variant == 1);
+      }
+      for (const WriterDestination* d : to) {
+        outgoing_.push_back(OutgoingDatagram{.header = headers_[2 * slot + (d->reliable ? 1 : 0)],
+                                             .payload = fragment.payload,
+                                             .to = d->to});
+      }
+    }
+    const std::size_t sent = context_.socket->send_batch(outgoing_);
+    NetworkCounterCells::add(context_.counters->datagrams_sent, sent);
+  }
+}
+
+void UdpWriter::set_destinations(std::vector<WriterDestination> destinations) {
+  std::lock_guard guard(mutex_);
+  for (WriterDestination& d : destinations) {
+    const auto old = std::find_if(destinations_.begin(), destinations_.end(), [&](const WriterDestination& o) {
+      return o.participant == d.participant && o.reliable == d.reliable;
+    });
+    const bool is_new = old == destinations_.end();
+    d.first_sequence = is_new ? sequence_ + 1 : old->first_sequence;
+    if (is_new) {
+      send_heartbeat(d);
+    }
+  }
+  destinations_ = std::move(destinations);
+  outgoing_.reserve(kBatch * std::max<std::size_t>(destinations_.size(), 1));
+  // Relaxed: see has_destinations_.
+  has_destinations_.store(!destinations_.empty(), std::memory_order_relaxed);
+}
+
+std::vector<WriterDestination> UdpWriter::destinations() const {
+  std::lock_guard guard(mutex_);
+  return destinations_;
+}
+
+void UdpWriter::send_heartbeats() noexcept {
+  std::lock_guard guard(mutex_);
+  for (const WriterDestination& d : destinations_) {
+    send_heartbeat(d);
+  }
+}
+
+void UdpWriter::send_heartbeat(const WriterDestination& destination) noexcept {
+  // `first` is where the destination's stream starts, not the oldest message
+  // held: a reader that missed the first heartbeats still learns what it
+  // missed, NACKs it, and gets resends or a GAP (counted as lost).
+  const std::uint64_t first = destination.first_sequence;
+  const Heartbeat heartbeat{
+      .topic_id = topic_id_, .first_sequence = first, .last_sequence = sequence_, .writer_id = writer_id_};
+  std::array<std::byte, kHeartbeatBytes> bytes{};
+  if (encode_heartbeat(bytes, context_.sender_id, heartbeat, context_.checksum, destination.reliable) != 0 &&
+      context_.socket->send(bytes, destination.to)) {
+    NetworkCounterCells::add(context_.counters->datagrams_sent);
+  }
+}
+
+void UdpWriter::on_nack(const Nack& nack, Endpoint from) noexcept {
+  std::lock_guard guard(mutex_);
+  WriterDestination reply;
+  reply.to = from;
+  reply.reliable = true;
+  const WriterDestination* const target[] = {&reply};
+  std::uint64_t gap_sent_until = 0;
+  for (std::size_t i = 0; i < nack.range_count; ++i) {
+    const NackRange range = nack.range(i);
+    if (range.sequence > sequence_ || range.sequence < gap_sent_until) {
+      continue;  // not sent yet (a confused or spoofed reader), or covered by the GAP just sent
+    }
+    if (const Kept* kept = find_kept(range.sequence)) {
+      const auto count = static_cast<std::uint32_t>(fragment_count_for(kept->payload.size(), context_.fragment_bytes));
+      const std::uint32_t end = std::min(range.end_fragment, count);
+      if (range.first_fragment < end) {
+        send_fragments(range.sequence, kept->payload, range.first_fragment, end, target);
+        NetworkCounterCells::add(context_.counters->fragments_resent, end - range.first_fragment);
+      }
+      continue;
+    }
+    // Gone from the history: say so, up to the oldest message still held.
+    const std::uint64_t oldest = history_count_ > 0 ? oldest_kept() : sequence_ + 1;
+    const std::uint64_t end = oldest > range.sequence ? oldest : range.sequence + 1;
+    const Gap gap{.topic_id = topic_id_, .first_sequence = range.sequence, .end_sequence = end, .writer_id = writer_id_};
+    std::array<std::byte, kGapBytes> bytes{};
+    if (encode_gap(bytes, context_.sender_id, gap, context_.checksum) != 0 && context_.socket->send(bytes, from)) {
+      NetworkCounterCells::add(context_.counters->datagrams_sent);
+      NetworkCounterCells::add(context_.counters->gaps_sent);
+    }
+    gap_sent_until = end;
+  }
+}
+
+const UdpWriter::Kept* UdpWriter::find_kept(std::uint64_t sequence) const noexcept {
+  if (history_count_ == 0) {
+    return nullptr;
+  }
+  // Sequences in the history only grow, but need not be contiguous (messages
+  // published while no reliable destination existed are not kept).
+  for (std::size_t i = 0; i < history_count_; ++i) {
+    const Kept& kept = history_[(history_head_ + i) % history_.size()];
+    if (kept.sequence == sequence) {
+      return &kept;
+    }
+    if (kept.sequence > sequence) {
+      return nullptr;
+    }
+  }
+  return nullptr;
+}
+
+std::uint64_t UdpWriter::oldest_kept() const noexcept { return history_[history_head_].sequence; }
+
+void UdpWriter::drop_oldest_kept() noexcept {
+  local_->unpin(history_[history_head_].handle);
+  history_[history_head_] = Kept{};
+  history_head_ = (history_head_ + 1) % history_.size();
+  --history_count_;
+}
+
+}  // namespace axon::udp
