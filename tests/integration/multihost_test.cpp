@@ -2,16 +2,21 @@
 // (network namespaces on one bridge, each with its own /dev/shm), talking
 // through the UDP transport as the deployment config says. Needs root;
 // skipped otherwise (tests/support/virtual_hosts_test.hpp).
+#include <unistd.h>
+
 #include <csignal>
+#include <cstdio>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "tests/support/child_process.hpp"
 #include "tests/support/deployment_yaml.hpp"
+#include "tests/support/garbage_datagrams.hpp"
 #include "tests/support/host_process.hpp"
 #include "tests/support/peer_summary.hpp"
 #include "tests/support/temp_dir.hpp"
+#include "tests/support/udp_socket.hpp"
 #include "tests/support/virtual_hosts_test.hpp"
 
 namespace axon::test {
@@ -70,6 +75,7 @@ class MultihostTest : public VirtualHostsTest {
     if (!line) {
       return std::nullopt;
     }
+    std::printf("  %s\n", line->c_str());  // the figures, for whoever reads the log
     return PeerSummary(*line);
   }
 
@@ -81,6 +87,7 @@ class MultihostTest : public VirtualHostsTest {
     if (!line) {
       return std::nullopt;
     }
+    std::printf("  %s\n", line->c_str());
     return PeerSummary(*line);
   }
 
@@ -123,7 +130,9 @@ class MultihostDelivery : public MultihostTest, public ::testing::WithParamInter
     ChildProcess pub = start_peer(0, config, "pub", "publisher",
                                   args + std::vector<std::string>{"--rate-hz", std::to_string(rate_hz),
                                                                   "--wait-subscribers", "2", "--linger-ms", "60000"});
-    ASSERT_TRUE(pub.wait_for_line("SUBSCRIBED", kStartTimeout)) << "publisher: " << pub.output();
+    const auto subscribed = pub.wait_for_line("SUBSCRIBED", kStartTimeout);
+    ASSERT_TRUE(subscribed) << "publisher: " << pub.output();
+    EXPECT_EQ(PeerSummary(*subscribed).number("remote_subscribers"), 2U) << *subscribed;
 
     const auto s1 = summary_of(sub1, milliseconds(60'000));
     const auto s2 = summary_of(sub2, milliseconds(60'000));
@@ -176,6 +185,8 @@ TEST_F(MultihostTest, AKilledHostIsReportedLostWithinTheLivelinessTimeout) {
     const auto lost = sub->wait_for_line("LOST", limit + milliseconds(5'000));
     ASSERT_TRUE(lost) << sub->output();
     const auto after = std::chrono::duration_cast<milliseconds>(Clock::now() - killed_at);
+    std::printf("  %s (%lld ms after the kill; liveliness timeout %u ms)\n", lost->c_str(),
+                static_cast<long long>(after.count()), d.liveliness_timeout_ms);
     EXPECT_LE(after, limit) << "liveliness handler fired " << after.count() << " ms after the kill";
     const auto s = summary_of(*sub, kExitTimeout);
     ASSERT_TRUE(s) << sub->output();
@@ -236,6 +247,99 @@ TEST_F(MultihostTest, BestEffortTopicDeliversOnlyCompleteMessagesDespiteTenPerce
   EXPECT_LT(s->number("received"), count) << "no loss at all? " << s->line();
   EXPECT_GT(s->number("received"), count / 2) << s->line();
   EXPECT_GT(s->number("messages_incomplete"), 0U) << s->line();
+}
+
+TEST_F(MultihostTest, GarbageDatagramsAreCountedAndIgnoredWhileTrafficFlows) {
+  Deployment d = deployment();
+  d.nodes = {{"pub", 0}, {"sub", 1}};
+  d.topics = {{.name = "net/hardened", .reliability = "reliable", .depth = 64, .history = "keep_all"}};
+  const std::string config = write_config(d);
+  const std::uint64_t count = 600;
+  const auto args = message_args("net/hardened", 2048, count) + std::vector<std::string>{"--timeout-ms", "60000"};
+  ChildProcess sub = start_subscriber(1, config, "sub", args);
+  ChildProcess pub = start_peer(
+      0, config, "pub", "publisher",
+      args + std::vector<std::string>{"--rate-hz", "200", "--wait-subscribers", "1", "--linger-ms", "60000"});
+  ASSERT_TRUE(sub.wait_for_line("FIRST", milliseconds(20'000))) << sub.output();
+
+  // The subscriber's data socket is the one bound to host 1's own address
+  // (discovery listens on the wildcard): look it up on host 1 itself.
+  const std::string target = hosts_->host(1).address;
+  ChildProcess lookup = run_on_host(*hosts_, 1, [&] {
+    for (const std::uint16_t port : udp_ports_bound_to(target)) {
+      std::printf("PORT %u\n", port);
+    }
+    return 0;
+  });
+  const auto port_line = lookup.wait_for_line("PORT", kExitTimeout);
+  ASSERT_TRUE(port_line) << "no socket bound to " << target << ": " << lookup.output();
+  ASSERT_EQ(lookup.wait(kExitTimeout), 0) << lookup.output();
+  const auto data_port = static_cast<std::uint16_t>(std::stoul(port_line->substr(5)));
+
+  // From host 2, at the data port and at the discovery port.
+  const auto garbage = garbage_datagrams(static_cast<std::uint32_t>(::getpid()));
+  ChildProcess attacker = run_on_host(*hosts_, 2, [&]() -> int {
+    auto socket = UdpSocket::bind();
+    if (!socket) {
+      return 2;
+    }
+    int failed = 0;
+    for (const std::uint16_t port : {data_port, d.discovery_port}) {
+      for (const auto& g : garbage) {
+        failed += socket->send_to(target, port, g.bytes) ? 0 : 1;
+        ::usleep(500);  // traffic, not a flood: every datagram should reach the parser
+      }
+    }
+    return failed == 0 ? 0 : 1;
+  });
+  ASSERT_EQ(attacker.wait(milliseconds(30'000)), 0) << attacker.output();
+
+  const auto s = summary_of(sub, milliseconds(60'000));
+  stop_publisher(pub);
+  ASSERT_TRUE(s) << "subscriber: " << sub.output();
+  expect_complete_and_in_order(*s, count);
+  EXPECT_GE(s->number("datagrams_refused"), 2 * garbage.size())
+      << garbage.size() << " hostile datagrams sent to each of 2 ports: " << s->line();
+  EXPECT_EQ(sub.wait(kExitTimeout), 0) << "the subscriber did not survive the garbage";
+}
+
+TEST_F(MultihostTest, TheSameProgramsUseSharedMemoryOnOneHostAndUdpAcrossTwo) {
+  const std::uint64_t count = 200;
+  const auto args = message_args("net/placed", 2048, count) + std::vector<std::string>{"--timeout-ms", "30000"};
+  for (const std::size_t listener_host : {0U, 1U}) {
+    SCOPED_TRACE(listener_host == 0 ? "both nodes on h0" : "talker on h0, listener on h1");
+    Deployment d = deployment();
+    d.nodes = {{"talker", 0}, {"listener", listener_host}};
+    d.topics = {{.name = "net/placed", .reliability = "reliable", .depth = 64, .history = "keep_all"}};
+    const std::string config = write_config(d, "placement" + std::to_string(listener_host));
+    // The same two command lines both times; only the file differs.
+    ChildProcess sub = start_subscriber(listener_host, config, "listener", args);
+    ChildProcess pub = start_peer(
+        0, config, "talker", "publisher",
+        args + std::vector<std::string>{"--rate-hz", "500", "--wait-subscribers", "1", "--linger-ms", "30000"});
+    // Where the messages go, as the talker saw it before it sent them.
+    const auto subscribed = pub.wait_for_line("SUBSCRIBED", kStartTimeout);
+    ASSERT_TRUE(subscribed) << "talker: " << pub.output();
+    const PeerSummary routes(*subscribed);
+    const auto s = summary_of(sub, milliseconds(30'000));
+    const auto p = stop_publisher(pub);
+    ASSERT_TRUE(s) << "listener: " << sub.output();
+    ASSERT_TRUE(p) << "talker: " << pub.output();
+    expect_complete_and_in_order(*s, count);
+    if (listener_host == 0) {
+      EXPECT_EQ(routes.number("local_subscribers"), 1U) << routes.line();
+      EXPECT_EQ(routes.number("remote_subscribers"), 0U) << routes.line();
+      EXPECT_EQ(routes.text("routes").find(":udp:"), std::string::npos) << routes.line();
+      EXPECT_EQ(p->number("messages_sent"), 0U) << "shared memory only: " << p->line();
+      EXPECT_EQ(s->number("messages_received"), 0U) << s->line();
+    } else {
+      EXPECT_EQ(routes.number("local_subscribers"), 0U) << routes.line();
+      EXPECT_EQ(routes.number("remote_subscribers"), 1U) << routes.line();
+      EXPECT_NE(routes.text("routes").find("h1:udp:1"), std::string::npos) << routes.line();
+      EXPECT_EQ(p->number("messages_sent"), count) << p->line();
+      EXPECT_EQ(s->number("messages_received"), count) << s->line();
+    }
+  }
 }
 
 }  // namespace

@@ -1,6 +1,6 @@
 // axon_net_peer --config FILE --node NAME --role publisher|subscriber [options]
 // Prints "READY" once its endpoint exists. A publisher then waits for
-// --wait-subscribers ("SUBSCRIBED ..."), sends --count messages of --bytes at
+// --wait-subscribers ("SUBSCRIBED ..." with the routes then), sends --count messages of --bytes at
 // --rate-hz, prints "SENT ...", lingers and prints "PUBLISHER ..." on exit.
 // A subscriber checks every message, prints "FIRST ..." on the first one,
 // "LOST ..." when a publisher is lost, and "SUMMARY key=value ..." at the end

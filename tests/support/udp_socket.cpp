@@ -7,7 +7,9 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
+#include <fstream>
 #include <utility>
 
 namespace axon::test {
@@ -94,6 +96,27 @@ std::optional<std::size_t> UdpSocket::receive(std::span<std::byte> buffer, std::
     return std::nullopt;
   }
   return static_cast<std::size_t>(n);
+}
+
+std::vector<std::uint16_t> udp_ports_bound_to(const std::string& address) {
+  std::vector<std::uint16_t> ports;
+  in_addr wanted{};
+  if (::inet_pton(AF_INET, address.c_str(), &wanted) != 1) {
+    return ports;
+  }
+  // Lines: "sl local_address rem_address ...", addresses as hex "0100000A:1CE8"
+  // with the IPv4 address in the kernel's (network, read as host) order.
+  std::ifstream table("/proc/self/net/udp");
+  std::string line;
+  std::getline(table, line);  // header
+  while (std::getline(table, line)) {
+    unsigned ip = 0;
+    unsigned port = 0;
+    if (std::sscanf(line.c_str(), " %*u: %8X:%4X", &ip, &port) == 2 && ip == wanted.s_addr) {
+      ports.push_back(static_cast<std::uint16_t>(port));
+    }
+  }
+  return ports;
 }
 
 }  // namespace axon::test

@@ -8,6 +8,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <vector>
 
 #include "axon/result.hpp"
 
@@ -37,5 +38,9 @@ class UdpSocket {
   int fd_ = -1;
   std::uint16_t port_ = 0;
 };
+
+/// Ports of the UDP sockets of this network namespace bound to IPv4
+/// `address` exactly (not the wildcard), from /proc/self/net/udp.
+std::vector<std::uint16_t> udp_ports_bound_to(const std::string& address);
 
 }  // namespace axon::test
