@@ -42,7 +42,7 @@ std::string network_config_yaml(const axon::test::VirtualHosts& hosts, const Net
 
 std::string write_network_config(const axon::test::VirtualHosts& hosts, const NetworkConfig& config,
                                  const std::string& dir) {
-  const std::string path = dir + "/axon-bench-network-" + std::to_string(config.payload_bytes) + ".yaml";
+  std::string path = dir + "/axon-bench-network-" + std::to_string(config.payload_bytes) + ".yaml";
   if (const std::string error = write_text_file(path, network_config_yaml(hosts, config)); !error.empty()) {
     throw std::runtime_error(error);
   }

@@ -50,7 +50,8 @@ std::string RawUdpEndpoint::open(const std::string& local_address, const std::st
   if (::setsockopt(fd_, SOL_SOCKET, SO_RCVBUFFORCE, &size, sizeof(size)) != 0) {
     ::setsockopt(fd_, SOL_SOCKET, SO_RCVBUF, &size, sizeof(size));
   }
-  timeval timeout{.tv_sec = receive_timeout_ms / 1000, .tv_usec = (receive_timeout_ms % 1000) * 1000};
+  timeval timeout{.tv_sec = receive_timeout_ms / 1000,
+                  .tv_usec = static_cast<suseconds_t>(receive_timeout_ms % 1000) * 1000};
   ::setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof(timeout));
   if (::bind(fd_, reinterpret_cast<const sockaddr*>(&local), sizeof(local)) != 0) {
     return "bind " + local_address + ":" + std::to_string(port) + ": " + error_text(errno);

@@ -37,7 +37,7 @@ class MultihostTest : public VirtualHostsTest {
     }
     auto hosts = VirtualHosts::create({.hosts = 3});
     ASSERT_TRUE(hosts) << hosts.error().message();
-    hosts_.emplace(std::move(*hosts));
+    virtual_hosts.emplace(std::move(*hosts));
   }
 
   /// A deployment of this test's hosts in a domain of its own.
@@ -50,7 +50,7 @@ class MultihostTest : public VirtualHostsTest {
 
   /// Writes `d` as NAME.yaml; returns its path.
   std::string write_config(const Deployment& d, const std::string& name = "deploy") {
-    return dir_.write(name + ".yaml", to_yaml(d, *hosts_));
+    return config_dir.write(name + ".yaml", to_yaml(d, *virtual_hosts));
   }
 
   /// axon_net_peer on host `k` as `node` of `config`, with `role` and `args`.
@@ -58,7 +58,7 @@ class MultihostTest : public VirtualHostsTest {
                           const std::vector<std::string>& args) {
     std::vector<std::string> argv{net_peer_path(), "--config", config, "--node", node, "--role", role};
     argv.insert(argv.end(), args.begin(), args.end());
-    return spawn_on_host(*hosts_, k, argv);
+    return spawn_on_host(*virtual_hosts, k, argv);
   }
 
   /// Starts a subscriber and waits until its endpoint exists.
@@ -91,8 +91,8 @@ class MultihostTest : public VirtualHostsTest {
     return PeerSummary(*line);
   }
 
-  std::optional<VirtualHosts> hosts_;
-  TempDir dir_{"axon-multihost"};
+  std::optional<VirtualHosts> virtual_hosts;
+  TempDir config_dir{"axon-multihost"};
 };
 
 /// Every message 1..count arrived once, in order, intact.
@@ -201,7 +201,7 @@ TEST_F(MultihostTest, ReliableTopicDeliversEveryMessageInOrderDespiteTenPercentL
   d.nodes = {{"pub", 0}, {"sub", 1}};
   d.topics = {{.name = "net/reliable", .reliability = "reliable", .depth = 64, .history = "keep_all"}};
   const std::string config = write_config(d);
-  ASSERT_TRUE(hosts_->add_packet_loss(1, 0.1));
+  ASSERT_TRUE(virtual_hosts->add_packet_loss(1, 0.1));
   // 64 KiB: 47 fragments each, so nearly every message loses some and is NACKed.
   const std::uint64_t count = 150;
   const auto args = message_args("net/reliable", 65536, count) + std::vector<std::string>{"--timeout-ms", "90000"};
@@ -227,7 +227,7 @@ TEST_F(MultihostTest, BestEffortTopicDeliversOnlyCompleteMessagesDespiteTenPerce
   d.nodes = {{"pub", 0}, {"sub", 1}};
   d.topics = {{.name = "net/best_effort", .depth = 64}};
   const std::string config = write_config(d);
-  ASSERT_TRUE(hosts_->add_packet_loss(1, 0.1));
+  ASSERT_TRUE(virtual_hosts->add_packet_loss(1, 0.1));
   // 2 KiB: two fragments, so about one message in five loses one.
   const std::uint64_t count = 300;
   const auto args = message_args("net/best_effort", 2048, count) +
@@ -264,8 +264,8 @@ TEST_F(MultihostTest, GarbageDatagramsAreCountedAndIgnoredWhileTrafficFlows) {
 
   // The subscriber's data socket is the one bound to host 1's own address
   // (discovery listens on the wildcard): look it up on host 1 itself.
-  const std::string target = hosts_->host(1).address;
-  ChildProcess lookup = run_on_host(*hosts_, 1, [&] {
+  const std::string target = virtual_hosts->host(1).address;
+  ChildProcess lookup = run_on_host(*virtual_hosts, 1, [&] {
     for (const std::uint16_t port : udp_ports_bound_to(target)) {
       std::printf("PORT %u\n", port);
     }
@@ -278,7 +278,7 @@ TEST_F(MultihostTest, GarbageDatagramsAreCountedAndIgnoredWhileTrafficFlows) {
 
   // From host 2, at the data port and at the discovery port.
   const auto garbage = garbage_datagrams(static_cast<std::uint32_t>(::getpid()));
-  ChildProcess attacker = run_on_host(*hosts_, 2, [&]() -> int {
+  ChildProcess attacker = run_on_host(*virtual_hosts, 2, [&]() -> int {
     auto socket = UdpSocket::bind();
     if (!socket) {
       return 2;

@@ -16,6 +16,8 @@
 #include <thread>
 #include <utility>
 
+#include "tests/support/error_text.hpp"
+
 extern char** environ;  // NOLINT(readability-redundant-declaration)
 
 namespace axon::test {
@@ -40,7 +42,7 @@ ChildProcess ChildProcess::spawn(const std::vector<std::string>& argv) {
   ::close(fds[1]);
   if (err != 0) {
     ::close(fds[0]);
-    throw std::runtime_error(std::string("posix_spawn failed: ") + std::strerror(err));
+    throw std::runtime_error("posix_spawn failed: " + error_text(err));
   }
   child.stdout_fd_ = fds[0];
   return child;
@@ -60,7 +62,7 @@ ChildProcess ChildProcess::spawn(const std::vector<std::string>& argv, const Chi
     }
     std::fflush(stdout);
     ::execv(args[0], args.data());
-    std::printf("ERROR exec %s: %s\n", args[0], std::strerror(errno));
+    std::printf("ERROR exec %s: %s\n", args[0], error_text(errno).c_str());
     return 127;
   });
 }
@@ -76,7 +78,7 @@ ChildProcess ChildProcess::fork_and_run(const std::function<int()>& body) {
   if (child.pid_ < 0) {
     ::close(fds[0]);
     ::close(fds[1]);
-    throw std::runtime_error(std::string("fork failed: ") + std::strerror(errno));
+    throw std::runtime_error("fork failed: " + error_text(errno));
   }
   if (child.pid_ == 0) {
     ::dup2(fds[1], STDOUT_FILENO);  // the copy is not close-on-exec

@@ -55,6 +55,7 @@ inline std::vector<GarbageDatagram> garbage_datagrams(std::uint32_t seed) {
   };
   const std::uint64_t stranger = (std::uint64_t{random()} << 32U) | random() | 1U;
   std::vector<GarbageDatagram> all;
+  all.reserve(200);
   for (int i = 0; i < 40; ++i) {
     all.push_back({"random", random_bytes(1 + random() % 1400)});
   }

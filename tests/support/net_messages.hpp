@@ -19,10 +19,12 @@ static_assert(sizeof(NetMessageHeader) == 32);
 
 /// A message of exactly `kBytes` bytes. No member initializers on the body:
 /// loan() default-constructs in place, and zeroing 4 MiB would be wasted.
+inline constexpr std::size_t kNetHeaderBytes = sizeof(NetMessageHeader);
+
 template <std::size_t kBytes>
 struct NetMessage {
-  static_assert(kBytes > sizeof(NetMessageHeader) && kBytes % 8 == 0);
-  static constexpr std::size_t kWords = (kBytes - sizeof(NetMessageHeader)) / 8;
+  static_assert(kBytes > kNetHeaderBytes && kBytes % 8 == 0);
+  static constexpr std::size_t kWords = (kBytes - kNetHeaderBytes) / 8;
   NetMessageHeader header;
   std::uint64_t body[kWords];
 };

@@ -70,7 +70,9 @@ std::string routes_text(const std::vector<TopicRoute>& routes) {
 
 }  // namespace axon::test::net_peer
 
-int main(int argc, char** argv) {
+namespace {
+
+int run(int argc, char** argv) {
   using axon::test::net_peer::Options;
   Options o;
   CLI::App app{"axon_net_peer: one publisher or subscriber of the multi-host tests"};
@@ -113,4 +115,15 @@ int main(int argc, char** argv) {
     return axon::test::net_peer::kExitSetupFailed;
   }
   return o.role == "publisher" ? axon::test::net_peer::run_publisher(o) : axon::test::net_peer::run_subscriber(o);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    return run(argc, argv);
+  } catch (const std::exception& e) {
+    axon::test::net_peer::say(std::string("ERROR ") + e.what());
+  }
+  return axon::test::net_peer::kExitSetupFailed;
 }

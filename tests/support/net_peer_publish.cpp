@@ -72,8 +72,8 @@ int publish_messages(const Options& o, Node& node) {
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
     subs = count_subscribers(node, **pub);
   }
-  say("SUBSCRIBED local_subscribers=" + std::to_string(subs.local) + " remote_subscribers=" +
-      std::to_string(subs.remote) + " routes=" + routes_text(node.routes(o.topic)));
+  say("SUBSCRIBED local_subscribers=" + std::to_string(subs.local) +
+      " remote_subscribers=" + std::to_string(subs.remote) + " routes=" + routes_text(node.routes(o.topic)));
 
   const std::uint32_t id = std::random_device{}() | 1U;
   const auto period = o.rate_hz > 0 ? std::chrono::nanoseconds(static_cast<std::int64_t>(1e9 / o.rate_hz))

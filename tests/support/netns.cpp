@@ -12,6 +12,7 @@
 #include <cstring>
 #include <utility>
 
+#include "tests/support/error_text.hpp"
 #include "tests/support/netns_names.hpp"
 #include "tests/support/run_command.hpp"
 
@@ -20,7 +21,7 @@ namespace {
 
 constexpr std::size_t kMaxHosts = 8;
 
-std::string errno_text(const std::string& what) { return what + ": " + std::strerror(errno); }
+std::string errno_text(const std::string& what) { return what + ": " + error_text(errno); }
 
 /// Whether this process may make network namespaces at all (a container
 /// without CAP_SYS_ADMIN cannot, even as uid 0): a child tries.
@@ -39,7 +40,7 @@ std::string probe_unshare_net() {
     return {};
   }
   const int err = WIFEXITED(status) ? WEXITSTATUS(status) : EPERM;
-  return std::string("unshare(CLONE_NEWNET | CLONE_NEWNS) failed: ") + std::strerror(err);
+  return "unshare(CLONE_NEWNET | CLONE_NEWNS) failed: " + error_text(err);
 }
 
 /// The set's subnet 10.X.Y.0/24, X.Y from the pid and the set's number, so
@@ -150,7 +151,7 @@ std::string VirtualHosts::build(Topology topology) {
       return errno_text("mkdir " + h.shm_dir);
     }
     if (::mount("tmpfs", h.shm_dir.c_str(), "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777") != 0) {
-      const std::string error = errno_text("mount -t tmpfs tmpfs " + h.shm_dir);
+      std::string error = errno_text("mount -t tmpfs tmpfs " + h.shm_dir);
       ::rmdir(h.shm_dir.c_str());
       return error;
     }
@@ -187,8 +188,8 @@ VirtualHosts::~VirtualHosts() {
 std::string VirtualHosts::destroy() {
   std::string problems;
   // Hosts first, then the switch: a veth goes with either of its ends.
-  for (auto it = created_netns_.rbegin(); it != created_netns_.rend(); ++it) {
-    if (std::string error = run_checked({"ip", "netns", "delete", *it}); !error.empty()) {
+  for (std::size_t i = created_netns_.size(); i-- > 0;) {
+    if (std::string error = run_checked({"ip", "netns", "delete", created_netns_[i]}); !error.empty()) {
       problems += (problems.empty() ? "" : "; ") + error;
     }
   }

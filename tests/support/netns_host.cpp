@@ -9,13 +9,14 @@
 #include <cstdio>
 #include <cstring>
 
+#include "tests/support/error_text.hpp"
 #include "tests/support/netns.hpp"
 #include "tests/support/run_command.hpp"
 
 namespace axon::test {
 namespace {
 
-Error system_error(const std::string& what) { return {ErrorCode::kSystem, what + ": " + std::strerror(errno)}; }
+Error system_error(const std::string& what) { return {ErrorCode::kSystem, what + ": " + error_text(errno)}; }
 
 std::string probability_text(double probability) {
   char text[32];

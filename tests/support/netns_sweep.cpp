@@ -1,6 +1,5 @@
 // Leftovers of virtual hosts whose creator died before its destructor ran
 // (SIGKILL, a ctest timeout): deleted by the next run that makes hosts.
-#include <dirent.h>
 #include <sys/mount.h>
 #include <unistd.h>
 
@@ -8,8 +7,10 @@
 #include <csignal>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <vector>
 
+#include "tests/support/error_text.hpp"
 #include "tests/support/netns.hpp"
 #include "tests/support/netns_names.hpp"
 #include "tests/support/run_command.hpp"
@@ -37,14 +38,12 @@ bool alive(pid_t pid) { return ::kill(pid, 0) == 0 || errno == EPERM; }
 
 std::vector<std::string> entries_of_dead_owners(const char* dir) {
   std::vector<std::string> names;
-  if (DIR* d = ::opendir(dir)) {
-    while (const dirent* e = ::readdir(d)) {
-      const std::string name = e->d_name;
-      if (const pid_t pid = owner_pid(name); pid != 0 && !alive(pid)) {
-        names.push_back(name);
-      }
+  std::error_code error;  // a missing directory: nothing to sweep
+  for (const auto& entry : std::filesystem::directory_iterator(dir, error)) {
+    std::string name = entry.path().filename().string();
+    if (const pid_t pid = owner_pid(name); pid != 0 && !alive(pid)) {
+      names.push_back(std::move(name));
     }
-    ::closedir(d);
   }
   return names;
 }
@@ -64,10 +63,10 @@ std::string virtual_host_prefix(pid_t pid, unsigned set) {
 std::string unmount_virtual_host_shm(const std::string& dir) {
   // MNT_DETACH: a process that still has it as /dev/shm keeps its copy.
   if (::umount2(dir.c_str(), MNT_DETACH) != 0 && errno != EINVAL && errno != ENOENT) {
-    return "umount " + dir + ": " + std::strerror(errno);
+    return "umount " + dir + ": " + error_text(errno);
   }
   if (::rmdir(dir.c_str()) != 0 && errno != ENOENT) {
-    return "rmdir " + dir + ": " + std::strerror(errno);
+    return "rmdir " + dir + ": " + error_text(errno);
   }
   return {};
 }

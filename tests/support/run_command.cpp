@@ -10,6 +10,8 @@
 #include <cstring>
 #include <sstream>
 
+#include "tests/support/error_text.hpp"
+
 extern char** environ;  // NOLINT(readability-redundant-declaration)
 
 namespace axon::test {
@@ -18,7 +20,7 @@ std::string find_program(const std::string& name) {
   if (name.find('/') != std::string::npos) {
     return name;
   }
-  const char* path = std::getenv("PATH");
+  const char* path = std::getenv("PATH");  // NOLINT(concurrency-mt-unsafe): no one sets it meanwhile
   std::string dirs = path != nullptr ? path : "";
   dirs += ":/usr/sbin:/sbin";
   std::istringstream stream(dirs);
@@ -26,7 +28,9 @@ std::string find_program(const std::string& name) {
     if (dir.empty()) {
       continue;
     }
-    std::string candidate = dir + "/" + name;
+    std::string candidate = dir;
+    candidate += "/";
+    candidate += name;
     if (::access(candidate.c_str(), X_OK) == 0) {
       return candidate;
     }
@@ -56,7 +60,7 @@ CommandOutput run_command(const std::vector<std::string>& argv) {
   }
   int fds[2];
   if (::pipe2(fds, O_CLOEXEC) != 0) {
-    result.output = std::string("pipe2: ") + std::strerror(errno);
+    result.output = "pipe2: " + error_text(errno);
     return result;
   }
   posix_spawn_file_actions_t actions;
@@ -76,7 +80,7 @@ CommandOutput run_command(const std::vector<std::string>& argv) {
   ::close(fds[1]);
   if (err != 0) {
     ::close(fds[0]);
-    result.output = program + ": " + std::strerror(err);
+    result.output = program + ": " + error_text(err);
     return result;
   }
   char chunk[4096];

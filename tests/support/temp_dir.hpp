@@ -10,6 +10,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "tests/support/error_text.hpp"
+
 namespace axon::test {
 
 class TempDir {
@@ -18,7 +20,7 @@ class TempDir {
   explicit TempDir(const std::string& name_prefix = "axon-test") {
     std::string pattern = (std::filesystem::temp_directory_path() / (name_prefix + "-XXXXXX")).string();
     if (::mkdtemp(pattern.data()) == nullptr) {
-      throw std::runtime_error("mkdtemp " + pattern + ": " + std::strerror(errno));
+      throw std::runtime_error("mkdtemp " + pattern + ": " + error_text(errno));
     }
     path_ = pattern;
   }
@@ -33,7 +35,7 @@ class TempDir {
 
   /// Writes `text` to `name` in the directory; returns the file's path.
   /// Throws std::runtime_error when it cannot be written.
-  std::string write(const std::string& name, const std::string& text) const {
+  [[nodiscard]] std::string write(const std::string& name, const std::string& text) const {
     const std::string file = path_ + "/" + name;
     std::ofstream out(file, std::ios::trunc);
     out << text;
@@ -41,7 +43,7 @@ class TempDir {
     if (!out) {
       throw std::runtime_error("cannot write " + file);
     }
-    return file;
+    return file;  // NOLINT(performance-no-automatic-move): copied once, for a test
   }
 
  private:

@@ -12,10 +12,12 @@
 #include <fstream>
 #include <utility>
 
+#include "tests/support/error_text.hpp"
+
 namespace axon::test {
 namespace {
 
-Error system_error(const std::string& what) { return {ErrorCode::kSystem, what + ": " + std::strerror(errno)}; }
+Error system_error(const std::string& what) { return {ErrorCode::kSystem, what + ": " + error_text(errno)}; }
 
 bool to_address(const std::string& text, std::uint16_t port, sockaddr_in& out) {
   out = {};
