@@ -96,7 +96,9 @@ std::string render_html_report(const std::vector<ReportInput>& inputs) {
 
   const auto latency_rows =
       report_rows(inputs, [](const CaseResult& c) { return c.has_latency && c.benchmark != "scenario"; });
-  const auto throughput_rows = report_rows(inputs, [](const CaseResult& c) { return c.benchmark == "throughput"; });
+  const auto throughput_rows = report_rows(inputs, [](const CaseResult& c) {
+    return c.benchmark == "throughput" || (c.benchmark == "network" && !c.has_latency);
+  });
   const auto scenario_rows =
       report_rows(inputs, [](const CaseResult& c) { return c.benchmark == "scenario" && c.topic; });
   const auto cpu_rows = report_rows(inputs, [](const CaseResult& c) { return c.benchmark == "scenario" && !c.topic; });

@@ -28,7 +28,7 @@ struct NetworkOptions {
   std::vector<std::uint64_t> throughput_sizes = {1048576};
   std::uint64_t samples = 0;
   double duration_s = 3;
-  std::uint32_t window = 8;
+  std::uint32_t window = 0;  ///< 0: what the receive buffer holds without loss.
   std::uint64_t socket_buffer_bytes = 8U << 20U;
   std::vector<int> cpus;
   std::string only = "both";
@@ -95,9 +95,13 @@ std::optional<CaseResult> attempt(Output& out, const std::string& what, Measure 
 }
 
 void run_network_command(const NetworkOptions& o, Output& out) {
-  for (const auto bytes : o.sizes) {
-    if (!is_supported_payload(bytes)) {
-      throw std::invalid_argument("--sizes: " + std::to_string(bytes) + " B: use powers of two from 16 B to 16 MiB");
+  for (const auto& [option, sizes] :
+       {std::pair{"--sizes", &o.sizes}, std::pair{"--throughput-sizes", &o.throughput_sizes}}) {
+    for (const auto bytes : *sizes) {
+      if (!is_supported_payload(bytes)) {
+        throw std::invalid_argument(std::string(option) + ": " + std::to_string(bytes) +
+                                    " B: use powers of two from 16 B to 16 MiB");
+      }
     }
   }
   if (const std::string why = axon::test::VirtualHosts::unavailable_reason(); !why.empty()) {
@@ -115,7 +119,6 @@ void run_network_command(const NetworkOptions& o, Output& out) {
   base.cpus = choose_cpu_pair(o.cpus);
   base.socket_buffer_bytes = static_cast<std::uint32_t>(o.socket_buffer_bytes);
   base.duration_s = o.duration_s;
-  base.window = o.window;
   out.log.run.cpus = base.cpus;
   out.log.run.notes.push_back(
       "network: two network namespaces joined by one veth pair (MTU 1500), " + hosts->host(0).address + " <-> " +
@@ -159,6 +162,10 @@ void run_network_command(const NetworkOptions& o, Output& out) {
     NetworkCase c = base;
     c.payload_bytes = bytes;
     c.warmup = 20;
+    // A datagram takes about twice its size of receive buffer (sk_buff overhead).
+    c.window = o.window != 0
+                   ? o.window
+                   : static_cast<std::uint32_t>(std::max<std::uint64_t>(1, o.socket_buffer_bytes / (2 * bytes)));
     std::optional<CaseResult> baseline;
     if (raw) {
       baseline =
@@ -214,8 +221,10 @@ Command add_network_command(CLI::App& app) {
   cmd->add_option("--duration", options->duration_s, "Seconds measured per throughput case")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
-  cmd->add_option("--window", options->window, "Raw throughput: messages in flight before an acknowledgement")
-      ->check(CLI::Range(1, 1024))
+  cmd->add_option("--window", options->window,
+                  "Raw throughput: messages in flight before an acknowledgement (0: as many as half the socket "
+                  "buffer holds, at least 1, so the baseline loses nothing)")
+      ->check(CLI::Range(0, 1024))
       ->capture_default_str();
   cmd->add_option("--socket-buffer", options->socket_buffer_bytes,
                   "SO_SNDBUF/SO_RCVBUF of the raw sockets and the config's send/receive_buffer_bytes")

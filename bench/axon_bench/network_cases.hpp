@@ -20,7 +20,7 @@ struct NetworkCase {
   std::uint64_t samples = 1000;  ///< Ping-pong: round trips recorded ...
   std::uint64_t warmup = 100;    ///< ... after this many.
   double duration_s = 2;         ///< Throughput: measured seconds, after `warmup` messages.
-  std::uint32_t window = 8;      ///< Raw throughput: messages sent and not yet acknowledged.
+  std::uint32_t window = 4;      ///< Raw throughput: messages sent and not yet acknowledged.
   std::vector<int> cpus{-1, -1};
   std::uint32_t socket_buffer_bytes = 8U << 20U;  ///< SO_SNDBUF and SO_RCVBUF on both sides.
   std::uint16_t port = 7411;                      ///< Raw sockets' port on both hosts.

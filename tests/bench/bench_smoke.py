@@ -6,7 +6,8 @@ test asserts a timing.
 
     bench_smoke.py --bench PATH --work DIR CHECK
 CHECK: latency, serializers, throughput, baseline, scenario, report,
-       urban, malformed, wakeup.
+       urban, malformed, wakeup, network (needs root: exit status 77, a skip,
+       otherwise).
 """
 import argparse
 import json
@@ -28,11 +29,12 @@ RECORD_FIELDS = [
     "pattern", "message", "touch", "rate_hz", "min_ns", "cpu_percent_sender", "cpu_percent_receiver",
     "cpu_percent_per_process", "ratio_to_raw_p50", "ratio_to_raw64_p50", "ratio_to_memcpy", "dropped",
     "subscribers", "received_per_subscriber", "topic", "component", "expected", "published", "delivered", "lost",
-    "ratio_to_busy_spin_p50", "ratio_to_futex_p50",
+    "ratio_to_busy_spin_p50", "ratio_to_futex_p50", "ratio_to_raw_udp",
 ]
 LATENCY_FIELDS = ["mean_ns", "stddev_ns", "p50_ns", "p90_ns", "p99_ns", "p999_ns", "p9999_ns", "max_ns"]
 TOP_FIELDS = ["tool", "git_revision", "date_utc", "command_line", "machine", "cpus", "notes", "results"]
-MODE = re.compile(r"^(latency|throughput|scenario|wakeup|baseline:[a-z]+)$")
+SKIP = 77  # ctest SKIP_RETURN_CODE of bench.network
+MODE = re.compile(r"^(latency|throughput|scenario|wakeup|network|baseline:[a-z]+)$")
 
 
 class Failure(Exception):
@@ -259,6 +261,24 @@ MALFORMED = [
 ]
 
 
+def test_network(bench, work):
+    if os.geteuid() != 0:
+        print("network: skipped, it creates network namespaces and needs root")
+        sys.exit(SKIP)
+    j, h = os.path.join(work, "network.json"), os.path.join(work, "network.html")
+    run(bench, "network", "--sizes", "64,2KiB", "--samples", "200", "--throughput-sizes", "64KiB",
+        "--duration", "0.5", "--json", j, "--report", h, "--quiet")
+    doc = check_json(j, ["network"])
+    records = doc["results"]
+    check(len(records) == 6, f"network: expected 2 sizes x (raw, axon) ping-pong + (raw, axon) throughput, got "
+          f"{len(records)} (a case failed? see the notes: {doc['notes']})")
+    for r in records:
+        check(r["transport"] in ("raw-udp", "udp"), f"network: transport {r['transport']!r}")
+        if r["transport"] == "udp":
+            check(isinstance(r["ratio_to_raw_udp"], (int, float)), f"network: no ratio to raw UDP in {r}")
+    check_html(h, 4)
+
+
 def test_malformed(bench, work):
     del work
     for name, line, phrase in MALFORMED:
@@ -282,6 +302,7 @@ TESTS = {
     "urban": test_urban,
     "malformed": test_malformed,
     "wakeup": test_wakeup,
+    "network": test_network,
 }
 
 

@@ -54,9 +54,7 @@ std::string subnet_of(pid_t pid, unsigned set) {
 }  // namespace
 
 std::string VirtualHosts::unavailable_reason() {
-  const std::string how =
-      "; multi-host tests create network namespaces and need root: run them as root, e.g. "
-      "`sudo ctest --test-dir build/release -R Multihost` (CI runs as root)";
+  const std::string how = "; virtual hosts are network namespaces: run as root";
   if (::geteuid() != 0) {
     return "not running as root (euid " + std::to_string(::geteuid()) + ")" + how;
   }

@@ -12,7 +12,8 @@ class VirtualHostsTest : public ::testing::Test {
  protected:
   void SetUp() override {
     if (const std::string why = VirtualHosts::unavailable_reason(); !why.empty()) {
-      GTEST_SKIP() << "multi-host test skipped: " << why;
+      GTEST_SKIP() << "multi-host test skipped: " << why
+                   << " (e.g. sudo ctest --test-dir build/release -R 'Multihost|VirtualHosts'; CI runs as root)";
     }
   }
 };
