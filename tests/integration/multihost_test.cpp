@@ -196,6 +196,33 @@ TEST_F(MultihostTest, AKilledHostIsReportedLostWithinTheLivelinessTimeout) {
   }
 }
 
+TEST_F(MultihostTest, AHostCutOffTheNetworkIsReportedLostWhileItsProcessLives) {
+  Deployment d = deployment(Discovery::kStaticPeers);
+  d.nodes = {{"pub", 0}, {"sub", 1}};
+  d.topics = {{.name = "net/cable"}};
+  const std::string config = write_config(d);
+  const auto args = message_args("net/cable", 64, 1'000'000) + std::vector<std::string>{"--timeout-ms", "60000"};
+  ChildProcess sub = start_subscriber(1, config, "sub", args + std::vector<std::string>{"--wait-lost"});
+  ChildProcess pub = start_peer(0, config, "pub", "publisher", args + std::vector<std::string>{"--rate-hz", "100"});
+  ASSERT_TRUE(sub.wait_for_line("FIRST", milliseconds(20'000))) << "sub: " << sub.output();
+
+  const auto cut_at = Clock::now();
+  ASSERT_TRUE(virtual_hosts->set_link(0, false));  // only heartbeats can tell: no process exits
+
+  const milliseconds limit{d.liveliness_timeout_ms + 1500};
+  const auto lost = sub.wait_for_line("LOST", limit + milliseconds(5'000));
+  ASSERT_TRUE(lost) << sub.output();
+  const auto after = std::chrono::duration_cast<milliseconds>(Clock::now() - cut_at);
+  std::printf("  %s (%lld ms after the cut; liveliness timeout %u ms)\n", lost->c_str(),
+              static_cast<long long>(after.count()), d.liveliness_timeout_ms);
+  EXPECT_LE(after, limit);
+  const auto s = summary_of(sub, kExitTimeout);
+  ASSERT_TRUE(s) << sub.output();
+  EXPECT_GE(s->number("publishers_lost"), 1U) << s->line();
+  EXPECT_GE(s->number("hosts_lost"), 1U) << s->line();
+  EXPECT_EQ(pub.wait(milliseconds(0)), -1) << "the publisher was meant to live on: " << pub.output();
+}
+
 TEST_F(MultihostTest, ReliableTopicDeliversEveryMessageInOrderDespiteTenPercentLoss) {
   Deployment d = deployment();
   d.nodes = {{"pub", 0}, {"sub", 1}};

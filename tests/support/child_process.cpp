@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <spawn.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -82,6 +83,9 @@ ChildProcess ChildProcess::fork_and_run(const std::function<int()>& body) {
   }
   if (child.pid_ == 0) {
     ::dup2(fds[1], STDOUT_FILENO);  // the copy is not close-on-exec
+    // A test killed by its timeout takes its children along (they would
+    // otherwise keep a virtual host's namespace alive).
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
     int status = 126;
     try {
       status = body();

@@ -25,7 +25,8 @@ class ChildProcess {
   /// thread: the child may allocate.
   static ChildProcess spawn(const std::vector<std::string>& argv, const ChildSetup& setup);
   /// fork()s a child that runs `body` with its stdout captured and exits
-  /// with what `body` returns (exceptions: 126). Same thread rule as above.
+  /// with what `body` returns (exceptions: 126); it is killed when this
+  /// thread ends. Same thread rule as above.
   static ChildProcess fork_and_run(const std::function<int()>& body);
   ChildProcess(ChildProcess&& other) noexcept;
   ChildProcess& operator=(ChildProcess&& other) noexcept;

@@ -78,6 +78,10 @@ class VirtualHosts {
   /// Deletes the rule add_packet_loss(k, probability) added.
   [[nodiscard]] Result<void> remove_packet_loss(std::size_t k, double probability) const;
 
+  /// Takes host `k`'s interface down (a pulled cable: its processes live on
+  /// but nothing gets in or out), or up again.
+  [[nodiscard]] Result<void> set_link(std::size_t k, bool up) const;
+
   /// Deletes everything now; returns what could not be deleted ("" when
   /// all went). The destructor calls it and prints the problems to stderr.
   std::string destroy();

@@ -73,6 +73,18 @@ Result<void> VirtualHosts::enter(std::size_t k) const {
   return {};
 }
 
+Result<void> VirtualHosts::set_link(std::size_t k, bool up) const {
+  const VirtualHost& h = hosts_.at(k);
+  if (std::string error = run_checked({"ip", "-n", h.netns, "link", "set", h.interface, up ? "up" : "down"});
+      !error.empty()) {
+    return Error(ErrorCode::kSystem, error);
+  }
+  if (up) {  // the route goes with the link
+    (void)run_command({"ip", "-n", h.netns, "route", "replace", "224.0.0.0/4", "dev", h.interface});
+  }
+  return {};
+}
+
 Result<void> VirtualHosts::add_packet_loss(std::size_t k, double probability) const {
   const std::string iptables = find_program("iptables");
   if (iptables.empty()) {
