@@ -12,10 +12,10 @@ namespace axon {
 /// One place a topic's messages go from this node: this host (shared memory)
 /// or another host (UDP), as chosen by the deployment config and discovery.
 struct TopicRoute {
-  std::string host;                           ///< Host name from the config ("" : this host without a config).
+  std::string host;  ///< Host name from the config ("" : this host without a config).
   TransportKind transport = TransportKind::kShm;
-  std::uint32_t subscribers = 0;              ///< Remote: subscriptions that host announced.
-  bool reliable = false;                      ///< Remote: at least one of them is RELIABLE.
+  std::uint32_t subscribers = 0;  ///< Remote: subscriptions that host announced.
+  bool reliable = false;          ///< Remote: at least one of them is RELIABLE.
 };
 
 /// Counters of this node's UDP participant (all zero without one). Each is
@@ -23,21 +23,21 @@ struct TopicRoute {
 struct NetworkCounters {
   std::uint64_t datagrams_sent = 0;
   std::uint64_t datagrams_received = 0;
-  std::uint64_t datagrams_refused = 0;        ///< Malformed, truncated, foreign, spoofed: dropped by the parser.
-  std::uint64_t messages_sent = 0;            ///< Messages sent (each once per remote host).
-  std::uint64_t messages_received = 0;        ///< Complete messages handed to local subscribers.
-  std::uint64_t messages_incomplete = 0;      ///< BEST_EFFORT messages dropped with fragments missing.
-  std::uint64_t messages_out_of_order = 0;    ///< BEST_EFFORT messages older than one already delivered: dropped.
-  std::uint64_t duplicates = 0;               ///< Fragments or messages received twice (ignored).
+  std::uint64_t datagrams_refused = 0;      ///< Malformed, truncated, foreign, spoofed: dropped by the parser.
+  std::uint64_t messages_sent = 0;          ///< Messages sent (each once per remote host).
+  std::uint64_t messages_received = 0;      ///< Complete messages handed to local subscribers.
+  std::uint64_t messages_incomplete = 0;    ///< BEST_EFFORT messages dropped with fragments missing.
+  std::uint64_t messages_out_of_order = 0;  ///< BEST_EFFORT messages older than one already delivered: dropped.
+  std::uint64_t duplicates = 0;             ///< Fragments or messages received twice (ignored).
   std::uint64_t nacks_sent = 0;
   std::uint64_t nacks_received = 0;
-  std::uint64_t fragments_resent = 0;         ///< Fragments sent again for a NACK.
-  std::uint64_t gaps_sent = 0;                ///< NACKs the history could no longer serve.
-  std::uint64_t messages_lost = 0;            ///< RELIABLE messages a GAP said are gone (reported, not waited for).
+  std::uint64_t fragments_resent = 0;  ///< Fragments sent again for a NACK.
+  std::uint64_t gaps_sent = 0;         ///< NACKs the history could no longer serve.
+  std::uint64_t messages_lost = 0;     ///< RELIABLE messages a GAP said are gone (reported, not waited for).
   std::uint64_t hosts_discovered = 0;
-  std::uint64_t hosts_lost = 0;               ///< Hosts whose heartbeats stopped.
-  std::uint64_t type_mismatches = 0;          ///< Remote subscriptions of a topic with another type: not served.
-  std::uint64_t pool_exhausted = 0;           ///< Messages dropped: no chunk to reassemble into.
+  std::uint64_t hosts_lost = 0;       ///< Hosts whose heartbeats stopped.
+  std::uint64_t type_mismatches = 0;  ///< Remote subscriptions of a topic with another type: not served.
+  std::uint64_t pool_exhausted = 0;   ///< Messages dropped: no chunk to reassemble into.
 };
 
 }  // namespace axon

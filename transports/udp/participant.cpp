@@ -21,6 +21,8 @@ constexpr std::int64_t kMs = 1'000'000;
 constexpr std::int64_t kNackIntervalNs = 4 * kMs;
 /// ...and a message still arriving (no newer one started) only after this much silence.
 constexpr std::int64_t kNackDelayNs = 2 * kMs;
+/// The smallest datagram every IPv4 host must accept (also the config's minimum).
+constexpr std::uint32_t kMinMtu = 576;
 /// Receive batches per loop turn before the timers get their turn.
 constexpr int kBatchesPerTurn = 16;
 
@@ -59,17 +61,17 @@ std::vector<AnnounceEntry> Participant::RemoteParticipant::entries() const {
 
 Result<std::shared_ptr<Participant>> Participant::create(ParticipantConfig config,
                                                          std::shared_ptr<shm::ShmTransport> shm) {
-  if (config.udp.mtu < 28 + kDataHeaderBytes + 64 || config.udp.mtu > 65535) {
+  if (config.udp.mtu < kMinMtu || config.udp.mtu > 65535) {
     return Error(ErrorCode::kInvalidArgument,
-                 fmt::format("udp.mtu is {}; it must be {}..65535", config.udp.mtu, 28 + kDataHeaderBytes + 64));
+                 fmt::format("udp.mtu is {}; it must be {}..65535", config.udp.mtu, kMinMtu));
   }
   auto data = UdpSocket::open(SocketOptions{.bind = Endpoint{.ipv4 = config.host_ipv4, .port = 0},
                                             .reuse_address = false,
                                             .send_buffer_bytes = config.udp.send_buffer_bytes,
                                             .receive_buffer_bytes = config.udp.receive_buffer_bytes});
   if (!data) {
-    return Error(data.error().code(), fmt::format("node '{}' on host '{}': {}", config.node_name, config.host,
-                                                  data.error().message()));
+    return Error(data.error().code(),
+                 fmt::format("node '{}' on host '{}': {}", config.node_name, config.host, data.error().message()));
   }
   std::optional<UdpSocket> discovery;
   if (config.static_peers.empty()) {
@@ -80,8 +82,8 @@ Result<std::shared_ptr<Participant>> Participant::create(ParticipantConfig confi
     if (auto ok = data->send_multicast_through(config.host_ipv4); !ok) {
       return ok.error();
     }
-    auto socket = UdpSocket::open(SocketOptions{.bind = Endpoint{.ipv4 = 0, .port = config.udp.discovery_port},
-                                                .reuse_address = true});
+    auto socket = UdpSocket::open(
+        SocketOptions{.bind = Endpoint{.ipv4 = 0, .port = config.udp.discovery_port}, .reuse_address = true});
     if (!socket) {
       return socket.error();
     }
@@ -108,20 +110,22 @@ Participant::Participant(ParticipantConfig config, std::shared_ptr<shm::ShmTrans
       limits_{.max_message_bytes = config_.udp.max_message_bytes,
               .max_fragment_bytes = fragment_bytes_for(config_.udp.mtu),
               .require_checksum = false},
+      nack_ranges_(std::min<std::size_t>(kMaxNackRanges, (config_.udp.mtu - 28 - kNackHeaderBytes) / kNackRangeBytes)),
+      announce_entries_(std::min<std::size_t>(kMaxAnnounceEntries,
+                                              (config_.udp.mtu - 28 - kAnnounceHeaderBytes) / kAnnounceEntryBytes)),
       period_ns_(static_cast<std::int64_t>(config_.udp.heartbeat_period_ms) * kMs),
       liveliness_ns_(static_cast<std::int64_t>(config_.udp.liveliness_timeout_ms) * kMs) {}
 
 Result<void> Participant::start() {
   const std::uint32_t fragment_bytes = fragment_bytes_for(config_.udp.mtu);
-  ReassemblyConfig reassembly{
-      .max_message_bytes = config_.udp.max_message_bytes,
-      .max_fragments_per_message =
-          static_cast<std::uint32_t>(fragment_count_for(config_.udp.max_message_bytes, fragment_bytes)),
-      .max_messages_in_flight = 64,
-      .max_messages_per_sender = 32,
-      .completed_history = 1024,
-      .timeout_ns = static_cast<std::uint64_t>(config_.udp.reassembly_timeout_ms) * kMs,
-      .when_full = WhenFull::kEvictOldest};
+  ReassemblyConfig reassembly{.max_message_bytes = config_.udp.max_message_bytes,
+                              .max_fragments_per_message = static_cast<std::uint32_t>(
+                                  fragment_count_for(config_.udp.max_message_bytes, fragment_bytes)),
+                              .max_messages_in_flight = 64,
+                              .max_messages_per_sender = 32,
+                              .completed_history = 1024,
+                              .timeout_ns = static_cast<std::uint64_t>(config_.udp.reassembly_timeout_ms) * kMs,
+                              .when_full = WhenFull::kEvictOldest};
   auto created = Reassembler::create(reassembly, *this);
   if (!created) {
     return created.error();
@@ -238,6 +242,7 @@ std::vector<TopicRoute> Participant::remote_routes(std::string_view topic_name) 
     }
   }
   std::vector<TopicRoute> routes;
+  routes.reserve(by_host.size());
   for (auto& [host, route] : by_host) {
     routes.push_back(std::move(route));
   }
@@ -275,10 +280,10 @@ void Participant::run() noexcept {
     if (const auto deadline = reassembler_->next_deadline_ns()) {
       wait_ns = std::min(wait_ns, static_cast<std::int64_t>(*deadline) - now);
     }
-    std::array<pollfd, 3> fds{pollfd{.fd = data_socket_.fd(), .events = POLLIN, .revents = 0},
-                              pollfd{.fd = wake_fd_, .events = POLLIN, .revents = 0},
-                              pollfd{.fd = discovery_socket_ ? discovery_socket_->fd() : -1, .events = POLLIN,
-                                     .revents = 0}};
+    std::array<pollfd, 3> fds{
+        pollfd{.fd = data_socket_.fd(), .events = POLLIN, .revents = 0},
+        pollfd{.fd = wake_fd_, .events = POLLIN, .revents = 0},
+        pollfd{.fd = discovery_socket_ ? discovery_socket_->fd() : -1, .events = POLLIN, .revents = 0}};
     const int timeout_ms = static_cast<int>(std::clamp<std::int64_t>((wait_ns + kMs - 1) / kMs, 0, 1000));
     if (::poll(fds.data(), fds.size(), timeout_ms) <= 0) {
       continue;
@@ -429,10 +434,10 @@ void Participant::update_destinations() noexcept {
         if (!types_match(entry.type, entry.evolution, e)) {
           if (mismatch_reported_.emplace(id, topic).second) {
             NetworkCounterCells::add(counters_.type_mismatches);
-            logger().error("udp: topic '{}': host '{}' subscribes with another message type than '{}' published by "
-                           "node '{}' (type hash {:#x} vs {:#x}); it gets nothing until both use the same type",
-                           entry.topic_name, remote.host, entry.type.name, config_.node_name, e.type_hash,
-                           entry.type.hash);
+            logger().error(
+                "udp: topic '{}': host '{}' subscribes with another message type than '{}' published by "
+                "node '{}' (type hash {:#x} vs {:#x}); it gets nothing until both use the same type",
+                entry.topic_name, remote.host, entry.type.name, config_.node_name, e.type_hash, entry.type.hash);
           }
           continue;
         }
@@ -561,25 +566,26 @@ void Participant::announce() noexcept {
   {
     std::lock_guard guard(mutex_);
     for (const auto& [id, topic] : topics_) {
-      entries.push_back(AnnounceEntry{
-          .topic_id = id,
-          .type_hash = topic.descriptor.type.hash,
-          .type_name_hash = detail::fnv1a(topic.descriptor.type.name),
-          .flags = (topic.reliable > 0 ? kEntryReliable : 0U) | (topic.receiver ? kEntryReceiver : 0U) |
-                   (topic.descriptor.allow_compatible_evolution ? kEntryEvolution : 0U),
-          .subscribers = topic.subscriptions});
+      entries.push_back(AnnounceEntry{.topic_id = id,
+                                      .type_hash = topic.descriptor.type.hash,
+                                      .type_name_hash = detail::fnv1a(topic.descriptor.type.name),
+                                      .flags = (topic.reliable > 0 ? kEntryReliable : 0U) |
+                                               (topic.receiver ? kEntryReceiver : 0U) |
+                                               (topic.descriptor.allow_compatible_evolution ? kEntryEvolution : 0U),
+                                      .subscribers = topic.subscriptions});
     }
   }
-  Announce a{.domain_id = config_.domain_id,
-             .ipv4 = data_socket_.local().ipv4,
-             .port = data_socket_.local().port,
-             .period_ms = config_.udp.heartbeat_period_ms};
+  Announce a;
+  a.domain_id = config_.domain_id;
+  a.ipv4 = data_socket_.local().ipv4;
+  a.port = data_socket_.local().port;
+  a.period_ms = config_.udp.heartbeat_period_ms;
   const std::size_t host_length = std::min(config_.host.size(), kAnnounceHostBytes - 1);
   std::memcpy(a.host.data(), config_.host.data(), host_length);
-  const std::size_t pages = std::max<std::size_t>(1, (entries.size() + kMaxAnnounceEntries - 1) / kMaxAnnounceEntries);
+  const std::size_t pages = std::max<std::size_t>(1, (entries.size() + announce_entries_ - 1) / announce_entries_);
   if (pages > kMaxAnnouncePages) {
     logger().error("udp: node '{}' subscribes to {} topics; announcements carry at most {}", config_.node_name,
-                   entries.size(), kMaxAnnouncePages * kMaxAnnounceEntries);
+                   entries.size(), kMaxAnnouncePages * announce_entries_);
     return;
   }
   std::vector<Endpoint> targets;
@@ -598,8 +604,8 @@ void Participant::announce() noexcept {
   std::array<std::byte, kAnnounceHeaderBytes + kMaxAnnounceEntries * kAnnounceEntryBytes> bytes{};
   for (std::size_t page = 0; page < pages; ++page) {
     a.page = static_cast<std::uint8_t>(page);
-    const std::size_t first = page * kMaxAnnounceEntries;
-    const std::size_t count = std::min(kMaxAnnounceEntries, entries.size() - std::min(first, entries.size()));
+    const std::size_t first = page * announce_entries_;
+    const std::size_t count = std::min(announce_entries_, entries.size() - std::min(first, entries.size()));
     const std::size_t size =
         encode_announce(bytes, sender_id_, a, std::span(entries).subspan(std::min(first, entries.size()), count));
     for (const Endpoint& to : targets) {
@@ -650,9 +656,8 @@ void Participant::check_liveliness(std::int64_t now_ns) noexcept {
   std::erase_if(local_peers_, [&](const auto& peer) { return now_ns - peer.second.last_heard_ns > liveliness_ns_; });
   // A remote publisher that went away (its host lives on): drop its mirror,
   // so local subscribers see the publisher leave.
-  std::erase_if(remote_writers_, [&](const auto& entry) {
-    return now_ns - entry.second->last_heard_ns() > liveliness_ns_;
-  });
+  std::erase_if(remote_writers_,
+                [&](const auto& entry) { return now_ns - entry.second->last_heard_ns() > liveliness_ns_; });
 }
 
 void Participant::lose_participant(std::uint64_t sender_id, const char* why) noexcept {
@@ -693,12 +698,12 @@ void Participant::nack(RemoteWriter& writer, std::int64_t now_ns) noexcept {
   std::size_t count = 0;
   const bool quiet = now_ns - writer.last_data_ns() > kNackDelayNs;
   std::array<FragmentRange, kMaxNackRanges> holes{};
-  writer.for_each_missing(kMaxNackRanges, [&](std::uint64_t sequence, bool overtaken) {
-    if (count == ranges.size() || (!overtaken && !quiet)) {
+  writer.for_each_missing(nack_ranges_, [&](std::uint64_t sequence, bool overtaken) {
+    if (count == nack_ranges_ || (!overtaken && !quiet)) {
       return;  // still arriving
     }
     const MessageKey key{.sender_id = writer.sender_id(), .sequence = sequence, .writer_id = writer.writer_id()};
-    const std::size_t n = reassembler_->missing_fragments(key, std::span(holes).first(ranges.size() - count));
+    const std::size_t n = reassembler_->missing_fragments(key, std::span(holes).first(nack_ranges_ - count));
     if (n == 0) {
       ranges[count++] = NackRange{.sequence = sequence, .first_fragment = 0, .end_fragment = kAllFragments};
       return;

@@ -34,8 +34,8 @@ namespace axon::udp {
 struct ParticipantConfig {
   std::uint32_t domain_id = 0;
   std::string node_name;
-  std::string host;              ///< This host's name (deployment config).
-  std::uint32_t host_ipv4 = 0;   ///< Its address: sockets bind here.
+  std::string host;             ///< This host's name (deployment config).
+  std::uint32_t host_ipv4 = 0;  ///< Its address: sockets bind here.
   UdpConfig udp;
   std::vector<std::uint32_t> static_peers;  ///< Resolved; empty: multicast discovery.
 };
@@ -46,8 +46,7 @@ struct ParticipantConfig {
 /// Thread safety: every public method from any thread.
 class Participant final : public detail::NetworkView, private DestinationProvider {
  public:
-  static Result<std::shared_ptr<Participant>> create(ParticipantConfig config,
-                                                     std::shared_ptr<shm::ShmTransport> shm);
+  static Result<std::shared_ptr<Participant>> create(ParticipantConfig config, std::shared_ptr<shm::ShmTransport> shm);
   ~Participant() override;
   Participant(const Participant&) = delete;
   Participant& operator=(const Participant&) = delete;
@@ -134,6 +133,8 @@ class Participant final : public detail::NetworkView, private DestinationProvide
   std::optional<UdpSocket> discovery_socket_;  ///< Multicast: always; static: while we own the port.
   NetworkCounterCells counters_;
   WireLimits limits_;
+  std::size_t nack_ranges_;       ///< Ranges per NACK that fit one MTU.
+  std::size_t announce_entries_;  ///< Subscriptions per ANNOUNCE that fit one MTU.
   std::int64_t period_ns_;
   std::int64_t liveliness_ns_;
 

@@ -1,11 +1,12 @@
 #include "transports/udp/receiver_lock.hpp"
 
-#include <fmt/format.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
 
-#include <cstring>
+#include <algorithm>
+#include <cstddef>
+#include <cstdio>
 
 namespace axon::udp {
 
@@ -17,10 +18,18 @@ std::optional<ReceiverLock> ReceiverLock::try_acquire(std::uint32_t domain_id, s
   }
   sockaddr_un address{};
   address.sun_family = AF_UNIX;
-  // Abstract namespace: sun_path starts with NUL, the name follows.
-  const auto name = fmt::format_to_n(address.sun_path + 1, sizeof(address.sun_path) - 2, "axon/{}/{}/udp-receiver/{:016x}",
-                                     domain_id, host.substr(0, 32), topic_id);
-  const auto length = static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + 1 + name.size);
+  // Abstract namespace: sun_path starts with NUL, the name follows (snprintf:
+  // nothing here may throw).
+  const int written = std::snprintf(
+      address.sun_path + 1, sizeof(address.sun_path) - 1, "axon/%u/%.*s/udp-receiver/%016llx", domain_id,
+      static_cast<int>(std::min<std::size_t>(host.size(), 32)), host.data(), static_cast<unsigned long long>(topic_id));
+  if (written <= 0) {
+    ::close(fd);
+    return std::nullopt;
+  }
+  const auto length =
+      static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + 1 +
+                             std::min<std::size_t>(static_cast<std::size_t>(written), sizeof(address.sun_path) - 2));
   if (::bind(fd, reinterpret_cast<const sockaddr*>(&address), length) != 0) {
     ::close(fd);
     return std::nullopt;

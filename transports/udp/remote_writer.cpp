@@ -4,7 +4,11 @@ namespace axon::udp {
 
 RemoteWriter::RemoteWriter(std::shared_ptr<shm::ShmPublisherPort> mirror, std::uint64_t sender_id,
                            std::uint32_t writer_id, std::uint64_t topic_id, NetworkCounterCells& counters) noexcept
-    : mirror_(std::move(mirror)), sender_id_(sender_id), writer_id_(writer_id), topic_id_(topic_id), counters_(counters) {}
+    : mirror_(std::move(mirror)),
+      sender_id_(sender_id),
+      writer_id_(writer_id),
+      topic_id_(topic_id),
+      counters_(counters) {}
 
 RemoteWriter::~RemoteWriter() {
   for (Held& held : held_) {

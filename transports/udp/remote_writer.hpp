@@ -87,9 +87,9 @@ class RemoteWriter {
   std::uint64_t topic_id_;
   NetworkCounterCells& counters_;
   bool reliable_ = false;
-  bool synced_ = false;              ///< RELIABLE: a heartbeat said where the stream starts.
-  std::uint64_t expected_ = 1;       ///< RELIABLE: next sequence to deliver.
-  std::uint64_t last_delivered_ = 0; ///< BEST_EFFORT: newest delivered.
+  bool synced_ = false;               ///< RELIABLE: a heartbeat said where the stream starts.
+  std::uint64_t expected_ = 1;        ///< RELIABLE: next sequence to deliver.
+  std::uint64_t last_delivered_ = 0;  ///< BEST_EFFORT: newest delivered.
   std::uint64_t newest_seen_ = 0;
   std::uint64_t newest_announced_ = 0;
   std::int64_t last_heard_ns_ = 0;

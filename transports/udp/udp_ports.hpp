@@ -44,8 +44,8 @@ class UdpPublisherPort final : public PublisherPort {
 
 class UdpSubscriberPort final : public SubscriberPort {
  public:
-  UdpSubscriberPort(std::shared_ptr<SubscriberPort> local, std::shared_ptr<Participant> participant,
-                    std::string topic, bool reliable) noexcept
+  UdpSubscriberPort(std::shared_ptr<SubscriberPort> local, std::shared_ptr<Participant> participant, std::string topic,
+                    bool reliable) noexcept
       : local_(std::move(local)), participant_(std::move(participant)), topic_(std::move(topic)), reliable_(reliable) {}
   ~UdpSubscriberPort() override { participant_->remove_subscription(topic_, reliable_); }
   UdpSubscriberPort(const UdpSubscriberPort&) = delete;

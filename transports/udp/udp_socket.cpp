@@ -26,16 +26,17 @@ Result<void> set_buffer(int fd, int option, int force_option, std::uint32_t byte
   // plain ones are capped there silently, so check what we got.
   if (setsockopt(fd, SOL_SOCKET, force_option, &value, sizeof(value)) != 0 &&
       setsockopt(fd, SOL_SOCKET, option, &value, sizeof(value)) != 0) {
-    return Error(ErrorCode::kSystem, fmt::format("udp: setting the {} buffer to {} B failed: {}", what, bytes,
-                                                 errno_text(errno)));
+    return Error(ErrorCode::kSystem,
+                 fmt::format("udp: setting the {} buffer to {} B failed: {}", what, bytes, errno_text(errno)));
   }
   int got = 0;
   socklen_t length = sizeof(got);
   if (getsockopt(fd, SOL_SOCKET, option, &got, &length) == 0 && static_cast<std::uint32_t>(got) / 2 < bytes) {
     // The kernel reports twice the usable size.
-    logger().warn("udp: the {} buffer is {} B instead of {} B; raise net.core.{}_max (sysctl) or run with "
-                  "CAP_NET_ADMIN, or messages may be dropped under load",
-                  what, got / 2, bytes, option == SO_RCVBUF ? "rmem" : "wmem");
+    logger().warn(
+        "udp: the {} buffer is {} B instead of {} B; raise net.core.{}_max (sysctl) or run with "
+        "CAP_NET_ADMIN, or messages may be dropped under load",
+        what, got / 2, bytes, option == SO_RCVBUF ? "rmem" : "wmem");
   }
   return {};
 }
@@ -140,7 +141,7 @@ Result<void> UdpSocket::join_multicast(std::uint32_t group, std::uint32_t interf
 }
 
 Result<void> UdpSocket::send_multicast_through(std::uint32_t interface_ipv4) {
-  in_addr interface{};
+  in_addr interface {};
   interface.s_addr = htonl(interface_ipv4);
   const unsigned char loop = 1;
   const unsigned char ttl = 1;  // vehicle networks: one link; routers do not forward discovery

@@ -29,8 +29,8 @@ struct Endpoint {
 Result<std::uint32_t> parse_ipv4(const std::string& text);
 
 struct SocketOptions {
-  Endpoint bind;               ///< ipv4 0: any address; port 0: the kernel picks.
-  bool reuse_address = false;  ///< Several sockets share the port (multicast discovery).
+  Endpoint bind;                           ///< ipv4 0: any address; port 0: the kernel picks.
+  bool reuse_address = false;              ///< Several sockets share the port (multicast discovery).
   std::uint32_t send_buffer_bytes = 0;     ///< 0: the kernel default.
   std::uint32_t receive_buffer_bytes = 0;  ///< 0: the kernel default.
 };

@@ -68,14 +68,15 @@ Result<PublishStatus> UdpWriter::publish(LoanedChunk chunk, std::size_t payload_
     return local_->publish(chunk, payload_bytes, payload_offset);
   }
   std::lock_guard guard(mutex_);
-  const bool reliable = std::any_of(destinations_.begin(), destinations_.end(),
-                                    [](const WriterDestination& d) { return d.reliable; });
+  const bool reliable =
+      std::any_of(destinations_.begin(), destinations_.end(), [](const WriterDestination& d) { return d.reliable; });
   const bool fits = payload_bytes <= context_.max_message_bytes;
   if (destinations_.empty() || !fits) {
     if (!fits) {
-      logger().error("udp: a message of {} B on topic {:#x} is larger than udp.max_message_bytes ({} B): delivered "
-                     "on this host only; raise max_message_bytes in the deployment config",
-                     payload_bytes, topic_id_, context_.max_message_bytes);
+      logger().error(
+          "udp: a message of {} B on topic {:#x} is larger than udp.max_message_bytes ({} B): delivered "
+          "on this host only; raise max_message_bytes in the deployment config",
+          payload_bytes, topic_id_, context_.max_message_bytes);
     }
     return local_->publish(chunk, payload_bytes, payload_offset);
   }
@@ -123,9 +124,8 @@ void UdpWriter::send_fragments(std::uint64_t sequence, std::span<const std::byte
         (void)encode_data_header(header, context_.sender_id, fragment, context_.checksum, variant == 1);
       }
       for (const WriterDestination* d : to) {
-        outgoing_.push_back(OutgoingDatagram{.header = headers_[2 * slot + (d->reliable ? 1 : 0)],
-                                             .payload = fragment.payload,
-                                             .to = d->to});
+        outgoing_.push_back(OutgoingDatagram{
+            .header = headers_[2 * slot + (d->reliable ? 1 : 0)], .payload = fragment.payload, .to = d->to});
       }
     }
     const std::size_t sent = context_.socket->send_batch(outgoing_);
@@ -201,7 +201,8 @@ void UdpWriter::on_nack(const Nack& nack, Endpoint from) noexcept {
     // Gone from the history: say so, up to the oldest message still held.
     const std::uint64_t oldest = history_count_ > 0 ? oldest_kept() : sequence_ + 1;
     const std::uint64_t end = oldest > range.sequence ? oldest : range.sequence + 1;
-    const Gap gap{.topic_id = topic_id_, .first_sequence = range.sequence, .end_sequence = end, .writer_id = writer_id_};
+    const Gap gap{
+        .topic_id = topic_id_, .first_sequence = range.sequence, .end_sequence = end, .writer_id = writer_id_};
     std::array<std::byte, kGapBytes> bytes{};
     if (encode_gap(bytes, context_.sender_id, gap, context_.checksum) != 0 && context_.socket->send(bytes, from)) {
       NetworkCounterCells::add(context_.counters->datagrams_sent);

@@ -78,9 +78,9 @@ class UdpWriter {
   /// Relaxed: publish() skips the mutex when there is no destination; a
   /// destination added meanwhile starts with the next message anyway.
   std::atomic<bool> has_destinations_{false};
-  std::uint64_t sequence_ = 0;       ///< Last sequence sent on the network; guarded by mutex_.
-  std::vector<Kept> history_;        ///< Ring, capacity history_depth; guarded by mutex_.
-  std::size_t history_head_ = 0;     ///< Oldest entry.
+  std::uint64_t sequence_ = 0;    ///< Last sequence sent on the network; guarded by mutex_.
+  std::vector<Kept> history_;     ///< Ring, capacity history_depth; guarded by mutex_.
+  std::size_t history_head_ = 0;  ///< Oldest entry.
   std::size_t history_count_ = 0;
   // Scratch for one batch of headers (two variants: best effort, reliable)
   // and its datagrams; guarded by mutex_.

@@ -313,7 +313,8 @@ void store_common(std::span<std::byte> out, DatagramType type, std::uint64_t sen
   store_u32(out, common::kMagic, kMagic);
   store_u8(out, common::kVersion, kWireVersion);
   store_u8(out, common::kType, static_cast<std::uint8_t>(type));
-  store_u8(out, common::kFlags, static_cast<std::uint8_t>((checksum ? kFlagChecksum : 0) | (reliable ? kFlagReliable : 0)));
+  store_u8(out, common::kFlags,
+           static_cast<std::uint8_t>((checksum ? kFlagChecksum : 0) | (reliable ? kFlagReliable : 0)));
   store_u8(out, common::kReserved, 0);
   store_u64(out, common::kSenderId, sender_id);
   store_u32(out, common::kChecksum, 0);
@@ -482,8 +483,8 @@ std::size_t encode_data_header(std::span<std::byte> out, std::uint64_t sender_id
   return size;
 }
 
-std::size_t encode_data(std::span<std::byte> out, std::uint64_t sender_id, const DataFragment& fragment,
-                        bool checksum, bool reliable) noexcept {
+std::size_t encode_data(std::span<std::byte> out, std::uint64_t sender_id, const DataFragment& fragment, bool checksum,
+                        bool reliable) noexcept {
   const std::size_t size = kDataHeaderBytes + fragment.payload.size();
   if (out.size() < size || encode_data_header(out, sender_id, fragment, checksum, reliable) == 0) {
     return 0;

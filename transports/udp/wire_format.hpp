@@ -183,7 +183,7 @@ struct Announce {
   std::uint16_t port = 0;  ///< Not 0.
   std::uint8_t page = 0;
   std::uint8_t page_count = 1;
-  std::uint32_t period_ms = 0;  ///< The sender's announcement period (liveliness), 1..60000.
+  std::uint32_t period_ms = 0;                  ///< The sender's announcement period (liveliness), 1..60000.
   std::array<char, kAnnounceHostBytes> host{};  ///< NUL terminated, printable ASCII.
   std::uint32_t entry_count = 0;
   std::span<const std::byte> encoded_entries;
