@@ -15,8 +15,6 @@
 namespace axon_bench {
 namespace {
 
-constexpr std::size_t kBatch = 64;  ///< Datagrams per sendmmsg/recvmmsg call.
-
 bool to_address(const std::string& text, std::uint16_t port, sockaddr_in& out) {
   out = {};
   out.sin_family = AF_INET;
@@ -100,19 +98,15 @@ bool RawUdpEndpoint::send(std::uint64_t sequence, const std::byte* data, std::si
 
 RawReceive RawUdpEndpoint::receive(std::uint64_t sequence, std::byte* data, std::size_t bytes) noexcept {
   const std::uint32_t count = fragment_count(bytes);
-  RawFragmentHeader headers[kBatch];
-  iovec iov[kBatch][2];
+  iovec iov[kBatch];
   mmsghdr messages[kBatch] = {};
   for (std::uint32_t received = 0; received < count;) {
     const auto batch = static_cast<unsigned>(std::min<std::size_t>(kBatch, count - received));
     for (unsigned j = 0; j < batch; ++j) {
-      // Each fragment lands where it belongs, if it is the one expected next.
-      const std::uint32_t index = received + j;
-      iov[j][0] = {.iov_base = &headers[j], .iov_len = sizeof(RawFragmentHeader)};
-      iov[j][1] = {.iov_base = data + std::size_t{index} * kRawFragmentBytes, .iov_len = fragment_bytes(bytes, index)};
+      iov[j] = {.iov_base = staging_.data() + std::size_t{j} * kDatagramBytes, .iov_len = kDatagramBytes};
       messages[j].msg_hdr = msghdr{};
-      messages[j].msg_hdr.msg_iov = iov[j];
-      messages[j].msg_hdr.msg_iovlen = 2;
+      messages[j].msg_hdr.msg_iov = &iov[j];
+      messages[j].msg_hdr.msg_iovlen = 1;
     }
     const int n = ::recvmmsg(fd_, messages, batch, MSG_WAITFORONE, nullptr);
     if (n < 0) {
@@ -123,10 +117,16 @@ RawReceive RawUdpEndpoint::receive(std::uint64_t sequence, std::byte* data, std:
     }
     for (int j = 0; j < n; ++j) {
       const std::uint32_t index = received + static_cast<std::uint32_t>(j);
-      if (headers[j].sequence != sequence || headers[j].index != index ||
-          messages[j].msg_len != sizeof(RawFragmentHeader) + fragment_bytes(bytes, index)) {
+      const std::byte* datagram = staging_.data() + static_cast<std::size_t>(j) * kDatagramBytes;
+      RawFragmentHeader header;
+      std::memcpy(&header, datagram, sizeof(header));
+      const std::size_t payload = fragment_bytes(bytes, index);
+      if (header.sequence != sequence || header.index != index || messages[j].msg_len != sizeof(header) + payload) {
         return RawReceive::kWrongDatagram;
       }
+      // One copy per fragment, from the datagram to its place: what axon's
+      // reassembly does too.
+      std::memcpy(data + std::size_t{index} * kRawFragmentBytes, datagram + sizeof(header), payload);
     }
     received += static_cast<std::uint32_t>(n);
   }
