@@ -187,6 +187,7 @@ TEST_F(MultihostTest, AKilledHostIsReportedLostWithinTheLivelinessTimeout) {
     const auto after = std::chrono::duration_cast<milliseconds>(Clock::now() - killed_at);
     std::printf("  %s (%lld ms after the kill; liveliness timeout %u ms)\n", lost->c_str(),
                 static_cast<long long>(after.count()), d.liveliness_timeout_ms);
+    EXPECT_GE(after, milliseconds(d.liveliness_timeout_ms / 2)) << "lost before it could have been noticed: spurious";
     EXPECT_LE(after, limit) << "liveliness handler fired " << after.count() << " ms after the kill";
     const auto s = summary_of(*sub, kExitTimeout);
     ASSERT_TRUE(s) << sub->output();
@@ -215,6 +216,7 @@ TEST_F(MultihostTest, AHostCutOffTheNetworkIsReportedLostWhileItsProcessLives) {
   const auto after = std::chrono::duration_cast<milliseconds>(Clock::now() - cut_at);
   std::printf("  %s (%lld ms after the cut; liveliness timeout %u ms)\n", lost->c_str(),
               static_cast<long long>(after.count()), d.liveliness_timeout_ms);
+  EXPECT_GE(after, milliseconds(d.liveliness_timeout_ms / 2)) << "lost before it could have been noticed: spurious";
   EXPECT_LE(after, limit);
   const auto s = summary_of(sub, kExitTimeout);
   ASSERT_TRUE(s) << sub.output();

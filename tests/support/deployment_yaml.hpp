@@ -35,7 +35,9 @@ struct Deployment {
   std::string multicast_group = "239.255.42.1";
   std::uint16_t discovery_port = 7400;
   std::uint32_t heartbeat_period_ms = 50;
-  std::uint32_t liveliness_timeout_ms = 500;
+  /// Twenty heartbeats: short for the tests' sake, long enough that a loaded
+  /// (or sanitized) machine does not lose a live host.
+  std::uint32_t liveliness_timeout_ms = 1000;
   /// Every node's pool, as YAML flow mappings: room for the tests' sizes.
   std::string chunk_classes =
       "[{payload_bytes: 2 KiB, count: 256}, {payload_bytes: 64 KiB, count: 64}, {payload_bytes: 4 MiB, count: 24}]";
