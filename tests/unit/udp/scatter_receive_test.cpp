@@ -34,7 +34,9 @@ void deliver(IncomingDatagram& d, std::span<const std::byte> bytes) {
   std::size_t at = 0;
   for (const std::span<std::byte> piece : d.pieces) {
     const std::size_t n = std::min(piece.size(), bytes.size() - at);
-    std::memcpy(piece.data(), bytes.data() + at, n);
+    if (n > 0) {  // an unused piece has no data pointer
+      std::memcpy(piece.data(), bytes.data() + at, n);
+    }
     at += n;
   }
   d.size = bytes.size();
