@@ -86,9 +86,6 @@ std::uint32_t load_u32(std::span<const std::byte> b, std::size_t at) noexcept {
   }
   return v;
 }
-std::uint64_t load_u64(std::span<const std::byte> b, std::size_t at) noexcept {
-  return static_cast<std::uint64_t>(load_u32(b, at)) | (static_cast<std::uint64_t>(load_u32(b, at + 4)) << 32);
-}
 // The same over a datagram in two pieces: a field may straddle them.
 std::uint8_t load_u8(const SplitBytes& b, std::size_t at) noexcept {
   return at < b.head.size() ? load_u8(b.head, at) : load_u8(b.tail, at - b.head.size());
