@@ -29,6 +29,9 @@ struct NetworkCounters {
   std::uint64_t messages_incomplete = 0;    ///< BEST_EFFORT messages dropped with fragments missing.
   std::uint64_t messages_out_of_order = 0;  ///< BEST_EFFORT messages older than one already delivered: dropped.
   std::uint64_t duplicates = 0;             ///< Fragments or messages received twice (ignored).
+  std::uint64_t fragments_in_place = 0;     ///< Fragments read from the socket straight into their chunk.
+  std::uint64_t fragments_copied = 0;       ///< Fragments copied into their chunk after the read (not predicted).
+  std::uint64_t fragments_stale = 0;        ///< Read into a chunk their message gave up meanwhile: dropped.
   std::uint64_t nacks_sent = 0;
   std::uint64_t nacks_received = 0;
   std::uint64_t fragments_resent = 0;  ///< Fragments sent again for a NACK.

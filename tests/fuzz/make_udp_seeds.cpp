@@ -50,6 +50,8 @@ bool write(const std::string& path, const std::vector<std::uint8_t>& records, st
   return static_cast<bool>(file);
 }
 
+std::uint8_t batch(std::uint8_t size) { return static_cast<std::uint8_t>(size << axon::udp::fuzz::kConfigBatchShift); }
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -79,7 +81,13 @@ int main(int argc, char** argv) {
                   write(dir + "/reversed_with_expire", message_records(700, 100, 1, true, false, 0x21)) &&
                   write(dir + "/interleaved", interleaved) &&
                   write(dir + "/interleaved_refuse_new", interleaved, axon::udp::fuzz::kConfigRefuseNew) &&
-                  write(dir + "/control", control_msgs);
+                  write(dir + "/control", control_msgs) &&
+                  // Received in batches: after the first batch of a message,
+                  // its fragments are predicted and read into place.
+                  write(dir + "/batches_of_two", message_records(700, 100, 1, false, true), batch(2)) &&
+                  write(dir + "/batches_of_seven", message_records(2900, 100, 1, false, false), batch(7)) &&
+                  write(dir + "/batches_reversed", message_records(700, 100, 1, true, false), batch(3)) &&
+                  write(dir + "/batches_interleaved", interleaved, batch(4));
   if (!ok) {
     std::fprintf(stderr, "make_udp_seeds: cannot write into %s\n", dir.c_str());
     return 1;

@@ -1,9 +1,17 @@
-// libFuzzer target: parse_datagram() and a small Reassembler fed with what it
-// accepts. Checks, beyond "no crash, no leak, no out-of-bounds access" (ASan,
-// UBSan): an accepted datagram re-encodes to the same bytes, every fragment
-// fed lands in exactly one counter, the reassembler never holds more
-// destinations than slots, and it gives every one back.
+// libFuzzer target: parse_datagram(), parse_split_datagram() and a small
+// Reassembler fed with what they accept, directly or through the receive path
+// of the transport (ScatterReceive: predicted fragments read straight into
+// their chunk). Checks, beyond "no crash, no leak, no out-of-bounds access,
+// no read of a chunk given back" (ASan, UBSan): both parsers agree, an
+// accepted datagram re-encodes to the same bytes (also when its payload was
+// read into a chunk), every fragment fed lands in exactly one counter and in
+// place or copied, a fragment received as predicted is placed without a copy,
+// a datagram that was not is put back together byte for byte, predictions
+// name only missing fragments, the reassembler never holds more destinations
+// than slots, and it gives every one back.
 //   bash scripts/run-fuzz.sh 120
+#include <sanitizer/asan_interface.h>
+
 #include <algorithm>
 #include <array>
 #include <cstddef>
@@ -12,9 +20,11 @@
 #include <cstring>
 #include <optional>
 #include <span>
+#include <vector>
 
 #include "tests/fuzz/udp_fuzz_input.hpp"
 #include "transports/udp/reassembly.hpp"
+#include "transports/udp/scatter_receive.hpp"
 #include "transports/udp/wire_format.hpp"
 
 namespace axon::udp::fuzz {
@@ -31,6 +41,8 @@ constexpr ReassemblyConfig kConfig{.max_message_bytes = 3000,
                                    .timeout_ns = 50'000'000,
                                    .when_full = WhenFull::kEvictOldest};
 constexpr WireLimits kLimits{.max_message_bytes = kMaxMessageBytes, .max_fragment_bytes = 2048};
+// Receive buffers in batch mode: the largest fragment the parser accepts and some tail.
+constexpr std::size_t kDatagramBytes = kDataHeaderBytes + 2048 + 64;
 
 void check(bool condition) {
   if (!condition) {
@@ -39,9 +51,26 @@ void check(bool condition) {
 }
 
 // A fixed pool of buffers, one more than the slots (a single-fragment message
-// borrows one while every slot holds one). Poisons each buffer it hands out.
+// borrows one while every slot holds one). Fills each buffer it hands out
+// with 0xEE, and poisons it for ASan while it is not out: reading a
+// destination the reassembler gave back (a chunk back in the pool) traps.
 class PoolProvider final : public DestinationProvider {
  public:
+  PoolProvider() {
+    for (auto& buffer : buffers_) {
+      ASAN_POISON_MEMORY_REGION(buffer.data(), buffer.size());
+    }
+  }
+  PoolProvider(const PoolProvider&) = delete;
+  PoolProvider& operator=(const PoolProvider&) = delete;
+  PoolProvider(PoolProvider&&) = delete;
+  PoolProvider& operator=(PoolProvider&&) = delete;
+  ~PoolProvider() override {
+    for (auto& buffer : buffers_) {
+      ASAN_UNPOISON_MEMORY_REGION(buffer.data(), buffer.size());  // the stack is reused after
+    }
+  }
+
   std::optional<Destination> acquire(const MessageKey& /*key*/, std::uint64_t /*topic_id*/,
                                      std::uint32_t total_bytes) noexcept override {
     check(total_bytes <= kMaxMessageBytes);
@@ -51,7 +80,8 @@ class PoolProvider final : public DestinationProvider {
     for (std::size_t i = 0; i < buffers_.size(); ++i) {
       if (!in_use_[i]) {
         in_use_[i] = true;
-        std::memset(buffers_[i].data(), 0xEE, buffers_[i].size());
+        ASAN_UNPOISON_MEMORY_REGION(buffers_[i].data(), total_bytes);
+        std::memset(buffers_[i].data(), 0xEE, total_bytes);
         return Destination{.bytes = std::span(buffers_[i]).first(total_bytes), .token = i};
       }
     }
@@ -64,6 +94,7 @@ class PoolProvider final : public DestinationProvider {
   void give_back(std::uint64_t token) {
     check(token < buffers_.size() && in_use_[token]);
     in_use_[token] = false;
+    ASAN_POISON_MEMORY_REGION(buffers_[token].data(), buffers_[token].size());
   }
   [[nodiscard]] std::size_t outstanding() const {
     std::size_t n = 0;
@@ -75,7 +106,7 @@ class PoolProvider final : public DestinationProvider {
   bool refuse = false;
 
  private:
-  std::array<std::array<std::byte, kMaxMessageBytes>, kConfig.max_messages_in_flight + 1> buffers_{};
+  alignas(64) std::array<std::array<std::byte, kMaxMessageBytes>, kConfig.max_messages_in_flight + 1> buffers_{};
   std::array<bool, kConfig.max_messages_in_flight + 1> in_use_{};
 };
 
@@ -145,6 +176,214 @@ std::uint64_t fragments_counted(const ReassemblyCounters& c) {
          c.malformed + c.refused_no_slot + c.refused_no_destination;
 }
 
+// parse_split_datagram() on the datagram's first kDataHeaderBytes and the rest,
+// in two separate exact-size buffers (ASan sees any read past either), must
+// give the same outcome as parse_datagram() and, when both accept it, the
+// same fields (it re-encodes to the same bytes).
+void check_split_parse(std::span<const std::byte> bytes, ParseError whole) {
+  const std::size_t split_at = std::min(bytes.size(), kDataHeaderBytes);
+  const std::vector<std::byte> header(bytes.begin(), bytes.begin() + static_cast<std::ptrdiff_t>(split_at));
+  const std::vector<std::byte> payload(bytes.begin() + static_cast<std::ptrdiff_t>(split_at), bytes.end());
+  ParsedDatagram parsed;
+  check(parse_split_datagram(header, payload, kLimits, parsed) == whole);
+  if (whole == ParseError::kOk) {
+    check_round_trip(bytes, parsed);
+    check(parsed.header.type != DatagramType::kData || payload.empty() || parsed.data.payload.data() == payload.data());
+  }
+}
+
+// What recvmmsg does with one datagram: it fills the pieces in order; a
+// longer one is cut and reports its real size.
+void deliver(IncomingDatagram& d, std::span<const std::byte> bytes) {
+  std::size_t at = 0;
+  for (const std::span<std::byte> piece : d.pieces) {
+    const std::size_t n = std::min(piece.size(), bytes.size() - at);
+    if (n > 0) {
+      std::memcpy(piece.data(), bytes.data() + at, n);
+    }
+    at += n;
+  }
+  d.size = bytes.size();
+}
+
+struct Record {
+  std::uint8_t control = 0;
+  std::span<const std::byte> bytes;
+};
+
+// The next record at `at` (see udp_fuzz_input.hpp).
+Record next_record(std::span<const std::uint8_t> input, std::size_t& at) {
+  Record record{.control = input[at], .bytes = {}};
+  std::size_t length = 0;
+  if (at + 3 <= input.size()) {
+    length = static_cast<std::size_t>(input[at + 1]) | (static_cast<std::size_t>(input[at + 2]) << 8);
+  }
+  at = std::min(at + 3, input.size());
+  length = std::min(length, input.size() - at);
+  record.bytes = std::as_bytes(input.subspan(at, length));
+  at += length;
+  return record;
+}
+
+// Drives one reassembler with records, directly or in receive batches, and
+// checks the invariants after each.
+class Harness {
+ public:
+  Harness(Reassembler& sut, PoolProvider& provider) : sut_(sut), provider_(provider) {}
+
+  // A record handed over as it is: parsed whole (and split), DATA fed.
+  void handle(const Record& record) {
+    begin(record);
+    ParsedDatagram parsed;
+    if ((record.control & kRawFragment) != 0) {
+      feed_raw(record, parsed);
+    } else {
+      const ParseError error = parse_datagram(record.bytes, kLimits, parsed);
+      parse_counters_.count(error);
+      check_split_parse(record.bytes, error);
+      if (error == ParseError::kOk) {
+        check_round_trip(record.bytes, parsed);
+        if (parsed.header.type == DatagramType::kData) {
+          feed(parsed, false);
+        }
+      }
+    }
+    end(record, parsed.header.sender_id);
+  }
+
+  // Records received as one batch, as the transport does: predicted fragments
+  // straight into their chunk, then handled in order.
+  void handle_batch(std::span<const Record> records, ScatterReceive& scatter) {
+    const std::span<IncomingDatagram> incoming = scatter.prepare(&sut_);
+    std::size_t received = 0;
+    for (const Record& record : records) {
+      if ((record.control & kRawFragment) == 0) {
+        deliver(incoming[received++], record.bytes);
+      }
+    }
+    scatter.settle(received, kLimits);
+    std::size_t position = 0;
+    for (const Record& record : records) {
+      begin(record);
+      ParsedDatagram parsed;
+      if ((record.control & kRawFragment) != 0) {
+        feed_raw(record, parsed);
+        end(record, parsed.header.sender_id);
+        continue;
+      }
+      const Arrival arrival = scatter.arrival(position++, sut_);
+      switch (arrival.kind) {
+        case Arrival::Kind::kTooLong: check(record.bytes.size() > kDatagramBytes); break;
+        case Arrival::Kind::kContiguous: {
+          // Put back together, whatever happened in the chunk it was read into.
+          check(std::ranges::equal(arrival.bytes, record.bytes));
+          const ParseError error = parse_datagram(arrival.bytes, kLimits, parsed);
+          parse_counters_.count(error);
+          check_split_parse(record.bytes, error);
+          if (error == ParseError::kOk && parsed.header.type == DatagramType::kData) {
+            feed(parsed, false);
+          }
+          break;
+        }
+        case Arrival::Kind::kInPlace:
+          // The header in its buffer and the payload in the chunk are still
+          // exactly the datagram, and it is placed without a copy.
+          check_round_trip(record.bytes, *arrival.parsed);
+          parsed = *arrival.parsed;
+          feed(parsed, true);
+          break;
+        case Arrival::Kind::kStale: ++stale_; break;
+      }
+      end(record, parsed.header.sender_id);
+    }
+  }
+
+ private:
+  void begin(const Record& record) {
+    now_ns_ += static_cast<std::uint64_t>(record.control >> 5) * 1'000'000;
+    provider_.refuse = (record.control & kRefuseDestination) != 0;
+  }
+
+  void feed_raw(const Record& record, ParsedDatagram& parsed) {
+    parsed.header.type = DatagramType::kData;
+    parsed.header.sender_id = 1 + (record.control & 1U);
+    parsed.data = raw_fragment(record.bytes);
+    feed(parsed, false);
+  }
+
+  void feed(const ParsedDatagram& parsed, bool in_place) {
+    const std::uint64_t placed_before = sut_.counters().fragments_in_place;
+    const FeedResult result = sut_.on_fragment(parsed.header.sender_id, parsed.data, now_ns_);
+    ++fed_;
+    if (in_place) {
+      check(result.outcome == FeedOutcome::kStored || result.outcome == FeedOutcome::kCompleted);
+      check(sut_.counters().fragments_in_place == placed_before + 1);
+    }
+    if (result.outcome == FeedOutcome::kCompleted) {
+      check(result.message.destination.bytes.size() == parsed.data.total_bytes);
+      provider_.give_back(result.message.destination.token);
+    }
+  }
+
+  void end(const Record& record, std::uint64_t sender_id) {
+    const ReassemblyCounters& c = sut_.counters();
+    check(fragments_counted(c) == fed_);
+    check(c.fragments_stored == c.fragments_in_place + c.fragments_copied);
+    check(sut_.in_flight_count() <= kConfig.max_messages_in_flight);
+    check(provider_.outstanding() == sut_.in_flight_count());
+    check_predictions();
+    if ((record.control & kExpire) != 0) {
+      sut_.expire(now_ns_);
+      const std::optional<std::uint64_t> deadline = sut_.next_deadline_ns();
+      check(deadline.has_value() == (sut_.in_flight_count() > 0));
+      check(!deadline || *deadline > now_ns_);
+    }
+    if ((record.control & kDropSender) != 0) {
+      sut_.drop_sender(sender_id);
+    }
+    if ((record.control & kListMissing) != 0) {
+      std::array<InFlightMessage, kConfig.max_messages_in_flight> listed{};
+      const std::size_t n = sut_.in_flight(listed);
+      check(n == sut_.in_flight_count());
+      for (std::size_t i = 0; i < n; ++i) {
+        std::array<FragmentRange, 8> missing{};
+        const std::size_t ranges = sut_.missing_fragments(listed[i].key, missing);
+        check(ranges >= 1 && ranges <= missing.size());  // in flight: something is missing
+        for (std::size_t r = 0; r < ranges; ++r) {
+          check(missing[r].first < missing[r].end && missing[r].end <= listed[i].fragment_count);
+        }
+      }
+    }
+  }
+
+  // Predictions name missing fragments only, in increasing order, each
+  // exactly its slice of a destination the reassembler holds.
+  void check_predictions() const {
+    std::array<PredictedFragment, 8> predicted{};
+    const std::size_t n = sut_.predict_next(predicted);
+    check(n == 0 || sut_.in_flight_count() > 0);
+    for (std::size_t i = 0; i < n; ++i) {
+      const PredictedFragment& p = predicted[i];
+      check(sut_.prediction_holds(p));
+      check(i == 0 || p.index > predicted[i - 1].index);
+      check(p.index < p.fragment_count);
+      const std::uint64_t offset = static_cast<std::uint64_t>(p.index) * p.fragment_bytes;
+      check(p.destination.size() == std::min<std::uint64_t>(p.fragment_bytes, p.total_bytes - offset));
+      std::array<FragmentRange, 32> missing{};
+      const std::size_t ranges = sut_.missing_fragments(p.key, missing);
+      check(std::any_of(missing.begin(), missing.begin() + static_cast<std::ptrdiff_t>(ranges),
+                        [&](const FragmentRange& r) { return r.first <= p.index && p.index < r.end; }));
+    }
+  }
+
+  Reassembler& sut_;
+  PoolProvider& provider_;
+  ParseCounters parse_counters_;
+  std::uint64_t now_ns_ = 0;
+  std::uint64_t fed_ = 0;
+  std::uint64_t stale_ = 0;
+};
+
 void run(std::span<const std::uint8_t> input) {
   if (input.empty()) {
     return;
@@ -153,76 +392,27 @@ void run(std::span<const std::uint8_t> input) {
   if ((input[0] & kConfigRefuseNew) != 0) {
     config.when_full = WhenFull::kRefuseNew;
   }
+  const std::size_t batch = (input[0] >> kConfigBatchShift) & kConfigBatchMask;
   input = input.subspan(1);
   PoolProvider provider;
   {
     auto created = Reassembler::create(config, provider);
     check(created.ok());
     Reassembler sut = std::move(*created);
-    ParseCounters parse_counters;
-    std::uint64_t now_ns = 0;
-    std::uint64_t fed = 0;
+    Harness harness(sut, provider);
+    ScatterReceive scatter(std::max<std::size_t>(batch, 1), kDatagramBytes);
     std::size_t at = 0;
     while (at < input.size()) {
-      const std::uint8_t control = input[at];
-      std::size_t length = 0;
-      if (at + 3 <= input.size()) {
-        length = static_cast<std::size_t>(input[at + 1]) | (static_cast<std::size_t>(input[at + 2]) << 8);
+      if (batch == 0) {
+        harness.handle(next_record(input, at));
+        continue;
       }
-      at = std::min(at + 3, input.size());
-      length = std::min(length, input.size() - at);
-      const auto bytes = std::as_bytes(input.subspan(at, length));
-      at += length;
-      now_ns += static_cast<std::uint64_t>(control >> 5) * 1'000'000;
-
-      ParsedDatagram parsed;
-      if ((control & kRawFragment) != 0) {
-        parsed.header.type = DatagramType::kData;
-        parsed.header.sender_id = 1 + (control & 1U);
-        parsed.data = raw_fragment(bytes);
-      } else {
-        const ParseError error = parse_datagram(bytes, kLimits, parsed);
-        parse_counters.count(error);
-        if (error != ParseError::kOk) {
-          continue;
-        }
-        check_round_trip(bytes, parsed);
+      std::array<Record, kConfigBatchMask> records{};
+      std::size_t count = 0;
+      while (count < batch && at < input.size()) {
+        records[count++] = next_record(input, at);
       }
-      if (parsed.header.type == DatagramType::kData) {
-        const DataFragment* fragment = &parsed.data;
-        provider.refuse = (control & kRefuseDestination) != 0;
-        const FeedResult result = sut.on_fragment(parsed.header.sender_id, *fragment, now_ns);
-        ++fed;
-        if (result.outcome == FeedOutcome::kCompleted) {
-          check(result.message.destination.bytes.size() == fragment->total_bytes);
-          provider.give_back(result.message.destination.token);
-        }
-      }
-      check(fragments_counted(sut.counters()) == fed);
-      check(sut.in_flight_count() <= kConfig.max_messages_in_flight);
-      check(provider.outstanding() == sut.in_flight_count());
-      if ((control & kExpire) != 0) {
-        sut.expire(now_ns);
-        const std::optional<std::uint64_t> deadline = sut.next_deadline_ns();
-        check(deadline.has_value() == (sut.in_flight_count() > 0));
-        check(!deadline || *deadline > now_ns);
-      }
-      if ((control & kDropSender) != 0) {
-        sut.drop_sender(parsed.header.sender_id);
-      }
-      if ((control & kListMissing) != 0) {
-        std::array<InFlightMessage, kConfig.max_messages_in_flight> listed{};
-        const std::size_t n = sut.in_flight(listed);
-        check(n == sut.in_flight_count());
-        for (std::size_t i = 0; i < n; ++i) {
-          std::array<FragmentRange, 8> missing{};
-          const std::size_t ranges = sut.missing_fragments(listed[i].key, missing);
-          check(ranges >= 1 && ranges <= missing.size());  // in flight: something is missing
-          for (std::size_t r = 0; r < ranges; ++r) {
-            check(missing[r].first < missing[r].end && missing[r].end <= listed[i].fragment_count);
-          }
-        }
-      }
+      harness.handle_batch(std::span(records).first(count), scatter);
     }
   }
   check(provider.outstanding() == 0);  // the destructor gave every destination back

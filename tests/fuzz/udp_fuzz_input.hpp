@@ -1,6 +1,9 @@
 // The input format of the UDP datagram fuzzer, shared with its seed
 // generator: one configuration byte (bit 0: the reassembler refuses new
-// messages when full instead of evicting), then a series of records, each
+// messages when full instead of evicting; bits 1..3: 0 to hand each datagram
+// over as it is, or a batch size 1..7 to receive the datagrams in batches as
+// the transport does, predicted fragments read straight into their chunk),
+// then a series of records, each
 //   u8 control | u16 length (little-endian) | `length` bytes of datagram
 // (a record cut short by the end of the input takes what is left).
 // Control bits: 0x01 call expire(), 0x02 drop_sender() of the datagram's
@@ -8,7 +11,9 @@
 // provider refuses this message's destination, 0x10 skip the parser and hand
 // the reassembler a fragment decoded naively from the bytes (its own checks
 // must hold); bits 5..7 advance the clock by that many milliseconds before
-// the datagram.
+// the datagram. In batch mode, a batch is the next records (up to the batch
+// size): their datagrams are received together, then handled in order with
+// their control bits; a 0x10 record takes no place in the batch.
 #pragma once
 
 #include <cstddef>
@@ -24,6 +29,8 @@ inline constexpr std::uint8_t kListMissing = 0x04;
 inline constexpr std::uint8_t kRefuseDestination = 0x08;
 inline constexpr std::uint8_t kRawFragment = 0x10;
 inline constexpr std::uint8_t kConfigRefuseNew = 0x01;  ///< In the configuration byte.
+inline constexpr unsigned kConfigBatchShift = 1;        ///< Batch size: (config >> shift) & mask.
+inline constexpr std::uint8_t kConfigBatchMask = 0x07;
 
 inline void append_record(std::vector<std::uint8_t>& input, std::uint8_t control, std::span<const std::byte> datagram) {
   input.push_back(control);

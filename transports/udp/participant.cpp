@@ -136,7 +136,7 @@ Result<void> Participant::start() {
     free_loans_.push_back(i - 1);
   }
   const std::size_t buffer_bytes = std::min<std::size_t>(config_.udp.mtu - 28 + 64, kMaxDatagramBytes + 1);
-  receive_buffers_.assign(UdpSocket::kMaxBatch, std::vector<std::byte>(buffer_bytes));
+  receive_.emplace(UdpSocket::kMaxBatch, buffer_bytes);
   wake_fd_ = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
   if (wake_fd_ < 0) {
     return Error(ErrorCode::kSystem, fmt::format("udp: eventfd failed: {}", std::strerror(errno)));  // NOLINT
@@ -302,26 +302,29 @@ void Participant::run() noexcept {
 }
 
 void Participant::drain(UdpSocket& socket, bool discovery) noexcept {
-  std::array<std::span<std::byte>, UdpSocket::kMaxBatch> buffers;
-  for (std::size_t i = 0; i < buffers.size(); ++i) {
-    buffers[i] = receive_buffers_[i];
-  }
-  std::array<std::size_t, UdpSocket::kMaxBatch> sizes{};
-  std::array<Endpoint, UdpSocket::kMaxBatch> from{};
   for (int turn = 0; turn < kBatchesPerTurn; ++turn) {
-    const std::size_t n = socket.receive_batch(buffers, sizes, from);
+    // Fragments of the message arriving are read straight into its chunk
+    // (docs/design/udp.md, "Receiving in place"); discovery has none.
+    const std::span<IncomingDatagram> batch = receive_->prepare(discovery ? nullptr : &*reassembler_);
+    const std::size_t n = socket.receive_batch(batch);
     NetworkCounterCells::add(counters_.datagrams_received, n);
+    receive_->settle(n, limits_);  // before any datagram of the batch is handled
     for (std::size_t i = 0; i < n; ++i) {
-      // A datagram longer than the buffer keeps its real size: the parser
-      // then refuses it for its length, without reading past the buffer.
-      const std::size_t size = std::min(sizes[i], buffers[i].size());
-      if (sizes[i] > buffers[i].size()) {
-        NetworkCounterCells::add(counters_.datagrams_refused);
-        continue;
+      const Arrival arrival = receive_->arrival(i, *reassembler_);
+      switch (arrival.kind) {
+        case Arrival::Kind::kTooLong:  // longer than any datagram we accept
+          NetworkCounterCells::add(counters_.datagrams_refused);
+          break;
+        case Arrival::Kind::kContiguous: on_datagram(arrival.bytes, arrival.from, discovery); break;
+        case Arrival::Kind::kInPlace: on_parsed(*arrival.parsed, {}, arrival.from, discovery); break;
+        case Arrival::Kind::kStale: NetworkCounterCells::add(counters_.fragments_stale); break;
       }
-      on_datagram(std::span<const std::byte>(buffers[i].data(), size), from[i], discovery);
     }
-    if (n < buffers.size()) {
+    const ReassemblyCounters& r = reassembler_->counters();
+    // Statistics; only this thread writes them.
+    counters_.fragments_in_place.store(r.fragments_in_place, std::memory_order_relaxed);
+    counters_.fragments_copied.store(r.fragments_copied, std::memory_order_relaxed);
+    if (n < batch.size()) {
       return;
     }
   }
@@ -333,6 +336,11 @@ void Participant::on_datagram(std::span<const std::byte> bytes, Endpoint from, b
     NetworkCounterCells::add(counters_.datagrams_refused);
     return;
   }
+  on_parsed(datagram, bytes, from, discovery);
+}
+
+void Participant::on_parsed(const ParsedDatagram& datagram, std::span<const std::byte> bytes, Endpoint from,
+                            bool discovery) noexcept {
   if (datagram.header.type == DatagramType::kAnnounce) {
     on_announce(datagram, bytes, discovery);
     return;

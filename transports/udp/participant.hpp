@@ -24,6 +24,7 @@
 #include "transports/udp/reassembly.hpp"
 #include "transports/udp/receiver_lock.hpp"
 #include "transports/udp/remote_writer.hpp"
+#include "transports/udp/scatter_receive.hpp"
 #include "transports/udp/send_context.hpp"
 #include "transports/udp/udp_socket.hpp"
 #include "transports/udp/udp_writer.hpp"
@@ -104,6 +105,10 @@ class Participant final : public detail::NetworkView, private DestinationProvide
   // Network input (participant thread).
   void drain(UdpSocket& socket, bool discovery) noexcept;
   void on_datagram(std::span<const std::byte> bytes, Endpoint from, bool discovery) noexcept;
+  /// A parsed datagram; `bytes` is the whole of it, or empty for a fragment
+  /// received in place (never an ANNOUNCE).
+  void on_parsed(const ParsedDatagram& datagram, std::span<const std::byte> bytes, Endpoint from,
+                 bool discovery) noexcept;
   void on_announce(const ParsedDatagram& datagram, std::span<const std::byte> bytes, bool discovery) noexcept;
   void on_data(const ParsedDatagram& datagram) noexcept;
   void on_heartbeat(const ParsedDatagram& datagram) noexcept;
@@ -153,7 +158,7 @@ class Participant final : public detail::NetworkView, private DestinationProvide
   std::shared_ptr<RemoteWriter> feeding_;  ///< The writer whose fragment on_fragment() is placing.
   std::vector<Loan> loans_;
   std::vector<std::uint64_t> free_loans_;
-  std::vector<std::vector<std::byte>> receive_buffers_;
+  std::optional<ScatterReceive> receive_;  ///< Receive buffers; fragments go straight into their chunk.
   ReassemblyCounters seen_reassembly_;
 
   int wake_fd_ = -1;

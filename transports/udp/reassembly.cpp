@@ -77,6 +77,8 @@ Reassembler::Reassembler(Reassembler&& other) noexcept
       words_per_slot_(other.words_per_slot_),
       used_slots_(other.used_slots_),
       last_hit_(other.last_hit_),
+      updates_(other.updates_),
+      claims_(other.claims_),
       counters_(other.counters_) {
   other.slots_.clear();  // the moved-from object releases nothing
   other.used_slots_ = 0;
@@ -134,10 +136,7 @@ FeedResult Reassembler::on_fragment(std::uint64_t sender_id, const DataFragment&
     if (!destination) {
       return outcome_only(FeedOutcome::kNoDestination);
     }
-    if (!fragment.payload.empty()) {
-      std::memcpy(destination->bytes.data(), fragment.payload.data(), fragment.payload.size());
-    }
-    ++counters_.fragments_stored;
+    place(destination->bytes.data(), fragment.payload);
     ++counters_.messages_completed;
     remember_completed(key);
     return {.outcome = FeedOutcome::kCompleted,
@@ -164,6 +163,7 @@ FeedResult Reassembler::on_fragment(std::uint64_t sender_id, const DataFragment&
   slot->fragment_count = fragment.fragment_count;
   slot->fragment_bytes = fragment.fragment_bytes;
   slot->received = 0;
+  slot->claim = ++claims_;
   slot->destination = *destination;
   std::fill_n(slot->bitmap, words_for(fragment.fragment_count), 0);
   last_hit_ = static_cast<std::size_t>(slot - slots_.data());
@@ -183,13 +183,12 @@ FeedResult Reassembler::store(Slot& slot, const DataFragment& fragment, std::uin
   }
   // check_fragment() proved offset + size <= total_bytes <= destination size.
   const std::size_t offset = static_cast<std::size_t>(index) * slot.fragment_bytes;
-  if (!fragment.payload.empty()) {
-    std::memcpy(slot.destination.bytes.data() + offset, fragment.payload.data(), fragment.payload.size());
-  }
+  place(slot.destination.bytes.data() + offset, fragment.payload);
   slot.bitmap[index / kBitsPerWord] |= std::uint64_t{1} << (index % kBitsPerWord);
   ++slot.received;
+  slot.last_index = index;
   slot.last_update_ns = now_ns;
-  ++counters_.fragments_stored;
+  slot.update = ++updates_;
   if (slot.received < slot.fragment_count) {
     return outcome_only(FeedOutcome::kStored);
   }
@@ -202,6 +201,28 @@ FeedResult Reassembler::store(Slot& slot, const DataFragment& fragment, std::uin
   remember_completed(slot.key);
   free_slot(slot, false);  // the caller owns the destination now
   return result;
+}
+
+void Reassembler::place(std::byte* to, std::span<const std::byte> payload) noexcept {
+  ++counters_.fragments_stored;
+  if (!payload.empty() && payload.data() == to) {
+    ++counters_.fragments_in_place;  // read from the socket straight into place (predict_next())
+    return;
+  }
+  if (!payload.empty()) {
+    // memmove: a payload received into this destination under a prediction it
+    // did not match may overlap its place.
+    std::memmove(to, payload.data(), payload.size());
+  }
+  ++counters_.fragments_copied;
+}
+
+const Reassembler::Slot* Reassembler::find(const MessageKey& key) const noexcept {
+  if (slots_[last_hit_].used && slots_[last_hit_].key == key) {
+    return &slots_[last_hit_];
+  }
+  const auto it = std::find_if(slots_.begin(), slots_.end(), [&](const Slot& s) { return s.used && s.key == key; });
+  return it != slots_.end() ? &*it : nullptr;
 }
 
 std::optional<Destination> Reassembler::acquire(const MessageKey& key, const DataFragment& fragment) noexcept {
@@ -308,12 +329,53 @@ std::size_t Reassembler::drop_sender(std::uint64_t sender_id) noexcept {
   return dropped;
 }
 
-std::size_t Reassembler::missing_fragments(const MessageKey& key, std::span<FragmentRange> out) const noexcept {
-  const auto it = std::find_if(slots_.begin(), slots_.end(), [&](const Slot& s) { return s.used && s.key == key; });
-  if (it == slots_.end()) {
+std::size_t Reassembler::predict_next(std::span<PredictedFragment> out) const noexcept {
+  const Slot* latest = nullptr;
+  for (const Slot& slot : slots_) {
+    if (slot.used && slot.received > 0 && (latest == nullptr || slot.update > latest->update)) {
+      latest = &slot;
+    }
+  }
+  if (latest == nullptr) {
     return 0;
   }
-  const Slot& slot = *it;
+  const Slot& slot = *latest;
+  std::size_t written = 0;
+  for (std::uint32_t index = slot.last_index + 1; index < slot.fragment_count && written < out.size();) {
+    if (test_bit(slot.bitmap, index)) {
+      // Skip received fragments a word at a time.
+      const std::uint64_t rest = ~slot.bitmap[index / kBitsPerWord] >> (index % kBitsPerWord);
+      index += rest == 0 ? static_cast<std::uint32_t>(kBitsPerWord - index % kBitsPerWord)
+                         : static_cast<std::uint32_t>(std::countr_zero(rest));
+      continue;
+    }
+    const std::size_t offset = static_cast<std::size_t>(index) * slot.fragment_bytes;
+    const std::size_t bytes = std::min<std::size_t>(slot.fragment_bytes, slot.total_bytes - offset);
+    out[written++] = PredictedFragment{.key = slot.key,
+                                       .topic_id = slot.topic_id,
+                                       .total_bytes = slot.total_bytes,
+                                       .fragment_count = slot.fragment_count,
+                                       .fragment_bytes = slot.fragment_bytes,
+                                       .index = index,
+                                       .destination = slot.destination.bytes.subspan(offset, bytes),
+                                       .claim = slot.claim};
+    ++index;
+  }
+  return written;
+}
+
+bool Reassembler::prediction_holds(const PredictedFragment& predicted) const noexcept {
+  const Slot* slot = find(predicted.key);
+  return slot != nullptr && slot->claim == predicted.claim && predicted.index < slot->fragment_count &&
+         !test_bit(slot->bitmap, predicted.index);
+}
+
+std::size_t Reassembler::missing_fragments(const MessageKey& key, std::span<FragmentRange> out) const noexcept {
+  const Slot* found = find(key);
+  if (found == nullptr) {
+    return 0;
+  }
+  const Slot& slot = *found;
   std::size_t written = 0;
   std::uint32_t index = 0;
   while (index < slot.fragment_count && written < out.size()) {

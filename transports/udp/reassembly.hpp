@@ -69,7 +69,9 @@ struct ReassemblyConfig {
 
 /// Counters, one per way a fragment or message ends.
 struct ReassemblyCounters {
-  std::uint64_t fragments_stored = 0;         ///< Copied into a destination.
+  std::uint64_t fragments_stored = 0;         ///< Placed in a destination (fragments_in_place + fragments_copied).
+  std::uint64_t fragments_in_place = 0;       ///< Already at their place (received there): nothing copied.
+  std::uint64_t fragments_copied = 0;         ///< Copied from where they were received to their place.
   std::uint64_t messages_completed = 0;       ///< Handed to the caller.
   std::uint64_t duplicates = 0;               ///< Fragment already received (message in flight).
   std::uint64_t late_fragments = 0;           ///< Fragment of a message already completed.
@@ -117,6 +119,19 @@ struct FragmentRange {
   std::uint32_t end = 0;
 };
 
+/// A fragment not received yet, as predicted by predict_next(): a receiver
+/// points its socket read straight at `destination`.
+struct PredictedFragment {
+  MessageKey key;
+  std::uint64_t topic_id = 0;
+  std::uint32_t total_bytes = 0;
+  std::uint32_t fragment_count = 0;
+  std::uint32_t fragment_bytes = 0;
+  std::uint32_t index = 0;
+  std::span<std::byte> destination;  ///< Exactly this fragment's bytes of the message's destination.
+  std::uint64_t claim = 0;           ///< Which hold of a destination this is (see prediction_holds()).
+};
+
 /// An incomplete message, as listed by in_flight().
 struct InFlightMessage {
   MessageKey key;
@@ -126,8 +141,9 @@ struct InFlightMessage {
   std::uint64_t last_update_ns = 0;
 };
 
-/// Reassembles fragments into destinations from a DestinationProvider: one
-/// copy per fragment, from the datagram to its final offset.
+/// Reassembles fragments into destinations from a DestinationProvider: at most
+/// one copy per fragment, from the datagram to its final offset, and none when
+/// the fragment was received at that offset already (predict_next()).
 ///
 /// Memory: every slot, bitmap and history entry is allocated by create();
 /// nothing allocates afterwards, whatever the network sends.
@@ -150,7 +166,9 @@ class Reassembler {
   ~Reassembler();
 
   /// Takes one fragment from `sender_id` (a datagram parse_datagram() accepted).
-  /// Does not allocate; copies the fragment's payload at most once.
+  /// Does not allocate; copies the fragment's payload at most once, and not
+  /// at all when it already lies at its place (payload.data() is the
+  /// destination + index * fragment_bytes: received there, see predict_next()).
   [[nodiscard]] FeedResult on_fragment(std::uint64_t sender_id, const DataFragment& fragment,
                                        std::uint64_t now_ns) noexcept;
 
@@ -168,6 +186,21 @@ class Reassembler {
   /// or nothing is missing).
   [[nodiscard]] std::size_t missing_fragments(const MessageKey& key, std::span<FragmentRange> out) const noexcept;
 
+  /// Predicts where the next datagrams go, so that a receiver can read them
+  /// straight into place: the fragments, not received yet, that follow the
+  /// last fragment received of the most recently updated message in flight,
+  /// in index order, up to out.size(). Returns how many were written (0 when
+  /// no message is in flight or nothing follows its last fragment). Never
+  /// names a fragment already received, so reading into a prediction can only
+  /// overwrite bytes that are not part of the message yet. Does not allocate.
+  [[nodiscard]] std::size_t predict_next(std::span<PredictedFragment> out) const noexcept;
+
+  /// Whether `predicted` (from predict_next()) still names a fragment not
+  /// received yet of a message that has kept the same destination since:
+  /// not completed, evicted, expired, dropped or started over. When false the
+  /// destination may be back with the provider: do not read it.
+  [[nodiscard]] bool prediction_holds(const PredictedFragment& predicted) const noexcept;
+
   /// Lists incomplete messages, up to out.size(); returns how many were written.
   [[nodiscard]] std::size_t in_flight(std::span<InFlightMessage> out) const noexcept;
   [[nodiscard]] std::size_t in_flight_count() const noexcept { return used_slots_; }
@@ -184,7 +217,10 @@ class Reassembler {
     std::uint32_t fragment_count = 0;
     std::uint32_t fragment_bytes = 0;
     std::uint32_t received = 0;
+    std::uint32_t last_index = 0;  ///< The fragment received last.
     std::uint64_t last_update_ns = 0;
+    std::uint64_t update = 0;  ///< Order of the last fragment stored, over all slots (newest: highest).
+    std::uint64_t claim = 0;   ///< Unique per message that took the slot (PredictedFragment::claim).
     Destination destination;
     std::uint64_t* bitmap = nullptr;  ///< ceil(max_fragments_per_message / 64) words in bitmap_words_.
   };
@@ -192,6 +228,9 @@ class Reassembler {
   Reassembler(const ReassemblyConfig& config, DestinationProvider& provider);
 
   FeedResult store(Slot& slot, const DataFragment& fragment, std::uint64_t now_ns) noexcept;
+  /// Puts `payload` at `to`, unless it is there already; counts which.
+  void place(std::byte* to, std::span<const std::byte> payload) noexcept;
+  [[nodiscard]] const Slot* find(const MessageKey& key) const noexcept;
   std::optional<Destination> acquire(const MessageKey& key, const DataFragment& fragment) noexcept;
   Slot* claim_slot(std::uint64_t sender_id, std::uint64_t now_ns) noexcept;
   void free_slot(Slot& slot, bool release_destination) noexcept;
@@ -207,7 +246,9 @@ class Reassembler {
   std::size_t completed_next_ = 0;
   std::size_t words_per_slot_ = 0;
   std::size_t used_slots_ = 0;
-  std::size_t last_hit_ = 0;  ///< Slot of the previous fragment: consecutive fragments skip the scan.
+  std::size_t last_hit_ = 0;   ///< Slot of the previous fragment: consecutive fragments skip the scan.
+  std::uint64_t updates_ = 0;  ///< Fragments stored into slots so far (Slot::update).
+  std::uint64_t claims_ = 0;   ///< Messages that took a slot so far (Slot::claim).
   ReassemblyCounters counters_;
 };
 

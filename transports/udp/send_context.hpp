@@ -21,6 +21,9 @@ struct NetworkCounterCells {
   std::atomic<std::uint64_t> messages_incomplete{0};
   std::atomic<std::uint64_t> messages_out_of_order{0};
   std::atomic<std::uint64_t> duplicates{0};
+  std::atomic<std::uint64_t> fragments_in_place{0};
+  std::atomic<std::uint64_t> fragments_copied{0};
+  std::atomic<std::uint64_t> fragments_stale{0};
   std::atomic<std::uint64_t> nacks_sent{0};
   std::atomic<std::uint64_t> nacks_received{0};
   std::atomic<std::uint64_t> fragments_resent{0};

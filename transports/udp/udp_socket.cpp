@@ -6,6 +6,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <cerrno>
 #include <cstring>
@@ -198,18 +199,23 @@ bool UdpSocket::send(std::span<const std::byte> bytes, Endpoint to) noexcept {
   return send_batch(std::span(&one, 1)) == 1;
 }
 
-std::size_t UdpSocket::receive_batch(std::span<const std::span<std::byte>> buffers, std::span<std::size_t> sizes,
-                                     std::span<Endpoint> from) noexcept {
+std::size_t UdpSocket::receive_batch(std::span<IncomingDatagram> datagrams) noexcept {
   std::array<mmsghdr, kMaxBatch> messages{};
-  std::array<iovec, kMaxBatch> vectors{};
+  std::array<iovec, kMaxBatch * IncomingDatagram::kMaxPieces> vectors{};
   std::array<sockaddr_in, kMaxBatch> addresses{};
-  const std::size_t count = std::min({buffers.size(), sizes.size(), from.size(), kMaxBatch});
+  const std::size_t count = std::min(datagrams.size(), kMaxBatch);
   for (std::size_t i = 0; i < count; ++i) {
-    vectors[i] = iovec{buffers[i].data(), buffers[i].size()};
+    iovec* const first = &vectors[i * IncomingDatagram::kMaxPieces];
+    std::size_t used = 0;
+    for (const std::span<std::byte> piece : datagrams[i].pieces) {
+      if (!piece.empty()) {
+        first[used++] = iovec{piece.data(), piece.size()};
+      }
+    }
     messages[i].msg_hdr.msg_name = &addresses[i];
     messages[i].msg_hdr.msg_namelen = sizeof(sockaddr_in);
-    messages[i].msg_hdr.msg_iov = &vectors[i];
-    messages[i].msg_hdr.msg_iovlen = 1;
+    messages[i].msg_hdr.msg_iov = first;
+    messages[i].msg_hdr.msg_iovlen = used;
   }
   int n = 0;
   do {
@@ -218,11 +224,11 @@ std::size_t UdpSocket::receive_batch(std::span<const std::span<std::byte>> buffe
   if (n <= 0) {
     return 0;
   }
-  for (int i = 0; i < n; ++i) {
+  for (std::size_t i = 0; i < static_cast<std::size_t>(n); ++i) {
     // With MSG_TRUNC msg_len is the datagram's real length, even when longer
-    // than the buffer: the parser then refuses it (length mismatch).
-    sizes[i] = messages[i].msg_len;
-    from[i] = Endpoint::from_sockaddr(addresses[i]);
+    // than its pieces: the caller then refuses it.
+    datagrams[i].size = messages[i].msg_len;
+    datagrams[i].from = Endpoint::from_sockaddr(addresses[i]);
   }
   return static_cast<std::size_t>(n);
 }

@@ -5,6 +5,7 @@
 #include <netinet/in.h>
 #include <sys/socket.h>
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -42,6 +43,25 @@ struct OutgoingDatagram {
   Endpoint to;
 };
 
+/// Where one datagram of a batch is received: its bytes fill `pieces` in
+/// order, each up to its size (a scatter read: e.g. the header into one
+/// buffer and the payload straight into its place in a chunk); unused pieces
+/// stay empty. receive_batch() sets `size` and `from`.
+struct IncomingDatagram {
+  static constexpr std::size_t kMaxPieces = 3;
+  std::array<std::span<std::byte>, kMaxPieces> pieces{};
+  std::size_t size = 0;  ///< The datagram's real length: above capacity() when it was cut to fit.
+  Endpoint from;
+
+  [[nodiscard]] std::size_t capacity() const noexcept {
+    std::size_t bytes = 0;
+    for (const std::span<std::byte> piece : pieces) {
+      bytes += piece.size();
+    }
+    return bytes;
+  }
+};
+
 /// Thread safety: send() and send_batch() from any thread (the kernel
 /// serialises them); receive_batch() from one thread.
 class UdpSocket {
@@ -73,12 +93,12 @@ class UdpSocket {
   /// One datagram.
   bool send(std::span<const std::byte> bytes, Endpoint to) noexcept;
 
-  /// Receives up to buffers.size() (≤ kMaxBatch) datagrams without waiting.
-  /// sizes[i] and from[i] describe datagram i; a datagram longer than its
-  /// buffer reports its full length (so the parser refuses it). Returns how
-  /// many were received (0: none waiting).
-  std::size_t receive_batch(std::span<const std::span<std::byte>> buffers, std::span<std::size_t> sizes,
-                            std::span<Endpoint> from) noexcept;
+  /// Receives up to datagrams.size() (at most kMaxBatch) datagrams with one
+  /// recvmmsg, without waiting: datagram i into datagrams[i].pieces, setting
+  /// its size and sender. A datagram longer than its pieces is cut and reports
+  /// its full length (so the caller can refuse it). Returns how many were
+  /// received (0: none waiting).
+  std::size_t receive_batch(std::span<IncomingDatagram> datagrams) noexcept;
 
  private:
   explicit UdpSocket(int fd) noexcept : fd_(fd) {}

@@ -1,6 +1,7 @@
 #include "transports/udp/wire_format.hpp"
 
 #include <algorithm>
+#include <cassert>
 #include <cstring>
 #include <limits>
 
@@ -85,7 +86,24 @@ std::uint32_t load_u32(std::span<const std::byte> b, std::size_t at) noexcept {
   }
   return v;
 }
-std::uint64_t load_u64(std::span<const std::byte> b, std::size_t at) noexcept {
+// The same over a datagram in two pieces: a field may straddle them.
+std::uint8_t load_u8(const SplitBytes& b, std::size_t at) noexcept {
+  return at < b.head.size() ? load_u8(b.head, at) : load_u8(b.tail, at - b.head.size());
+}
+std::uint32_t load_u32(const SplitBytes& b, std::size_t at) noexcept {
+  if (at + 4 <= b.head.size()) {
+    return load_u32(b.head, at);
+  }
+  if (at >= b.head.size()) {
+    return load_u32(b.tail, at - b.head.size());
+  }
+  std::uint32_t v = 0;
+  for (std::size_t i = 0; i < 4; ++i) {
+    v |= static_cast<std::uint32_t>(load_u8(b, at + i)) << (8 * i);
+  }
+  return v;
+}
+std::uint64_t load_u64(const SplitBytes& b, std::size_t at) noexcept {
   return static_cast<std::uint64_t>(load_u32(b, at)) | (static_cast<std::uint64_t>(load_u32(b, at + 4)) << 32);
 }
 void store_u8(std::span<std::byte> b, std::size_t at, std::uint8_t v) noexcept { b[at] = std::byte{v}; }
@@ -101,12 +119,15 @@ void store_u64(std::span<std::byte> b, std::size_t at, std::uint64_t v) noexcept
 
 constexpr std::array<std::byte, 4> kZeroChecksum{};
 
-// CRC-32C of header + body with the checksum field read as zero.
-std::uint32_t datagram_checksum(std::span<const std::byte> header, std::span<const std::byte> body) noexcept {
-  std::uint32_t crc = crc32c(header.first(common::kChecksum));
+std::uint32_t crc32c_of(const SplitBytes& bytes, std::uint32_t crc) noexcept {
+  return crc32c(bytes.tail, crc32c(bytes.head, crc));
+}
+
+// CRC-32C of a whole datagram with the checksum field read as zero.
+std::uint32_t datagram_checksum(const SplitBytes& datagram) noexcept {
+  std::uint32_t crc = crc32c_of(datagram.subrange(0, common::kChecksum), 0);
   crc = crc32c(kZeroChecksum, crc);
-  crc = crc32c(header.subspan(common::kChecksum + 4), crc);
-  return crc32c(body, crc);
+  return crc32c_of(datagram.subrange(common::kChecksum + 4), crc);
 }
 
 // The rules of a DATA fragment shared by the parser and the encoder.
@@ -158,7 +179,7 @@ ParseError check_nack_range(const NackRange& r) noexcept {
   return r.first_fragment < r.end_fragment ? ParseError::kOk : ParseError::kBadNackRange;
 }
 
-std::uint16_t load_u16(std::span<const std::byte> b, std::size_t at) noexcept {
+std::uint16_t load_u16(const SplitBytes& b, std::size_t at) noexcept {
   return static_cast<std::uint16_t>(load_u8(b, at) | (load_u8(b, at + 1) << 8));
 }
 void store_u16(std::span<std::byte> b, std::size_t at, std::uint16_t v) noexcept {
@@ -187,7 +208,7 @@ bool valid_announce(const Announce& a) noexcept {
          valid_host(a.host);
 }
 
-NackRange load_range(std::span<const std::byte> b) noexcept {
+NackRange load_range(const SplitBytes& b) noexcept {
   return NackRange{.sequence = load_u64(b, nack::kRangeSequence),
                    .first_fragment = load_u32(b, nack::kRangeFirst),
                    .end_fragment = load_u32(b, nack::kRangeEnd)};
@@ -204,7 +225,7 @@ std::size_t header_bytes_of(DatagramType type) noexcept {
   return 0;
 }
 
-ParseError parse_body(std::span<const std::byte> b, const WireLimits& limits, ParsedDatagram& out) noexcept {
+ParseError parse_body(const SplitBytes& b, const WireLimits& limits, ParsedDatagram& out) noexcept {
   switch (out.header.type) {
     case DatagramType::kData: {
       DataFragment f;
@@ -216,7 +237,10 @@ ParseError parse_body(std::span<const std::byte> b, const WireLimits& limits, Pa
       f.fragment_count = load_u32(b, data::kFragmentCount);
       f.fragment_bytes = load_u32(b, data::kFragmentBytes);
       const std::uint32_t payload_bytes = load_u32(b, data::kPayloadBytes);
-      f.payload = b.subspan(kDataHeaderBytes);
+      // One piece: the whole datagram, or the second one of a split receive
+      // (whose first piece is exactly the header).
+      const SplitBytes payload = b.subrange(kDataHeaderBytes);
+      f.payload = payload.head.empty() ? payload.tail : payload.head;
       if (payload_bytes != f.payload.size()) {
         return ParseError::kPayloadLengthMismatch;
       }
@@ -261,7 +285,7 @@ ParseError parse_body(std::span<const std::byte> b, const WireLimits& limits, Pa
       if (b.size() != kNackHeaderBytes + n.range_count * kNackRangeBytes) {
         return ParseError::kLengthMismatch;
       }
-      n.encoded_ranges = b.subspan(kNackHeaderBytes);
+      n.encoded_ranges = b.subrange(kNackHeaderBytes);
       for (std::size_t i = 0; i < n.range_count; ++i) {
         if (const ParseError e = check_nack_range(n.range(i)); e != ParseError::kOk) {
           return e;
@@ -292,7 +316,7 @@ ParseError parse_body(std::span<const std::byte> b, const WireLimits& limits, Pa
       if (b.size() != kAnnounceHeaderBytes + a.entry_count * kAnnounceEntryBytes) {
         return ParseError::kLengthMismatch;
       }
-      a.encoded_entries = b.subspan(kAnnounceHeaderBytes);
+      a.encoded_entries = b.subrange(kAnnounceHeaderBytes);
       for (std::size_t i = 0; i < a.entry_count; ++i) {
         if ((a.entry(i).flags & ~kKnownEntryFlags) != 0) {
           return ParseError::kBadAnnounce;
@@ -323,7 +347,7 @@ void store_common(std::span<std::byte> out, DatagramType type, std::uint64_t sen
 
 void seal(std::span<std::byte> header, std::span<const std::byte> body, bool checksum) noexcept {
   if (checksum) {
-    store_u32(header, common::kChecksum, datagram_checksum(header, body));
+    store_u32(header, common::kChecksum, datagram_checksum(SplitBytes{.head = header, .tail = body}));
   }
 }
 
@@ -370,10 +394,22 @@ ParseError check_fragment(const DataFragment& fragment, const WireLimits& limits
   return check_data(fragment, fragment.payload.size(), limits);
 }
 
-NackRange Nack::range(std::size_t i) const noexcept { return load_range(encoded_ranges.subspan(i * kNackRangeBytes)); }
+SplitBytes SplitBytes::subrange(std::size_t offset, std::size_t count) const noexcept {
+  offset = std::min(offset, size());
+  count = std::min(count, size() - offset);
+  if (offset >= head.size()) {
+    return SplitBytes{.head = {}, .tail = tail.subspan(offset - head.size(), count)};
+  }
+  const std::size_t in_head = std::min(count, head.size() - offset);
+  return SplitBytes{.head = head.subspan(offset, in_head), .tail = tail.first(count - in_head)};
+}
+
+NackRange Nack::range(std::size_t i) const noexcept {
+  return load_range(encoded_ranges.subrange(i * kNackRangeBytes, kNackRangeBytes));
+}
 
 AnnounceEntry Announce::entry(std::size_t i) const noexcept {
-  const std::span<const std::byte> e = encoded_entries.subspan(i * kAnnounceEntryBytes, kAnnounceEntryBytes);
+  const SplitBytes e = encoded_entries.subrange(i * kAnnounceEntryBytes, kAnnounceEntryBytes);
   return AnnounceEntry{.topic_id = load_u64(e, announce::kTopicId),
                        .type_hash = load_u64(e, announce::kTypeHash),
                        .type_name_hash = load_u64(e, announce::kTypeNameHash),
@@ -389,7 +425,11 @@ std::string_view Announce::host_name() const noexcept {
   return {host.data(), length};
 }
 
-ParseError parse_datagram(std::span<const std::byte> bytes, const WireLimits& limits, ParsedDatagram& out) noexcept {
+namespace {
+
+// The parser, over a datagram in one piece or two: both entry points below
+// run exactly these checks.
+ParseError parse(const SplitBytes& bytes, const WireLimits& limits, ParsedDatagram& out) noexcept {
   if (bytes.size() < kCommonHeaderBytes) {
     return ParseError::kTruncatedHeader;
   }
@@ -432,7 +472,7 @@ ParseError parse_datagram(std::span<const std::byte> bytes, const WireLimits& li
     return ParseError::kTruncatedBody;
   }
   if ((h.flags & kFlagChecksum) != 0) {
-    if (datagram_checksum(bytes.first(kCommonHeaderBytes), bytes.subspan(kCommonHeaderBytes)) != h.checksum) {
+    if (datagram_checksum(bytes) != h.checksum) {
       return ParseError::kBadChecksum;
     }
   } else if (limits.require_checksum) {
@@ -441,6 +481,20 @@ ParseError parse_datagram(std::span<const std::byte> bytes, const WireLimits& li
     return ParseError::kReservedNotZero;
   }
   return parse_body(bytes, limits, out);
+}
+
+}  // namespace
+
+ParseError parse_datagram(std::span<const std::byte> bytes, const WireLimits& limits, ParsedDatagram& out) noexcept {
+  return parse(SplitBytes{.head = bytes, .tail = {}}, limits, out);
+}
+
+ParseError parse_split_datagram(std::span<const std::byte> header, std::span<const std::byte> payload,
+                                const WireLimits& limits, ParsedDatagram& out) noexcept {
+  // A DATA payload must be one piece: with the header split anywhere else it
+  // would straddle both (the parser then refuses it for its payload length).
+  assert((payload.empty() || header.size() == kDataHeaderBytes) && "header must be the first 64 bytes exactly");
+  return parse(SplitBytes{.head = header, .tail = payload}, limits, out);
 }
 
 Result<ParsedDatagram> parse_datagram(std::span<const std::byte> bytes, const WireLimits& limits) noexcept {

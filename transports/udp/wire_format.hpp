@@ -103,6 +103,18 @@ struct WireLimits {
   bool require_checksum = false;
 };
 
+/// Bytes of a datagram in one piece, or in two when a scatter receive put the
+/// DATA header in one buffer and the payload straight into its place in a
+/// chunk: `head`, then `tail`. A view: the bytes stay where they are.
+struct SplitBytes {
+  std::span<const std::byte> head;
+  std::span<const std::byte> tail;
+
+  [[nodiscard]] std::size_t size() const noexcept { return head.size() + tail.size(); }
+  /// Bytes [offset, offset + count) (clamped to size()), in the same pieces.
+  [[nodiscard]] SplitBytes subrange(std::size_t offset, std::size_t count = std::dynamic_extent) const noexcept;
+};
+
 /// The common header (bytes 0..23 of every datagram).
 struct DatagramHeader {
   DatagramType type = DatagramType::kData;
@@ -148,7 +160,7 @@ struct Nack {
   std::uint64_t topic_id = 0;
   std::uint32_t writer_id = 0;
   std::uint32_t range_count = 0;
-  std::span<const std::byte> encoded_ranges;  ///< range_count * kNackRangeBytes, checked.
+  SplitBytes encoded_ranges;  ///< range_count * kNackRangeBytes, checked.
 
   /// Range `i` (< range_count), decoded from the datagram.
   [[nodiscard]] NackRange range(std::size_t i) const noexcept;
@@ -186,7 +198,7 @@ struct Announce {
   std::uint32_t period_ms = 0;                  ///< The sender's announcement period (liveliness), 1..60000.
   std::array<char, kAnnounceHostBytes> host{};  ///< NUL terminated, printable ASCII.
   std::uint32_t entry_count = 0;
-  std::span<const std::byte> encoded_entries;
+  SplitBytes encoded_entries;  ///< entry_count * kAnnounceEntryBytes, checked.
 
   [[nodiscard]] AnnounceEntry entry(std::size_t i) const noexcept;
   [[nodiscard]] std::string_view host_name() const noexcept;
@@ -210,6 +222,16 @@ struct ParsedDatagram {
 /// outside `bytes`, never allocates.
 [[nodiscard]] ParseError parse_datagram(std::span<const std::byte> bytes, const WireLimits& limits,
                                         ParsedDatagram& out) noexcept;
+
+/// parse_datagram() for a datagram a scatter receive left in two pieces:
+/// `header` holds its first kDataHeaderBytes bytes (all of it when shorter,
+/// `payload` then empty) and `payload` the rest, e.g. a DATA payload received
+/// straight into its place in a chunk. The same checks in the same order, and
+/// the same result, as parse_datagram() on the two pieces joined; the CRC-32C
+/// runs over both pieces. For DATA, `out.data.payload` is `payload` itself (no
+/// copy); the NACK and ANNOUNCE lists are views that may span both pieces.
+[[nodiscard]] ParseError parse_split_datagram(std::span<const std::byte> header, std::span<const std::byte> payload,
+                                              const WireLimits& limits, ParsedDatagram& out) noexcept;
 
 /// The same as a Result: kMalformed (kIncompatible for another wire version)
 /// with the reason as a static message (no allocation).

@@ -7,12 +7,14 @@
 #include <array>
 #include <cstdint>
 #include <cstdlib>
+#include <cstring>
 #include <iostream>
 #include <new>
 #include <random>
 #include <vector>
 
 #include "transports/udp/reassembly.hpp"
+#include "transports/udp/scatter_receive.hpp"
 #include "transports/udp/wire_format.hpp"
 
 namespace {
@@ -156,6 +158,94 @@ TEST(UdpAllocations, ParsingAndReassemblingAllocateNothing) {
   std::cout << "datagrams " << datagrams.size() << ", refused " << parse_counters.refused() << ", completed "
             << completed << ", duplicates " << sut.counters().duplicates << ", evicted "
             << sut.counters().messages_evicted << ", timed out " << sut.counters().messages_timed_out << '\n';
+}
+
+// The receive path with predictions: prepare(), what the kernel does, settle(),
+// arrival() and feeding, over messages in order with some fragments
+// corrupted, duplicated or swapped, so that datagrams land in place, are put
+// back together or turn stale.
+TEST(UdpAllocations, ReceivingInPlaceAllocatesNothing) {
+  ArenaProvider provider;
+  auto created = Reassembler::create({.max_message_bytes = 64 * 1024,
+                                      .max_fragments_per_message = 64,
+                                      .max_messages_in_flight = 4,
+                                      .max_messages_per_sender = 1,
+                                      .timeout_ns = 1000},
+                                     provider);
+  ASSERT_TRUE(created.ok());
+  Reassembler reassembler = std::move(*created);
+  ScatterReceive sut(8, 1536);
+  std::vector<std::byte> message(20'000);
+  std::vector<std::vector<std::byte>> datagrams;
+  std::array<std::byte, kMaxDatagramBytes> out{};
+  std::mt19937 rng(11);
+  for (std::uint64_t sequence = 1; sequence <= 100; ++sequence) {
+    for (std::uint32_t index = 0; index < 15; ++index) {
+      const DataFragment f = make_fragment(1, 1, sequence, message, 1400, index);
+      const std::size_t size = encode_data(out, 7, f, sequence % 2 == 0);
+      datagrams.emplace_back(out.begin(), out.begin() + static_cast<std::ptrdiff_t>(size));
+      if (rng() % 16 == 0) {
+        datagrams.back()[rng() % size] ^= std::byte{0x40};
+      }
+      if (rng() % 16 == 0) {
+        datagrams.push_back(datagrams.back());
+      }
+      if (rng() % 16 == 0 && datagrams.size() > 1) {
+        std::swap(datagrams.back(), datagrams[datagrams.size() - 2]);
+      }
+    }
+  }
+  std::array<std::size_t, 4> kinds{};
+
+  g_counting = true;
+  std::uint64_t now_ns = 0;
+  for (std::size_t at = 0; at < datagrams.size();) {
+    const std::span<IncomingDatagram> batch = sut.prepare(&reassembler);
+    const std::size_t n = std::min<std::size_t>(1 + rng() % batch.size(), datagrams.size() - at);
+    for (std::size_t i = 0; i < n; ++i) {  // the kernel's part
+      const std::vector<std::byte>& d = datagrams[at + i];
+      std::size_t copied = 0;
+      for (const std::span<std::byte> piece : batch[i].pieces) {
+        const std::size_t part = std::min(piece.size(), d.size() - copied);
+        if (part > 0) {
+          std::memcpy(piece.data(), d.data() + copied, part);
+        }
+        copied += part;
+      }
+      batch[i].size = d.size();
+    }
+    at += n;
+    sut.settle(n, {});
+    for (std::size_t i = 0; i < n; ++i) {
+      const Arrival arrival = sut.arrival(i, reassembler);
+      ++kinds[static_cast<std::size_t>(arrival.kind)];
+      ParsedDatagram contiguous;
+      const ParsedDatagram* parsed = arrival.parsed;
+      if (arrival.kind == Arrival::Kind::kContiguous &&
+          parse_datagram(arrival.bytes, {}, contiguous) == ParseError::kOk) {
+        parsed = &contiguous;
+      }
+      if (parsed != nullptr) {
+        const FeedResult r = reassembler.on_fragment(parsed->header.sender_id, parsed->data, now_ns);
+        if (r.outcome == FeedOutcome::kCompleted) {
+          provider.release(r.message.key, r.message.destination);
+        }
+      }
+    }
+    now_ns += 10;
+    reassembler.expire(now_ns);
+  }
+  g_counting = false;
+
+  if (kCounting) {
+    EXPECT_EQ(g_allocations, 0U);
+  }
+  const ReassemblyCounters& c = reassembler.counters();
+  EXPECT_GT(c.fragments_in_place, c.fragments_copied) << "most fragments are read straight into place";
+  EXPECT_GT(kinds[static_cast<std::size_t>(Arrival::Kind::kContiguous)], 0U);
+  std::cout << "datagrams " << datagrams.size() << ", in place " << c.fragments_in_place << ", copied "
+            << c.fragments_copied << ", stale " << kinds[static_cast<std::size_t>(Arrival::Kind::kStale)]
+            << ", completed " << c.messages_completed << '\n';
 }
 
 }  // namespace

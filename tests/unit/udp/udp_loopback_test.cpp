@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
 #include <random>
 #include <string>
 
@@ -55,14 +56,14 @@ bool intact(const BigMessage& m) {
 class UdpLoopback : public ::testing::Test {
  protected:
   void SetUp() override {
-    const auto unique = static_cast<unsigned>(::getpid()) + static_cast<unsigned>(counter_++) * 7919U;
-    port_ = static_cast<std::uint16_t>(20000 + unique % 20000);
-    domain_ = 100000 + unique % 100000;
-    dir_ = std::filesystem::temp_directory_path() / ("axon_udp_loopback_" + std::to_string(unique));
-    std::filesystem::create_directories(dir_ / "a");
-    std::filesystem::create_directories(dir_ / "b");
-    config_ = dir_ / "deploy.yaml";
-    std::ofstream(config_) << "domain: " << domain_ << R"(
+    const auto unique = static_cast<unsigned>(::getpid()) + static_cast<unsigned>(counter++) * 7919U;
+    port = static_cast<std::uint16_t>(20000 + unique % 20000);
+    domain = 100000 + unique % 100000;
+    dir = std::filesystem::temp_directory_path() / ("axon_udp_loopback_" + std::to_string(unique));
+    std::filesystem::create_directories(dir / "a");
+    std::filesystem::create_directories(dir / "b");
+    config = dir / "deploy.yaml";
+    std::ofstream(config) << "domain: " << domain << R"(
 hosts:
   - {name: alpha, address: 127.0.0.1}
   - {name: beta, address: 127.0.0.2}
@@ -76,19 +77,19 @@ topics:
 udp:
   discovery:
     static_peers: [alpha, beta]
-    port: )" << port_ << R"(
+    port: )" << port << R"(
   heartbeat_period_ms: 20
   history_depth: 512
   liveliness_timeout_ms: 300
   receive_buffer_bytes: 16 MiB
 )";
   }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
+  void TearDown() override { std::filesystem::remove_all(dir); }
 
   std::shared_ptr<Node> node(const std::string& name, const std::string& shm) {
     NodeOptions options;
-    options.config_path = config_.string();
-    options.shm_dir = (dir_ / shm).string();
+    options.config_path = config.string();
+    options.shm_dir = (dir / shm).string();
     auto created = Node::create(name, options);
     EXPECT_TRUE(created) << created.error().message();
     return created ? *created : nullptr;
@@ -103,11 +104,11 @@ udp:
     return false;
   }
 
-  static inline int counter_ = 0;
-  std::uint16_t port_ = 0;
-  std::uint32_t domain_ = 0;
-  std::filesystem::path dir_;
-  std::filesystem::path config_;
+  static inline int counter = 0;
+  std::uint16_t port = 0;
+  std::uint32_t domain = 0;
+  std::filesystem::path dir;
+  std::filesystem::path config;
 };
 
 TEST_F(UdpLoopback, SmallMessagesReachTheOtherHostInOrder) {
@@ -183,6 +184,47 @@ TEST_F(UdpLoopback, FourMebibyteReliableMessagesArriveWholeAndInOrder) {
       << "received " << next - 1 << " of " << kCount;
   const NetworkCounters counters = receiver->network_counters();
   EXPECT_EQ(counters.messages_lost, 0U);
+  EXPECT_EQ(counters.datagrams_refused, 0U);
+}
+
+// The receive path's common case is copy-free: the fragments of a message
+// that is arriving are read from the socket straight into its chunk.
+TEST_F(UdpLoopback, FourMebibyteMessagesAreReadStraightIntoTheirChunks) {
+  auto receiver = node("receiver", "b");
+  auto sender = node("sender", "a");
+  ASSERT_TRUE(receiver && sender);
+  auto subscriber = receiver->subscribe<BigMessage>("big");
+  auto publisher = sender->advertise<BigMessage>("big");
+  ASSERT_TRUE(subscriber && publisher);
+  ASSERT_TRUE(eventually([&] { return routed_to(*sender, "big", "beta"); }, 5s));
+  constexpr std::uint64_t kCount = 3;
+  std::uint64_t received = 0;
+  for (std::uint64_t i = 1; i <= kCount; ++i) {
+    auto loan = (*publisher)->loan();
+    ASSERT_TRUE(loan);
+    fill(**loan, i);
+    ASSERT_TRUE((*publisher)->publish(std::move(*loan)));
+    ASSERT_TRUE(eventually(
+        [&] {
+          while (auto sample = (*subscriber)->take()) {
+            EXPECT_TRUE(intact(**sample)) << "message " << (*sample)->sequence << " is corrupt";
+            EXPECT_EQ((*sample)->sequence, i);
+            ++received;
+          }
+          return received == i;
+        },
+        10s))
+        << "message " << i << " did not arrive";
+  }
+
+  // 1500-byte MTU: 1408 payload bytes per fragment.
+  constexpr std::uint64_t kSent = kCount * ((BigMessage::kBytes + 1407) / 1408);
+  const NetworkCounters counters = receiver->network_counters();
+  const double in_place = static_cast<double>(counters.fragments_in_place) / static_cast<double>(kSent);
+  std::cout << "fragments: " << counters.fragments_in_place << " in place, " << counters.fragments_copied << " copied, "
+            << counters.fragments_stale << " stale, of " << kSent << " sent (" << 100.0 * in_place << " % in place)\n";
+  EXPECT_GE(counters.fragments_in_place + counters.fragments_copied, kSent);
+  EXPECT_GE(in_place, 0.9);
   EXPECT_EQ(counters.datagrams_refused, 0U);
 }
 
@@ -271,7 +313,7 @@ TEST_F(UdpLoopback, GarbageDatagramsAreCountedAndIgnored) {
   ASSERT_GE(fd, 0);
   sockaddr_in to{};
   to.sin_family = AF_INET;
-  to.sin_port = htons(port_);
+  to.sin_port = htons(port);
   to.sin_addr.s_addr = htonl(0x7F000002U);
   std::mt19937 random(7);
   constexpr int kGarbage = 50;
