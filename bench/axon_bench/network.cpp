@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "executor_wait.hpp"
 #include "network_cases.hpp"
 #include "network_config.hpp"
 #include "payload.hpp"
@@ -34,6 +35,7 @@ struct NetworkOptions {
   std::string only = "both";
   std::string reliability = "best-effort";
   std::string discovery = "multicast";
+  std::string axon_wait = "blocking";
 };
 
 std::string ratio_text(const std::optional<double>& ratio) { return ratio ? format("%.2fx", *ratio) : "-"; }
@@ -119,11 +121,13 @@ void run_network_command(const NetworkOptions& o, Output& out) {
   base.cpus = choose_cpu_pair(o.cpus);
   base.socket_buffer_bytes = static_cast<std::uint32_t>(o.socket_buffer_bytes);
   base.duration_s = o.duration_s;
+  base.wait = parse_executor_wait(o.axon_wait);
   out.log.run.cpus = base.cpus;
-  out.log.run.notes.push_back(
-      "network: two network namespaces joined by one veth pair (MTU 1500), " + hosts->host(0).address + " <-> " +
-      hosts->host(1).address + "; raw udp = sockets with 64 B header + 1408 B fragments, sendmmsg/recvmmsg; axon " +
-      o.discovery + " discovery, ping/pong topics " + o.reliability + ", stream topic reliable");
+  out.log.run.notes.push_back("network: two network namespaces joined by one veth pair (MTU 1500), " +
+                              hosts->host(0).address + " <-> " + hosts->host(1).address +
+                              "; raw udp = sockets with 64 B header + 1408 B fragments, sendmmsg/recvmmsg; axon " +
+                              o.discovery + " discovery, ping/pong topics " + o.reliability +
+                              ", stream topic reliable, axon receivers wait " + o.axon_wait);
   std::fprintf(out.text, "%s\n\n", out.log.run.notes.back().c_str());
 
   NetworkConfig config{.pingpong_reliability = o.reliability == "reliable" ? "reliable" : "best_effort",
@@ -238,6 +242,12 @@ Command add_network_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--reliability", options->reliability, "QoS of the ping and pong topics")
       ->check(CLI::IsMember({"best-effort", "reliable"}))
+      ->capture_default_str();
+  cmd->add_option("--axon-wait", options->axon_wait,
+                  "How axon's receivers wait in their WaitSet: blocking (futex, like the baseline's blocking "
+                  "recvmmsg), spin-yield-sleep or busy-spin (the latter two share each CPU with the node's UDP "
+                  "thread)")
+      ->check(CLI::IsMember({"blocking", "spin-yield-sleep", "busy-spin"}))
       ->capture_default_str();
   cmd->add_option("--discovery", options->discovery, "How the two hosts find each other")
       ->check(CLI::IsMember({"multicast", "static"}))

@@ -1,12 +1,14 @@
 // axon's side of `axon-bench network`: the same exchanges as the raw UDP
 // baseline, through Node/Publisher/Subscriber with a deployment config that
 // puts the two nodes on the two hosts (so the UDP transport carries them).
-// Receivers sleep in a WaitSet (futex), like the baseline's blocking recv.
+// Receivers wait in a WaitSet: blocking (futex) by default, like the
+// baseline's blocking recv; --axon-wait picks another strategy.
 #include <chrono>
 #include <stdexcept>
 #include <string>
 #include <thread>
 
+#include "executor_wait.hpp"
 #include "network_cases.hpp"
 #include "network_stream.hpp"
 #include "pair_runner.hpp"
@@ -94,7 +96,7 @@ int ping_worker(const NetworkCase& c, PairControl& pc, SharedArray<std::int64_t>
   if (!pub || !sub) {
     return fail(pc, kSide, "advertise/subscribe failed");
   }
-  axon::WaitSet waits(axon::WaitStrategy::blocking());
+  axon::WaitSet waits(c.wait);
   (void)waits.attach(*sub);
   arrive_and_wait(pc);
   // Until discovery connected both ways, pings go nowhere: probe until one comes back.
@@ -146,7 +148,7 @@ int pong_worker(const NetworkCase& c, PairControl& pc) {
   if (!pub || !sub) {
     return fail(pc, kSide, "advertise/subscribe failed");
   }
-  axon::WaitSet waits(axon::WaitStrategy::blocking());
+  axon::WaitSet waits(c.wait);
   (void)waits.attach(*sub);
   arrive_and_wait(pc);
   const std::uint64_t total = c.warmup + c.samples;
@@ -209,7 +211,7 @@ int stream_subscriber(const NetworkCase& c, PairControl& pc, StreamTally& tally)
   if (!sub) {
     return fail_with(pc, kSide, "subscribe", sub);
   }
-  axon::WaitSet waits(axon::WaitStrategy::blocking());
+  axon::WaitSet waits(c.wait);
   (void)waits.attach(*sub);
   arrive_and_wait(pc);
   StreamCounter counter(c, tally, pc);
@@ -260,7 +262,7 @@ CaseResult measure_axon_udp_pingpong(const NetworkCase& c) {
   result.benchmark = "network";
   result.mode = "pingpong";
   result.transport = "udp";
-  result.wait_strategy = "blocking";
+  result.wait_strategy = executor_wait_name(c.wait);
   result.payload_bytes = c.payload_bytes;
   result.latency = summarize({round_trips.data(), round_trips.size()}).scaled(0.5);  // one-way, like every pingpong
   const SideReport& a = control->side[0];
@@ -291,7 +293,7 @@ CaseResult measure_axon_udp_throughput(const NetworkCase& c) {
   });
   CaseResult result = stream_result(c, *tally, *control);
   result.transport = "udp";
-  result.wait_strategy = "blocking";
+  result.wait_strategy = executor_wait_name(c.wait);
   return result;
 }
 

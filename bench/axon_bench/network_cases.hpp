@@ -11,6 +11,7 @@
 
 #include "report.hpp"
 #include "tests/support/netns.hpp"
+#include <axon/wait_strategy.hpp>
 
 namespace axon_bench {
 
@@ -22,9 +23,10 @@ struct NetworkCase {
   double duration_s = 2;         ///< Throughput: measured seconds, after `warmup` messages.
   std::uint32_t window = 4;      ///< Raw throughput: messages sent and not yet acknowledged.
   std::vector<int> cpus{-1, -1};
-  std::uint32_t socket_buffer_bytes = 8U << 20U;  ///< SO_SNDBUF and SO_RCVBUF on both sides.
-  std::uint16_t port = 7411;                      ///< Raw sockets' port on both hosts.
-  std::string config_path;                        ///< axon: the deployment config of the two hosts.
+  std::uint32_t socket_buffer_bytes = 8U << 20U;             ///< SO_SNDBUF and SO_RCVBUF on both sides.
+  std::uint16_t port = 7411;                                 ///< Raw sockets' port on both hosts.
+  std::string config_path;                                   ///< axon: the deployment config of the two hosts.
+  axon::WaitStrategy wait = axon::WaitStrategy::blocking();  ///< axon: how receivers wait (WaitSet).
 };
 
 /// Round trips of a message over raw UDP sockets (blocking recvmmsg).
