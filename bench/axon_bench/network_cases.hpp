@@ -27,9 +27,13 @@ struct NetworkCase {
   std::uint16_t port = 7411;                                 ///< Raw sockets' port on both hosts.
   std::string config_path;                                   ///< axon: the deployment config of the two hosts.
   axon::WaitStrategy wait = axon::WaitStrategy::blocking();  ///< axon: how receivers wait (WaitSet).
+  /// Raw receivers poll (recvmmsg without waiting, sched_yield() between)
+  /// this long before they block, as axon's UDP thread with udp.receive_poll_us.
+  std::int64_t receive_poll_ns = 0;
 };
 
-/// Round trips of a message over raw UDP sockets (blocking recvmmsg).
+/// Round trips of a message over raw UDP sockets (recvmmsg; polls first with
+/// receive_poll_ns).
 /// Throws std::runtime_error when a worker fails (a lost datagram, ...).
 CaseResult measure_raw_udp_pingpong(const NetworkCase& c);
 /// Messages per second one socket streams to the other, at most `window`

@@ -37,6 +37,7 @@ std::string network_config_yaml(const axon::test::VirtualHosts& hosts, const Net
   yaml += config.static_peers ? "    static_peers: [h0, h1]\n" : "    multicast_group: 239.255.0.9\n";
   yaml += "    port: 7400\n  heartbeat_period_ms: 100\n  liveliness_timeout_ms: 1000\n";
   yaml += "  send_buffer_bytes: " + buffer + "\n  receive_buffer_bytes: " + buffer + "\n";
+  yaml += "  receive_poll_us: " + std::to_string(config.receive_poll_us) + "\n";
   return yaml;
 }
 

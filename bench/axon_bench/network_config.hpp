@@ -17,6 +17,7 @@ struct NetworkConfig {
   std::string pingpong_reliability = "best_effort";  ///< best_effort | reliable (the stream is always reliable).
   bool static_peers = false;                         ///< false: multicast discovery.
   std::uint32_t socket_buffer_bytes = 8U << 20U;
+  std::uint32_t receive_poll_us = 0;  ///< udp.receive_poll_us
 };
 
 /// The YAML text of `config` for `hosts`.

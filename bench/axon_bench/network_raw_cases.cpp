@@ -22,6 +22,7 @@ std::string open_on_host(const NetworkCase& c, int side, RawUdpEndpoint& endpoin
   if (auto entered = c.hosts->enter(static_cast<std::size_t>(side)); !entered) {
     return "entering host " + std::to_string(side) + ": " + std::string(entered.error().message());
   }
+  endpoint.poll_before_blocking(c.receive_poll_ns);
   return endpoint.open(c.hosts->host(side).address, c.hosts->host(1 - side).address, c.port, c.socket_buffer_bytes,
                        kReceiveTimeoutMs);
 }

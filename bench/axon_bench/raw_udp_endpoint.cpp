@@ -2,6 +2,7 @@
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <sched.h>
 #include <sys/socket.h>
 #include <sys/time.h>
 #include <unistd.h>
@@ -96,6 +97,20 @@ bool RawUdpEndpoint::send(std::uint64_t sequence, const std::byte* data, std::si
   return true;
 }
 
+int RawUdpEndpoint::receive_datagrams(mmsghdr* messages, unsigned count) noexcept {
+  if (poll_ns_ > 0) {
+    const std::int64_t until = now_ns() + poll_ns_;
+    do {
+      const int n = ::recvmmsg(fd_, messages, count, MSG_DONTWAIT, nullptr);
+      if (n >= 0 || (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) {
+        return n;
+      }
+      ::sched_yield();
+    } while (now_ns() < until);
+  }
+  return ::recvmmsg(fd_, messages, count, MSG_WAITFORONE, nullptr);
+}
+
 RawReceive RawUdpEndpoint::receive(std::uint64_t sequence, std::byte* data, std::size_t bytes) noexcept {
   const std::uint32_t count = fragment_count(bytes);
   iovec iov[kBatch];
@@ -108,7 +123,7 @@ RawReceive RawUdpEndpoint::receive(std::uint64_t sequence, std::byte* data, std:
       messages[j].msg_hdr.msg_iov = &iov[j];
       messages[j].msg_hdr.msg_iovlen = 1;
     }
-    const int n = ::recvmmsg(fd_, messages, batch, MSG_WAITFORONE, nullptr);
+    const int n = receive_datagrams(messages, batch);
     if (n < 0) {
       if (errno == EINTR) {
         continue;

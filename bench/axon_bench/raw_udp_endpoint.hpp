@@ -7,6 +7,8 @@
 // slower on the development VM, so the baseline does not do that.)
 #pragma once
 
+#include <sys/socket.h>
+
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -48,6 +50,9 @@ class RawUdpEndpoint {
   /// "" or what failed (with errno's text).
   std::string open(const std::string& local_address, const std::string& peer_address, std::uint16_t port,
                    std::uint32_t buffer_bytes, int receive_timeout_ms);
+  /// receive() polls (recvmmsg with MSG_DONTWAIT, sched_yield() between) up
+  /// to `ns` before each blocking recvmmsg; 0 (the default): blocks at once.
+  void poll_before_blocking(std::int64_t ns) noexcept { poll_ns_ = ns; }
   RawUdpEndpoint() = default;
   RawUdpEndpoint(const RawUdpEndpoint&) = delete;
   RawUdpEndpoint& operator=(const RawUdpEndpoint&) = delete;
@@ -67,7 +72,11 @@ class RawUdpEndpoint {
   std::uint64_t receive_ack() noexcept;
 
  private:
+  /// recvmmsg of up to `count` datagrams: polls for poll_ns_, then blocks.
+  int receive_datagrams(mmsghdr* messages, unsigned count) noexcept;
+
   int fd_ = -1;
+  std::int64_t poll_ns_ = 0;
   std::vector<std::byte> staging_ = std::vector<std::byte>(kBatch * kDatagramBytes);  ///< One batch of datagrams.
 };
 

@@ -1,6 +1,6 @@
 // The `udp:` section of the UDP transport: discovery (multicast or static
 // peers), heartbeats, socket buffers and MTU, the largest message, the
-// RELIABLE history and reassembly timeout.
+// RELIABLE history and reassembly timeout, how long the receive thread polls.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -23,6 +23,8 @@ constexpr std::uint64_t kMinMtu = 576;
 constexpr std::uint64_t kMaxMtu = 65535;
 constexpr std::uint64_t kMaxHistoryDepth = 4096;
 constexpr std::uint64_t kMaxReassemblyTimeoutMs = 60'000;
+/// A second: beyond that, polling is busy-waiting on an idle link.
+constexpr std::uint64_t kMaxReceivePollUs = 1'000'000;
 
 void read_discovery(YamlReader& r, const YAML::Node& map, UdpConfig& udp, const std::vector<HostConfig>& hosts) {
   const std::string what = "udp discovery";
@@ -104,6 +106,11 @@ void read_sockets(YamlReader& r, const YAML::Node& map, UdpConfig& udp) {
     udp.receive_buffer_bytes =
         static_cast<std::uint32_t>(r.size(v, "udp receive_buffer_bytes", kMinBufferBytes, kMaxBufferBytes));
   }
+  if (const YAML::Node v = map["receive_poll_us"]; v.IsDefined()) {
+    udp.receive_poll_us = static_cast<std::uint32_t>(
+        r.integer(v, "udp receive_poll_us (microseconds the UDP thread polls after data before it sleeps; 0: none)", 0,
+                  kMaxReceivePollUs));
+  }
   if (const YAML::Node v = map["mtu"]; v.IsDefined()) {
     udp.mtu = static_cast<std::uint32_t>(
         r.integer(v, "udp mtu (IP packet size of the links: 1500, 9000 with jumbo frames)", kMinMtu, kMaxMtu));
@@ -139,7 +146,8 @@ UdpConfig read_udp(YamlReader& r, const YAML::Node& map, const std::vector<HostC
   }
   r.check_keys(map,
                {"discovery", "heartbeat_period_ms", "liveliness_timeout_ms", "send_buffer_bytes",
-                "receive_buffer_bytes", "max_message_bytes", "mtu", "history_depth", "reassembly_timeout_ms"},
+                "receive_buffer_bytes", "receive_poll_us", "max_message_bytes", "mtu", "history_depth",
+                "reassembly_timeout_ms"},
                "udp");
   if (const YAML::Node discovery = map["discovery"]; discovery.IsDefined() && r.ok()) {
     read_discovery(r, discovery, udp, hosts);

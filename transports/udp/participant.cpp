@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 #include <poll.h>
+#include <sched.h>
 #include <sys/eventfd.h>
 #include <sys/random.h>
 #include <unistd.h>
@@ -253,6 +254,12 @@ std::vector<TopicRoute> Participant::remote_routes(std::string_view topic_name) 
 
 void Participant::run() noexcept {
   std::int64_t next_announce = 0;
+  // udp.receive_poll_us: after data, poll without sleeping until then, so the
+  // next datagram of a steady stream finds this thread awake (udp-transport.md,
+  // "Polling after data"). Yields between polls: on a CPU shared with the
+  // subscriber this thread just woke, the subscriber runs first.
+  const std::int64_t receive_poll_ns = std::int64_t{config_.udp.receive_poll_us} * 1000;
+  std::int64_t poll_until = 0;
   while (!stopping_.load(std::memory_order_relaxed)) {
     const std::int64_t now = monotonic_now_ns();
     if (now >= next_announce || announce_now_.exchange(false, std::memory_order_relaxed)) {
@@ -284,8 +291,13 @@ void Participant::run() noexcept {
         pollfd{.fd = data_socket_.fd(), .events = POLLIN, .revents = 0},
         pollfd{.fd = wake_fd_, .events = POLLIN, .revents = 0},
         pollfd{.fd = discovery_socket_ ? discovery_socket_->fd() : -1, .events = POLLIN, .revents = 0}};
-    const int timeout_ms = static_cast<int>(std::clamp<std::int64_t>((wait_ns + kMs - 1) / kMs, 0, 1000));
+    const bool polling = now < poll_until;
+    const int timeout_ms =
+        polling ? 0 : static_cast<int>(std::clamp<std::int64_t>((wait_ns + kMs - 1) / kMs, 0, 1000));
     if (::poll(fds.data(), fds.size(), timeout_ms) <= 0) {
+      if (polling) {
+        ::sched_yield();
+      }
       continue;
     }
     if ((fds[1].revents & POLLIN) != 0) {
@@ -294,6 +306,7 @@ void Participant::run() noexcept {
     }
     if ((fds[0].revents & POLLIN) != 0) {
       drain(data_socket_, false);
+      poll_until = receive_poll_ns > 0 ? monotonic_now_ns() + receive_poll_ns : 0;
     }
     if (discovery_socket_ && (fds[2].revents & POLLIN) != 0) {
       drain(*discovery_socket_, true);

@@ -122,6 +122,9 @@ const Case kCases[] = {
      "bad.yaml:2:26:", "udp reassembly_timeout_ms must be a whole number from 1 to 60000, found 0"},
     {"fractional reassembly timeout", "udp: {reassembly_timeout_ms: 0.5}\n",
      "bad.yaml:1:30:", "udp reassembly_timeout_ms must be a whole number from 1 to 60000, found 0.5"},
+    {"receive polling longer than a second", "udp:\n  receive_poll_us: 2000000\n", "bad.yaml:2:20:",
+     "udp receive_poll_us (microseconds the UDP thread polls after data before it sleeps; 0: none) must be a whole "
+     "number from 0 to 1000000, found 2000000"},
     {"message larger than UDP carries", "udp:\n  max_message_bytes: 32 MiB\n", "bad.yaml:2:22:",
      "udp max_message_bytes is 33554432 bytes; the UDP transport carries messages of at most 16777216 bytes (16 MiB)"},
     // Nodes on several hosts: what the UDP transport needs to join them.

@@ -29,6 +29,7 @@ TEST(DeploymentConfig, AnEmptyFileIsValidAndGivesEveryDefault) {
     EXPECT_EQ(sut->udp.mtu, 1500U);
     EXPECT_EQ(sut->udp.history_depth, 64U);
     EXPECT_EQ(sut->udp.reassembly_timeout_ms, 500U);
+    EXPECT_EQ(sut->udp.receive_poll_us, 0U);  // the UDP thread sleeps when idle
   }
 }
 
@@ -151,7 +152,8 @@ TEST(DeploymentConfig, AcceptsFractionalMillisecondsAndSizesWithUnits) {
 
 TEST(DeploymentConfig, ReadsTheUdpTransportKeys) {
   auto sut = parse_deployment_config(
-      "udp:\n  mtu: 9000\n  history_depth: 4096\n  reassembly_timeout_ms: 1200\n  max_message_bytes: 16 MiB\n",
+      "udp:\n  mtu: 9000\n  history_depth: 4096\n  reassembly_timeout_ms: 1200\n  max_message_bytes: 16 MiB\n"
+      "  receive_poll_us: 250\n",
       "t.yaml");
 
   ASSERT_TRUE(sut.ok()) << sut.error().message();
@@ -159,6 +161,7 @@ TEST(DeploymentConfig, ReadsTheUdpTransportKeys) {
   EXPECT_EQ(sut->udp.history_depth, 4096U);
   EXPECT_EQ(sut->udp.reassembly_timeout_ms, 1200U);
   EXPECT_EQ(sut->udp.max_message_bytes, 16U << 20U);
+  EXPECT_EQ(sut->udp.receive_poll_us, 250U);
 }
 
 TEST(DeploymentConfig, AcceptsTheMtuBounds) {

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <array>
+#include <ctime>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -262,6 +263,56 @@ TEST_F(UdpLoopback, ReliableSmallMessagesArriveInOrder) {
       10s))
       << "received up to " << next - 1 << " of " << kCount;
   EXPECT_EQ(receiver->network_counters().messages_lost, 0U);
+}
+
+double process_cpu_ms() {
+  timespec t{};
+  ::clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+  return static_cast<double>(t.tv_sec) * 1e3 + static_cast<double>(t.tv_nsec) / 1e6;
+}
+
+TEST_F(UdpLoopback, AReceiveThreadThatPollsDeliversInOrderAndSleepsWhenTrafficStops) {
+  std::ofstream(config, std::ios::app) << "  receive_poll_us: 500\n";  // appended to the udp: section
+  auto receiver = node("receiver", "b");
+  auto sender = node("sender", "a");
+  ASSERT_TRUE(receiver && sender);
+  auto subscriber = receiver->subscribe<TestMessage>("steady");
+  auto publisher = sender->advertise<TestMessage>("steady");
+  ASSERT_TRUE(subscriber && publisher);
+  ASSERT_TRUE(eventually([&] { return routed_to(*sender, "steady", "beta"); }, 5s));
+  constexpr std::uint64_t kCount = 300;
+  std::uint64_t next = 1;
+  auto drain = [&] {
+    while (auto sample = (*subscriber)->take()) {
+      EXPECT_TRUE(test::intact(**sample));
+      EXPECT_EQ((*sample)->sequence, next);
+      next = (*sample)->sequence + 1;
+    }
+  };
+  for (std::uint64_t i = 1; i <= kCount; ++i) {
+    TestMessage message;
+    test::fill(message, 1, i);
+    ASSERT_TRUE((*publisher)->publish(message));
+    std::this_thread::sleep_for(200us);  // within the poll window: the receive thread stays awake
+    drain();
+  }
+  ASSERT_TRUE(eventually(
+      [&] {
+        drain();
+        return next > kCount;
+      },
+      10s))
+      << "received up to " << next - 1 << " of " << kCount;
+
+  // Idle: only heartbeats (every 20 ms, each followed by 0.5 ms of polling,
+  // so about 5 % of a core for both nodes). A thread that kept polling
+  // would take a core's share for the whole second.
+  std::this_thread::sleep_for(100ms);
+  const double before = process_cpu_ms();
+  std::this_thread::sleep_for(1s);
+  const double used = process_cpu_ms() - before;
+  EXPECT_LT(used, 400.0) << "the process used " << used
+                         << " ms of CPU in an idle second: a UDP thread kept polling after the traffic stopped";
 }
 
 TEST_F(UdpLoopback, ShmOnlyTopicsStayOnTheirHost) {
