@@ -144,11 +144,11 @@ UdpConfig read_udp(YamlReader& r, const YAML::Node& map, const std::vector<HostC
   if (!map.IsDefined() || map.IsNull() || !r.expect_map(map, "udp")) {
     return udp;
   }
-  r.check_keys(map,
-               {"discovery", "heartbeat_period_ms", "liveliness_timeout_ms", "send_buffer_bytes",
-                "receive_buffer_bytes", "receive_poll_us", "max_message_bytes", "mtu", "history_depth",
-                "reassembly_timeout_ms"},
-               "udp");
+  r.check_keys(
+      map,
+      {"discovery", "heartbeat_period_ms", "liveliness_timeout_ms", "send_buffer_bytes", "receive_buffer_bytes",
+       "receive_poll_us", "max_message_bytes", "mtu", "history_depth", "reassembly_timeout_ms"},
+      "udp");
   if (const YAML::Node discovery = map["discovery"]; discovery.IsDefined() && r.ok()) {
     read_discovery(r, discovery, udp, hosts);
   }

@@ -292,8 +292,7 @@ void Participant::run() noexcept {
         pollfd{.fd = wake_fd_, .events = POLLIN, .revents = 0},
         pollfd{.fd = discovery_socket_ ? discovery_socket_->fd() : -1, .events = POLLIN, .revents = 0}};
     const bool polling = now < poll_until;
-    const int timeout_ms =
-        polling ? 0 : static_cast<int>(std::clamp<std::int64_t>((wait_ns + kMs - 1) / kMs, 0, 1000));
+    const int timeout_ms = polling ? 0 : static_cast<int>(std::clamp<std::int64_t>((wait_ns + kMs - 1) / kMs, 0, 1000));
     if (::poll(fds.data(), fds.size(), timeout_ms) <= 0) {
       if (polling) {
         ::sched_yield();

@@ -8,8 +8,8 @@
 #include <unistd.h>
 
 #include <array>
-#include <ctime>
 #include <cstdio>
+#include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
