@@ -37,6 +37,8 @@ struct NetworkOptions {
   std::string discovery = "multicast";
   std::string axon_wait = "blocking";
   std::uint32_t receive_poll_us = 0;
+  std::int64_t axon_spin_us = axon::WaitStrategy::spin_yield_sleep().spin_ns() / 1000;
+  std::int64_t axon_yield_us = axon::WaitStrategy::spin_yield_sleep().yield_ns() / 1000;
 };
 
 std::string ratio_text(const std::optional<double>& ratio) { return ratio ? format("%.2fx", *ratio) : "-"; }
@@ -122,14 +124,14 @@ void run_network_command(const NetworkOptions& o, Output& out) {
   base.cpus = choose_cpu_pair(o.cpus);
   base.socket_buffer_bytes = static_cast<std::uint32_t>(o.socket_buffer_bytes);
   base.duration_s = o.duration_s;
-  base.wait = parse_executor_wait(o.axon_wait);
+  base.wait = parse_executor_wait(o.axon_wait, o.axon_spin_us * 1000, o.axon_yield_us * 1000);
   base.receive_poll_ns = std::int64_t{o.receive_poll_us} * 1000;
   out.log.run.cpus = base.cpus;
   out.log.run.notes.push_back("network: two network namespaces joined by one veth pair (MTU 1500), " +
                               hosts->host(0).address + " <-> " + hosts->host(1).address +
                               "; raw udp = sockets with 64 B header + 1408 B fragments, sendmmsg/recvmmsg; axon " +
                               o.discovery + " discovery, ping/pong topics " + o.reliability +
-                              ", stream topic reliable, axon receivers wait " + o.axon_wait +
+                              ", stream topic reliable, axon receivers wait " + executor_wait_name(base.wait) +
                               (o.receive_poll_us == 0 ? std::string("; receive threads block")
                                                       : "; receive threads poll " + std::to_string(o.receive_poll_us) +
                                                             " us after data (raw: before each blocking recvmmsg)"));
@@ -254,6 +256,12 @@ Command add_network_command(CLI::App& app) {
                   "recvmmsg), spin-yield-sleep or busy-spin (the latter two share each CPU with the node's UDP "
                   "thread)")
       ->check(CLI::IsMember({"blocking", "spin-yield-sleep", "busy-spin"}))
+      ->capture_default_str();
+  cmd->add_option("--axon-spin-us", options->axon_spin_us, "spin-yield-sleep: microseconds spinning")
+      ->check(CLI::Range(0, 1'000'000))
+      ->capture_default_str();
+  cmd->add_option("--axon-yield-us", options->axon_yield_us, "spin-yield-sleep: microseconds yielding after that")
+      ->check(CLI::Range(0, 1'000'000))
       ->capture_default_str();
   cmd->add_option("--receive-poll-us", options->receive_poll_us,
                   "Microseconds receive threads poll before they block: axon's udp.receive_poll_us (its UDP "

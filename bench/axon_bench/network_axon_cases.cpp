@@ -258,21 +258,9 @@ CaseResult measure_axon_udp_pingpong(const NetworkCase& c) {
         job, *control, [&](PairControl& pc) { return ping_worker<T>(c, pc, round_trips); },
         [&](PairControl& pc) { return pong_worker<T>(c, pc); });
   });
-  CaseResult result;
-  result.benchmark = "network";
-  result.mode = "pingpong";
+  CaseResult result = pingpong_result(c, {round_trips.data(), round_trips.size()}, *control);
   result.transport = "udp";
   result.wait_strategy = executor_wait_name(c.wait);
-  result.payload_bytes = c.payload_bytes;
-  result.latency = summarize({round_trips.data(), round_trips.size()}).scaled(0.5);  // one-way, like every pingpong
-  const SideReport& a = control->side[0];
-  const SideReport& b = control->side[1];
-  const auto wall_ns = static_cast<double>(a.measure_end.wall_ns - a.measure_begin.wall_ns);
-  result.msgs_per_s = wall_ns > 0 ? 2.0 * static_cast<double>(c.samples) * 1e9 / wall_ns : 0.0;
-  result.mb_per_s = *result.msgs_per_s * static_cast<double>(c.payload_bytes) / 1e6;
-  result.cpu_percent_sender = cpu_percent(a.measure_begin, a.measure_end);
-  result.cpu_percent_receiver = cpu_percent(b.measure_begin, b.measure_end);
-  result.cpu_percent = *result.cpu_percent_sender + *result.cpu_percent_receiver;
   return result;
 }
 

@@ -1,6 +1,7 @@
 // The raw UDP baseline of `axon-bench network`: ping-pong and a windowed
 // stream between two sockets on the two ends of the veth pair.
 #include <atomic>
+#include <cerrno>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -9,6 +10,7 @@
 #include "network_stream.hpp"
 #include "pair_runner.hpp"
 #include "raw_udp_endpoint.hpp"
+#include "system.hpp"
 #include "table.hpp"
 
 namespace axon_bench {
@@ -79,13 +81,13 @@ CaseResult measure_raw_udp_pingpong(const NetworkCase& c) {
         }
         const std::int64_t start = now_ns();
         if (side == 0 && !endpoint.send(i + 1, message.data(), message.size())) {
-          return fail(pc, side, "sendmmsg failed");
+          return fail(pc, side, "sendmmsg failed: " + error_text(errno));
         }
         if (const RawReceive r = endpoint.receive(i + 1, message.data(), message.size()); r != RawReceive::kComplete) {
           return fail(pc, side, receive_error(r, i + 1));
         }
         if (side == 1 && !endpoint.send(i + 1, message.data(), message.size())) {
-          return fail(pc, side, "sendmmsg failed");
+          return fail(pc, side, "sendmmsg failed: " + error_text(errno));
         }
         if (side == 0 && i >= c.warmup) {
           round_trips[i - c.warmup] = now_ns() - start;
@@ -99,22 +101,10 @@ CaseResult measure_raw_udp_pingpong(const NetworkCase& c) {
   if (const std::string error = run_pair(job, *control); !error.empty()) {
     throw std::runtime_error(job.label + ": " + error);
   }
-  CaseResult result;
-  result.benchmark = "network";
-  result.mode = "pingpong";
+  CaseResult result = pingpong_result(c, {round_trips.data(), round_trips.size()}, *control);
   result.transport = "raw-udp";
   result.serializer = "none";
-  result.wait_strategy = "blocking-syscall";
-  result.payload_bytes = c.payload_bytes;
-  result.latency = summarize({round_trips.data(), round_trips.size()}).scaled(0.5);  // one-way, like every pingpong
-  const SideReport& a = control->side[0];
-  const SideReport& b = control->side[1];
-  const auto wall_ns = static_cast<double>(a.measure_end.wall_ns - a.measure_begin.wall_ns);
-  result.msgs_per_s = wall_ns > 0 ? 2.0 * static_cast<double>(c.samples) * 1e9 / wall_ns : 0.0;
-  result.mb_per_s = *result.msgs_per_s * static_cast<double>(c.payload_bytes) / 1e6;
-  result.cpu_percent_sender = cpu_percent(a.measure_begin, a.measure_end);
-  result.cpu_percent_receiver = cpu_percent(b.measure_begin, b.measure_end);
-  result.cpu_percent = *result.cpu_percent_sender + *result.cpu_percent_receiver;
+  result.wait_strategy = c.receive_poll_ns > 0 ? "poll-then-blocking-syscall" : "blocking-syscall";
   return result;
 }
 
@@ -146,7 +136,7 @@ CaseResult measure_raw_udp_throughput(const NetworkCase& c) {
         acknowledged = newest != 0 ? std::max(acknowledged, newest) : sequence - 1;
       }
       if (!endpoint.send(sequence, message.data(), message.size())) {
-        return fail(pc, 0, "sendmmsg failed");
+        return fail(pc, 0, "sendmmsg failed: " + error_text(errno));
       }
     }
     pc.side[0].measure_end = CpuTimes::now();

@@ -1,11 +1,12 @@
 // The receiving side of a throughput case of `axon-bench network`, shared by
 // the raw UDP and the axon stream: counts complete messages over a fixed time
-// after a warm-up and tells the sender when to stop. Internal to
-// network_*_cases.cpp.
+// after a warm-up and tells the sender when to stop; and the results both
+// kinds of case make. Internal to network_*_cases.cpp.
 #pragma once
 
 #include <atomic>
 #include <cstdint>
+#include <span>
 
 #include "network_cases.hpp"
 #include "pair_runner.hpp"
@@ -62,5 +63,9 @@ class StreamCounter {
 
 /// The throughput CaseResult of a finished stream.
 CaseResult stream_result(const NetworkCase& c, const StreamTally& tally, const PairControl& control);
+
+/// The ping-pong CaseResult of `round_trips` (stored one way, as every
+/// ping-pong), with rates and CPU from side 0's measured phase.
+CaseResult pingpong_result(const NetworkCase& c, std::span<std::int64_t> round_trips, const PairControl& control);
 
 }  // namespace axon_bench

@@ -2,6 +2,7 @@
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <sched.h>
 #include <sys/socket.h>
 #include <sys/time.h>
@@ -88,6 +89,12 @@ bool RawUdpEndpoint::send(std::uint64_t sequence, const std::byte* data, std::si
     }
     for (unsigned sent = 0; sent < batch;) {
       const int n = ::sendmmsg(fd_, messages + sent, batch - sent, 0);
+      if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == ENOBUFS)) {
+        // A full queue (ENOBUFS from the veth): wait for room, as axon's sender does.
+        pollfd waiting{.fd = fd_, .events = POLLOUT, .revents = 0};
+        ::poll(&waiting, 1, 10);
+        continue;
+      }
       if (n < 0 && errno != EINTR) {
         return false;
       }

@@ -52,14 +52,6 @@ bool types_match(const TypeIdentity& mine, bool my_evolution, const AnnounceEntr
 
 std::uint64_t topic_id_of(std::string_view topic_name) noexcept { return detail::fnv1a(topic_name); }
 
-std::vector<AnnounceEntry> Participant::RemoteParticipant::entries() const {
-  std::vector<AnnounceEntry> all;
-  for (const auto& page : pages) {
-    all.insert(all.end(), page.begin(), page.end());
-  }
-  return all;
-}
-
 Result<std::shared_ptr<Participant>> Participant::create(ParticipantConfig config,
                                                          std::shared_ptr<shm::ShmTransport> shm) {
   if (config.udp.mtu < kMinMtu || config.udp.mtu > 65535) {

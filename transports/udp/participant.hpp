@@ -10,6 +10,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <ranges>
 #include <set>
 #include <string>
 #include <thread>
@@ -84,7 +85,8 @@ class Participant final : public detail::NetworkView, private DestinationProvide
     Endpoint endpoint;
     std::int64_t last_heard_ns = 0;
     std::vector<std::vector<AnnounceEntry>> pages;
-    [[nodiscard]] std::vector<AnnounceEntry> entries() const;
+    /// Every page's entries in order, read in place (no copy).
+    [[nodiscard]] auto entries() const { return pages | std::views::join; }
   };
   struct LocalPeer {  ///< Another participant of this host (static discovery relays to it).
     Endpoint endpoint;

@@ -1,6 +1,6 @@
 // No heap allocation in the steady state of publish -> dispatch -> callback:
 // operator new (and, outside sanitizer builds, malloc) are replaced by
-// counting versions in this executable.
+// counting versions in this executable (tests/support/allocation_hooks.cpp).
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -9,70 +9,13 @@
 #include <thread>
 
 #include "axon/axon.hpp"
+#include "tests/support/allocation_hooks.hpp"
 #include "tests/unit/scheduler/scheduler_test_util.hpp"
-
-namespace {
-
-std::atomic<bool> g_counting{false};
-std::atomic<std::uint64_t> g_allocations{0};
-thread_local bool t_this_thread_only = false;
-std::atomic<bool> g_all_threads{false};
-
-void count() noexcept {
-  // Relaxed: read after the measured threads were synchronized with (join
-  // or an acquire load of a counter they wrote).
-  if (g_counting.load(std::memory_order_relaxed) &&
-      (t_this_thread_only || g_all_threads.load(std::memory_order_relaxed))) {
-    g_allocations.fetch_add(1, std::memory_order_relaxed);
-  }
-}
-
-}  // namespace
-
-void* operator new(std::size_t size) {
-  count();
-  if (void* p = std::malloc(size == 0 ? 1 : size)) {
-    return p;
-  }
-  throw std::bad_alloc();
-}
-void* operator new[](std::size_t size) { return operator new(size); }
-void* operator new(std::size_t size, const std::nothrow_t&) noexcept {
-  count();
-  return std::malloc(size == 0 ? 1 : size);
-}
-void* operator new[](std::size_t size, const std::nothrow_t&) noexcept { return operator new(size, std::nothrow); }
-void operator delete(void* p) noexcept { std::free(p); }
-void operator delete[](void* p) noexcept { std::free(p); }
-void operator delete(void* p, std::size_t) noexcept { std::free(p); }
-void operator delete[](void* p, std::size_t) noexcept { std::free(p); }
-
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-// The sanitizer runtime owns malloc and operator new: the counts are only
-// meaningful in the plain build (the loops still run, for the sanitizers).
-constexpr bool kCounting = false;
-#else
-constexpr bool kCounting = true;
-// glibc's own entry points, so plain malloc() calls (C code, fmt, spdlog) count too.
-extern "C" void* __libc_malloc(std::size_t size);
-extern "C" void* __libc_calloc(std::size_t n, std::size_t size);
-extern "C" void* __libc_realloc(void* p, std::size_t size);
-extern "C" void* malloc(std::size_t size) {
-  count();
-  return __libc_malloc(size);
-}
-extern "C" void* calloc(std::size_t n, std::size_t size) {
-  count();
-  return __libc_calloc(n, size);
-}
-extern "C" void* realloc(void* p, std::size_t size) {
-  count();
-  return __libc_realloc(p, size);
-}
-#endif
 
 namespace axon {
 namespace {
+
+namespace allocations = test::allocations;
 
 using namespace std::chrono_literals;
 using test::Tick;
@@ -83,7 +26,7 @@ constexpr std::uint64_t kMeasured = 10'000;
 class AllocationTest : public ::testing::Test {
  protected:
   void TearDown() override {
-    g_counting = false;
+    (void)allocations::stop();
     node.reset();
   }
   std::uint32_t domain = test::unique_domain();
@@ -100,19 +43,15 @@ bool publish(Publisher<Tick>& pub, std::uint64_t sequence) {
 }
 
 TEST_F(AllocationTest, TheHooksCountAllocations) {
-  if (!kCounting) {
+  if (!allocations::kCounted) {
     GTEST_SKIP() << "sanitizer build: allocations are counted in the plain build";
   }
-  t_this_thread_only = true;
-  g_allocations = 0;
-  g_counting = true;
+  allocations::start();
   auto* volatile p = new std::uint64_t(7);  // volatile: the pair must not be elided
   delete p;
   void* volatile raw = std::malloc(16);
   std::free(raw);
-  g_counting = false;
-  t_this_thread_only = false;
-  EXPECT_GE(g_allocations.load(), 2U) << "a sanity check of the counting itself";
+  EXPECT_GE(allocations::stop(), 2U) << "a sanity check of the counting itself";
 }
 
 TEST_F(AllocationTest, SingleThreadedPublishDispatchCallbackDoesNotAllocate) {
@@ -131,22 +70,19 @@ TEST_F(AllocationTest, SingleThreadedPublishDispatchCallbackDoesNotAllocate) {
     ASSERT_EQ(*sut.spin_some(), 1U);
   }
 
-  t_this_thread_only = true;
-  g_allocations = 0;
-  g_counting = true;
+  allocations::start();
   std::uint64_t failures = 0;
   for (std::uint64_t i = 1; i <= kMeasured; ++i) {
     failures += publish(*pub, i) ? 0 : 1;
     auto ran = sut.spin_some();
     failures += ran.ok() && *ran == 1 ? 0 : 1;
   }
-  g_counting = false;
-  t_this_thread_only = false;
+  const std::uint64_t allocated = allocations::stop();
 
   EXPECT_EQ(failures, 0U);
   EXPECT_EQ(received, kWarmUp + kMeasured);
-  if (kCounting) {
-    EXPECT_EQ(g_allocations.load(), 0U) << "heap allocations in " << kMeasured << " publish -> dispatch -> callback";
+  if (allocations::kCounted) {
+    EXPECT_EQ(allocated, 0U) << "heap allocations in " << kMeasured << " publish -> dispatch -> callback";
   }
 }
 
@@ -177,18 +113,15 @@ TEST_F(AllocationTest, MultiThreadedDispatchDoesNotAllocate) {
   };
   publish_and_wait(1, kWarmUp);
 
-  g_allocations = 0;
-  g_all_threads = true;  // the poller and the worker too (and the node's service thread)
-  g_counting = true;
+  allocations::start(allocations::Scope::kAllThreads);  // the poller, the worker, the node's service thread
   publish_and_wait(kWarmUp + 1, kMeasured);
-  g_counting = false;
-  g_all_threads = false;
+  const std::uint64_t allocated = allocations::stop();  // after acquire loads of `received`
   sut.stop();
   spinner.join();
 
   EXPECT_EQ(received.load(), kWarmUp + kMeasured);
-  if (kCounting) {
-    EXPECT_EQ(g_allocations.load(), 0U) << "heap allocations in " << kMeasured << " messages";
+  if (allocations::kCounted) {
+    EXPECT_EQ(allocated, 0U) << "heap allocations in " << kMeasured << " messages";
   }
 }
 

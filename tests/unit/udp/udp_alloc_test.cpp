@@ -1,6 +1,7 @@
 // Nothing a peer sends makes the parser or the reassembler allocate: operator
 // new (and, outside sanitizer builds, malloc) are replaced by counting
-// versions in this executable (its own, so the hooks touch no other test).
+// versions in this executable (tests/support/allocation_hooks.cpp; its own
+// executable, so the hooks touch no other test).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -13,55 +14,15 @@
 #include <random>
 #include <vector>
 
+#include "tests/support/allocation_hooks.hpp"
 #include "transports/udp/reassembly.hpp"
 #include "transports/udp/scatter_receive.hpp"
 #include "transports/udp/wire_format.hpp"
 
-namespace {
-
-bool g_counting = false;  // single-threaded test: plain variables
-std::uint64_t g_allocations = 0;
-
-void count() noexcept {
-  if (g_counting) {
-    ++g_allocations;
-  }
-}
-
-}  // namespace
-
-void* operator new(std::size_t size) {
-  count();
-  if (void* p = std::malloc(size == 0 ? 1 : size)) {
-    return p;
-  }
-  throw std::bad_alloc();
-}
-void* operator new[](std::size_t size) { return operator new(size); }
-void* operator new(std::size_t size, const std::nothrow_t&) noexcept {
-  count();
-  return std::malloc(size == 0 ? 1 : size);
-}
-void* operator new[](std::size_t size, const std::nothrow_t&) noexcept { return operator new(size, std::nothrow); }
-void operator delete(void* p) noexcept { std::free(p); }
-void operator delete[](void* p) noexcept { std::free(p); }
-void operator delete(void* p, std::size_t) noexcept { std::free(p); }
-void operator delete[](void* p, std::size_t) noexcept { std::free(p); }
-
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-constexpr bool kCounting = false;  // the sanitizer runtime owns malloc: counts only in the plain build
-#else
-constexpr bool kCounting = true;
-// glibc's own entry point, so plain malloc() calls count too.
-extern "C" void* __libc_malloc(std::size_t size);  // NOLINT(bugprone-reserved-identifier,readability-identifier-naming)
-extern "C" void* malloc(std::size_t size) {
-  count();
-  return __libc_malloc(size);
-}
-#endif
-
 namespace axon::udp {
 namespace {
+
+namespace allocations = test::allocations;
 
 // Hands out slices of one preallocated arena, one per slot (+1 for single-fragment messages).
 class ArenaProvider final : public DestinationProvider {
@@ -124,7 +85,7 @@ TEST(UdpAllocations, ParsingAndReassemblingAllocateNothing) {
   ParseCounters parse_counters;
   std::uint64_t completed = 0;
 
-  g_counting = true;
+  allocations::start();
   std::uint64_t now_ns = 0;
   for (const auto& d : datagrams) {
     ParsedDatagram parsed;
@@ -146,11 +107,11 @@ TEST(UdpAllocations, ParsingAndReassemblingAllocateNothing) {
     sut.expire(now_ns);
   }
   auto refused = parse_datagram(std::span(datagrams.front()).first(10));  // the Result overload, failing
-  g_counting = false;
+  const std::uint64_t allocated = allocations::stop();
 
   EXPECT_FALSE(refused.ok());
-  if (kCounting) {
-    EXPECT_EQ(g_allocations, 0U);
+  if (allocations::kCounted) {
+    EXPECT_EQ(allocated, 0U);
   }
   EXPECT_GT(parse_counters.refused(), 0U);
   EXPECT_GT(completed, 0U);
@@ -197,7 +158,7 @@ TEST(UdpAllocations, ReceivingInPlaceAllocatesNothing) {
   }
   std::array<std::size_t, 4> kinds{};
 
-  g_counting = true;
+  allocations::start();
   std::uint64_t now_ns = 0;
   for (std::size_t at = 0; at < datagrams.size();) {
     const std::span<IncomingDatagram> batch = sut.prepare(&reassembler);
@@ -235,10 +196,10 @@ TEST(UdpAllocations, ReceivingInPlaceAllocatesNothing) {
     now_ns += 10;
     reassembler.expire(now_ns);
   }
-  g_counting = false;
+  const std::uint64_t allocated = allocations::stop();
 
-  if (kCounting) {
-    EXPECT_EQ(g_allocations, 0U);
+  if (allocations::kCounted) {
+    EXPECT_EQ(allocated, 0U);
   }
   const ReassemblyCounters& c = reassembler.counters();
   EXPECT_GT(c.fragments_in_place, c.fragments_copied) << "most fragments are read straight into place";
