@@ -223,7 +223,7 @@ std::vector<TopicRoute> Participant::remote_routes(std::string_view topic_name) 
   std::lock_guard guard(mutex_);
   std::map<std::string, TopicRoute> by_host;
   for (const auto& [id, remote] : remote_) {
-    for (const AnnounceEntry& entry : remote.entries()) {
+    for (const AnnounceEntry& entry : remote.entries) {
       if (entry.topic_id != topic) {
         continue;
       }
@@ -413,7 +413,8 @@ void Participant::on_announce(const ParsedDatagram& datagram, std::span<const st
     return;
   }
   remote.last_heard_ns = now;
-  if (remote.pages.size() != a.page_count) {
+  const bool resized = remote.pages.size() != a.page_count;  // a page gone takes its entries with it
+  if (resized) {
     remote.pages.resize(a.page_count);
   }
   std::vector<AnnounceEntry> page;
@@ -427,8 +428,12 @@ void Participant::on_announce(const ParsedDatagram& datagram, std::span<const st
                                      return x.topic_id == y.topic_id && x.type_hash == y.type_hash &&
                                             x.flags == y.flags && x.subscribers == y.subscribers;
                                    });
-  if (changed || inserted) {
+  if (changed || inserted || resized) {
     remote.pages[a.page] = std::move(page);
+    remote.entries.clear();  // keeps its capacity
+    for (const auto& each : remote.pages) {
+      remote.entries.insert(remote.entries.end(), each.begin(), each.end());
+    }
     update_destinations();
   }
 }
@@ -439,7 +444,7 @@ void Participant::update_destinations() noexcept {
     std::map<std::string, WriterDestination> by_host;
     std::map<std::string, bool> reliable_host;
     for (const auto& [id, remote] : remote_) {
-      for (const AnnounceEntry& e : remote.entries()) {
+      for (const AnnounceEntry& e : remote.entries) {
         if (e.topic_id != topic) {
           continue;
         }

@@ -10,7 +10,6 @@
 #include <memory>
 #include <mutex>
 #include <optional>
-#include <ranges>
 #include <set>
 #include <string>
 #include <thread>
@@ -84,9 +83,8 @@ class Participant final : public detail::NetworkView, private DestinationProvide
     std::string host;
     Endpoint endpoint;
     std::int64_t last_heard_ns = 0;
-    std::vector<std::vector<AnnounceEntry>> pages;
-    /// Every page's entries in order, read in place (no copy).
-    [[nodiscard]] auto entries() const { return pages | std::views::join; }
+    std::vector<std::vector<AnnounceEntry>> pages;  ///< As announced ...
+    std::vector<AnnounceEntry> entries;             ///< ... and all pages in order, rebuilt when one changes.
   };
   struct LocalPeer {  ///< Another participant of this host (static discovery relays to it).
     Endpoint endpoint;
