@@ -59,7 +59,10 @@ void RemoteWriter::on_heartbeat(std::uint64_t first, std::uint64_t last, bool re
     drop_held_before_expected();
     flush();
   } else if (first > expected_) {
-    // The writer no longer holds what we wait for: report the gap and go on.
+    // The writer says its stream to us starts after what we wait for: report
+    // the gap and go on. axon's writers send this destination's stream start,
+    // which does not move, so for them gaps come as GAP replies to NACKs; a
+    // heartbeat that moved `first` forward still must not stall us.
     on_gap(expected_, first);
   }
 }
