@@ -125,6 +125,17 @@ TEST_F(RemoteWriterTest, AGapSkipsTheLostMessagesCountsThemAndDeliversWhatWasHel
   EXPECT_EQ(delivered(), (Sequences{5, 6}));
 }
 
+TEST_F(RemoteWriterTest, AHeartbeatWhoseStreamStartsLaterReportsAGapInsteadOfStalling) {
+  writer_->on_heartbeat(1, 0, true, 0);
+  EXPECT_TRUE(arrive(1));
+  EXPECT_TRUE(arrive(4));
+  writer_->on_heartbeat(3, 4, true, 0);  // 2 will never come
+  EXPECT_EQ(counters_.messages_lost.load(), 1U);
+  EXPECT_EQ(missing(), (Sequences{3}));
+  EXPECT_TRUE(arrive(3));
+  EXPECT_EQ(delivered(), (Sequences{1, 3, 4}));
+}
+
 TEST_F(RemoteWriterTest, BestEffortDeliversAtOnceAndDropsOlderMessages) {
   reliable_ = false;
   EXPECT_TRUE(arrive(2));
