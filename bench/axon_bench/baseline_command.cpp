@@ -46,6 +46,12 @@ void run_baseline_command(const BaselineOptions& options, Output& out) {
   if (wanted("udp")) {
     ping_pongs.push_back(measure_udp_pingpong(setup, options.message_bytes));
   }
+  if (wanted("udp-uring")) {
+    ping_pongs.push_back(measure_udp_uring_pingpong(setup, options.message_bytes));
+  }
+  if (wanted("udp-handoff")) {
+    ping_pongs.push_back(measure_udp_handoff_pingpong(setup, options.message_bytes));
+  }
   if (!ping_pongs.empty() && ping_pongs.front().transport == "cacheline") {
     const double raw = ping_pongs.front().latency.p50_ns;
     for (auto& c : ping_pongs) {
@@ -90,9 +96,11 @@ Command add_baseline_command(CLI::App& app) {
       ->delimiter(',')
       ->transform(CLI::AsSizeValue(false))
       ->capture_default_str();
-  cmd->add_option("--only", options->only, "Baselines to run, comma-separated: cacheline,futex,uds,udp,memcpy")
+  cmd->add_option("--only", options->only,
+                  "Baselines to run, comma-separated: cacheline,futex,uds,udp,memcpy (the default), and "
+                  "udp-uring, udp-handoff (receive designs: docs/performance.md, \"Across hosts\")")
       ->delimiter(',')
-      ->check(CLI::IsMember({"cacheline", "futex", "uds", "udp", "memcpy"}))
+      ->check(CLI::IsMember({"cacheline", "futex", "uds", "udp", "udp-uring", "udp-handoff", "memcpy"}))
       ->capture_default_str();
   return {cmd, [options](Output& out) { run_baseline_command(*options, out); }};
 }

@@ -7,12 +7,15 @@
 
 #include <atomic>
 #include <cerrno>
+#include <memory>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "baselines.hpp"
 #include "pair_runner.hpp"
+#include "uring_wait.hpp"
 
 namespace axon_bench {
 namespace {
@@ -204,11 +207,13 @@ CaseResult measure_uds_pingpong(const PingPongSetup& setup, std::size_t message_
   return result;
 }
 
-CaseResult measure_udp_pingpong(const PingPongSetup& setup, std::size_t message_bytes) {
+namespace {
+
+/// Two UDP sockets on 127.0.0.1 connected to each other. Throws.
+void open_udp_pair(FdPair& sockets, std::size_t message_bytes) {
   if (message_bytes > 65'507) {
     throw std::invalid_argument("a UDP datagram carries at most 65507 bytes");
   }
-  FdPair sockets;
   sockaddr_in address[2] = {};
   for (int i = 0; i < 2; ++i) {
     sockets.fd[i] = ::socket(AF_INET, SOCK_DGRAM, 0);
@@ -228,11 +233,143 @@ CaseResult measure_udp_pingpong(const PingPongSetup& setup, std::size_t message_
       throw_errno("connect on 127.0.0.1");
     }
   }
+}
+
+/// The receiving thread of `udp-handoff`: takes `count` datagrams and hands
+/// each to the worker's main thread by a futex (`handed` counts them).
+class HandOffReceiver {
+ public:
+  HandOffReceiver(int fd, std::size_t bytes, std::uint64_t count)
+      : buffer_(bytes), thread_([this, fd, bytes, count] {
+          for (std::uint64_t i = 0; i < count; ++i) {
+            if (::recv(fd, buffer_.data(), bytes, 0) != static_cast<ssize_t>(bytes)) {
+              failed_.store(true, std::memory_order_relaxed);  // then the signal below wakes the main thread
+              futex_signal(handed_, ~0U);
+              return;
+            }
+            futex_signal(handed_, static_cast<std::uint32_t>(i + 1));
+          }
+        }) {}
+  HandOffReceiver(const HandOffReceiver&) = delete;
+  HandOffReceiver& operator=(const HandOffReceiver&) = delete;
+  ~HandOffReceiver() { thread_.join(); }
+  /// Until datagram `i` (0-based) was handed over; false when receiving failed.
+  bool await(std::uint64_t i) noexcept {
+    for (;;) {
+      if (futex_await_any(handed_, static_cast<std::uint32_t>(i + 1)) || failed_.load(std::memory_order_relaxed)) {
+        return !failed_.load(std::memory_order_relaxed);
+      }
+    }
+  }
+
+ private:
+  /// Sleeps until `word` reached `value` (or the receiver failed).
+  bool futex_await_any(std::atomic<std::uint32_t>& word, std::uint32_t value) noexcept {
+    const std::uint32_t seen = word.load(std::memory_order_acquire);  // pairs with futex_signal()
+    if (seen == value || failed_.load(std::memory_order_relaxed)) {
+      return true;
+    }
+    futex(word, FUTEX_WAIT, seen);  // EAGAIN/EINTR: the caller looks again
+    return false;
+  }
+
+  std::vector<char> buffer_;
+  std::atomic<std::uint32_t> handed_{0};
+  std::atomic<bool> failed_{false};
+  std::thread thread_;
+};
+
+}  // namespace
+
+CaseResult measure_udp_pingpong(const PingPongSetup& setup, std::size_t message_bytes) {
+  FdPair sockets;
+  open_udp_pair(sockets, message_bytes);
   std::vector<char> buffer(message_bytes, 'x');
   auto result = measure_round_trips(
       setup, "udp", [&](std::uint64_t) { return send_receive(sockets.fd[0], buffer.data(), message_bytes); },
       [&](std::uint64_t) { return receive_send(sockets.fd[1], buffer.data(), message_bytes); });
   result.wait_strategy = "blocking-syscall";
+  result.payload_bytes = message_bytes;
+  result.mb_per_s = *result.msgs_per_s * static_cast<double>(message_bytes) / 1e6;
+  return result;
+}
+
+CaseResult measure_udp_uring_pingpong(const PingPongSetup& setup, std::size_t message_bytes) {
+  {
+    UringWait probe;
+    if (const std::string why = probe.open(); !why.empty()) {
+      throw std::runtime_error("udp-uring: " + why);
+    }
+  }
+  FdPair sockets;
+  open_udp_pair(sockets, message_bytes);
+  Shared<FutexWords> idle;  // watched by each waiter, never woken: the shared-memory side of such a wait
+  std::vector<char> buffer(message_bytes, 'x');
+  std::unique_ptr<UringWait> waits[2];  // made in each worker (after the fork): a ring is per process
+  auto receive = [&](int side) {
+    if (!waits[side]) {
+      waits[side] = std::make_unique<UringWait>();
+      if (!waits[side]->open().empty()) {
+        return false;
+      }
+    }
+    const int fd = sockets.fd[side];
+    for (;;) {
+      if (::recv(fd, buffer.data(), message_bytes, MSG_DONTWAIT) == static_cast<ssize_t>(message_bytes)) {
+        return true;
+      }
+      if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
+        return false;
+      }
+      auto* word = reinterpret_cast<const std::uint32_t*>(side == 0 ? &idle->ping : &idle->pong);
+      if (!waits[side]->wait_readable(fd, word, 0)) {
+        return false;
+      }
+    }
+  };
+  auto result = measure_round_trips(
+      setup, "udp-uring",
+      [&](std::uint64_t) {
+        return ::send(sockets.fd[0], buffer.data(), message_bytes, 0) == static_cast<ssize_t>(message_bytes) &&
+               receive(0);
+      },
+      [&](std::uint64_t) {
+        return receive(1) &&
+               ::send(sockets.fd[1], buffer.data(), message_bytes, 0) == static_cast<ssize_t>(message_bytes);
+      });
+  result.wait_strategy = "io_uring-poll-and-futex";
+  result.payload_bytes = message_bytes;
+  result.mb_per_s = *result.msgs_per_s * static_cast<double>(message_bytes) / 1e6;
+  return result;
+}
+
+CaseResult measure_udp_handoff_pingpong(const PingPongSetup& setup, std::size_t message_bytes) {
+  FdPair sockets;
+  open_udp_pair(sockets, message_bytes);
+  std::vector<char> buffer(message_bytes, 'x');
+  const std::uint64_t total = setup.warmup + setup.samples;
+  std::unique_ptr<HandOffReceiver> receivers[2];  // started in each worker (threads do not survive fork)
+  auto handed = [&](int side, std::uint64_t i) {
+    if (!receivers[side]) {
+      receivers[side] = std::make_unique<HandOffReceiver>(sockets.fd[side], message_bytes, total);
+    }
+    const bool ok = receivers[side]->await(i);
+    if (i + 1 == total || !ok) {
+      receivers[side].reset();  // joins: it took its last datagram
+    }
+    return ok;
+  };
+  auto result = measure_round_trips(
+      setup, "udp-handoff",
+      [&](std::uint64_t i) {
+        return ::send(sockets.fd[0], buffer.data(), message_bytes, 0) == static_cast<ssize_t>(message_bytes) &&
+               handed(0, i);
+      },
+      [&](std::uint64_t i) {
+        return handed(1, i) &&
+               ::send(sockets.fd[1], buffer.data(), message_bytes, 0) == static_cast<ssize_t>(message_bytes);
+      });
+  result.wait_strategy = "blocking-syscall-then-futex-handoff";
   result.payload_bytes = message_bytes;
   result.mb_per_s = *result.msgs_per_s * static_cast<double>(message_bytes) / 1e6;
   return result;
