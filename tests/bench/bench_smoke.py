@@ -7,6 +7,7 @@ test asserts a timing.
     bench_smoke.py --bench PATH --work DIR CHECK
 CHECK: latency, serializers, throughput, baseline, scenario, report,
        urban, malformed, wakeup, network (needs root: exit status 77, a skip,
+       otherwise), receive_designs (io_uring futex waits, Linux 6.7+: 77
        otherwise).
 """
 import argparse
@@ -34,7 +35,7 @@ RECORD_FIELDS = [
 LATENCY_FIELDS = ["mean_ns", "stddev_ns", "p50_ns", "p90_ns", "p99_ns", "p999_ns", "p9999_ns", "max_ns"]
 TOP_FIELDS = ["tool", "git_revision", "date_utc", "command_line", "machine", "cpus", "notes", "results"]
 SKIP = 77  # ctest SKIP_RETURN_CODE of bench.network
-MODE = re.compile(r"^(latency|throughput|scenario|wakeup|network|baseline:[a-z]+)$")
+MODE = re.compile(r"^(latency|throughput|scenario|wakeup|network|baseline:[a-z-]+)$")
 
 
 class Failure(Exception):
@@ -159,6 +160,22 @@ def test_baseline(bench, work):
     for name in ("baseline:cacheline", "baseline:futex", "baseline:uds", "baseline:udp", "baseline:memcpy"):
         check(name in names, f"baseline: no {name} record")
     check_html(h, 2 * 6)
+
+
+def test_receive_designs(bench, work):
+    j = os.path.join(work, "receive_designs.json")
+    result = run(bench, "baseline", "--only", "udp,udp-uring,udp-handoff", "--samples", "500", "--warmup", "50",
+                 "--message-bytes", "1024", "--json", j, "--quiet", expect_ok=False)
+    if result.returncode != 0 and "needs Linux 6.7" in result.stderr:
+        print("receive_designs: skipped, this kernel's io_uring cannot wait on futex words")
+        sys.exit(SKIP)
+    check(result.returncode == 0, f"exit status {result.returncode}")
+    doc = check_json(j, ["baseline"])
+    names = [r["mode"] for r in doc["results"]]
+    check(names == ["baseline:udp", "baseline:udp-uring", "baseline:udp-handoff"],
+          f"receive_designs: records {names}")
+    for r in doc["results"]:
+        check(r["payload_bytes"] == 1024 and r["samples"] == 500, f"receive_designs: {r}")
 
 
 def test_scenario(bench, work):
@@ -303,6 +320,7 @@ TESTS = {
     "malformed": test_malformed,
     "wakeup": test_wakeup,
     "network": test_network,
+    "receive_designs": test_receive_designs,
 }
 
 
