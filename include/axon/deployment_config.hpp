@@ -84,7 +84,7 @@ struct UdpConfig {
   /// An incomplete message with no new fragment this long is dropped (BEST_EFFORT) or NACKed again (RELIABLE).
   std::uint32_t reassembly_timeout_ms = 500;
   /// After data arrives, the node's UDP thread keeps checking its socket this
-  /// long (poll without a timeout, sched_yield() between) before it sleeps:
+  /// long (poll with a zero timeout, sched_yield() between) before it sleeps:
   /// the next message of a steady stream finds it awake, which saves a
   /// CPU wake-up, at the cost of a busy CPU while traffic flows. 0: sleep at once.
   std::uint32_t receive_poll_us = 0;
