@@ -1,0 +1,67 @@
+// One thread sleeping on futex words (WakeWord, see src/futex.hpp) and a
+// socket at once, in one system call: io_uring with IORING_OP_FUTEX_WAITV
+// and IORING_OP_POLL_ADD (Linux 6.7+). The building block of a subscriber
+// thread that reads its host's UDP socket itself instead of being woken by
+// the UDP thread (docs/design/udp-transport.md, "Two hops per received
+// message"). Raw system calls: Debian 12's liburing (2.3) predates the futex
+// operations.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+
+#include "axon/result.hpp"
+#include "axon/transport.hpp"
+#include "src/futex.hpp"
+
+namespace axon::futex {
+
+/// Per thread; not thread-safe. Does not allocate after create().
+class SocketAndWordsWait {
+ public:
+  /// Whether this kernel's io_uring can wait on futex words (probed once per
+  /// process; false where io_uring is disabled or the kernel is older than 6.7).
+  [[nodiscard]] static bool supported() noexcept;
+  /// A ring of its own. kSystem, saying why, where io_uring cannot do it.
+  static Result<std::unique_ptr<SocketAndWordsWait>> create();
+
+  SocketAndWordsWait(const SocketAndWordsWait&) = delete;
+  SocketAndWordsWait& operator=(const SocketAndWordsWait&) = delete;
+  ~SocketAndWordsWait();
+
+  /// What ended a wait; more than one may be true. All false: a signal or
+  /// an error of the ring (the caller looks again, as after any wake-up).
+  struct Woken {
+    bool word_moved = false;  ///< A word moved from its `seen` value (or had already).
+    bool readable = false;    ///< `fd` is readable.
+    bool timed_out = false;
+  };
+  /// Sleeps until one of `words` moves away from `seen` (same index, as
+  /// Waiter), `fd` becomes readable, or `timeout_ns` passes (< 0: none).
+  /// At most kMaxWords words. The caller follows Waiter's protocol (waiters
+  /// counted and readiness checked before it sleeps). A request left armed by
+  /// the last call is reused when it still stands for the same wait, else
+  /// cancelled first.
+  Woken wait(std::span<WakeWord* const> words, std::span<const std::uint32_t> seen, int fd,
+             std::int64_t timeout_ns) noexcept;
+
+ private:
+  struct Ring;
+  explicit SocketAndWordsWait(std::unique_ptr<Ring> ring) noexcept;
+  bool same_futex_wait(std::span<WakeWord* const> words, std::span<const std::uint32_t> seen) const noexcept;
+  void arm_futex_wait(std::span<WakeWord* const> words, std::span<const std::uint32_t> seen) noexcept;
+  void arm_socket_poll(int fd) noexcept;
+  /// Cancels the request tagged `tag` and reaps until it completed.
+  void cancel(std::uint64_t tag) noexcept;
+  /// Submits what was armed, sleeps for one completion at most `timeout_ns`
+  /// and reaps every completion there is.
+  bool enter(std::int64_t timeout_ns) noexcept;
+
+  std::unique_ptr<Ring> ring_;
+  bool futex_armed_ = false;
+  int polled_fd_ = -1;  ///< The fd of the POLL_ADD in flight, -1: none.
+  Woken woken_;
+};
+
+}  // namespace axon::futex
