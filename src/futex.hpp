@@ -60,6 +60,8 @@ class Waiter {
   Waiter(const Waiter&) = delete;
   Waiter& operator=(const Waiter&) = delete;
   WaitResult wait(std::int64_t timeout_ns) noexcept;
+  /// The sequences read at construction (one per word), for waits elsewhere.
+  [[nodiscard]] std::span<const std::uint32_t> seen() const noexcept { return {seen_, words_.size()}; }
 
  private:
   std::span<WakeWord* const> words_;

@@ -268,4 +268,15 @@ bool SocketAndWordsWait::enter(std::int64_t timeout_ns) noexcept {
   return rc >= 0 || errno == ETIME || errno == EINTR;
 }
 
+SocketAndWordsWait* this_thread_socket_wait() noexcept {
+  if (!SocketAndWordsWait::supported()) {
+    return nullptr;
+  }
+  thread_local std::unique_ptr<SocketAndWordsWait> wait = [] {
+    auto created = SocketAndWordsWait::create();
+    return created ? std::move(*created) : nullptr;
+  }();
+  return wait.get();
+}
+
 }  // namespace axon::futex

@@ -64,4 +64,8 @@ class SocketAndWordsWait {
   Woken woken_;
 };
 
+/// This thread's SocketAndWordsWait, made on first use; nullptr where
+/// io_uring cannot wait on futex words (the caller waits on the words alone).
+SocketAndWordsWait* this_thread_socket_wait() noexcept;
+
 }  // namespace axon::futex

@@ -114,6 +114,26 @@ struct WakeWord {
   std::atomic<std::uint32_t> waiters{0};
 };
 
+/// A socket that a thread waiting for a subscriber may read itself, instead
+/// of being woken by the transport's own receive thread: one wake-up per
+/// message instead of two (the UDP transport; docs/design/udp-transport.md,
+/// "Two hops per received message"). Valid while the subscriber port that
+/// returned it lives. Any thread.
+class SocketReceiver {
+ public:
+  virtual ~SocketReceiver() = default;
+  /// The socket to watch.
+  [[nodiscard]] virtual int receive_fd() const noexcept = 0;
+  /// A waiter sleeps on receive_fd() between these two: the transport's
+  /// thread leaves the socket to the waiters meanwhile (and shortly after).
+  virtual void begin_wait() noexcept = 0;
+  virtual void end_wait() noexcept = 0;
+  /// receive_fd() was readable: reads and delivers what is there (through
+  /// shared memory, as the transport's thread would), unless another thread
+  /// is receiving right now.
+  virtual void receive_ready() noexcept = 0;
+};
+
 /// Transport side of one publisher. Thread safety: one thread at a time.
 class PublisherPort {
  public:
@@ -160,6 +180,8 @@ class SubscriberPort {
   /// The word this subscriber's publishers signal (see WakeWord); nullptr
   /// when the transport cannot wake a waiter (poll it instead).
   [[nodiscard]] virtual WakeWord* wake_word() noexcept = 0;
+  /// The socket a waiter of this subscriber may read itself; nullptr: none.
+  [[nodiscard]] virtual SocketReceiver* socket_receiver() noexcept { return nullptr; }
 };
 
 /// Statistics of one chunk class of a node's pool.

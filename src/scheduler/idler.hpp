@@ -12,6 +12,7 @@
 #include "axon/transport.hpp"
 #include "axon/wait_strategy.hpp"
 #include "src/futex.hpp"
+#include "src/socket_and_words_wait.hpp"
 
 namespace axon::detail {
 
@@ -42,9 +43,12 @@ class Idler {
   /// once, or registers as a waiter on `words`, checks `ready()` (the
   /// protocol of futex::Waiter: never sleep without that check) and sleeps
   /// unless it is true. Returns true when it slept (a wake or a timeout).
+  /// With a `receiver` (a subscriber whose messages arrive on a socket this
+  /// process reads), a sleep watches that socket too and reads it on waking:
+  /// one wake-up per message instead of the receive thread's and then ours.
   template <class Ready>
-  bool step(std::span<WakeWord* const> words, bool poll_only, std::int64_t now, std::int64_t wake_at_ns,
-            Ready&& ready) noexcept {
+  bool step(std::span<WakeWord* const> words, bool poll_only, std::int64_t now, std::int64_t wake_at_ns, Ready&& ready,
+            SocketReceiver* receiver = nullptr) noexcept {
     if (idle_since_ns_ < 0) {
       idle_since_ns_ = now;
     }
@@ -69,6 +73,24 @@ class Idler {
     }
     if (timeout_ns <= 0) {
       return false;
+    }
+    if (receiver != nullptr && !words.empty()) {
+      if (futex::SocketAndWordsWait* both = futex::this_thread_socket_wait()) {
+        futex::SocketAndWordsWait::Woken woken;
+        {
+          futex::Waiter waiter(words);
+          if (ready()) {
+            return false;
+          }
+          receiver->begin_wait();
+          woken = both->wait(words, waiter.seen(), receiver->receive_fd(), timeout_ns);
+          receiver->end_wait();
+        }  // waiters counted down first: what receive_ready() publishes wakes nobody here
+        if (woken.readable) {
+          receiver->receive_ready();
+        }
+        return true;
+      }
     }
     futex::Waiter waiter(words);
     if (ready()) {

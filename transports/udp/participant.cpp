@@ -252,7 +252,9 @@ void Participant::run() noexcept {
   // subscriber this thread just woke, the subscriber runs first.
   const std::int64_t receive_poll_ns = std::int64_t{config_.udp.receive_poll_us} * 1000;
   std::int64_t poll_until = 0;
+  std::unique_lock receiving(receive_mutex_, std::defer_lock);
   while (!stopping_.load(std::memory_order_relaxed)) {
+    receiving.lock();
     const std::int64_t now = monotonic_now_ns();
     if (now >= next_announce || announce_now_.exchange(false, std::memory_order_relaxed)) {
       retry_ownerships();
@@ -279,13 +281,25 @@ void Participant::run() noexcept {
     if (const auto deadline = reassembler_->next_deadline_ns()) {
       wait_ns = std::min(wait_ns, static_cast<std::int64_t>(*deadline) - now);
     }
+    // While subscriber threads wait on the data socket themselves, leave it
+    // to them; look again every millisecond (the waiters may have gone).
+    // Relaxed: a stale view costs one needless wake-up or a millisecond.
+    const bool leased = socket_waiters_.load(std::memory_order_relaxed) > 0 ||
+                        now < socket_lease_until_ns_.load(std::memory_order_relaxed);
+    if (leased) {
+      wait_ns = std::min(wait_ns, kMs);
+    }
     std::array<pollfd, 3> fds{
-        pollfd{.fd = data_socket_.fd(), .events = POLLIN, .revents = 0},
+        pollfd{.fd = leased ? -1 : data_socket_.fd(), .events = POLLIN, .revents = 0},
         pollfd{.fd = wake_fd_, .events = POLLIN, .revents = 0},
         pollfd{.fd = discovery_socket_ ? discovery_socket_->fd() : -1, .events = POLLIN, .revents = 0}};
     const bool polling = now < poll_until;
     const int timeout_ms = polling ? 0 : static_cast<int>(std::clamp<std::int64_t>((wait_ns + kMs - 1) / kMs, 0, 1000));
-    if (::poll(fds.data(), fds.size(), timeout_ms) <= 0) {
+    receiving.unlock();
+    const int ready = ::poll(fds.data(), fds.size(), timeout_ms);
+    receiving.lock();
+    if (ready <= 0) {
+      receiving.unlock();
       if (polling) {
         ::sched_yield();
       }
@@ -302,7 +316,36 @@ void Participant::run() noexcept {
     if (discovery_socket_ && (fds[2].revents & POLLIN) != 0) {
       drain(*discovery_socket_, true);
     }
+    receiving.unlock();
   }
+}
+
+// ---- Waiting subscriber threads (SocketReceiver) ----
+
+namespace {
+/// How long the data socket stays with the waiters after the last one woke:
+/// long enough for a callback and the next wait, short enough that a busy
+/// waiter does not hold up other topics' messages for long.
+constexpr std::int64_t kSocketLeaseNs = kMs;
+}  // namespace
+
+void Participant::begin_wait() noexcept {
+  // Relaxed: the participant thread's view only decides whether it polls the
+  // socket too; both reading it is correct (receive_mutex_ serializes them).
+  socket_waiters_.fetch_add(1, std::memory_order_relaxed);
+}
+
+void Participant::end_wait() noexcept {
+  socket_lease_until_ns_.store(monotonic_now_ns() + kSocketLeaseNs, std::memory_order_relaxed);
+  socket_waiters_.fetch_sub(1, std::memory_order_relaxed);
+}
+
+void Participant::receive_ready() noexcept {
+  const std::unique_lock receiving(receive_mutex_, std::try_to_lock);
+  if (!receiving.owns_lock()) {
+    return;  // another thread is receiving: it delivers, and the futex wakes us
+  }
+  drain(data_socket_, false);
 }
 
 void Participant::drain(UdpSocket& socket, bool discovery) noexcept {

@@ -45,7 +45,7 @@ struct ParticipantConfig {
 [[nodiscard]] std::uint64_t topic_id_of(std::string_view topic_name) noexcept;
 
 /// Thread safety: every public method from any thread.
-class Participant final : public detail::NetworkView, private DestinationProvider {
+class Participant final : public detail::NetworkView, public SocketReceiver, private DestinationProvider {
  public:
   static Result<std::shared_ptr<Participant>> create(ParticipantConfig config, std::shared_ptr<shm::ShmTransport> shm);
   ~Participant() override;
@@ -65,6 +65,12 @@ class Participant final : public detail::NetworkView, private DestinationProvide
   [[nodiscard]] std::vector<TopicRoute> remote_routes(std::string_view topic_name) const override;
   [[nodiscard]] NetworkCounters network_counters() const noexcept override { return counters_.snapshot(); }
   [[nodiscard]] Endpoint data_endpoint() const noexcept { return data_socket_.local(); }
+
+  // SocketReceiver: waiting subscriber threads of this process read the data socket themselves.
+  [[nodiscard]] int receive_fd() const noexcept override { return data_socket_.fd(); }
+  void begin_wait() noexcept override;
+  void end_wait() noexcept override;
+  void receive_ready() noexcept override;
 
  private:
   struct WriterEntry {
@@ -151,7 +157,16 @@ class Participant final : public detail::NetworkView, private DestinationProvide
   std::uint32_t next_writer_id_ = 1;
   std::atomic<bool> announce_now_{false};
 
-  // Participant thread only.
+  /// Waiters asleep on the data socket, and until when the socket stays
+  /// theirs after the last one woke (then this thread watches it again).
+  std::atomic<int> socket_waiters_{0};
+  std::atomic<std::int64_t> socket_lease_until_ns_{0};
+  /// Held by whichever thread receives: the participant thread for its turns
+  /// (timers, then what poll() found), a waiter in receive_ready(). Lock
+  /// order: receive_mutex_, then mutex_, then a writer's mutex.
+  std::mutex receive_mutex_;
+
+  // Under receive_mutex_ (the participant thread, or a waiter receiving).
   std::optional<Reassembler> reassembler_;
   std::map<WriterKey, std::shared_ptr<RemoteWriter>> remote_writers_;
   std::map<std::uint64_t, LocalPeer> local_peers_;
