@@ -345,6 +345,7 @@ void Participant::receive_ready() noexcept {
   if (!receiving.owns_lock()) {
     return;  // another thread is receiving: it delivers, and the futex wakes us
   }
+  NetworkCounterCells::add(counters_.receives_on_waiting_threads);
   drain(data_socket_, false);
 }
 

@@ -33,6 +33,7 @@ struct NetworkCounterCells {
   std::atomic<std::uint64_t> hosts_lost{0};
   std::atomic<std::uint64_t> type_mismatches{0};
   std::atomic<std::uint64_t> pool_exhausted{0};
+  std::atomic<std::uint64_t> receives_on_waiting_threads{0};
 
   static void add(std::atomic<std::uint64_t>& cell, std::uint64_t n = 1) noexcept {
     cell.fetch_add(n, std::memory_order_relaxed);  // a statistic: no ordering needed

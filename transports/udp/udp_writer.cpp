@@ -27,7 +27,8 @@ NetworkCounters NetworkCounterCells::snapshot() const noexcept {
                          .hosts_discovered = get(hosts_discovered),
                          .hosts_lost = get(hosts_lost),
                          .type_mismatches = get(type_mismatches),
-                         .pool_exhausted = get(pool_exhausted)};
+                         .pool_exhausted = get(pool_exhausted),
+                         .receives_on_waiting_threads = get(receives_on_waiting_threads)};
 }
 
 UdpWriter::UdpWriter(SendContext context, std::shared_ptr<shm::ShmPublisherPort> local, std::uint64_t topic_id,

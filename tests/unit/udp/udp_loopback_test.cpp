@@ -17,6 +17,7 @@
 #include <string>
 
 #include "axon/axon.hpp"
+#include "src/socket_and_words_wait.hpp"
 #include "tests/support/eventually.hpp"
 #include "tests/support/test_messages.hpp"
 
@@ -297,6 +298,76 @@ TEST_F(UdpLoopback, AReceiveThreadThatPollsDeliversInOrderAndSleepsWhenTrafficSt
   const double used = process_cpu_ms() - before;
   EXPECT_LT(used, 400.0) << "the process used " << used
                          << " ms of CPU in an idle second: a UDP thread kept polling after the traffic stopped";
+}
+
+TEST_F(UdpLoopback, AWaitingThreadOfTheReceivingNodeReadsTheSocketItself) {
+  if (!futex::SocketAndWordsWait::supported()) {
+    GTEST_SKIP() << "io_uring cannot wait on futex words here (Linux 6.7+): waiters are woken by the UDP thread";
+  }
+  auto receiver = node("receiver", "b");
+  auto sender = node("sender", "a");
+  ASSERT_TRUE(receiver && sender);
+  auto subscriber = receiver->subscribe<TestMessage>("steady");
+  auto publisher = sender->advertise<TestMessage>("steady");
+  ASSERT_TRUE(subscriber && publisher);
+  ASSERT_TRUE(eventually([&] { return routed_to(*sender, "steady", "beta"); }, 5s));
+  WaitSet waits(WaitStrategy::blocking());
+  ASSERT_TRUE(waits.attach(*subscriber));
+  constexpr std::uint64_t kCount = 200;
+  std::thread publishing([&] {
+    for (std::uint64_t i = 1; i <= kCount; ++i) {
+      TestMessage message;
+      test::fill(message, 1, i);
+      EXPECT_TRUE((*publisher)->publish(message));
+      std::this_thread::sleep_for(500us);  // the waiter is asleep when most arrive
+    }
+  });
+  std::uint64_t next = 1;
+  const auto give_up = std::chrono::steady_clock::now() + 20s;
+  while (next <= kCount && std::chrono::steady_clock::now() < give_up) {
+    ASSERT_TRUE(waits.wait(100ms));
+    while (auto sample = (*subscriber)->take()) {
+      EXPECT_TRUE(test::intact(**sample));
+      EXPECT_EQ((*sample)->sequence, next);
+      next = (*sample)->sequence + 1;
+    }
+  }
+  publishing.join();
+  EXPECT_GT(next, kCount) << "received up to " << next - 1;
+  EXPECT_GT(receiver->network_counters().receives_on_waiting_threads, kCount / 2)
+      << "the waiting thread should have read most messages from the socket itself";
+}
+
+TEST_F(UdpLoopback, TheUdpThreadTakesTheSocketBackWhenNoThreadWaits) {
+  auto receiver = node("receiver", "b");
+  auto sender = node("sender", "a");
+  ASSERT_TRUE(receiver && sender);
+  auto subscriber = receiver->subscribe<TestMessage>("steady");
+  auto publisher = sender->advertise<TestMessage>("steady");
+  ASSERT_TRUE(subscriber && publisher);
+  ASSERT_TRUE(eventually([&] { return routed_to(*sender, "steady", "beta"); }, 5s));
+  {
+    WaitSet waits(WaitStrategy::blocking());
+    ASSERT_TRUE(waits.attach(*subscriber));
+    (void)waits.wait(20ms);  // a waiter held the socket, then left
+  }
+  const std::uint64_t by_waiters = receiver->network_counters().receives_on_waiting_threads;
+  for (std::uint64_t i = 1; i <= 50; ++i) {
+    TestMessage message;
+    test::fill(message, 1, i);
+    ASSERT_TRUE((*publisher)->publish(message));
+  }
+  std::uint64_t received = 0;
+  ASSERT_TRUE(eventually(
+      [&] {
+        while (auto sample = (*subscriber)->take()) {
+          ++received;
+        }
+        return received == 50;
+      },
+      5s))
+      << "received " << received << " of 50 with nobody waiting";
+  EXPECT_EQ(receiver->network_counters().receives_on_waiting_threads, by_waiters);
 }
 
 TEST_F(UdpLoopback, ShmOnlyTopicsStayOnTheirHost) {
