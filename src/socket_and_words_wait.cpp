@@ -2,7 +2,6 @@
 
 #include <linux/io_uring.h>
 #include <poll.h>
-#include <signal.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -10,10 +9,12 @@
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <csignal>
 #include <cstring>
 #include <string>
 
 #include "src/clock.hpp"
+#include "src/errors.hpp"
 
 namespace axon::futex {
 namespace {
@@ -95,13 +96,14 @@ bool SocketAndWordsWait::supported() noexcept {
   return kSupported;
 }
 
-Result<std::unique_ptr<SocketAndWordsWait>> SocketAndWordsWait::create() {
+std::unique_ptr<SocketAndWordsWait> SocketAndWordsWait::make(std::string& why) {
   auto ring = std::make_unique<Ring>();
   io_uring_params params{};
   ring->fd = static_cast<int>(::syscall(__NR_io_uring_setup, kEntries, &params));
   if (ring->fd < 0) {
-    return Error(ErrorCode::kSystem, std::string("io_uring_setup: ") + std::strerror(errno) +
-                                         " (io_uring disabled by kernel.io_uring_disabled, or a kernel before 5.1)");
+    why = "io_uring_setup: " + errno_text(errno) +
+          " (io_uring disabled by kernel.io_uring_disabled, or a kernel before 5.1)";
+    return nullptr;
   }
   ring->sq_bytes = params.sq_off.array + params.sq_entries * sizeof(unsigned);
   ring->cq_bytes = params.cq_off.cqes + params.cq_entries * sizeof(io_uring_cqe);
@@ -116,7 +118,8 @@ Result<std::unique_ptr<SocketAndWordsWait>> SocketAndWordsWait::create() {
   ring->sqe_bytes = params.sq_entries * sizeof(io_uring_sqe);
   ring->sqes = ::mmap(nullptr, ring->sqe_bytes, kProt, kFlags, ring->fd, IORING_OFF_SQES);
   if (ring->sq == MAP_FAILED || ring->cq == MAP_FAILED || ring->sqes == MAP_FAILED) {
-    return Error(ErrorCode::kSystem, std::string("mmap of an io_uring ring: ") + std::strerror(errno));
+    why = "mmap of an io_uring ring: " + errno_text(errno);
+    return nullptr;
   }
   auto* sq = static_cast<char*>(ring->sq);
   auto* cq = static_cast<char*>(ring->cq);
@@ -137,8 +140,17 @@ Result<std::unique_ptr<SocketAndWordsWait>> SocketAndWordsWait::create() {
   const std::uint32_t stale[] = {0};
   wait->arm_futex_wait(probe_words, stale);
   if (!wait->enter(-1) || wait->futex_armed_ || !wait->woken_.word_moved) {
-    return Error(ErrorCode::kSystem,
-                 "io_uring cannot wait on futex words here (IORING_OP_FUTEX_WAITV needs Linux 6.7 or later)");
+    why = "io_uring cannot wait on futex words here (IORING_OP_FUTEX_WAITV needs Linux 6.7 or later)";
+    return nullptr;
+  }
+  return wait;
+}
+
+Result<std::unique_ptr<SocketAndWordsWait>> SocketAndWordsWait::create() {
+  std::string why;
+  auto wait = make(why);
+  if (!wait) {
+    return Error(ErrorCode::kSystem, why);
   }
   return wait;
 }
@@ -169,6 +181,14 @@ SocketAndWordsWait::Woken SocketAndWordsWait::wait(std::span<WakeWord* const> wo
   }
   const std::int64_t start = timeout_ns >= 0 ? monotonic_now_ns() : 0;
   (void)enter(timeout_ns);
+  if (polled_fd_ >= 0) {
+    // Not left armed: a poll request holds the socket open (its port bound)
+    // after its owner closed it. The futex request may stay: it holds nothing.
+    const Woken before = woken_;
+    cancel(kPollTag);
+    woken_.readable = woken_.readable || before.readable;
+    woken_.word_moved = woken_.word_moved || before.word_moved;
+  }
   // io_uring_enter() reports a timeout (-ETIME) only when it submitted
   // nothing, so the clock tells.
   woken_.timed_out =
@@ -272,11 +292,14 @@ SocketAndWordsWait* this_thread_socket_wait() noexcept {
   if (!SocketAndWordsWait::supported()) {
     return nullptr;
   }
-  thread_local std::unique_ptr<SocketAndWordsWait> wait = [] {
-    auto created = SocketAndWordsWait::create();
-    return created ? std::move(*created) : nullptr;
-  }();
-  return wait.get();
+  thread_local std::unique_ptr<SocketAndWordsWait> wait;  // closed with the thread
+  if (!wait) {
+    std::string why;
+    wait.reset(SocketAndWordsWait::make(why).release());
+  }
+  // The analyzer loses track of the thread_local across the reset() above
+  // and reports a use after free that cannot happen.
+  return wait.get();  // NOLINT(clang-analyzer-cplusplus.NewDelete)
 }
 
 }  // namespace axon::futex

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <memory>
 #include <span>
+#include <string>
 
 #include "axon/result.hpp"
 #include "axon/transport.hpp"
@@ -40,16 +41,21 @@ class SocketAndWordsWait {
   /// Sleeps until one of `words` moves away from `seen` (same index, as
   /// Waiter), `fd` becomes readable, or `timeout_ns` passes (< 0: none).
   /// At most kMaxWords words. The caller follows Waiter's protocol (waiters
-  /// counted and readiness checked before it sleeps). A request left armed by
-  /// the last call is reused when it still stands for the same wait, else
-  /// cancelled first.
+  /// counted and readiness checked before it sleeps). The futex request left
+  /// armed by the last call (it holds nothing) is reused when it still stands
+  /// for the same wait, else cancelled first; the socket poll never outlives
+  /// a call.
   Woken wait(std::span<WakeWord* const> words, std::span<const std::uint32_t> seen, int fd,
              std::int64_t timeout_ns) noexcept;
 
  private:
   struct Ring;
+  friend SocketAndWordsWait* this_thread_socket_wait() noexcept;
+  /// create() without Result: nullptr and `why` on failure.
+  static std::unique_ptr<SocketAndWordsWait> make(std::string& why);
   explicit SocketAndWordsWait(std::unique_ptr<Ring> ring) noexcept;
-  bool same_futex_wait(std::span<WakeWord* const> words, std::span<const std::uint32_t> seen) const noexcept;
+  [[nodiscard]] bool same_futex_wait(std::span<WakeWord* const> words,
+                                     std::span<const std::uint32_t> seen) const noexcept;
   void arm_futex_wait(std::span<WakeWord* const> words, std::span<const std::uint32_t> seen) noexcept;
   void arm_socket_poll(int fd) noexcept;
   /// Cancels the request tagged `tag` and reaps until it completed.
