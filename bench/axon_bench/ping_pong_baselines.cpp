@@ -15,7 +15,7 @@
 
 #include "baselines.hpp"
 #include "pair_runner.hpp"
-#include "uring_wait.hpp"
+#include "src/socket_and_words_wait.hpp"
 
 namespace axon_bench {
 namespace {
@@ -295,25 +295,30 @@ CaseResult measure_udp_pingpong(const PingPongSetup& setup, std::size_t message_
 }
 
 CaseResult measure_udp_uring_pingpong(const PingPongSetup& setup, std::size_t message_bytes) {
-  {
-    UringWait probe;
-    if (const std::string why = probe.open(); !why.empty()) {
-      throw std::runtime_error("udp-uring: " + why);
-    }
+  using axon::futex::SocketAndWordsWait;
+  if (auto probe = SocketAndWordsWait::create(); !probe) {
+    throw std::runtime_error("udp-uring: " + std::string(probe.error().message()));
   }
   FdPair sockets;
   open_udp_pair(sockets, message_bytes);
-  Shared<FutexWords> idle;  // watched by each waiter, never woken: the shared-memory side of such a wait
+  struct IdleWords {  // watched by each waiter, never woken: the shared-memory side of such a wait
+    axon::WakeWord ping;
+    axon::WakeWord pong;
+  };
+  Shared<IdleWords> idle;
   std::vector<char> buffer(message_bytes, 'x');
-  std::unique_ptr<UringWait> waits[2];  // made in each worker (after the fork): a ring is per process
+  std::unique_ptr<SocketAndWordsWait> waits[2];  // made in each worker (after the fork): a ring is per process
   auto receive = [&](int side) {
     if (!waits[side]) {
-      waits[side] = std::make_unique<UringWait>();
-      if (!waits[side]->open().empty()) {
+      auto created = SocketAndWordsWait::create();
+      if (!created) {
         return false;
       }
+      waits[side] = std::move(*created);
     }
     const int fd = sockets.fd[side];
+    axon::WakeWord* const words[] = {side == 0 ? &idle->ping : &idle->pong};
+    const std::uint32_t seen[] = {words[0]->sequence.load(std::memory_order_acquire)};
     for (;;) {
       if (::recv(fd, buffer.data(), message_bytes, MSG_DONTWAIT) == static_cast<ssize_t>(message_bytes)) {
         return true;
@@ -321,10 +326,7 @@ CaseResult measure_udp_uring_pingpong(const PingPongSetup& setup, std::size_t me
       if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
         return false;
       }
-      auto* word = reinterpret_cast<const std::uint32_t*>(side == 0 ? &idle->ping : &idle->pong);
-      if (!waits[side]->wait_readable(fd, word, 0)) {
-        return false;
-      }
+      (void)waits[side]->wait(words, seen, fd, -1);  // the library's wait (src/socket_and_words_wait.hpp)
     }
   };
   auto result = measure_round_trips(
