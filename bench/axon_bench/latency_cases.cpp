@@ -70,9 +70,7 @@ CaseResult run_latency_case(const LatencyCase& c) {
   const auto wall_ns = static_cast<double>(clock_side.measure_end.wall_ns - clock_side.measure_begin.wall_ns);
   result.msgs_per_s = wall_ns > 0 ? messages * 1e9 / wall_ns : 0.0;
   result.mb_per_s = *result.msgs_per_s * static_cast<double>(c.payload_bytes) / 1e6;
-  result.cpu_percent_sender = cpu_percent(sender.measure_begin, sender.measure_end);
-  result.cpu_percent_receiver = cpu_percent(receiver.measure_begin, receiver.measure_end);
-  result.cpu_percent = *result.cpu_percent_sender + *result.cpu_percent_receiver;
+  record_pair_cpu(result, *control);
   return result;
 }
 

@@ -13,11 +13,7 @@ CaseResult stream_result(const NetworkCase& c, const StreamTally& tally, const P
   const auto seconds = static_cast<double>(tally.end_ns - tally.begin_ns) / 1e9;
   result.msgs_per_s = seconds > 0 ? static_cast<double>(tally.messages) / seconds : 0.0;
   result.mb_per_s = *result.msgs_per_s * static_cast<double>(c.payload_bytes) / 1e6;
-  const SideReport& sender = control.side[0];
-  const SideReport& receiver = control.side[1];
-  result.cpu_percent_sender = cpu_percent(sender.measure_begin, sender.measure_end);
-  result.cpu_percent_receiver = cpu_percent(receiver.measure_begin, receiver.measure_end);
-  result.cpu_percent = *result.cpu_percent_sender + *result.cpu_percent_receiver;
+  record_pair_cpu(result, control);
   return result;
 }
 
@@ -28,13 +24,10 @@ CaseResult pingpong_result(const NetworkCase& c, std::span<std::int64_t> round_t
   result.payload_bytes = c.payload_bytes;
   result.latency = summarize(round_trips).scaled(0.5);  // one-way, like every pingpong
   const SideReport& a = control.side[0];
-  const SideReport& b = control.side[1];
   const auto wall_ns = static_cast<double>(a.measure_end.wall_ns - a.measure_begin.wall_ns);
   result.msgs_per_s = wall_ns > 0 ? 2.0 * static_cast<double>(c.samples) * 1e9 / wall_ns : 0.0;
   result.mb_per_s = *result.msgs_per_s * static_cast<double>(c.payload_bytes) / 1e6;
-  result.cpu_percent_sender = cpu_percent(a.measure_begin, a.measure_end);
-  result.cpu_percent_receiver = cpu_percent(b.measure_begin, b.measure_end);
-  result.cpu_percent = *result.cpu_percent_sender + *result.cpu_percent_receiver;
+  record_pair_cpu(result, control);
   return result;
 }
 

@@ -69,4 +69,12 @@ std::string run_pair(const PairJob& job, PairControl& control) {
   return run_process_group(group);
 }
 
+void record_pair_cpu(CaseResult& result, const PairControl& control) noexcept {
+  const SideReport& sender = control.side[0];
+  const SideReport& receiver = control.side[1];
+  result.cpu_percent_sender = cpu_percent(sender.measure_begin, sender.measure_end);
+  result.cpu_percent_receiver = cpu_percent(receiver.measure_begin, receiver.measure_end);
+  result.cpu_percent = *result.cpu_percent_sender + *result.cpu_percent_receiver;
+}
+
 }  // namespace axon_bench

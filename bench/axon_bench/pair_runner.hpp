@@ -15,6 +15,7 @@
 #include <utility>
 #include <vector>
 
+#include "report.hpp"
 #include "system.hpp"
 
 namespace axon_bench {
@@ -122,5 +123,9 @@ void arrive_and_wait(PairControl& control) noexcept;
 /// Worker side: records `message` as worker `side`'s error; returns 1 for
 /// `return fail(...)`.
 int fail(PairControl& control, int side, std::string_view message) noexcept;
+
+/// Parent side, after run_pair(): the CPU of worker 0 (the sender) and
+/// worker 1 (the receiver) over their measured phases, and their sum.
+void record_pair_cpu(CaseResult& result, const PairControl& control) noexcept;
 
 }  // namespace axon_bench

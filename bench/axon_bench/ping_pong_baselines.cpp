@@ -77,12 +77,9 @@ CaseResult measure_round_trips(const PingPongSetup& setup, const std::string& tr
   result.serializer = "none";
   result.latency = summarize({round_trips.data(), round_trips.size()}).scaled(0.5);
   const SideReport& a = control->side[0];
-  const SideReport& b = control->side[1];
   const auto wall_ns = static_cast<double>(a.measure_end.wall_ns - a.measure_begin.wall_ns);
   result.msgs_per_s = wall_ns > 0 ? 2.0 * static_cast<double>(setup.samples) * 1e9 / wall_ns : 0.0;
-  result.cpu_percent_sender = cpu_percent(a.measure_begin, a.measure_end);
-  result.cpu_percent_receiver = cpu_percent(b.measure_begin, b.measure_end);
-  result.cpu_percent = *result.cpu_percent_sender + *result.cpu_percent_receiver;
+  record_pair_cpu(result, *control);
   return result;
 }
 

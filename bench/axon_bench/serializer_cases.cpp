@@ -76,16 +76,13 @@ CaseResult run_serializer_case(const SerializerCase& c) {
   result.transport = "shm";
   result.serializer = std::string(name_of(c.format));
   result.message = std::string(name_of(c.kind));
-  const SideReport& sender = control->side[0];
   const SideReport& receiver = control->side[1];
   result.payload_bytes = receiver.payload_bytes;
   result.latency = summarize({latencies.data(), latencies.size()});
   const auto wall_ns = static_cast<double>(receiver.measure_end.wall_ns - receiver.measure_begin.wall_ns);
   result.msgs_per_s = wall_ns > 0 ? static_cast<double>(c.samples) * 1e9 / wall_ns : 0.0;
   result.mb_per_s = *result.msgs_per_s * static_cast<double>(result.payload_bytes) / 1e6;
-  result.cpu_percent_sender = cpu_percent(sender.measure_begin, sender.measure_end);
-  result.cpu_percent_receiver = cpu_percent(receiver.measure_begin, receiver.measure_end);
-  result.cpu_percent = *result.cpu_percent_sender + *result.cpu_percent_receiver;
+  record_pair_cpu(result, *control);
   return result;
 }
 

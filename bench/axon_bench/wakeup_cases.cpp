@@ -36,11 +36,7 @@ CaseResult wakeup_record(const axon::WaitStrategy& wait, std::size_t payload_byt
   result.transport = "shm";
   result.wait_strategy = executor_wait_name(wait);
   result.payload_bytes = payload_bytes;
-  const SideReport& sender = control.side[0];
-  const SideReport& receiver = control.side[1];
-  result.cpu_percent_sender = cpu_percent(sender.measure_begin, sender.measure_end);
-  result.cpu_percent_receiver = cpu_percent(receiver.measure_begin, receiver.measure_end);
-  result.cpu_percent = *result.cpu_percent_sender + *result.cpu_percent_receiver;
+  record_pair_cpu(result, control);
   return result;
 }
 
