@@ -99,6 +99,10 @@ bool SocketAndWordsWait::supported() noexcept {
 std::unique_ptr<SocketAndWordsWait> SocketAndWordsWait::make(std::string& why) {
   auto ring = std::make_unique<Ring>();
   io_uring_params params{};
+  // One thread submits and reaps (the ring is per thread): completions then
+  // run as deferred work when that thread waits, not by interrupting it
+  // (Linux 6.1+; the probe below needs 6.7 anyway, so no fallback).
+  params.flags = IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN;
   ring->fd = static_cast<int>(::syscall(__NR_io_uring_setup, kEntries, &params));
   if (ring->fd < 0) {
     why = "io_uring_setup: " + errno_text(errno) +

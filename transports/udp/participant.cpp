@@ -523,11 +523,11 @@ void Participant::update_destinations() noexcept {
   }
 }
 
-RemoteWriter* Participant::remote_writer(std::uint64_t sender_id, std::uint32_t writer_id,
-                                         std::uint64_t topic_id) noexcept {
+const std::shared_ptr<RemoteWriter>* Participant::remote_writer(std::uint64_t sender_id, std::uint32_t writer_id,
+                                                                std::uint64_t topic_id) noexcept {
   const WriterKey key{sender_id, writer_id};
   if (const auto found = remote_writers_.find(key); found != remote_writers_.end()) {
-    return found->second->topic_id() == topic_id ? found->second.get() : nullptr;
+    return found->second->topic_id() == topic_id ? &found->second : nullptr;
   }
   TopicDescriptor descriptor;
   {
@@ -548,24 +548,22 @@ RemoteWriter* Participant::remote_writer(std::uint64_t sender_id, std::uint32_t 
   }
   auto mirror = std::static_pointer_cast<shm::ShmPublisherPort>(std::move(*port));
   auto writer = std::make_shared<RemoteWriter>(std::move(mirror), sender_id, writer_id, topic_id, counters_);
-  return remote_writers_.emplace(key, std::move(writer)).first->second.get();
+  return &remote_writers_.emplace(key, std::move(writer)).first->second;
 }
 
 void Participant::on_data(const ParsedDatagram& datagram) noexcept {
   const DataFragment& fragment = datagram.data;
-  const auto found = remote_writers_.find({datagram.header.sender_id, fragment.writer_id});
-  RemoteWriter* writer = found != remote_writers_.end() && found->second->topic_id() == fragment.topic_id
-                             ? found->second.get()
-                             : remote_writer(datagram.header.sender_id, fragment.writer_id, fragment.topic_id);
+  const std::shared_ptr<RemoteWriter>* writer =
+      remote_writer(datagram.header.sender_id, fragment.writer_id, fragment.topic_id);
   if (writer == nullptr) {
     return;
   }
   const std::int64_t now = monotonic_now_ns();
-  writer->on_data(fragment.sequence, (datagram.header.flags & kFlagReliable) != 0, now);
-  feeding_ = remote_writers_.at({datagram.header.sender_id, fragment.writer_id});
+  (*writer)->on_data(fragment.sequence, (datagram.header.flags & kFlagReliable) != 0, now);
+  feeding_ = writer;  // the map entry outlives on_fragment(): nothing removes writers meanwhile
   const FeedResult result =
       reassembler_->on_fragment(datagram.header.sender_id, fragment, static_cast<std::uint64_t>(now));
-  feeding_.reset();
+  feeding_ = nullptr;
   switch (result.outcome) {
     case FeedOutcome::kCompleted: {
       auto loan = take_loan(result.message.destination.token);
@@ -585,9 +583,9 @@ void Participant::on_heartbeat(const ParsedDatagram& datagram) noexcept {
   if (h.writer_id == 0) {
     return;  // the participant itself: last_heard_ns is already updated
   }
-  if (RemoteWriter* writer = remote_writer(datagram.header.sender_id, h.writer_id, h.topic_id)) {
-    writer->on_heartbeat(h.first_sequence, h.last_sequence, (datagram.header.flags & kFlagReliable) != 0,
-                         monotonic_now_ns());
+  if (const std::shared_ptr<RemoteWriter>* writer = remote_writer(datagram.header.sender_id, h.writer_id, h.topic_id)) {
+    (*writer)->on_heartbeat(h.first_sequence, h.last_sequence, (datagram.header.flags & kFlagReliable) != 0,
+                            monotonic_now_ns());
   }
 }
 
@@ -799,17 +797,17 @@ void Participant::nack(RemoteWriter& writer, std::int64_t now_ns) noexcept {
 
 std::optional<Destination> Participant::acquire(const MessageKey& key, std::uint64_t /*topic_id*/,
                                                 std::uint32_t total_bytes) noexcept {
-  if (!feeding_ || !feeding_->wants(key.sequence) || free_loans_.empty()) {
+  if (feeding_ == nullptr || !(*feeding_)->wants(key.sequence) || free_loans_.empty()) {
     return std::nullopt;
   }
-  auto chunk = feeding_->loan(std::max<std::uint32_t>(total_bytes, 1));
+  auto chunk = (*feeding_)->loan(std::max<std::uint32_t>(total_bytes, 1));
   if (!chunk) {
     NetworkCounterCells::add(counters_.pool_exhausted);
     return std::nullopt;
   }
   const std::uint64_t token = free_loans_.back();
   free_loans_.pop_back();
-  loans_[token] = Loan{.writer = feeding_, .chunk = *chunk};
+  loans_[token] = Loan{.writer = *feeding_, .chunk = *chunk};
   return Destination{.bytes = std::span<std::byte>(chunk->payload, chunk->capacity_bytes), .token = token};
 }
 

@@ -120,7 +120,10 @@ class Participant final : public detail::NetworkView, public SocketReceiver, pri
   void on_heartbeat(const ParsedDatagram& datagram) noexcept;
   void on_gap(const ParsedDatagram& datagram) noexcept;
   void on_nack(const ParsedDatagram& datagram, Endpoint from) noexcept;
-  RemoteWriter* remote_writer(std::uint64_t sender_id, std::uint32_t writer_id, std::uint64_t topic_id) noexcept;
+  /// The writer's entry in remote_writers_, made on its first message; null
+  /// when the topic is not received here or the id is another topic's.
+  const std::shared_ptr<RemoteWriter>* remote_writer(std::uint64_t sender_id, std::uint32_t writer_id,
+                                                     std::uint64_t topic_id) noexcept;
 
   // Timers (participant thread).
   void announce() noexcept;
@@ -170,7 +173,8 @@ class Participant final : public detail::NetworkView, public SocketReceiver, pri
   std::optional<Reassembler> reassembler_;
   std::map<WriterKey, std::shared_ptr<RemoteWriter>> remote_writers_;
   std::map<std::uint64_t, LocalPeer> local_peers_;
-  std::shared_ptr<RemoteWriter> feeding_;  ///< The writer whose fragment on_fragment() is placing.
+  /// The writer whose fragment on_fragment() is placing (its remote_writers_ entry).
+  const std::shared_ptr<RemoteWriter>* feeding_ = nullptr;
   std::vector<Loan> loans_;
   std::vector<std::uint64_t> free_loans_;
   std::optional<ScatterReceive> receive_;  ///< Receive buffers; fragments go straight into their chunk.

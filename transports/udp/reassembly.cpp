@@ -73,7 +73,6 @@ Reassembler::Reassembler(Reassembler&& other) noexcept
       slots_(std::move(other.slots_)),  // moves the buffers: slot bitmap pointers stay valid
       bitmap_words_(std::move(other.bitmap_words_)),
       completed_(std::move(other.completed_)),
-      completed_next_(other.completed_next_),
       words_per_slot_(other.words_per_slot_),
       used_slots_(other.used_slots_),
       last_hit_(other.last_hit_),
@@ -125,7 +124,7 @@ FeedResult Reassembler::on_fragment(std::uint64_t sender_id, const DataFragment&
   }
 
   // 2. A straggler of a message already delivered.
-  if (recently_completed(key)) {
+  if (completed_.contains(key)) {
     ++counters_.late_fragments;
     return outcome_only(FeedOutcome::kLate);
   }
@@ -138,7 +137,7 @@ FeedResult Reassembler::on_fragment(std::uint64_t sender_id, const DataFragment&
     }
     place(destination->bytes.data(), fragment.payload);
     ++counters_.messages_completed;
-    remember_completed(key);
+    completed_.remember(key);
     return {.outcome = FeedOutcome::kCompleted,
             .message = {.key = key,
                         .topic_id = fragment.topic_id,
@@ -198,7 +197,7 @@ FeedResult Reassembler::store(Slot& slot, const DataFragment& fragment, std::uin
                                 .total_bytes = slot.total_bytes,
                                 .destination = slot.destination}};
   ++counters_.messages_completed;
-  remember_completed(slot.key);
+  completed_.remember(slot.key);
   free_slot(slot, false);  // the caller owns the destination now
   return result;
 }
@@ -266,6 +265,9 @@ Reassembler::Slot* Reassembler::claim_slot(std::uint64_t sender_id, std::uint64_
   } else {
     victim = oldest;
   }
+  if (victim == nullptr) {
+    return nullptr;  // no slots at all (create() does not allow it)
+  }
   // A victim that is past its timeout goes whatever the policy.
   const bool expired = now_ns >= victim->last_update_ns && now_ns - victim->last_update_ns >= config_.timeout_ns;
   if (!expired && config_.when_full == WhenFull::kRefuseNew) {
@@ -283,15 +285,6 @@ void Reassembler::free_slot(Slot& slot, bool release_destination) noexcept {
   slot.used = false;
   slot.destination = {};
   --used_slots_;
-}
-
-bool Reassembler::recently_completed(const MessageKey& key) const noexcept {
-  return std::find(completed_.begin(), completed_.end(), key) != completed_.end();
-}
-
-void Reassembler::remember_completed(const MessageKey& key) noexcept {
-  completed_[completed_next_] = key;
-  completed_next_ = (completed_next_ + 1) % completed_.size();
 }
 
 std::size_t Reassembler::expire(std::uint64_t now_ns) noexcept {

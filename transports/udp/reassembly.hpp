@@ -10,17 +10,11 @@
 #include <vector>
 
 #include "axon/result.hpp"
+#include "transports/udp/completed_keys.hpp"
+#include "transports/udp/message_key.hpp"
 #include "transports/udp/wire_format.hpp"
 
 namespace axon::udp {
-
-/// Which message a fragment belongs to.
-struct MessageKey {
-  std::uint64_t sender_id = 0;
-  std::uint64_t sequence = 0;
-  std::uint32_t writer_id = 0;
-  friend bool operator==(const MessageKey&, const MessageKey&) = default;
-};
 
 /// Where a message is assembled: at least `total_bytes` writable bytes and a
 /// token the provider uses to recognise it later (e.g. a chunk index).
@@ -234,16 +228,13 @@ class Reassembler {
   std::optional<Destination> acquire(const MessageKey& key, const DataFragment& fragment) noexcept;
   Slot* claim_slot(std::uint64_t sender_id, std::uint64_t now_ns) noexcept;
   void free_slot(Slot& slot, bool release_destination) noexcept;
-  [[nodiscard]] bool recently_completed(const MessageKey& key) const noexcept;
-  void remember_completed(const MessageKey& key) noexcept;
 
   ReassemblyConfig config_;
   WireLimits limits_;
   DestinationProvider* provider_;
   std::vector<Slot> slots_;
   std::vector<std::uint64_t> bitmap_words_;
-  std::vector<MessageKey> completed_;  ///< Ring of recently completed keys.
-  std::size_t completed_next_ = 0;
+  CompletedKeys completed_;  ///< Spots late fragments of messages already delivered.
   std::size_t words_per_slot_ = 0;
   std::size_t used_slots_ = 0;
   std::size_t last_hit_ = 0;   ///< Slot of the previous fragment: consecutive fragments skip the scan.
