@@ -1,5 +1,6 @@
 #include "src/socket_and_words_wait.hpp"
 
+#include <arpa/inet.h>
 #include <linux/io_uring.h>
 #include <poll.h>
 #include <sys/mman.h>
@@ -26,7 +27,9 @@ constexpr std::uint32_t kFutex2SizeU32 = 0x02;
 constexpr std::uint64_t kFutexTag = 1;
 constexpr std::uint64_t kPollTag = 2;
 constexpr std::uint64_t kCancelTag = 3;
-constexpr unsigned kEntries = 8;  ///< At most three requests go in per call.
+constexpr std::uint64_t kReceiveTag = 16;  ///< + the slot's index.
+/// At most a futex wait, kMaxReceives receives and a cancellation go in per call.
+constexpr unsigned kEntries = 16;
 
 /// struct futex_waitv of Linux 5.16+.
 struct FutexWaitv {
@@ -161,7 +164,9 @@ Result<std::unique_ptr<SocketAndWordsWait>> SocketAndWordsWait::create() {
 
 SocketAndWordsWait::SocketAndWordsWait(std::unique_ptr<Ring> ring) noexcept : ring_(std::move(ring)) {}
 
-SocketAndWordsWait::~SocketAndWordsWait() = default;
+SocketAndWordsWait::~SocketAndWordsWait() {
+  ring_.reset();  // closed (what is in flight cancelled) before the buffers it may write go
+}
 
 SocketAndWordsWait::Woken SocketAndWordsWait::wait(std::span<WakeWord* const> words,
                                                    std::span<const std::uint32_t> seen, int fd,
@@ -170,16 +175,13 @@ SocketAndWordsWait::Woken SocketAndWordsWait::wait(std::span<WakeWord* const> wo
   if (words.size() > kMaxWords || words.size() != seen.size()) {
     return woken_;
   }
-  if (futex_armed_ && !same_futex_wait(words, seen)) {
-    cancel(kFutexTag);
+  if (armed_receives_ > 0) {
+    cancel_receives(receive_fd_);  // a wait_and_receive() that gave up its cancellation
   }
   if (polled_fd_ >= 0 && polled_fd_ != fd) {
     cancel(kPollTag);
   }
-  woken_ = {};  // what the cancellations reaped is not this wait's news
-  if (!futex_armed_ && !words.empty()) {
-    arm_futex_wait(words, seen);
-  }
+  prepare_futex_wait(words, seen);
   if (polled_fd_ < 0 && fd >= 0) {
     arm_socket_poll(fd);
   }
@@ -198,6 +200,56 @@ SocketAndWordsWait::Woken SocketAndWordsWait::wait(std::span<WakeWord* const> wo
   woken_.timed_out =
       !woken_.word_moved && !woken_.readable && timeout_ns >= 0 && monotonic_now_ns() - start >= timeout_ns;
   return woken_;
+}
+
+SocketAndWordsWait::Received SocketAndWordsWait::wait_and_receive(std::span<WakeWord* const> words,
+                                                                  std::span<const std::uint32_t> seen, int fd,
+                                                                  std::size_t count, std::size_t datagram_bytes,
+                                                                  std::int64_t timeout_ns) noexcept {
+  woken_ = {};
+  received_count_ = 0;
+  if (words.size() > kMaxWords || words.size() != seen.size() || fd < 0 || datagram_bytes == 0) {
+    return {};
+  }
+  if (polled_fd_ >= 0) {
+    cancel(kPollTag);  // a wait() of the same thread that gave up its cancellation
+  }
+  if (armed_receives_ > 0) {
+    cancel_receives(receive_fd_);  // likewise
+    received_count_ = 0;
+    if (armed_receives_ > 0) {
+      return {};  // the kernel still owns the buffers
+    }
+  }
+  prepare_futex_wait(words, seen);
+  count = std::clamp<std::size_t>(count, 1, kMaxReceives);
+  arm_socket_receives(fd, count, datagram_bytes);
+  const std::int64_t start = timeout_ns >= 0 ? monotonic_now_ns() : 0;
+  (void)enter(timeout_ns);
+  if (armed_receives_ > 0) {
+    // Not left armed: a receive would take a datagram after this wait, and
+    // hold the socket open (as a poll would).
+    const Woken before = woken_;
+    cancel_receives(fd);
+    woken_.word_moved = woken_.word_moved || before.word_moved;
+  }
+  woken_.readable = received_count_ > 0;
+  woken_.timed_out =
+      !woken_.word_moved && !woken_.readable && timeout_ns >= 0 && monotonic_now_ns() - start >= timeout_ns;
+  return {.woken = woken_,
+          .datagrams = std::span<const ReceivedDatagram>(received_.data(), received_count_),
+          .all_read = received_count_ == count};
+}
+
+void SocketAndWordsWait::prepare_futex_wait(std::span<WakeWord* const> words,
+                                            std::span<const std::uint32_t> seen) noexcept {
+  if (futex_armed_ && !same_futex_wait(words, seen)) {
+    cancel(kFutexTag);
+  }
+  woken_ = {};  // what a cancellation reaped is not this wait's news
+  if (!futex_armed_ && !words.empty()) {
+    arm_futex_wait(words, seen);
+  }
 }
 
 bool SocketAndWordsWait::same_futex_wait(std::span<WakeWord* const> words,
@@ -244,6 +296,45 @@ void SocketAndWordsWait::arm_socket_poll(int fd) noexcept {
   polled_fd_ = fd;
 }
 
+void SocketAndWordsWait::arm_socket_receives(int fd, std::size_t count, std::size_t datagram_bytes) noexcept {
+  if (receive_bytes_ < datagram_bytes) {
+    receive_storage_.assign(kMaxReceives * datagram_bytes, std::byte{0});  // once per larger size
+    receive_bytes_ = datagram_bytes;
+  }
+  for (std::size_t i = 0; i < count; ++i) {
+    ReceiveSlot& slot = slots_[i];
+    slot.vector = iovec{receive_storage_.data() + i * receive_bytes_, receive_bytes_};
+    slot.message = msghdr{};
+    slot.message.msg_name = &slot.from;
+    slot.message.msg_namelen = sizeof(slot.from);
+    slot.message.msg_iov = &slot.vector;
+    slot.message.msg_iovlen = 1;
+    io_uring_sqe& sqe = ring_->next();
+    sqe.opcode = IORING_OP_RECVMSG;
+    sqe.fd = fd;
+    sqe.addr = reinterpret_cast<std::uintptr_t>(&slot.message);
+    sqe.len = 1;
+    sqe.msg_flags = MSG_TRUNC;  // the result is the datagram's real length, even when cut
+    sqe.user_data = kReceiveTag + i;
+    slot.armed = true;
+  }
+  armed_receives_ = count;
+  receive_fd_ = fd;
+}
+
+void SocketAndWordsWait::cancel_receives(int fd) noexcept {
+  io_uring_sqe& sqe = ring_->next();
+  sqe.opcode = IORING_OP_ASYNC_CANCEL;
+  sqe.fd = fd;
+  sqe.cancel_flags = IORING_ASYNC_CANCEL_FD | IORING_ASYNC_CANCEL_ALL;  // every request on fd: the receives
+  sqe.user_data = kCancelTag;
+  for (int round = 0; round < 16 && armed_receives_ > 0; ++round) {
+    if (!enter(-1)) {
+      break;
+    }
+  }
+}
+
 void SocketAndWordsWait::cancel(std::uint64_t tag) noexcept {
   io_uring_sqe& sqe = ring_->next();
   sqe.opcode = IORING_OP_ASYNC_CANCEL;
@@ -284,12 +375,35 @@ bool SocketAndWordsWait::enter(std::int64_t timeout_ns) noexcept {
         polled_fd_ = -1;
         woken_.readable = woken_.readable || (cqe.res > 0 && (cqe.res & (POLLIN | POLLERR | POLLHUP)) != 0);
         break;
-      default: break;  // a cancellation's own completion
+      default:
+        if (cqe.user_data >= kReceiveTag && cqe.user_data < kReceiveTag + kMaxReceives) {
+          on_receive_completion(static_cast<std::size_t>(cqe.user_data - kReceiveTag), cqe.res);
+        }
+        break;  // else a cancellation's own completion
     }
   }
   // Release: the kernel may reuse the slots read above.
   std::atomic_ref<unsigned>(*r.cq_head).store(head, std::memory_order_release);
   return rc >= 0 || errno == ETIME || errno == EINTR;
+}
+
+void SocketAndWordsWait::on_receive_completion(std::size_t index, int result) noexcept {
+  ReceiveSlot& slot = slots_[index];
+  if (!slot.armed) {
+    return;
+  }
+  slot.armed = false;
+  --armed_receives_;
+  if (result < 0) {
+    return;  // -ECANCELED, or an error the socket reports again to its next reader
+  }
+  const auto size = static_cast<std::size_t>(result);
+  received_[received_count_++] =
+      ReceivedDatagram{.bytes = std::span<const std::byte>(static_cast<const std::byte*>(slot.vector.iov_base),
+                                                           std::min(size, slot.vector.iov_len)),
+                       .size = size,
+                       .from_ipv4 = ntohl(slot.from.sin_addr.s_addr),
+                       .from_port = ntohs(slot.from.sin_port)};
 }
 
 SocketAndWordsWait* this_thread_socket_wait() noexcept {

@@ -47,7 +47,10 @@ void run_baseline_command(const BaselineOptions& options, Output& out) {
     ping_pongs.push_back(measure_udp_pingpong(setup, options.message_bytes));
   }
   if (wanted("udp-uring")) {
-    ping_pongs.push_back(measure_udp_uring_pingpong(setup, options.message_bytes));
+    ping_pongs.push_back(measure_udp_uring_pingpong(setup, options.message_bytes, UringWait::kPoll));
+  }
+  if (wanted("udp-uring-recv")) {
+    ping_pongs.push_back(measure_udp_uring_pingpong(setup, options.message_bytes, UringWait::kReceive));
   }
   if (wanted("udp-handoff")) {
     ping_pongs.push_back(measure_udp_handoff_pingpong(setup, options.message_bytes));
@@ -98,9 +101,10 @@ Command add_baseline_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--only", options->only,
                   "Baselines to run, comma-separated: cacheline,futex,uds,udp,memcpy (the default), and "
-                  "udp-uring, udp-handoff (receive designs: docs/performance.md, \"Across hosts\")")
+                  "udp-uring, udp-uring-recv, udp-handoff (receive designs: docs/performance.md, \"Across hosts\")")
       ->delimiter(',')
-      ->check(CLI::IsMember({"cacheline", "futex", "uds", "udp", "udp-uring", "udp-handoff", "memcpy"}))
+      ->check(
+          CLI::IsMember({"cacheline", "futex", "uds", "udp", "udp-uring", "udp-uring-recv", "udp-handoff", "memcpy"}))
       ->capture_default_str();
   return {cmd, [options](Output& out) { run_baseline_command(*options, out); }};
 }

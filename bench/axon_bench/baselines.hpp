@@ -5,10 +5,11 @@
 //   futex      the same with futex wait/wake (the floor of a blocking one).
 //   uds, udp   Unix-domain-socket and UDP-loopback ping-pong (what a
 //              socket-based middleware pays at least).
-//   udp-uring, udp-handoff  UDP-loopback ping-pong with the receiver
-//              waiting in io_uring on its socket and a futex word, or with a
-//              futex hand-off between a receive thread and the answering one
-//              (not run by default; what a receive design costs).
+//   udp-uring, udp-uring-recv, udp-handoff  UDP-loopback ping-pong with the
+//              receiver waiting in io_uring on its socket and a futex word
+//              (then reading, or reading in the same wait), or with a futex
+//              hand-off between a receive thread and the answering one (not
+//              run by default; what a receive design costs).
 //   memcpy     copy bandwidth per payload size (what a copying middleware
 //              pays per message on top of its transport).
 // ping_pong_baselines.cpp, memcpy_baseline.cpp; the subcommand is in
@@ -41,11 +42,15 @@ CaseResult measure_futex_pingpong(const PingPongSetup& setup);
 CaseResult measure_uds_pingpong(const PingPongSetup& setup, std::size_t message_bytes);
 /// `message_bytes` datagrams between two sockets on 127.0.0.1.
 CaseResult measure_udp_pingpong(const PingPongSetup& setup, std::size_t message_bytes);
+/// How a udp-uring receiver gets its datagram.
+enum class UringWait : std::uint8_t {
+  kPoll,     ///< udp-uring: watches the socket (poll), then reads it without blocking.
+  kReceive,  ///< udp-uring-recv: the wait reads it (RECVMSG), as axon's waiting threads do.
+};
 /// Same, each receiver waiting in io_uring on its socket and (never woken) a
-/// shared futex word in one call, then reading without blocking: what one
-/// thread watching both shared memory and a socket pays. Throws where io_uring
-/// has no futex waits (Linux < 6.7).
-CaseResult measure_udp_uring_pingpong(const PingPongSetup& setup, std::size_t message_bytes);
+/// shared futex word in one call: what one thread watching both shared
+/// memory and a socket pays. Throws where io_uring has no futex waits (Linux < 6.7).
+CaseResult measure_udp_uring_pingpong(const PingPongSetup& setup, std::size_t message_bytes, UringWait how);
 /// Same as udp, each side's datagram read by a second thread of its process
 /// that hands it over by a futex to the thread that answers: the thread hop
 /// of a transport whose receive thread is not its subscriber's.

@@ -291,7 +291,7 @@ CaseResult measure_udp_pingpong(const PingPongSetup& setup, std::size_t message_
   return result;
 }
 
-CaseResult measure_udp_uring_pingpong(const PingPongSetup& setup, std::size_t message_bytes) {
+CaseResult measure_udp_uring_pingpong(const PingPongSetup& setup, std::size_t message_bytes, UringWait how) {
   using axon::futex::SocketAndWordsWait;
   if (auto probe = SocketAndWordsWait::create(); !probe) {
     throw std::runtime_error("udp-uring: " + std::string(probe.error().message()));
@@ -316,6 +316,12 @@ CaseResult measure_udp_uring_pingpong(const PingPongSetup& setup, std::size_t me
     const int fd = sockets.fd[side];
     axon::WakeWord* const words[] = {side == 0 ? &idle->ping : &idle->pong};
     const std::uint32_t seen[] = {words[0]->sequence.load(std::memory_order_acquire)};
+    while (how == UringWait::kReceive) {  // the wake-up brings the datagram
+      const auto received = waits[side]->wait_and_receive(words, seen, fd, 1, message_bytes + 1, -1);
+      if (!received.datagrams.empty()) {
+        return received.datagrams[0].size == message_bytes;
+      }
+    }
     for (;;) {
       if (::recv(fd, buffer.data(), message_bytes, MSG_DONTWAIT) == static_cast<ssize_t>(message_bytes)) {
         return true;
@@ -327,7 +333,7 @@ CaseResult measure_udp_uring_pingpong(const PingPongSetup& setup, std::size_t me
     }
   };
   auto result = measure_round_trips(
-      setup, "udp-uring",
+      setup, how == UringWait::kReceive ? "udp-uring-recv" : "udp-uring",
       [&](std::uint64_t) {
         return ::send(sockets.fd[0], buffer.data(), message_bytes, 0) == static_cast<ssize_t>(message_bytes) &&
                receive(0);
@@ -336,7 +342,7 @@ CaseResult measure_udp_uring_pingpong(const PingPongSetup& setup, std::size_t me
         return receive(1) &&
                ::send(sockets.fd[1], buffer.data(), message_bytes, 0) == static_cast<ssize_t>(message_bytes);
       });
-  result.wait_strategy = "io_uring-poll-and-futex";
+  result.wait_strategy = how == UringWait::kReceive ? "io_uring-recvmsg-and-futex" : "io_uring-poll-and-futex";
   result.payload_bytes = message_bytes;
   result.mb_per_s = *result.msgs_per_s * static_cast<double>(message_bytes) / 1e6;
   return result;

@@ -114,10 +114,18 @@ struct WakeWord {
   std::atomic<std::uint32_t> waiters{0};
 };
 
+/// A datagram a waiting thread read for a SocketReceiver.
+struct ReceivedDatagram {
+  std::span<const std::byte> bytes;  ///< What was read: at most the buffer's size.
+  std::size_t size = 0;              ///< The datagram's length; above bytes.size(): it was cut.
+  std::uint32_t from_ipv4 = 0;       ///< Host order.
+  std::uint16_t from_port = 0;
+};
+
 /// A socket that a thread waiting for a subscriber may read itself, instead
 /// of being woken by the transport's own receive thread: one wake-up per
 /// message instead of two (the UDP transport; docs/design/udp-transport.md,
-/// "Two hops per received message"). Valid while the subscriber port that
+/// "One wake-up per message"). Valid while the subscriber port that
 /// returned it lives. Any thread.
 class SocketReceiver {
  public:
@@ -128,10 +136,17 @@ class SocketReceiver {
   /// thread leaves the socket to the waiters meanwhile (and shortly after).
   virtual void begin_wait() noexcept = 0;
   virtual void end_wait() noexcept = 0;
-  /// receive_fd() was readable: reads and delivers what is there (through
-  /// shared memory, as the transport's thread would), unless another thread
-  /// is receiving right now.
-  virtual void receive_ready() noexcept = 0;
+  /// Longest datagram the transport accepts (a waiter reads into buffers of
+  /// this size; a longer one arrives cut and is refused).
+  [[nodiscard]] virtual std::size_t max_datagram_bytes() const noexcept = 0;
+  /// How many datagrams a waiter should read per wake-up: those of the
+  /// message received last (the next is likely alike).
+  [[nodiscard]] virtual std::size_t expected_datagrams() const noexcept = 0;
+  /// Delivers datagrams a waiter read from receive_fd() itself, as the
+  /// transport's thread would. `all_read`: every receive the waiter armed got
+  /// one, so more may be queued; the transport reads on while a message is
+  /// incomplete.
+  virtual void receive_datagrams(std::span<const ReceivedDatagram> datagrams, bool all_read) noexcept = 0;
 };
 
 /// Transport side of one publisher. Thread safety: one thread at a time.

@@ -76,18 +76,20 @@ class Idler {
     }
     if (receiver != nullptr && !words.empty()) {
       if (futex::SocketAndWordsWait* both = futex::this_thread_socket_wait()) {
-        futex::SocketAndWordsWait::Woken woken;
+        // The wake-up brings the datagrams (as many as the last message had).
+        futex::SocketAndWordsWait::Received received;
         {
           futex::Waiter waiter(words);
           if (ready()) {
             return false;
           }
           receiver->begin_wait();
-          woken = both->wait(words, waiter.seen(), receiver->receive_fd(), timeout_ns);
+          received = both->wait_and_receive(words, waiter.seen(), receiver->receive_fd(),
+                                            receiver->expected_datagrams(), receiver->max_datagram_bytes(), timeout_ns);
           receiver->end_wait();
-        }  // waiters counted down first: what receive_ready() publishes wakes nobody here
-        if (woken.readable) {
-          receiver->receive_ready();
+        }  // waiters counted down first: what receive_datagrams() publishes wakes nobody here
+        if (!received.datagrams.empty()) {
+          receiver->receive_datagrams(received.datagrams, received.all_read);
         }
         return true;
       }

@@ -164,7 +164,7 @@ def test_baseline(bench, work):
 
 def test_receive_designs(bench, work):
     j = os.path.join(work, "receive_designs.json")
-    result = run(bench, "baseline", "--only", "udp,udp-uring,udp-handoff", "--samples", "500", "--warmup", "50",
+    result = run(bench, "baseline", "--only", "udp,udp-uring,udp-uring-recv,udp-handoff", "--samples", "500", "--warmup", "50",
                  "--message-bytes", "1024", "--json", j, "--quiet", expect_ok=False)
     if result.returncode != 0 and "needs Linux 6.7" in result.stderr:
         print("receive_designs: skipped, this kernel's io_uring cannot wait on futex words")
@@ -172,7 +172,7 @@ def test_receive_designs(bench, work):
     check(result.returncode == 0, f"exit status {result.returncode}")
     doc = check_json(j, ["baseline"])
     names = [r["mode"] for r in doc["results"]]
-    check(names == ["baseline:udp", "baseline:udp-uring", "baseline:udp-handoff"],
+    check(names == ["baseline:udp", "baseline:udp-uring", "baseline:udp-uring-recv", "baseline:udp-handoff"],
           f"receive_designs: records {names}")
     for r in doc["results"]:
         check(r["payload_bytes"] == 1024 and r["samples"] == 500, f"receive_designs: {r}")

@@ -128,8 +128,8 @@ Result<void> Participant::start() {
   for (std::uint64_t i = loans_.size(); i > 0; --i) {
     free_loans_.push_back(i - 1);
   }
-  const std::size_t buffer_bytes = std::min<std::size_t>(config_.udp.mtu - 28 + 64, kMaxDatagramBytes + 1);
-  receive_.emplace(UdpSocket::kMaxBatch, buffer_bytes);
+  datagram_buffer_bytes_ = std::min<std::size_t>(config_.udp.mtu - 28 + 64, kMaxDatagramBytes + 1);
+  receive_.emplace(UdpSocket::kMaxBatch, datagram_buffer_bytes_);
   wake_fd_ = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
   if (wake_fd_ < 0) {
     return Error(ErrorCode::kSystem, fmt::format("udp: eventfd failed: {}", std::strerror(errno)));  // NOLINT
@@ -340,13 +340,23 @@ void Participant::end_wait() noexcept {
   socket_waiters_.fetch_sub(1, std::memory_order_relaxed);
 }
 
-void Participant::receive_ready() noexcept {
-  const std::unique_lock receiving(receive_mutex_, std::try_to_lock);
-  if (!receiving.owns_lock()) {
-    return;  // another thread is receiving: it delivers, and the futex wakes us
-  }
+void Participant::receive_datagrams(std::span<const ReceivedDatagram> datagrams, bool all_read) noexcept {
+  // Waits for the UDP thread's turn if need be: these datagrams left the socket already.
+  const std::lock_guard receiving(receive_mutex_);
   NetworkCounterCells::add(counters_.receives_on_waiting_threads);
-  drain(data_socket_, false);
+  NetworkCounterCells::add(counters_.datagrams_received, datagrams.size());
+  for (const ReceivedDatagram& d : datagrams) {
+    if (d.size > d.bytes.size()) {
+      NetworkCounterCells::add(counters_.datagrams_refused);  // longer than any datagram we accept
+      continue;
+    }
+    on_datagram(d.bytes, Endpoint{.ipv4 = d.from_ipv4, .port = d.from_port}, false);
+  }
+  if (all_read && reassembler_->in_flight_count() > 0) {
+    drain(data_socket_, false);  // the rest of a long message, straight into its chunk
+  } else {
+    store_reassembly_counters();
+  }
 }
 
 void Participant::drain(UdpSocket& socket, bool discovery) noexcept {
@@ -368,14 +378,18 @@ void Participant::drain(UdpSocket& socket, bool discovery) noexcept {
         case Arrival::Kind::kStale: NetworkCounterCells::add(counters_.fragments_stale); break;
       }
     }
-    const ReassemblyCounters& r = reassembler_->counters();
-    // Statistics; only this thread writes them.
-    counters_.fragments_in_place.store(r.fragments_in_place, std::memory_order_relaxed);
-    counters_.fragments_copied.store(r.fragments_copied, std::memory_order_relaxed);
+    store_reassembly_counters();
     if (n < batch.size()) {
       return;
     }
   }
+}
+
+void Participant::store_reassembly_counters() noexcept {
+  const ReassemblyCounters& r = reassembler_->counters();
+  // Statistics; only the thread holding receive_mutex_ writes them.
+  counters_.fragments_in_place.store(r.fragments_in_place, std::memory_order_relaxed);
+  counters_.fragments_copied.store(r.fragments_copied, std::memory_order_relaxed);
 }
 
 void Participant::on_datagram(std::span<const std::byte> bytes, Endpoint from, bool discovery) noexcept {
@@ -566,6 +580,7 @@ void Participant::on_data(const ParsedDatagram& datagram) noexcept {
   feeding_ = nullptr;
   switch (result.outcome) {
     case FeedOutcome::kCompleted: {
+      last_message_datagrams_.store(fragment.fragment_count, std::memory_order_relaxed);
       auto loan = take_loan(result.message.destination.token);
       if (loan) {
         loan->writer->complete(result.message.key.sequence, loan->chunk, result.message.total_bytes);

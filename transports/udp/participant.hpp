@@ -70,7 +70,11 @@ class Participant final : public detail::NetworkView, public SocketReceiver, pri
   [[nodiscard]] int receive_fd() const noexcept override { return data_socket_.fd(); }
   void begin_wait() noexcept override;
   void end_wait() noexcept override;
-  void receive_ready() noexcept override;
+  [[nodiscard]] std::size_t max_datagram_bytes() const noexcept override { return datagram_buffer_bytes_; }
+  [[nodiscard]] std::size_t expected_datagrams() const noexcept override {
+    return last_message_datagrams_.load(std::memory_order_relaxed);  // a hint: any value is safe
+  }
+  void receive_datagrams(std::span<const ReceivedDatagram> datagrams, bool all_read) noexcept override;
 
  private:
   struct WriterEntry {
@@ -110,6 +114,7 @@ class Participant final : public detail::NetworkView, public SocketReceiver, pri
 
   // Network input (participant thread).
   void drain(UdpSocket& socket, bool discovery) noexcept;
+  void store_reassembly_counters() noexcept;
   void on_datagram(std::span<const std::byte> bytes, Endpoint from, bool discovery) noexcept;
   /// A parsed datagram; `bytes` is the whole of it, or empty for a fragment
   /// received in place (never an ANNOUNCE).
@@ -164,8 +169,11 @@ class Participant final : public detail::NetworkView, public SocketReceiver, pri
   /// theirs after the last one woke (then this thread watches it again).
   std::atomic<int> socket_waiters_{0};
   std::atomic<std::int64_t> socket_lease_until_ns_{0};
+  /// Fragments of the message completed last (expected_datagrams()).
+  std::atomic<std::uint32_t> last_message_datagrams_{1};
+  std::size_t datagram_buffer_bytes_ = 0;  ///< Receive buffer per datagram: the MTU's payload and a margin.
   /// Held by whichever thread receives: the participant thread for its turns
-  /// (timers, then what poll() found), a waiter in receive_ready(). Lock
+  /// (timers, then what poll() found), a waiter in receive_datagrams(). Lock
   /// order: receive_mutex_, then mutex_, then a writer's mutex.
   std::mutex receive_mutex_;
 

@@ -9,7 +9,9 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <string>
 #include <thread>
+#include <vector>
 
 namespace axon::futex {
 namespace {
@@ -149,6 +151,104 @@ TEST_F(SocketAndWordsWaitTest, WaitsOnWordsAloneWithoutASocket) {
   const auto woken = sut->wait(words, values, -1, kLongNs);
   waker.join();
   EXPECT_TRUE(woken.word_moved);
+}
+
+// ---- wait_and_receive(): the wake-up brings the datagrams ----
+
+std::string text_of(const ReceivedDatagram& d) {
+  return {reinterpret_cast<const char*>(d.bytes.data()), d.bytes.size()};
+}
+
+TEST_F(SocketAndWordsWaitTest, ReceivesTheDatagramsThatWokeItInOrderWithTheirSender) {
+  WakeWord* const words[] = {&word};
+  const std::uint32_t values[] = {seen(word)};
+  std::thread sender([&] {
+    std::this_thread::sleep_for(20ms);
+    EXPECT_EQ(::send(sockets.fd[0], "ab", 2, 0), 2);
+    EXPECT_EQ(::send(sockets.fd[0], "cde", 3, 0), 3);
+  });
+  std::vector<std::string> texts;
+  bool all_read = false;
+  for (int round = 0; round < 2 && texts.size() < 2; ++round) {  // the second may come after the first woke it
+    const auto received = sut->wait_and_receive(words, values, sockets.receiver(), 2 - texts.size(), 64, kLongNs);
+    EXPECT_TRUE(received.woken.readable);
+    EXPECT_FALSE(received.woken.word_moved);
+    for (const ReceivedDatagram& d : received.datagrams) {
+      texts.push_back(text_of(d));
+      EXPECT_EQ(d.size, d.bytes.size());
+      EXPECT_EQ(d.from_ipv4, INADDR_LOOPBACK);
+      sockaddr_in sender_address{};
+      socklen_t length = sizeof(sender_address);
+      ASSERT_EQ(::getsockname(sockets.fd[0], reinterpret_cast<sockaddr*>(&sender_address), &length), 0);
+      EXPECT_EQ(d.from_port, ntohs(sender_address.sin_port));
+    }
+    all_read = received.all_read;
+  }
+  sender.join();
+  EXPECT_EQ(texts, (std::vector<std::string>{"ab", "cde"}));
+  EXPECT_TRUE(all_read);
+}
+
+TEST_F(SocketAndWordsWaitTest, ReadsNoMoreThanAskedAndLeavesTheRestInTheSocket) {
+  for (const char* text : {"1", "2", "3"}) {
+    ASSERT_EQ(::send(sockets.fd[0], text, 1, 0), 1);
+  }
+  std::this_thread::sleep_for(5ms);
+  WakeWord* const words[] = {&word};
+  const std::uint32_t values[] = {seen(word)};
+  const auto received = sut->wait_and_receive(words, values, sockets.receiver(), 2, 64, kLongNs);
+  ASSERT_EQ(received.datagrams.size(), 2U);
+  EXPECT_EQ(text_of(received.datagrams[0]), "1");
+  EXPECT_EQ(text_of(received.datagrams[1]), "2");
+  EXPECT_TRUE(received.all_read);
+  char byte = 0;
+  EXPECT_EQ(::recv(sockets.receiver(), &byte, 1, MSG_DONTWAIT), 1);
+  EXPECT_EQ(byte, '3');
+}
+
+TEST_F(SocketAndWordsWaitTest, AWordWakeCancelsItsReceivesSoLaterDatagramsStayInTheSocket) {
+  WakeWord* const words[] = {&word};
+  const std::uint32_t values[] = {seen(word)};
+  std::thread waker([&] {
+    std::this_thread::sleep_for(20ms);
+    wake_all(word);
+  });
+  const auto received = sut->wait_and_receive(words, values, sockets.receiver(), 4, 64, kLongNs);
+  waker.join();
+  EXPECT_TRUE(received.woken.word_moved);
+  EXPECT_FALSE(received.woken.readable);
+  EXPECT_TRUE(received.datagrams.empty());
+  EXPECT_FALSE(received.all_read);
+  // Were a receive still armed, it would take this datagram from the socket.
+  sockets.send_to_receiver();
+  std::this_thread::sleep_for(5ms);
+  char byte = 0;
+  EXPECT_EQ(::recv(sockets.receiver(), &byte, 1, MSG_DONTWAIT), 1);
+}
+
+TEST_F(SocketAndWordsWaitTest, ReportsADatagramLongerThanItsBufferAsCut) {
+  const std::string long_text(100, 'x');
+  ASSERT_EQ(::send(sockets.fd[0], long_text.data(), long_text.size(), 0), 100);
+  WakeWord* const words[] = {&word};
+  const std::uint32_t values[] = {seen(word)};
+  const auto received = sut->wait_and_receive(words, values, sockets.receiver(), 1, 16, kLongNs);
+  ASSERT_EQ(received.datagrams.size(), 1U);
+  EXPECT_EQ(received.datagrams[0].size, 100U);
+  EXPECT_EQ(received.datagrams[0].bytes.size(), 16U);
+}
+
+TEST_F(SocketAndWordsWaitTest, ATimedOutReceiveTakesNothingAndPollingWaitsStillWork) {
+  WakeWord* const words[] = {&word};
+  const std::uint32_t values[] = {seen(word)};
+  const auto received = sut->wait_and_receive(words, values, sockets.receiver(), 3, 64, 30'000'000);
+  EXPECT_TRUE(received.woken.timed_out);
+  EXPECT_TRUE(received.datagrams.empty());
+  // The same ring, now watching the socket without reading it.
+  sockets.send_to_receiver();
+  const auto woken = sut->wait(words, values, sockets.receiver(), kLongNs);
+  EXPECT_TRUE(woken.readable);
+  char byte = 0;
+  EXPECT_EQ(::recv(sockets.receiver(), &byte, 1, MSG_DONTWAIT), 1);
 }
 
 }  // namespace
