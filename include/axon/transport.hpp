@@ -136,12 +136,17 @@ class SocketReceiver {
   /// thread leaves the socket to the waiters meanwhile (and shortly after).
   virtual void begin_wait() noexcept = 0;
   virtual void end_wait() noexcept = 0;
+  /// receive_fd() was readable: reads and delivers what is there (through
+  /// shared memory, as the transport's thread would), unless another thread
+  /// is receiving right now.
+  virtual void receive_ready() noexcept = 0;
+  /// Datagrams of the message received last: a waiter reads a one-datagram
+  /// message in its wait (receive_datagrams()), a longer one after it
+  /// (receive_ready(), one recvmmsg for all its fragments).
+  [[nodiscard]] virtual std::size_t expected_datagrams() const noexcept = 0;
   /// Longest datagram the transport accepts (a waiter reads into buffers of
   /// this size; a longer one arrives cut and is refused).
   [[nodiscard]] virtual std::size_t max_datagram_bytes() const noexcept = 0;
-  /// How many datagrams a waiter should read per wake-up: those of the
-  /// message received last (the next is likely alike).
-  [[nodiscard]] virtual std::size_t expected_datagrams() const noexcept = 0;
   /// Delivers datagrams a waiter read from receive_fd() itself, as the
   /// transport's thread would. `all_read`: every receive the waiter armed got
   /// one, so more may be queued; the transport reads on while a message is

@@ -76,20 +76,32 @@ class Idler {
     }
     if (receiver != nullptr && !words.empty()) {
       if (futex::SocketAndWordsWait* both = futex::this_thread_socket_wait()) {
-        // The wake-up brings the datagrams (as many as the last message had).
+        // A one-datagram message comes with the wake-up (no receive call
+        // after it); a longer one is read after the wake-up by one recvmmsg,
+        // which usually finds all its fragments there (reading the first in
+        // the wait measured slower for 2 KiB: the second one then often
+        // costs a wake-up of its own).
+        const bool read_in_wait = receiver->expected_datagrams() == 1;
         futex::SocketAndWordsWait::Received received;
+        futex::SocketAndWordsWait::Woken woken;
         {
           futex::Waiter waiter(words);
           if (ready()) {
             return false;
           }
           receiver->begin_wait();
-          received = both->wait_and_receive(words, waiter.seen(), receiver->receive_fd(),
-                                            receiver->expected_datagrams(), receiver->max_datagram_bytes(), timeout_ns);
+          if (read_in_wait) {
+            received = both->wait_and_receive(words, waiter.seen(), receiver->receive_fd(), 1,
+                                              receiver->max_datagram_bytes(), timeout_ns);
+          } else {
+            woken = both->wait(words, waiter.seen(), receiver->receive_fd(), timeout_ns);
+          }
           receiver->end_wait();
-        }  // waiters counted down first: what receive_datagrams() publishes wakes nobody here
+        }  // waiters counted down first: what the receiver publishes wakes nobody here
         if (!received.datagrams.empty()) {
           receiver->receive_datagrams(received.datagrams, received.all_read);
+        } else if (woken.readable) {
+          receiver->receive_ready();
         }
         return true;
       }

@@ -340,6 +340,15 @@ void Participant::end_wait() noexcept {
   socket_waiters_.fetch_sub(1, std::memory_order_relaxed);
 }
 
+void Participant::receive_ready() noexcept {
+  const std::unique_lock receiving(receive_mutex_, std::try_to_lock);
+  if (!receiving.owns_lock()) {
+    return;  // another thread is receiving: it delivers, and the futex wakes us
+  }
+  NetworkCounterCells::add(counters_.receives_on_waiting_threads);
+  drain(data_socket_, false);
+}
+
 void Participant::receive_datagrams(std::span<const ReceivedDatagram> datagrams, bool all_read) noexcept {
   // Waits for the UDP thread's turn if need be: these datagrams left the socket already.
   const std::lock_guard receiving(receive_mutex_);

@@ -70,10 +70,11 @@ class Participant final : public detail::NetworkView, public SocketReceiver, pri
   [[nodiscard]] int receive_fd() const noexcept override { return data_socket_.fd(); }
   void begin_wait() noexcept override;
   void end_wait() noexcept override;
-  [[nodiscard]] std::size_t max_datagram_bytes() const noexcept override { return datagram_buffer_bytes_; }
+  void receive_ready() noexcept override;
   [[nodiscard]] std::size_t expected_datagrams() const noexcept override {
     return last_message_datagrams_.load(std::memory_order_relaxed);  // a hint: any value is safe
   }
+  [[nodiscard]] std::size_t max_datagram_bytes() const noexcept override { return datagram_buffer_bytes_; }
   void receive_datagrams(std::span<const ReceivedDatagram> datagrams, bool all_read) noexcept override;
 
  private:
