@@ -136,6 +136,11 @@ CaseResult measure_raw_udp_throughput(const NetworkCase& c) {
         acknowledged = newest != 0 ? std::max(acknowledged, newest) : sequence - 1;
       }
       if (!endpoint.send(sequence, message.data(), message.size())) {
+        // The receiver counted enough, set `done` and closed its socket: the
+        // kernel reports the port unreachable to this connected socket.
+        if (errno == ECONNREFUSED && pc.done.load(std::memory_order_acquire) != 0) {
+          break;
+        }
         return fail(pc, 0, "sendmmsg failed: " + error_text(errno));
       }
     }
