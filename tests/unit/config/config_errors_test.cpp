@@ -67,6 +67,7 @@ const Case kCases[] = {
     // Out of range.
     {"depth too large", "topics:\n  - name: a\n    depth: 1000\n",
      "bad.yaml:3:12:", "depth must be a whole number from 1 to 256, found 1000"},
+    {"strict not a boolean", "strict: sure\n", "bad.yaml:1:9:", "strict must be true or false, found 'sure'"},
     {"negative domain", "domain: -1\n", "bad.yaml:1:9:", "from 0 to 4294967295"},
     {"priority too high", "nodes:\n  - name: a\n    executor: {sched_fifo_priority: 120}\n",
      "bad.yaml:3:37:", "sched_fifo_priority (0: normal scheduling) must be a whole number from 0 to 99"},
