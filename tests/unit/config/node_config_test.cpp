@@ -52,11 +52,15 @@ class NodeConfigTest : public ::testing::Test {
   std::string dir = ::testing::TempDir() + "axon_config_" + std::to_string(::getpid()) + "_" + std::to_string(domain);
 };
 
-/// What axon logs while it lives (warnings and above, at the default level).
+/// What axon logs while it lives, warnings at least (whatever AXON_LOG_LEVEL says).
 class LogCapture {
  public:
-  LogCapture() { logger().sinks().push_back(sink_); }
+  LogCapture() : level_(logger().level()) {
+    logger().sinks().push_back(sink_);
+    logger().set_level(std::min(level_, spdlog::level::warn));
+  }
   ~LogCapture() {
+    logger().set_level(level_);
     auto& sinks = logger().sinks();
     sinks.erase(std::remove(sinks.begin(), sinks.end(), sink_), sinks.end());
   }
@@ -65,6 +69,7 @@ class LogCapture {
   [[nodiscard]] std::string text() const { return text_.str(); }
 
  private:
+  spdlog::level::level_enum level_;
   std::ostringstream text_;
   std::shared_ptr<spdlog::sinks::ostream_sink_mt> sink_ = std::make_shared<spdlog::sinks::ostream_sink_mt>(text_);
 };
