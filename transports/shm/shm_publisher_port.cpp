@@ -7,6 +7,7 @@
 #include "src/clock.hpp"
 #include "src/futex.hpp"
 #include "src/log.hpp"
+#include "transports/shm/shared_checks.hpp"
 #include "transports/shm/shm_ports.hpp"
 
 namespace axon::shm {
@@ -184,7 +185,9 @@ Result<PublishStatus> ShmPublisherPort::publish_with(LoanedChunk loaned, std::si
   chunk->publisher_id = publisher_id_;
   const std::uint64_t history_bit = remember(chunk, entry);
   // Acquire pairs with the release fetch_or in create_connection().
-  const std::uint64_t active = block_->active_bits.load(std::memory_order_acquire);
+  // Masked: a stray bit above the connections' (other processes write this
+  // word) must not become a loan or history bit, nor index connection_of_bit.
+  const std::uint64_t active = block_->active_bits.load(std::memory_order_acquire) & kConnectionBits;
   // Every connection we are about to push to holds the chunk from here on; a
   // plain store suffices because until the first push the chunk is ours alone.
   // Release pairs with the acquire load in reclaim_connection() (which then
@@ -228,9 +231,30 @@ Result<PublishStatus> ShmPublisherPort::publish_with(LoanedChunk loaned, std::si
   return status;
 }
 
+namespace {
+
+/// Stands in for a connection whose index is corrupt: never kActive, so
+/// nothing is pushed to it and its bit is reclaimed. Only read.
+Connection g_unusable_connection;
+
+[[gnu::cold, gnu::noinline]] Connection& unusable_connection(std::uint32_t block, std::uint32_t bit,
+                                                             std::uint16_t index) noexcept {
+  report_corruption(Corruption::kConnectionIndex,
+                    fmt::format("publisher block {} maps bit {} to connection {} (at most {})", block, bit, index,
+                                kMaxConnectionsPerNode));
+  return g_unusable_connection;
+}
+
+}  // namespace
+
 Connection& ShmPublisherPort::connection(std::uint32_t bit) const noexcept {
-  // Relaxed: written before the bit was set (see create_connection()).
-  return pool_->segment->connections[block_->connection_of_bit[bit].load(std::memory_order_relaxed)];
+  // Relaxed: written before the bit was set (see create_connection()), by the
+  // connection's creator, maybe another process: checked before it indexes.
+  const std::uint16_t index = block_->connection_of_bit[bit].load(std::memory_order_relaxed);
+  if (index >= kMaxConnectionsPerNode) [[unlikely]] {
+    return unusable_connection(block_index_, bit, index);
+  }
+  return pool_->segment->connections[index];
 }
 
 void ShmPublisherPort::offer(std::uint32_t bit, Delivery& delivery, PublishStatus& status) noexcept {
@@ -381,7 +405,11 @@ void ShmPublisherPort::wake(std::uint64_t delivered_bits) noexcept {
   futex::full_fence();
   for (std::uint64_t bits = delivered_bits; bits != 0; bits &= bits - 1) {
     const Connection& conn = connection(static_cast<std::uint32_t>(__builtin_ctzll(bits)));
-    futex::notify_if_waiting(transport_->registry_.subscriber_wake(conn.subscriber_slot));
+    // The slot was written by the subscriber's process; a corrupt one (the
+    // liveness round closes its connection) wakes nobody.
+    if (conn.subscriber_slot < kMaxSubscribers) [[likely]] {
+      futex::notify_if_waiting(transport_->registry_.subscriber_wake(conn.subscriber_slot));
+    }
   }
 }
 
@@ -410,7 +438,7 @@ QueueCounters ShmPublisherPort::queue_counters(const Connection& conn) noexcept 
 std::size_t ShmPublisherPort::subscriber_fill(std::span<SubscriberFill> out) const noexcept {
   std::size_t written = 0;
   // Acquire: see create_connection().
-  const std::uint64_t active = block_->active_bits.load(std::memory_order_acquire);
+  const std::uint64_t active = block_->active_bits.load(std::memory_order_acquire) & kConnectionBits;
   for (std::uint64_t bits = active; bits != 0 && written < out.size(); bits &= bits - 1) {
     const Connection& conn = connection(static_cast<std::uint32_t>(__builtin_ctzll(bits)));
     if (conn.state.load(std::memory_order_acquire) != ConnectionState::kActive) {
@@ -433,7 +461,7 @@ PublisherCounters ShmPublisherPort::counters() const noexcept {
   result.totals.dropped_full = totals_.dropped_full.load(std::memory_order_relaxed);
   result.totals.dropped_oldest = totals_.dropped_oldest.load(std::memory_order_relaxed);
   result.totals.dropped_timeout = totals_.dropped_timeout.load(std::memory_order_relaxed);
-  const std::uint64_t active = block_->active_bits.load(std::memory_order_acquire);
+  const std::uint64_t active = block_->active_bits.load(std::memory_order_acquire) & kConnectionBits;
   for (std::uint64_t bits = active; bits != 0; bits &= bits - 1) {
     const Connection& conn = connection(static_cast<std::uint32_t>(__builtin_ctzll(bits)));
     result.totals.quarantined += conn.quarantines.load(std::memory_order_relaxed);
@@ -463,7 +491,7 @@ std::uint64_t ShmPublisherPort::remember(ChunkHeader* chunk, const RingEntry& en
 void ShmPublisherPort::adopt_joiners() noexcept {
   // Acquire pairs with the creator's release fetch_or in create_connection():
   // the connection's fields are visible.
-  const std::uint64_t joining = block_->joining_bits.load(std::memory_order_acquire);
+  const std::uint64_t joining = block_->joining_bits.load(std::memory_order_acquire) & kConnectionBits;
   std::uint64_t adopted = 0;
   for (std::uint64_t bits = joining; bits != 0; bits &= bits - 1) {
     const auto bit = static_cast<std::uint32_t>(__builtin_ctzll(bits));

@@ -1,5 +1,8 @@
+#include <fmt/format.h>
+
 #include "src/clock.hpp"
 #include "src/log.hpp"
+#include "transports/shm/shared_checks.hpp"
 #include "transports/shm/shm_ports.hpp"
 
 namespace axon::shm {
@@ -183,6 +186,14 @@ void ShmSubscriberPort::rescan_locked() noexcept {
     if (pub.state != EntryState::kActive || pub.topic != topic_) {
       continue;
     }
+    // Written by another process: its indices are checked before any use.
+    if (const std::string_view why = invalid_publisher_entry(pub); !why.empty()) {
+      report_corruption(Corruption::kPublisherEntry,
+                        fmt::format("topic '{}': registry publisher entry {} is corrupt ({}: participant {}, "
+                                    "pool_block {})",
+                                    topic_name_, p, why, pub.participant, pub.pool_block));
+      continue;
+    }
     const SlotRef pub_ref{p, pub.generation};
     std::uint32_t existing = kMaxLinks;
     for (std::uint32_t i = 0; i < link_count_; ++i) {
@@ -225,6 +236,13 @@ void ShmSubscriberPort::rescan_locked() noexcept {
         continue;
       }
       conn = *created;
+    }
+    if (const std::string_view why = invalid_connection(*conn); !why.empty()) {
+      report_corruption(
+          Corruption::kConnection,
+          fmt::format("topic '{}': a connection in participant {}'s pool is corrupt ({}: block {}, bit {})",
+                      topic_name_, pub.participant, why, conn->block, conn->bit));
+      continue;
     }
     std::uint32_t slot = kMaxLinks;
     for (std::uint32_t i = 0; i < kMaxLinks; ++i) {

@@ -18,6 +18,7 @@
 #include "transports/shm/abi_hash.hpp"
 #include "transports/shm/memory_options.hpp"
 #include "transports/shm/process_identity.hpp"
+#include "transports/shm/shared_checks.hpp"
 #include "transports/shm/shm_ports.hpp"
 
 namespace axon::shm {
@@ -329,8 +330,9 @@ void ShmTransport::liveness_round() noexcept {
 
 void ShmTransport::reclaim_dead(std::uint32_t participant) noexcept {
   const ParticipantEntry& p = registry_.participant(participant);
-  logger().warn("participant '{}' (pid {}) of domain {} is gone; reclaiming what it held", p.name, p.pid,
-                config_.domain_id);
+  // strnlen: the name was written by another process.
+  logger().warn("participant '{}' (pid {}) of domain {} is gone; reclaiming what it held",
+                std::string_view(p.name, ::strnlen(p.name, sizeof(p.name))), p.pid, config_.domain_id);
   ::unlink(socket_path(participant, p.generation).c_str());
   registry_.remove_participant(participant);
 }
@@ -342,7 +344,16 @@ void ShmTransport::close_connections_of_gone_subscribers() noexcept {
     if (conn.state.load(std::memory_order_acquire) != ConnectionState::kActive) {
       continue;
     }
-    if (!registry_.subscriber_is({conn.subscriber_slot, conn.subscriber_generation})) {
+    // A subscriber's process wrote the connection: a slot out of range names
+    // no subscriber, so the connection is closed like one of a gone subscriber.
+    const bool corrupt = conn.subscriber_slot >= kMaxSubscribers;
+    if (corrupt) {
+      report_corruption(
+          Corruption::kConnection,
+          fmt::format("connection {} of node '{}' names subscriber slot {} (at most {}); closing it",
+                      &conn - segment->connections, config_.node_name, conn.subscriber_slot, kMaxSubscribers));
+    }
+    if (corrupt || !registry_.subscriber_is({conn.subscriber_slot, conn.subscriber_generation})) {
       auto expected = ConnectionState::kActive;
       // Release pairs with the acquire in the publisher's publish(): it will
       // reclaim the connection. Fails harmlessly if the subscriber closed it.
@@ -391,10 +402,13 @@ void reclaim_connection(MappedPool& pool, std::uint32_t block_index, std::uint32
     chunks.drop_holders(chunk, mask);
   }
   const std::uint16_t index = block.connection_of_bit[bit].load(std::memory_order_relaxed);
-  Connection& conn = pool.segment->connections[index];
   block.connection_of_bit[bit].store(kNoConnection, std::memory_order_relaxed);
-  // Release: creators that see kFree (acquire CAS) see the connection idle.
-  conn.state.store(ConnectionState::kFree, std::memory_order_release);
+  // The index was written by the connection's creator (maybe another
+  // process): a corrupt one frees the bit but touches no connection.
+  if (index < kMaxConnectionsPerNode) {
+    // Release: creators that see kFree (acquire CAS) see the connection idle.
+    pool.segment->connections[index].state.store(ConnectionState::kFree, std::memory_order_release);
+  }
   // Release: the bit is reusable only after everything above.
   block.allocated_bits.fetch_and(~mask, std::memory_order_release);
 }
@@ -403,10 +417,19 @@ void reclaim_closing_connections(MappedPool& pool, std::uint32_t block_index) no
   PublisherBlock& block = pool.segment->blocks[block_index];
   // Acquire pairs with the creator's release in create_connection(); only the
   // caller clears bits, so the snapshot cannot lose one it must reclaim.
-  std::uint64_t bits = block.allocated_bits.load(std::memory_order_acquire);
+  // Bits above the connections' are never allocated; masked, a stray one
+  // cannot index past connection_of_bit.
+  std::uint64_t bits = block.allocated_bits.load(std::memory_order_acquire) & kConnectionBits;
   for (; bits != 0; bits &= bits - 1) {
     const auto bit = static_cast<std::uint32_t>(__builtin_ctzll(bits));
     const std::uint16_t index = block.connection_of_bit[bit].load(std::memory_order_relaxed);
+    if (index != kNoConnection && index >= kMaxConnectionsPerNode) {
+      report_corruption(Corruption::kConnectionIndex,
+                        fmt::format("publisher block {} maps bit {} to connection {} (at most {}); freeing the bit",
+                                    block_index, bit, index, kMaxConnectionsPerNode));
+      reclaim_connection(pool, block_index, bit);
+      continue;
+    }
     // Acquire pairs with the release that moved the connection to kClosing.
     if (index != kNoConnection &&
         pool.segment->connections[index].state.load(std::memory_order_acquire) == ConnectionState::kClosing) {
@@ -512,6 +535,14 @@ Result<Connection*> ShmTransport::create_connection(MappedPool& pool, std::uint3
       continue;
     }
     const EndpointEntry& sub = registry_.subscriber(subscriber.slot);
+    // Another process wrote the entry; its depth and policy shape our ring.
+    if (const std::string_view why = invalid_subscriber_entry(sub); !why.empty()) {
+      conn.state.store(ConnectionState::kFree, std::memory_order_relaxed);  // never published
+      return Error(ErrorCode::kIncompatible,
+                   fmt::format("registry subscriber entry {} is corrupt ({}: depth {}, overflow {}); not connected. "
+                               "Restart the processes of domain {}",
+                               subscriber.slot, why, sub.depth, sub.overflow, config_.domain_id));
+    }
     conn.block = block_index;
     conn.bit = bit;
     conn.subscriber_slot = subscriber.slot;
