@@ -100,7 +100,7 @@ class ShmDamage : public ::testing::Test {
 };
 
 // Issue 13 item 7.
-TEST_F(ShmDamage, DISABLED_AnIdlePublisherGetsTheChunksOfAKilledSubscriberBackWithinAFewLivenessPeriods) {
+TEST_F(ShmDamage, AnIdlePublisherGetsTheChunksOfAKilledSubscriberBackWithinAFewLivenessPeriods) {
   auto node = Node::create("publisher", options());
   ASSERT_TRUE(node.ok()) << node.error().message();
   const std::uint32_t free_at_start = total_free(**node);

@@ -24,7 +24,8 @@ ShmPublisherPort::ShmPublisherPort(std::shared_ptr<ShmTransport> transport, std:
       topic_(topic),
       topic_name_(std::move(topic_name)),
       high_water_percent_(qos.high_water_percent),
-      history_depth_(block_->history_depth) {}
+      history_depth_(block_->history_depth),
+      busy_(transport_->block_busy_[block].flag) {}
 
 ShmPublisherPort::~ShmPublisherPort() {
   if (history_depth_ > 0) {
@@ -147,30 +148,21 @@ Result<PublishStatus> ShmPublisherPort::publish_with(LoanedChunk loaned, std::si
     chunks.drop_holders(chunk, kLoanBit);
     return Error(ErrorCode::kPayloadTooLarge, "payload_bytes and payload_offset exceed the loaned chunk");
   }
-  // Transient-local publishers share the history with the service thread's
-  // adoption of joiners: exclude it for the length of the publish (it holds
-  // the flag for a few pushes at most).
+  // The service thread adopts joiners and reclaims closing connections of
+  // an idle publisher: exclude it for the length of the publish (it holds the
+  // flag for one reclaim or a few pushes at most).
   struct Busy {
-    std::atomic<bool>* flag = nullptr;
-    Busy() = default;
+    std::atomic<bool>& flag;
+    explicit Busy(std::atomic<bool>& held) noexcept : flag(held) {}
     Busy(const Busy&) = delete;
     Busy& operator=(const Busy&) = delete;
-    ~Busy() {
-      if (flag != nullptr) {
-        flag->store(false, std::memory_order_release);  // pairs with the acquire exchange
-      }
-    }
-  } busy;
-  if (history_depth_ > 0) {
-    // Acquire pairs with the release store of the other holder.
-    while (busy_.exchange(true, std::memory_order_acquire)) {
-      __builtin_ia32_pause();
-    }
-    busy.flag = &busy_;
-    // Relaxed: a joiner seen late is adopted by the next publish or round.
-    if (block_->joining_bits.load(std::memory_order_relaxed) != 0) {
-      adopt_joiners();
-    }
+    ~Busy() { flag.store(false, std::memory_order_release); }  // pairs with the acquire in take_busy()
+  };
+  take_busy();
+  const Busy busy(busy_);
+  // Relaxed: a joiner seen late is adopted by the next publish or round.
+  if (history_depth_ > 0 && block_->joining_bits.load(std::memory_order_relaxed) != 0) {
+    adopt_joiners();
   }
   const RingEntry entry{.chunk_index = chunk->chunk_index,
                         .payload_bytes = static_cast<std::uint32_t>(payload_bytes),
@@ -535,18 +527,25 @@ void ShmPublisherPort::adopt_joiners_if_idle() noexcept {
   busy_.store(false, std::memory_order_release);
 }
 
+void ShmPublisherPort::take_busy() noexcept {
+  // Acquire pairs with the release store of the previous holder (the service
+  // thread's reclaim or adoption): what it did to the block is visible.
+  // Uncontended in steady state: one exchange on a line of this process.
+  for (std::uint32_t round = 0; busy_.exchange(true, std::memory_order_acquire); ++round) {
+    if (round < 64) {
+      __builtin_ia32_pause();
+    } else {
+      ::sched_yield();  // the holder may need this core to finish
+    }
+  }
+}
+
 void ShmPublisherPort::reclaim_closing() noexcept {
-  if (history_depth_ == 0) {
-    reclaim_closing_connections(*pool_, block_index_);
-    return;
-  }
-  // The service thread may be handing the history to one of these
-  // connections: reclaim only while it cannot (see adopt_joiners_if_idle()).
-  while (busy_.exchange(true, std::memory_order_acquire)) {
-    __builtin_ia32_pause();
-  }
+  // The service thread may be reclaiming or handing the history to one of
+  // these connections: reclaim only while it cannot.
+  take_busy();
   reclaim_closing_connections(*pool_, block_index_);
-  busy_.store(false, std::memory_order_release);
+  busy_.store(false, std::memory_order_release);  // pairs with the acquire in take_busy()
 }
 
 std::uint32_t ShmPublisherPort::subscriber_count() const noexcept {

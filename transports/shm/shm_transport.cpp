@@ -325,6 +325,7 @@ void ShmTransport::liveness_round() noexcept {
     reclaim_dead(dead);
   }
   close_connections_of_gone_subscribers();
+  reclaim_closing_of_idle_publishers();
   reclaim_retired_blocks();
 }
 
@@ -376,6 +377,48 @@ void ShmTransport::reclaim_retired_blocks() noexcept {
     if (block.allocated_bits.load(std::memory_order_relaxed) == 0) {
       block.state.store(BlockState::kFree, std::memory_order_relaxed);  // reused under the domain lock only
     }
+  }
+}
+
+namespace {
+
+/// Whether `block` has a connection in state kClosing (its reclaimer's view).
+bool has_closing_connection(const PoolSegment& segment, const PublisherBlock& block) noexcept {
+  // Acquire pairs with the creator's release in create_connection().
+  for (std::uint64_t bits = block.allocated_bits.load(std::memory_order_acquire) & kConnectionBits; bits != 0;
+       bits &= bits - 1) {
+    const std::uint16_t index =
+        block.connection_of_bit[__builtin_ctzll(bits)].load(std::memory_order_relaxed);  // written before the bit
+    // Acquire pairs with the release that moved the connection to kClosing.
+    if (index < kMaxConnectionsPerNode &&
+        segment.connections[index].state.load(std::memory_order_acquire) == ConnectionState::kClosing) {
+      return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
+void ShmTransport::reclaim_closing_of_idle_publishers() noexcept {
+  PoolSegment* segment = own_pool_->segment;
+  for (std::uint32_t b = 0; b < kMaxPublishersPerNode; ++b) {
+    PublisherBlock& block = segment->blocks[b];
+    // Acquire pairs with advertise()'s release store of kActive. Retired
+    // blocks are reclaimed by reclaim_retired_blocks() without the flag.
+    if (block.state.load(std::memory_order_acquire) != BlockState::kActive ||
+        !has_closing_connection(*segment, block)) {
+      continue;
+    }
+    std::atomic<bool>& busy = block_busy_[b].flag;
+    // Acquire pairs with the publisher's release of the flag: its pushes and
+    // reclaims are over. A busy publisher reclaims itself when it meets the
+    // closing connection, or we try again next round.
+    if (busy.exchange(true, std::memory_order_acquire)) {
+      continue;
+    }
+    reclaim_closing_connections(*own_pool_, b);
+    busy.store(false, std::memory_order_release);  // pairs with the acquire in ShmPublisherPort::take_busy()
   }
 }
 

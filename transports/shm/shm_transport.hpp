@@ -5,6 +5,7 @@
 
 #include <sys/types.h>
 
+#include <array>
 #include <atomic>
 #include <cstdint>
 #include <map>
@@ -88,6 +89,10 @@ class ShmTransport final : public Transport, public std::enable_shared_from_this
   void reclaim_dead(std::uint32_t participant) noexcept;
   void close_connections_of_gone_subscribers() noexcept;
   void reclaim_retired_blocks() noexcept;
+  /// Reclaims kClosing connections of active blocks whose publisher is idle
+  /// (its busy flag is free), so a dead subscriber's chunks come back without
+  /// another publish.
+  void reclaim_closing_of_idle_publishers() noexcept;
 
   // Used by ports; the caller holds the domain lock.
   Result<std::shared_ptr<MappedPool>> pool_of(std::uint32_t participant, std::uint32_t generation);
@@ -121,6 +126,16 @@ class ShmTransport final : public Transport, public std::enable_shared_from_this
 
   std::mutex peers_mutex_;
   std::map<std::uint64_t, std::weak_ptr<MappedPool>> peers_;
+
+  /// One flag per publisher block of our pool, process-local because only
+  /// this process pushes to and reclaims its blocks: held by the publisher's
+  /// thread while it pushes or reclaims (loan()'s slow path, publish()), and
+  /// by the service thread while it reclaims or adopts joiners for an idle
+  /// publisher. Whoever holds it is the only one pushing to the block.
+  struct alignas(kCacheLine) BlockBusy {
+    std::atomic<bool> flag{false};
+  };
+  std::array<BlockBusy, kMaxPublishersPerNode> block_busy_{};
 
   int wake_fd_ = -1;
   std::atomic<bool> stopping_{false};
