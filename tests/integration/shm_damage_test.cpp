@@ -195,5 +195,83 @@ TEST_F(ShmDamage, ACorruptConnectionIndexInThePoolIsSkippedByThePublisher) {
   EXPECT_EQ(publisher.wait(20s), 0) << publisher.output();
 }
 
+// Issue 13 item 9: a cleanup script truncates the registry under running nodes.
+TEST_F(ShmDamage, ARegistryTruncatedUnderRunningNodesIsSurvivedAndTheirDataKeepsFlowing) {
+  auto subscriber = peer("subscribe", {"expect=3000", "report_every=250", "overflow=block", "timeout_ms=40000"});
+  ASSERT_TRUE(subscriber.wait_for_line("READY", 10s)) << subscriber.output();
+  auto publisher = peer("publish", {"count=3000", "interval_us=1000", "wait_subs=1", "linger_ms=1000"});
+  ASSERT_TRUE(subscriber.wait_for_line("PROGRESS 500", 20s)) << subscriber.output();
+
+  ASSERT_EQ(::truncate(registry_path().c_str(), 0), 0);
+  ASSERT_TRUE(subscriber.wait_for_line("PROGRESS 1250", 20s)) << subscriber.output();
+  ASSERT_EQ(::truncate(registry_path().c_str(), sizeof(shm::RegistrySegment) / 2), 0);
+  ASSERT_TRUE(subscriber.wait_for_line("PROGRESS 1500", 20s)) << subscriber.output();
+
+  // A joiner is told what happened and what to do (forks are over: this
+  // process may have threads from here on).
+  auto joiner = Node::create("joiner", options());
+  ASSERT_FALSE(joiner.ok());
+  const std::string message(joiner.error().message());
+  EXPECT_NE(message.find(registry_path()), std::string::npos) << message;
+  EXPECT_NE(message.find("is damaged"), std::string::npos) << message;
+  EXPECT_NE(message.find("stop every axon process of domain " + std::to_string(domain)), std::string::npos) << message;
+
+  // Both survive, and every message arrives, in order and intact.
+  const auto result = subscriber.wait_for_line("RESULT", 40s);
+  ASSERT_TRUE(result) << subscriber.output();
+  EXPECT_NE(result->find("received=3000 publishers=1 errors=0"), std::string::npos) << *result;
+  EXPECT_EQ(subscriber.wait(10s), 0) << subscriber.output();
+  EXPECT_TRUE(publisher.wait_for_line("PUBLISHED 3000", 10s)) << publisher.output();
+  EXPECT_EQ(publisher.wait(10s), 0) << publisher.output();
+}
+
+// Issue 13 item 10: the owners died, then the registry was truncated.
+TEST_F(ShmDamage, ATruncatedRegistryWhoseOwnersAreDeadIsReplacedByTheNextNode) {
+  {
+    auto first = peer("node", {});
+    ASSERT_TRUE(first.wait_for_line("READY", 10s));
+    first.kill(SIGKILL);
+    ASSERT_EQ(first.wait(10s), 128 + SIGKILL);
+  }
+  ASSERT_EQ(::truncate(registry_path().c_str(), sizeof(shm::RegistrySegment) / 2), 0);
+
+  auto node = Node::create("next", options());
+  ASSERT_TRUE(node.ok()) << node.error().message();
+  struct stat st {};
+  ASSERT_EQ(::stat(registry_path().c_str(), &st), 0);
+  EXPECT_EQ(static_cast<std::size_t>(st.st_size), sizeof(shm::RegistrySegment));
+  auto sub = (*node)->subscribe<TestMessage>("objects");
+  auto pub = (*node)->advertise<TestMessage>("objects");
+  ASSERT_TRUE(sub.ok() && pub.ok());
+  TestMessage m;
+  test::fill(m, 1, 1);
+  ASSERT_EQ((*pub)->publish(m)->delivered, 1U);
+  EXPECT_TRUE((*sub)->take().ok());
+}
+
+// Issue 13 item 10: the same with a live owner is an error that names the fix.
+TEST_F(ShmDamage, ATruncatedRegistryWithALiveOwnerIsAnErrorThatSaysWhatToDo) {
+  auto owner = peer("node", {});
+  ASSERT_TRUE(owner.wait_for_line("READY", 10s));
+  ASSERT_EQ(::truncate(registry_path().c_str(), sizeof(shm::RegistrySegment) / 2), 0);
+
+  auto node = Node::create("next", options());
+  ASSERT_FALSE(node.ok());
+  const std::string message(node.error().message());
+  EXPECT_NE(message.find(registry_path()), std::string::npos) << message;
+  EXPECT_NE(message.find("it has " + std::to_string(sizeof(shm::RegistrySegment) / 2) +
+                         " bytes, a registry of this "
+                         "build has " +
+                         std::to_string(sizeof(shm::RegistrySegment))),
+            std::string::npos)
+      << message;
+  EXPECT_NE(message.find("stop every axon process of domain " + std::to_string(domain)), std::string::npos) << message;
+  EXPECT_NE(message.find("Remove " + registry_path() + " by hand only when no process of the domain runs"),
+            std::string::npos)
+      << message;
+  // The owner was not disturbed: it is still running.
+  EXPECT_EQ(owner.wait(100ms), -1);
+}
+
 }  // namespace
 }  // namespace axon

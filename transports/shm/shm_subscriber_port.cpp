@@ -180,6 +180,11 @@ void ShmSubscriberPort::rescan_locked() noexcept {
   Registry& registry = transport_->registry_;
   seen_version_ = registry.topic_version(topic_);
   retry_at_ns_ = 0;
+  // A damaged registry looks empty: keep the links we have (their data still
+  // flows) instead of orphaning them. Logged by the check.
+  if (!transport_->registry_intact_locked()) {
+    return;
+  }
   bool seen[kMaxLinks] = {};
   for (std::uint32_t p = 0; p < kMaxPublishers; ++p) {
     const EndpointEntry& pub = registry.publisher(p);
@@ -268,6 +273,9 @@ void ShmSubscriberPort::rescan_locked() noexcept {
     link.orphaned = false;
     seen[slot] = true;
     link_count_ = std::max(link_count_, slot + 1);
+  }
+  if (!transport_->registry_intact_locked()) {
+    return;  // damaged while we read it: what we did not see may still be there
   }
   for (std::uint32_t i = 0; i < link_count_; ++i) {
     if (links_[i].conn != nullptr && !seen[i] && !links_[i].orphaned) {
