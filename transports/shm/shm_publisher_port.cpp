@@ -244,7 +244,8 @@ Connection& ShmPublisherPort::connection(std::uint32_t bit) const noexcept {
   // connection's creator, maybe another process: checked before it indexes.
   const std::uint16_t index = block_->connection_of_bit[bit].load(std::memory_order_relaxed);
   if (index >= kMaxConnectionsPerNode) [[unlikely]] {
-    return unusable_connection(block_index_, bit, index);
+    // kNoConnection: counters() on another thread met a bit being reclaimed.
+    return index == kNoConnection ? g_unusable_connection : unusable_connection(block_index_, bit, index);
   }
   return pool_->segment->connections[index];
 }
