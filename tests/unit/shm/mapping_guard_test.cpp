@@ -21,6 +21,9 @@ class SharedFile {
   SharedFile() : path_("/dev/shm/axon_guard_test_" + std::to_string(::getpid()) + "_" + std::to_string(next_++)) {
     fd_ = ::open(path_.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
     EXPECT_GE(fd_, 0);
+    // Unlinked at once: the descriptor and the mapping keep the file, and a
+    // death test's child (which never runs destructors) leaves nothing behind.
+    ::unlink(path_.c_str());
     EXPECT_EQ(::posix_fallocate(fd_, 0, kBytes), 0);
     void* base = ::mmap(nullptr, kBytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd_, 0);
     EXPECT_NE(base, MAP_FAILED);
@@ -29,7 +32,6 @@ class SharedFile {
   ~SharedFile() {
     ::munmap(base_, kBytes);
     ::close(fd_);
-    ::unlink(path_.c_str());
   }
   SharedFile(const SharedFile&) = delete;
   SharedFile& operator=(const SharedFile&) = delete;
