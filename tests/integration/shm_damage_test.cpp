@@ -13,6 +13,7 @@
 #include <cstdio>
 #include <fstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "axon/axon.hpp"
@@ -223,6 +224,36 @@ TEST_F(ShmDamage, ARegistryTruncatedUnderRunningNodesIsSurvivedAndTheirDataKeeps
   EXPECT_EQ(subscriber.wait(10s), 0) << subscriber.output();
   EXPECT_TRUE(publisher.wait_for_line("PUBLISHED 3000", 10s)) << publisher.output();
   EXPECT_EQ(publisher.wait(10s), 0) << publisher.output();
+}
+
+// Issue 13 item 9, within one process: the node's own endpoints keep their
+// data, new ones get an error that says what happened.
+TEST_F(ShmDamage, ANodeWhoseRegistryWasTruncatedKeepsItsDataAndRefusesNewEndpoints) {
+  auto node = Node::create("node", options());
+  ASSERT_TRUE(node.ok()) << node.error().message();
+  auto sub = (*node)->subscribe<TestMessage>("objects");
+  auto pub = (*node)->advertise<TestMessage>("objects");
+  ASSERT_TRUE(sub.ok() && pub.ok());
+  ASSERT_EQ((*sub)->publisher_count(), 1U);  // linked before the damage
+
+  ASSERT_EQ(::truncate(registry_path().c_str(), 0), 0);
+  std::this_thread::sleep_for(100ms);  // liveness rounds on the damaged registry close nothing
+
+  for (std::uint64_t seq = 1; seq <= 10; ++seq) {
+    TestMessage m;
+    test::fill(m, 1, seq);
+    auto status = (*pub)->publish(m);
+    ASSERT_TRUE(status.ok());
+    EXPECT_EQ(status->delivered, 1U);
+    auto s = (*sub)->take();
+    ASSERT_TRUE(s.ok()) << "message " << seq << ": " << s.error().message();
+    EXPECT_EQ(s->sequence, seq);
+  }
+  EXPECT_EQ((*sub)->publisher_count(), 1U);
+  auto late = (*node)->advertise<TestMessage>("other");
+  ASSERT_FALSE(late.ok());
+  EXPECT_NE(std::string(late.error().message()).find("was damaged"), std::string::npos) << late.error().message();
+  EXPECT_FALSE((*node)->subscribe<TestMessage>("other").ok());
 }
 
 // Issue 13 item 10: the owners died, then the registry was truncated.
