@@ -196,6 +196,33 @@ TEST_F(ShmDamage, ACorruptConnectionIndexInThePoolIsSkippedByThePublisher) {
   EXPECT_EQ(publisher.wait(20s), 0) << publisher.output();
 }
 
+// Issue 13 item 8: a connection's bit (a shift amount) in a peer's pool.
+TEST_F(ShmDamage, AConnectionWithACorruptBitIsNotLinkedByItsSubscriber) {
+  auto subscriber_node = Node::create("sub", options());
+  auto publisher_node = Node::create("pub", options());
+  ASSERT_TRUE(subscriber_node.ok() && publisher_node.ok());
+  auto sub = (*subscriber_node)->subscribe<TestMessage>("objects");
+  ASSERT_TRUE(sub.ok());
+  // The publisher connects the existing subscriber; the subscriber links
+  // the connection at its next take().
+  auto pub = (*publisher_node)->advertise<TestMessage>("objects");
+  ASSERT_TRUE(pub.ok());
+  std::byte* base = mapping_of("axon_pool_d" + std::to_string(domain) + "_pub");
+  ASSERT_NE(base, nullptr);
+  shm::Connection* conn = nullptr;
+  for (auto& candidate : reinterpret_cast<shm::PoolSegment*>(base)->connections) {
+    if (candidate.state.load() == shm::ConnectionState::kActive) {
+      conn = &candidate;
+    }
+  }
+  ASSERT_NE(conn, nullptr);
+  conn->bit = 200;
+
+  EXPECT_FALSE((*sub)->take().ok());
+  EXPECT_EQ((*sub)->publisher_count(), 0U) << "a link with a garbage holder mask would release others' chunks";
+  EXPECT_GT(shm::corruption_reports(shm::Corruption::kConnection), 0U);
+}
+
 // Issue 13 item 9: a cleanup script truncates the registry under running nodes.
 TEST_F(ShmDamage, ARegistryTruncatedUnderRunningNodesIsSurvivedAndTheirDataKeepsFlowing) {
   auto subscriber = peer("subscribe", {"expect=3000", "report_every=250", "overflow=block", "timeout_ms=40000"});
