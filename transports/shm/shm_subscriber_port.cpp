@@ -1,5 +1,8 @@
+#include <fmt/format.h>
+
 #include "src/clock.hpp"
 #include "src/log.hpp"
+#include "transports/shm/shared_checks.hpp"
 #include "transports/shm/shm_ports.hpp"
 
 namespace axon::shm {
@@ -177,10 +180,23 @@ void ShmSubscriberPort::rescan_locked() noexcept {
   Registry& registry = transport_->registry_;
   seen_version_ = registry.topic_version(topic_);
   retry_at_ns_ = 0;
+  // A damaged registry looks empty: keep the links we have (their data still
+  // flows) instead of orphaning them. Logged by the check.
+  if (!transport_->registry_intact_locked()) {
+    return;
+  }
   bool seen[kMaxLinks] = {};
   for (std::uint32_t p = 0; p < kMaxPublishers; ++p) {
     const EndpointEntry& pub = registry.publisher(p);
     if (pub.state != EntryState::kActive || pub.topic != topic_) {
+      continue;
+    }
+    // Written by another process: its indices are checked before any use.
+    if (const std::string_view why = invalid_publisher_entry(pub); !why.empty()) {
+      report_corruption(Corruption::kPublisherEntry,
+                        fmt::format("topic '{}': registry publisher entry {} is corrupt ({}: participant {}, "
+                                    "pool_block {})",
+                                    topic_name_, p, why, pub.participant, pub.pool_block));
       continue;
     }
     const SlotRef pub_ref{p, pub.generation};
@@ -226,6 +242,13 @@ void ShmSubscriberPort::rescan_locked() noexcept {
       }
       conn = *created;
     }
+    if (const std::string_view why = invalid_connection(*conn); !why.empty()) {
+      report_corruption(
+          Corruption::kConnection,
+          fmt::format("topic '{}': a connection in participant {}'s pool is corrupt ({}: block {}, bit {})",
+                      topic_name_, pub.participant, why, conn->block, conn->bit));
+      continue;
+    }
     std::uint32_t slot = kMaxLinks;
     for (std::uint32_t i = 0; i < kMaxLinks; ++i) {
       // Acquire: a free link's last sample was released (see release()).
@@ -250,6 +273,9 @@ void ShmSubscriberPort::rescan_locked() noexcept {
     link.orphaned = false;
     seen[slot] = true;
     link_count_ = std::max(link_count_, slot + 1);
+  }
+  if (!transport_->registry_intact_locked()) {
+    return;  // damaged while we read it: what we did not see may still be there
   }
   for (std::uint32_t i = 0; i < link_count_; ++i) {
     if (links_[i].conn != nullptr && !seen[i] && !links_[i].orphaned) {
