@@ -93,6 +93,9 @@ class ShmPublisherPort final : public PublisherPort {
     counter.store(counter.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
   }
   void reclaim_closing() noexcept;
+  /// Subscribers of the topic without an active connection of this block
+  /// (takes the domain lock; counters() only).
+  [[nodiscard]] std::uint32_t unconnected_subscribers() const noexcept;
   ChunkHeader* reuse_cached(std::size_t payload_bytes) noexcept;
   void cache(ChunkHeader* chunk) noexcept;
   void uncache_oldest() noexcept;
@@ -210,6 +213,8 @@ class ShmSubscriberPort final : public SubscriberPort {
   std::atomic<std::uint64_t> rejected_taken_{0};  ///< Taken, then rejected by the serializer.
   std::atomic<std::uint64_t> released_{0};        ///< Incremented by release() on any thread.
   std::atomic<std::uint64_t> publishers_lost_{0};
+  /// Publishers the last rescan could not connect to (retried; a statistic).
+  std::atomic<std::uint32_t> publishers_unconnected_{0};
   /// Guards link (dis)connection against counters() on other threads; the
   /// data path (take, release) never takes it.
   mutable std::mutex links_mutex_;

@@ -439,7 +439,39 @@ PublisherCounters ShmPublisherPort::counters() const noexcept {
     result.totals.quarantined += conn.quarantines.load(std::memory_order_relaxed);
     result.totals.high_water = std::max(result.totals.high_water, conn.high_water.load(std::memory_order_relaxed));
   }
+  result.subscribers_unconnected = unconnected_subscribers();
   return result;
+}
+
+std::uint32_t ShmPublisherPort::unconnected_subscribers() const noexcept {
+  if (!transport_->lock_.lock()) {
+    return 0;  // a statistic; the lock's own error shows up in every other call
+  }
+  DomainLockGuard guard(transport_->lock_);
+  const Registry& registry = transport_->registry_;
+  // Acquire pairs with the creator's release in create_connection().
+  const std::uint64_t allocated = block_->allocated_bits.load(std::memory_order_acquire);
+  std::uint32_t unconnected = 0;
+  for (std::uint32_t s = 0; s < kMaxSubscribers; ++s) {
+    const EndpointEntry& sub = registry.subscriber(s);
+    if (sub.state != EntryState::kActive || sub.topic != topic_) {
+      continue;
+    }
+    bool connected = false;
+    for (std::uint64_t bits = allocated; bits != 0 && !connected; bits &= bits - 1) {
+      const std::uint16_t index =
+          block_->connection_of_bit[__builtin_ctzll(bits)].load(std::memory_order_relaxed);  // see connection()
+      if (index >= kMaxConnectionsPerNode) {
+        continue;
+      }
+      const Connection& conn = pool_->segment->connections[index];
+      // Acquire pairs with the release store of kActive in create_connection().
+      connected = conn.state.load(std::memory_order_acquire) == ConnectionState::kActive && conn.subscriber_slot == s &&
+                  conn.subscriber_generation == sub.generation;
+    }
+    unconnected += connected ? 0 : 1;
+  }
+  return unconnected;
 }
 
 void ShmPublisherPort::on_backpressure(std::function<void(const BackpressureEvent&)> handler) {

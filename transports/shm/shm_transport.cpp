@@ -16,6 +16,7 @@
 #include "src/errors.hpp"
 #include "src/log.hpp"
 #include "transports/shm/abi_hash.hpp"
+#include "transports/shm/endpoint_limits.hpp"
 #include "transports/shm/memory_options.hpp"
 #include "transports/shm/process_identity.hpp"
 #include "transports/shm/shm_ports.hpp"
@@ -576,6 +577,10 @@ Result<std::shared_ptr<PublisherPort>> ShmTransport::advertise(const TopicDescri
   if (!topic_slot) {
     return topic_slot.error();
   }
+  // Refused now rather than accepted and never connected to some subscriber.
+  if (auto room = check_advertise_limits(registry_, *topic_slot, topic.name, self_.slot, config_.node_name); !room) {
+    return room.error();
+  }
   PoolSegment* segment = own_pool_->segment;
   std::uint32_t block_index = kMaxPublishersPerNode;
   for (std::uint32_t b = 0; b < kMaxPublishersPerNode; ++b) {
@@ -636,6 +641,10 @@ Result<std::shared_ptr<SubscriberPort>> ShmTransport::subscribe(const TopicDescr
   auto topic_slot = registry_.find_or_add_topic(topic);
   if (!topic_slot) {
     return topic_slot.error();
+  }
+  // Refused now rather than accepted and never connected to some publisher.
+  if (auto room = check_subscribe_limits(registry_, *topic_slot, topic.name); !room) {
+    return room.error();
   }
   auto sub = registry_.add_subscriber(*topic_slot, self_, qos, *queue);
   if (!sub) {
