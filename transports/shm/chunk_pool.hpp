@@ -60,9 +60,19 @@ class ChunkPool {
   static Result<ChunkPool> attach(std::byte* base, std::size_t bytes);
 
   /// Pops a free chunk from the smallest class that fits `payload_bytes`,
-  /// trying larger classes when that one is empty; its holder mask is set to
+  /// trying larger classes when that one is empty, as far as `fallback`
+  /// allows (without one: every larger class); its holder mask is set to
   /// kLoanBit. nullptr when none is free.
   ChunkHeader* allocate(std::size_t payload_bytes) noexcept;
+  ChunkHeader* allocate(std::size_t payload_bytes, const ChunkFallback& fallback) noexcept;
+
+  /// The classes allocate() may take a chunk of for `payload_bytes`:
+  /// [first, last]; first == class_count() when none fits.
+  struct ClassRange {
+    std::uint32_t first = 0;
+    std::uint32_t last = 0;
+  };
+  [[nodiscard]] ClassRange classes_for(std::size_t payload_bytes, const ChunkFallback& fallback) const noexcept;
 
   /// Pushes a chunk whose holder mask is zero back on its class's free list.
   void release(ChunkHeader* chunk) noexcept;

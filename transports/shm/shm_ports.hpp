@@ -97,6 +97,8 @@ class ShmPublisherPort final : public PublisherPort {
   /// (takes the domain lock; counters() only).
   [[nodiscard]] std::uint32_t unconnected_subscribers() const noexcept;
   ChunkHeader* reuse_cached(std::size_t payload_bytes) noexcept;
+  /// The kPoolExhausted error: who holds the chunks a loan could have used.
+  [[nodiscard]] Error exhausted(std::size_t payload_bytes, std::uint32_t were_cached) const;
   void cache(ChunkHeader* chunk) noexcept;
   void uncache_oldest() noexcept;
 
@@ -110,6 +112,7 @@ class ShmPublisherPort final : public PublisherPort {
   std::uint64_t publisher_id_;
   std::uint32_t topic_;
   std::string topic_name_;
+  ChunkFallback fallback_;  ///< The node's NodeOptions::chunk_fallback.
   std::uint64_t sequence_ = 0;
   std::array<ChunkHeader*, kCacheSlots> cache_{};  ///< FIFO of published chunks we still hold.
   std::uint32_t cache_head_ = 0;                   ///< Oldest entry.

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <ctime>
+#include <string>
 
 #include "src/clock.hpp"
 #include "src/futex.hpp"
@@ -22,6 +23,7 @@ ShmPublisherPort::ShmPublisherPort(std::shared_ptr<ShmTransport> transport, std:
       publisher_id_((std::uint64_t{registry_ref.slot} << 32) | registry_ref.generation),
       topic_(topic),
       topic_name_(std::move(topic_name)),
+      fallback_(transport_->config_.chunk_fallback),
       high_water_percent_(qos.high_water_percent),
       history_depth_(block_->history_depth) {}
 
@@ -59,23 +61,75 @@ Result<LoanedChunk> ShmPublisherPort::loan(std::size_t payload_bytes) noexcept {
   }
   ChunkHeader* chunk = reuse_cached(payload_bytes);
   if (chunk == nullptr) {
-    chunk = chunks.allocate(payload_bytes);
+    chunk = chunks.allocate(payload_bytes, fallback_);
   }
   if (chunk == nullptr) {
     // Let the cache go (its chunks may fit another class's request) and
     // reclaim subscribers that left, then try once more.
+    const ChunkPool::ClassRange range = chunks.classes_for(payload_bytes, fallback_);
+    std::uint32_t were_cached = 0;
+    for (std::uint32_t c = range.first; c <= range.last && c < kMaxSizeClasses; ++c) {
+      were_cached += cached_per_class_[c];
+    }
     while (cache_count_ > 0) {
       uncache_oldest();
     }
     reclaim_closing();
-    chunk = chunks.allocate(payload_bytes);
+    chunk = chunks.allocate(payload_bytes, fallback_);
     if (chunk == nullptr) {
-      return Error(ErrorCode::kPoolExhausted, "no free chunk of a fitting class: subscribers hold them all");
+      return exhausted(payload_bytes, were_cached);
     }
   }
   // Relaxed: published to other threads through the ring (release).
   chunk->publisher_block.store(static_cast<std::uint16_t>(block_index_), std::memory_order_relaxed);
   return LoanedChunk{.payload = chunks.payload(chunk), .capacity_bytes = chunk->capacity_bytes, .handle = chunk};
+}
+
+Error ShmPublisherPort::exhausted(std::size_t payload_bytes, std::uint32_t were_cached) const {
+  const ChunkPool& chunks = pool_->pool;
+  const ChunkPool::ClassRange range = chunks.classes_for(payload_bytes, fallback_);
+  constexpr std::uint64_t kConnectionBits = kNetworkBit - 1;  // bits 0..60
+  std::uint32_t total = 0;
+  std::uint32_t loaned = 0;
+  std::uint32_t subscribers = 0;
+  std::uint32_t kept = 0;
+  std::uint32_t others = 0;
+  for (std::uint32_t c = range.first; c <= range.last; ++c) {
+    const SizeClass& sc = chunks.size_class(c);
+    total += sc.chunk_count;
+    for (std::uint32_t k = 0; k < sc.chunk_count; ++k) {
+      const ChunkHeader* chunk = chunks.chunk_by_index(sc.first_index + k);
+      // Acquire: a snapshot for the message that sees other threads' releases.
+      const std::uint64_t holders = chunk->holders.load(std::memory_order_acquire);
+      if (holders == 0) {
+        continue;
+      }
+      if (chunk->publisher_block.load(std::memory_order_relaxed) != block_index_) {
+        ++others;
+      } else if ((holders & kConnectionBits) != 0) {
+        ++subscribers;
+      } else if ((holders & (kHistoryBit | kNetworkBit)) != 0) {
+        ++kept;
+      } else {
+        ++loaned;
+      }
+    }
+  }
+  const SizeClass& first = chunks.size_class(range.first);
+  const SizeClass& last = chunks.size_class(range.last);
+  return Error(
+      ErrorCode::kPoolExhausted,
+      fmt::format("topic '{}': no free chunk for a {} B message in the {} chunks of classes {} B..{} B of node '{}' "
+                  "(a loan falls through at most {} larger class(es) of at most {}x its own: "
+                  "NodeOptions::chunk_fallback, pool.chunk_fallback): this publisher holds {} in loans not yet "
+                  "published and had {} in its reuse cache (given back now), its subscribers hold {} (queued or "
+                  "taken), {} are kept for late joiners or resends, other publishers of the node hold {}; publish or "
+                  "drop loans sooner, lower the subscribers' depth or max_held_samples, or add chunks to that class "
+                  "(NodeOptions::chunk_classes, pool.chunk_classes)",
+                  topic_name_, payload_bytes, total, first.payload_capacity, last.payload_capacity,
+                  transport_->config_.node_name, fallback_.max_classes,
+                  fallback_.max_ratio == 0 ? std::string("any") : std::to_string(fallback_.max_ratio), loaned,
+                  were_cached, subscribers, kept, others));
 }
 
 ChunkHeader* ShmPublisherPort::reuse_cached(std::size_t payload_bytes) noexcept {
