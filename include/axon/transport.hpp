@@ -183,6 +183,8 @@ class PublisherPort {
   /// Called inside publish() when a subscriber's queue reaches the high-water
   /// mark. Set it before publishing (not thread-safe against publish()).
   virtual void on_backpressure(std::function<void(const BackpressureEvent&)> handler) = 0;
+  /// The topic, for messages that name it (empty: the transport does not say).
+  [[nodiscard]] virtual std::string_view topic_name() const noexcept { return {}; }
 };
 
 /// Transport side of one subscriber. Thread safety: take() from one thread

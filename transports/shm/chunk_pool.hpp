@@ -87,6 +87,12 @@ class ChunkPool {
   [[nodiscard]] std::uint64_t offset_of(const ChunkHeader* chunk) const noexcept {
     return static_cast<std::uint64_t>(reinterpret_cast<const std::byte*>(chunk) - base_);
   }
+  /// Whether `chunk` points into this pool's chunk area (address only).
+  [[nodiscard]] bool contains(const ChunkHeader* chunk) const noexcept {
+    const auto at = reinterpret_cast<std::uintptr_t>(chunk);
+    const auto base = reinterpret_cast<std::uintptr_t>(base_);
+    return at >= base + sizeof(PoolDirectory) && at < base + dir_->chunk_area_bytes;
+  }
   /// The chunk at `offset`, or nullptr when the offset is not a chunk start
   /// (corrupted or foreign data must never be dereferenced).
   [[nodiscard]] ChunkHeader* chunk_at(std::uint64_t offset) const noexcept;

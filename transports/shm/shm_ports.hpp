@@ -51,6 +51,7 @@ class ShmPublisherPort final : public PublisherPort {
   [[nodiscard]] std::size_t subscriber_fill(std::span<SubscriberFill> out) const noexcept override;
   [[nodiscard]] PublisherCounters counters() const noexcept override;
   void on_backpressure(std::function<void(const BackpressureEvent&)> handler) override;
+  [[nodiscard]] std::string_view topic_name() const noexcept override { return topic_name_; }
 
   /// Transient-local publishers: hands the history to subscribers that joined
   /// since the last publish, unless publish() is running (then it does).

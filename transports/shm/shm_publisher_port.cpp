@@ -196,6 +196,15 @@ Result<PublishStatus> ShmPublisherPort::publish_with(LoanedChunk loaned, std::si
                                                      std::size_t payload_offset, std::uint64_t network_bit) noexcept {
   auto* chunk = static_cast<ChunkHeader*>(loaned.handle);
   ChunkPool& chunks = pool_->pool;
+  // A chunk of another pool or publisher block would record the wrong block
+  // (its holder bits would leak on reclaim) and be looked up in the wrong
+  // pool by subscribers: refuse it untouched; it belongs to its lender.
+  if (!chunks.contains(chunk) || chunk->publisher_block.load(std::memory_order_relaxed) != block_index_) {
+    return Error(ErrorCode::kInvalidArgument,
+                 fmt::format("topic '{}': publish() of a chunk this publisher did not loan; publish it through "
+                             "the publisher that loaned it",
+                             topic_name_));
+  }
   if (payload_offset > chunk->capacity_bytes || payload_bytes > chunk->capacity_bytes - payload_offset) {
     chunks.drop_holders(chunk, kLoanBit);
     return Error(ErrorCode::kPayloadTooLarge, "payload_bytes and payload_offset exceed the loaned chunk");
