@@ -38,7 +38,17 @@ ShmPublisherPort::~ShmPublisherPort() {
   for (std::uint32_t i = 0; i < history_count_; ++i) {
     pool_->pool.drop_holders(history_[(history_head_ + i) % kMaxDurabilityDepth].chunk, kHistoryBit);
   }
-  if (!transport_->lock_.lock()) {
+  auto locked = transport_->lock_.lock();
+  if (!locked) {
+    // The block is in our own pool: retire it anyway, so that its connections
+    // and the block itself are reclaimed. The node's service thread removes
+    // the registry entry under the lock before it frees the block.
+    // Release pairs with the service thread's acquire (see below).
+    block_->state.store(BlockState::kRetired, std::memory_order_release);
+    logger().warn(
+        "topic '{}': publisher destroyed without the domain lock ({}); the node's next liveness round "
+        "removes it from the registry",
+        topic_name_, locked.error().message());
     return;
   }
   DomainLockGuard guard(transport_->lock_);

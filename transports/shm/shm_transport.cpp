@@ -362,6 +362,16 @@ void ShmTransport::reclaim_retired_blocks() noexcept {
     if (block.state.load(std::memory_order_acquire) != BlockState::kRetired) {
       continue;
     }
+    // A publisher destroyed while the domain lock could not be taken left its
+    // registry entry behind: remove it (we hold the lock) before the block
+    // may be reused, so subscribers let go of it.
+    if (block.publisher_slot < kMaxPublishers) {
+      const EndpointEntry& pub = registry_.publisher(block.publisher_slot);
+      if (pub.state == EntryState::kActive && pub.generation == block.publisher_generation &&
+          pub.participant == self_.slot && pub.pool_block == b) {
+        registry_.remove_publisher(block.publisher_slot);
+      }
+    }
     reclaim_closing_connections(*own_pool_, b);
     if (block.allocated_bits.load(std::memory_order_relaxed) == 0) {
       block.state.store(BlockState::kFree, std::memory_order_relaxed);  // reused under the domain lock only
