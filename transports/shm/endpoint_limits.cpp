@@ -44,15 +44,14 @@ Result<void> check_subscribe_limits(const Registry& registry, std::uint32_t topi
       some_publisher_node = pub.participant;
     }
   }
-  if (subscribers >= kMaxSubscribersPerPublisher) {
-    const std::string connected =
-        some_publisher_node < kMaxParticipants
-            ? fmt::format(" connected to the publisher of node '{}'", name_of(registry, some_publisher_node))
-            : std::string();
+  // Without a publisher nobody needs a connection yet; a publisher that
+  // comes later is refused by check_advertise_limits() instead.
+  if (some_publisher_node < kMaxParticipants && subscribers >= kMaxSubscribersPerPublisher) {
     return Error(ErrorCode::kLimitReached,
-                 fmt::format("topic '{}' has {} subscribers{}; a publisher serves at most {}: drop a subscriber "
-                             "of '{}' or split the topic",
-                             topic_name, subscribers, connected, kMaxSubscribersPerPublisher, topic_name));
+                 fmt::format("topic '{}' has {} subscribers connected to the publisher of node '{}'; a publisher "
+                             "serves at most {}: drop a subscriber of '{}' or split the topic",
+                             topic_name, subscribers, name_of(registry, some_publisher_node),
+                             kMaxSubscribersPerPublisher, topic_name));
   }
   for (std::uint32_t n = 0; n < kMaxParticipants; ++n) {
     if (added[n] != 0 && counts.connections[n] + added[n] > kMaxConnectionsPerNode) {
@@ -78,10 +77,11 @@ Result<void> check_advertise_limits(const Registry& registry, std::uint32_t topi
                              topic_name, publishers, kMaxLinks, topic_name));
   }
   if (subscribers > kMaxSubscribersPerPublisher) {
-    return Error(ErrorCode::kLimitReached,
-                 fmt::format("topic '{}' has {} subscribers; a publisher serves at most {}: drop a subscriber "
-                             "of '{}' or split the topic",
-                             topic_name, subscribers, kMaxSubscribersPerPublisher, topic_name));
+    return Error(
+        ErrorCode::kLimitReached,
+        fmt::format("topic '{}' has {} subscribers; a publisher serves at most {}: drop subscribers "
+                    "of '{}' until {} are left, or split the topic",
+                    topic_name, subscribers, kMaxSubscribersPerPublisher, topic_name, kMaxSubscribersPerPublisher));
   }
   if (counts.connections[self] + subscribers > kMaxConnectionsPerNode) {
     return Error(

@@ -13,8 +13,8 @@
 namespace axon::shm {
 
 /// Whether a new subscriber of `topic` can be connected to every publisher
-/// of it: the topic has fewer than kMaxSubscribersPerPublisher subscribers,
-/// at most ShmSubscriberPort::kMaxLinks publishers, and no publisher's node
+/// of it: a topic with a publisher has fewer than kMaxSubscribersPerPublisher
+/// subscribers, at most ShmSubscriberPort::kMaxLinks publishers, and no publisher's node
 /// would exceed kMaxConnectionsPerNode connections. The caller holds the
 /// domain lock. Allocates only for the error.
 Result<void> check_subscribe_limits(const Registry& registry, std::uint32_t topic, std::string_view topic_name);

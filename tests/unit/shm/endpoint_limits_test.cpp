@@ -69,6 +69,27 @@ TEST_F(EndpointLimits, RefusesTheSubscriberBeyondWhatAPublisherServesNamingTheLi
   EXPECT_NE(message.find("split the topic"), std::string::npos) << message;
 }
 
+TEST_F(EndpointLimits, RefusesAPublisherOfATopicWithMoreSubscribersThanItCouldServe) {
+  auto viewers = add_node("viewers");
+  for (int i = 0; i < 62; ++i) {  // no publisher yet: nobody needs a connection
+    auto sub = viewers->subscribe<Tick>("camera/front", {.depth = 1});
+    ASSERT_TRUE(sub.ok()) << i << ": " << sub.error().message();
+    subs.push_back(std::move(*sub));
+  }
+
+  auto late = add_node("cam")->advertise<Tick>("camera/front");
+
+  ASSERT_FALSE(late.ok()) << "it could serve only 61 of the 62";
+  EXPECT_EQ(late.error().code(), ErrorCode::kLimitReached);
+  const std::string message(late.error().message());
+  EXPECT_NE(message.find("topic 'camera/front' has 62 subscribers"), std::string::npos) << message;
+  EXPECT_NE(message.find("at most 61"), std::string::npos) << message;
+  subs.pop_back();
+  auto now = nodes.back()->advertise<Tick>("camera/front");
+  ASSERT_TRUE(now.ok()) << now.error().message();
+  EXPECT_EQ((*now)->subscriber_count(), 61U);
+}
+
 TEST_F(EndpointLimits, RefusesThePublisherBeyondWhatASubscriberReadsFrom) {
   auto sub = add_node("reader")->subscribe<Tick>("many");
   ASSERT_TRUE(sub.ok());
