@@ -63,6 +63,13 @@ class Registry {
   [[nodiscard]] WakeWord& subscriber_wake(std::uint32_t slot) noexcept { return seg_->subscriber_wake[slot].word; }
   /// Wakes every waiting subscriber of `topic` (its publishers changed).
   void wake_subscribers(std::uint32_t topic) noexcept;
+  /// A publisher of `topic` freed connections: bumps the topic's version and
+  /// wakes its subscribers, so that one that could not connect for lack of
+  /// room rescans now.
+  void connections_changed(std::uint32_t topic) noexcept {
+    bump_version(topic);
+    wake_subscribers(topic);
+  }
   void remove_publisher(std::uint32_t slot) noexcept;
   void remove_subscriber(std::uint32_t slot) noexcept;
   [[nodiscard]] bool subscriber_is(const SlotRef& ref) const noexcept;
@@ -74,7 +81,8 @@ class Registry {
   [[nodiscard]] const EndpointEntry& subscriber(std::uint32_t slot) const noexcept { return seg_->subscribers[slot]; }
   [[nodiscard]] const TopicEntry& topic(std::uint32_t slot) const noexcept { return seg_->topics[slot]; }
 
-  /// Lock-free: moves whenever a publisher of `topic` comes or goes.
+  /// Lock-free: moves whenever a publisher of `topic` comes or goes (or frees
+  /// connections, see connections_changed()).
   [[nodiscard]] std::uint64_t topic_version(std::uint32_t topic) const noexcept {
     // Acquire pairs with the release increment in bump_version(): a reader that
     // sees the new version and then takes the lock sees the new tables.

@@ -94,6 +94,9 @@ class ShmPublisherPort final : public PublisherPort {
     counter.store(counter.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
   }
   void reclaim_closing() noexcept;
+  /// After reclaiming connections in publish(): wakes the topic's subscribers
+  /// so that one waiting for room connects (try_lock only; a slow path).
+  void announce_room() noexcept;
   /// Subscribers of the topic without an active connection of this block
   /// (takes the domain lock; counters() only).
   [[nodiscard]] std::uint32_t unconnected_subscribers() const noexcept;

@@ -279,11 +279,16 @@ Result<PublishStatus> ShmPublisherPort::publish_with(LoanedChunk loaned, std::si
   if (delivery.not_delivered != 0) {
     // Our loan bit keeps the chunk alive, so this cannot free it.
     chunk->holders.fetch_and(~delivery.not_delivered, std::memory_order_relaxed);
+    bool reclaimed = false;
     for (std::uint64_t bits = delivery.not_delivered; bits != 0; bits &= bits - 1) {
       const auto bit = static_cast<std::uint32_t>(__builtin_ctzll(bits));
       if (connection(bit).state.load(std::memory_order_acquire) != ConnectionState::kActive) {
         reclaim_connection(*pool_, block_index_, bit);
+        reclaimed = true;
       }
+    }
+    if (reclaimed) {
+      announce_room();
     }
   }
   count(status);
@@ -514,6 +519,17 @@ PublisherCounters ShmPublisherPort::counters() const noexcept {
   }
   result.subscribers_unconnected = unconnected_subscribers();
   return result;
+}
+
+void ShmPublisherPort::announce_room() noexcept {
+  // A subscriber that could not connect for lack of room retries when it
+  // next looks; tell the topic's subscribers now, so that one sleeping in an
+  // executor does not wait for its next wake-up. Never block the publisher
+  // for it: when the lock is busy, the subscriber's own retry does it.
+  if (transport_->lock_.try_lock()) {
+    transport_->registry_.connections_changed(topic_);
+    transport_->lock_.unlock();
+  }
 }
 
 std::uint32_t ShmPublisherPort::unconnected_subscribers() const noexcept {

@@ -167,6 +167,9 @@ TEST_F(EndpointLimits, ASubscriberAcceptedOnceAnotherLeftConnectsAndReceives) {
   ASSERT_TRUE(late.ok()) << late.error().message();
   EXPECT_EQ(late->counters().publishers_unconnected, 1U) << "no free bit until the closed one is reclaimed";
   EXPECT_EQ(pub->counters().subscribers_unconnected, 1U);
+  ASSERT_TRUE(pub->publish(Tick{.n = 0}).ok());  // reclaims the closed connection and says so
+  EXPECT_FALSE(late->has_data());                // rescans at once: the topic's version moved
+  EXPECT_EQ(late->counters().publishers_unconnected, 0U) << "connected without waiting for its retry";
   std::uint64_t sent = 0;
   const bool received = test::eventually(
       [&] {
