@@ -127,7 +127,7 @@ Error ShmPublisherPort::exhausted(std::size_t payload_bytes, std::uint32_t were_
   }
   const SizeClass& first = chunks.size_class(range.first);
   const SizeClass& last = chunks.size_class(range.last);
-  return Error(
+  Error error(
       ErrorCode::kPoolExhausted,
       fmt::format("topic '{}': no free chunk for a {} B message in the {} chunks of classes {} B..{} B of node '{}' "
                   "(a loan falls through at most {} larger class(es) of at most {}x its own: "
@@ -140,6 +140,7 @@ Error ShmPublisherPort::exhausted(std::size_t payload_bytes, std::uint32_t were_
                   transport_->config_.node_name, fallback_.max_classes,
                   fallback_.max_ratio == 0 ? std::string("any") : std::to_string(fallback_.max_ratio), loaned,
                   were_cached, subscribers, kept, others));
+  return error;
 }
 
 ChunkHeader* ShmPublisherPort::reuse_cached(std::size_t payload_bytes) noexcept {
