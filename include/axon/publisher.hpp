@@ -159,15 +159,15 @@ class Publisher {
   /// allocates the message).
   Error foreign_loan(const PublisherPort* lender) const {
     if (lender == nullptr) {
-      return Error(ErrorCode::kInvalidArgument,
-                   "topic '" + topic_ + "': this loan is empty (moved from or published already); take a new loan()");
+      return {ErrorCode::kInvalidArgument,
+              "topic '" + topic_ + "': this loan is empty (moved from or published already); take a new loan()"};
     }
     const std::string_view other = lender->topic_name();
-    return Error(ErrorCode::kInvalidArgument,
-                 "topic '" + topic_ + "': this loan was taken from another publisher (of topic '" +
-                     std::string(other.empty() ? "?" : other) +
-                     "'); publish it through that publisher, which knows its chunk, or drop it there. The loan "
-                     "stays with the caller");
+    return {ErrorCode::kInvalidArgument,
+            "topic '" + topic_ + "': this loan was taken from another publisher (of topic '" +
+                std::string(other.empty() ? "?" : other) +
+                "'); publish it through that publisher, which knows its chunk, or drop it there. The loan "
+                "stays with the caller"};
   }
 
   std::shared_ptr<PublisherPort> port_;
