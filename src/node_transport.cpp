@@ -62,6 +62,7 @@ Result<NodeTransport> create_node_transport(const std::string& node_name, const 
                         .file_mode = options.file_mode,
                         .group = options.group,
                         .chunk_classes = options.chunk_classes,
+                        .chunk_fallback = options.chunk_fallback.value_or(ChunkFallback{}),
                         .liveness_period_ms = options.liveness_period_ms,
                         .prefault_memory = options.prefault_memory,
                         .lock_memory = options.lock_memory,

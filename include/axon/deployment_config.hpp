@@ -45,6 +45,8 @@ struct NodeConfig {
   std::string host;
   /// Empty: NodeOptions::chunk_classes, else default_chunk_classes().
   std::vector<ChunkClassConfig> chunk_classes;
+  /// Unset: NodeOptions::chunk_fallback, else ChunkFallback{}.
+  std::optional<ChunkFallback> chunk_fallback;
   bool prefault_memory = false;
   bool lock_memory = false;
   bool huge_pages = false;

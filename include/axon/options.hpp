@@ -22,12 +22,27 @@ struct ChunkClassConfig {
 /// Default classes: 256 B up to 16 MiB (about 61 MiB in all).
 std::vector<ChunkClassConfig> default_chunk_classes();
 
+/// Where a loan goes when the smallest chunk class that fits it is empty: to
+/// at most `max_classes` larger classes, each at most `max_ratio` times the
+/// payload capacity of that smallest class, so that small messages never take
+/// the few large chunks a camera topic needs (docs/design/shm-core.md, "The
+/// chunk pool"). Beyond that the loan returns kPoolExhausted.
+struct ChunkFallback {
+  std::uint32_t max_classes = 1;  ///< 0: a loan uses its own class only.
+  std::uint32_t max_ratio = 16;   ///< 0: no bound on how much larger.
+
+  bool operator==(const ChunkFallback&) const = default;
+};
+
 struct NodeOptions {
   /// Independent systems on one host use different domains. Default: the
   /// AXON_DOMAIN environment variable, else 0.
   std::optional<std::uint32_t> domain_id;
   /// Chunk classes of this node's pool; empty means default_chunk_classes().
   std::vector<ChunkClassConfig> chunk_classes;
+  /// How far this node's loans fall through to larger classes. Unset: the
+  /// config file's pool.chunk_fallback, else ChunkFallback{} (1 class, 16x).
+  std::optional<ChunkFallback> chunk_fallback;
   /// Directory of the named registry segment. Default: AXON_SHM_DIR, else /dev/shm.
   std::string shm_dir;
   /// Mode of the named files this node creates (registry, socket).

@@ -74,7 +74,13 @@ class Publisher {
   }
 
   /// Raw structs: sends the loaned message to every subscriber, no copy.
+  /// kInvalidArgument for a loan of another publisher (or an empty one): the
+  /// loan then stays with the caller, unchanged, to be published through the
+  /// publisher that lent it or dropped (which gives it back to that one).
   [[nodiscard]] Result<PublishStatus> publish(Loan<T>&& loan) noexcept requires detail::LoansValue<T> {
+    if (loan.port_ != port_) {
+      return foreign_loan(loan.port_.get());
+    }
     return port_->publish(loan.release(), sizeof(T));
   }
 
@@ -86,8 +92,18 @@ class Publisher {
   }
 
   /// FlatBuffers: finishes the builder's message at `root` and sends it.
+  /// kInvalidArgument for a builder of another publisher: it stays with the
+  /// caller, unchanged (as for a Loan).
   template <class Builder, class Root>
   [[nodiscard]] Result<PublishStatus> publish(Builder&& builder, Root root) noexcept requires detail::BuildsInPlace<T> {
+    if constexpr (requires { S::built_by(builder, state_); }) {
+      if (!S::built_by(builder, state_)) {
+        return Error(ErrorCode::kInvalidArgument,
+                     "topic '" + topic_ +
+                         "': this builder was loaned by another publisher (loan_builder() of each publisher gives "
+                         "its own); publish it through that publisher, or drop it");
+      }
+    }
     auto finished = S::finish(std::forward<Builder>(builder), root);
     if (!finished) {
       return finished.error();
@@ -139,6 +155,21 @@ class Publisher {
   }
 
  private:
+  /// The error for a loan that `publish(Loan&&)` cannot send (error path:
+  /// allocates the message).
+  Error foreign_loan(const PublisherPort* lender) const {
+    if (lender == nullptr) {
+      return {ErrorCode::kInvalidArgument,
+              "topic '" + topic_ + "': this loan is empty (moved from or published already); take a new loan()"};
+    }
+    const std::string_view other = lender->topic_name();
+    return {ErrorCode::kInvalidArgument,
+            "topic '" + topic_ + "': this loan was taken from another publisher (of topic '" +
+                std::string(other.empty() ? "?" : other) +
+                "'); publish it through that publisher, which knows its chunk, or drop it there. The loan "
+                "stays with the caller"};
+  }
+
   std::shared_ptr<PublisherPort> port_;
   std::string topic_;
   [[no_unique_address]] typename detail::PublisherStateOf<T>::type state_{};

@@ -80,6 +80,10 @@ struct SubscriberCounters {
   std::uint64_t rejected = 0;         ///< Messages that failed verification or decoding.
   std::uint64_t publishers_lost = 0;  ///< Publishers that left or died while connected.
   QueueCounters queue;
+  /// Publishers of the topic this subscriber is not connected to yet (their
+  /// pool cannot be mapped yet, or it has no free connection until one that
+  /// closed is reclaimed); it retries every 100 ms while this is not 0.
+  std::uint32_t publishers_unconnected = 0;
 };
 
 /// One subscriber as its publisher sees it.
@@ -95,6 +99,10 @@ struct SubscriberFill {
 struct PublisherCounters {
   std::uint64_t published = 0;
   QueueCounters totals;  ///< Over every subscriber it ever had; high_water is the largest.
+  /// Subscribers of the topic (on this host) that this publisher does not
+  /// push to yet: they connect themselves, retrying while a connection that
+  /// closed waits to be reclaimed (the publisher's next publish does that).
+  std::uint32_t subscribers_unconnected = 0;
 };
 
 /// Passed to the on_backpressure handler when a subscriber's queue reaches the
@@ -175,6 +183,8 @@ class PublisherPort {
   /// Called inside publish() when a subscriber's queue reaches the high-water
   /// mark. Set it before publishing (not thread-safe against publish()).
   virtual void on_backpressure(std::function<void(const BackpressureEvent&)> handler) = 0;
+  /// The topic, for messages that name it (empty: the transport does not say).
+  [[nodiscard]] virtual std::string_view topic_name() const noexcept { return {}; }
 };
 
 /// Transport side of one subscriber. Thread safety: take() from one thread

@@ -92,6 +92,9 @@ Result<NodeDeployment> apply_deployment(const std::string& node_name, NodeOption
     if (options.chunk_classes.empty()) {
       options.chunk_classes = node->chunk_classes;
     }
+    if (!options.chunk_fallback) {
+      options.chunk_fallback = node->chunk_fallback;
+    }
     options.prefault_memory = options.prefault_memory || node->prefault_memory;
     options.lock_memory = options.lock_memory || node->lock_memory;
     options.huge_pages = options.huge_pages || node->huge_pages;

@@ -10,6 +10,8 @@ constexpr std::size_t kMaxChunkClasses = 16;
 constexpr std::uint64_t kMaxChunkPayloadBytes = 1U << 30U;
 constexpr std::uint64_t kMaxChunkCount = 1U << 20U;
 constexpr std::uint64_t kMaxCpu = 4095;
+/// How many times larger a fallback class may be at most (0: any).
+constexpr std::uint64_t kMaxChunkFallbackRatio = 1U << 20U;
 
 std::vector<ChunkClassConfig> read_chunk_classes(YamlReader& r, const YAML::Node& list, const std::string& what) {
   std::vector<ChunkClassConfig> classes;
@@ -50,9 +52,23 @@ void read_pool(YamlReader& r, const YAML::Node& map, NodeConfig& node, const std
   if (!r.expect_map(map, what)) {
     return;
   }
-  r.check_keys(map, {"chunk_classes", "prefault_memory", "lock_memory", "huge_pages"}, what);
+  r.check_keys(map, {"chunk_classes", "chunk_fallback", "prefault_memory", "lock_memory", "huge_pages"}, what);
   if (const YAML::Node classes = map["chunk_classes"]; classes.IsDefined() && r.ok()) {
     node.chunk_classes = read_chunk_classes(r, classes, what + " chunk_classes");
+  }
+  if (const YAML::Node fallback = map["chunk_fallback"];
+      fallback.IsDefined() && r.ok() && r.expect_map(fallback, what + " chunk_fallback")) {
+    r.check_keys(fallback, {"max_classes", "max_ratio"}, what + " chunk_fallback");
+    ChunkFallback value;
+    if (const YAML::Node v = fallback["max_classes"]; v.IsDefined()) {
+      value.max_classes =
+          static_cast<std::uint32_t>(r.integer(v, what + " chunk_fallback max_classes", 0, kMaxChunkClasses - 1));
+    }
+    if (const YAML::Node v = fallback["max_ratio"]; v.IsDefined()) {
+      value.max_ratio = static_cast<std::uint32_t>(
+          r.integer(v, what + " chunk_fallback max_ratio (0: any)", 0, kMaxChunkFallbackRatio));
+    }
+    node.chunk_fallback = value;
   }
   if (const YAML::Node v = map["prefault_memory"]; v.IsDefined()) {
     node.prefault_memory = r.boolean(v, what + " prefault_memory");

@@ -133,11 +133,27 @@ ChunkHeader* ChunkPool::pop(SizeClass& sc) noexcept {
 }
 
 ChunkHeader* ChunkPool::allocate(std::size_t payload_bytes) noexcept {
-  for (std::uint32_t i = 0; i < dir_->class_count; ++i) {
+  return allocate(payload_bytes, ChunkFallback{.max_classes = kMaxSizeClasses, .max_ratio = 0});
+}
+
+ChunkPool::ClassRange ChunkPool::classes_for(std::size_t payload_bytes, const ChunkFallback& fallback) const noexcept {
+  const std::uint32_t first = class_for(payload_bytes);
+  if (first == dir_->class_count) {
+    return {first, first};
+  }
+  const std::uint64_t bound = std::uint64_t{dir_->classes[first].payload_capacity} * fallback.max_ratio;
+  std::uint32_t last = first;
+  while (last + 1 < dir_->class_count && last - first < fallback.max_classes &&
+         (fallback.max_ratio == 0 || dir_->classes[last + 1].payload_capacity <= bound)) {
+    ++last;
+  }
+  return {first, last};
+}
+
+ChunkHeader* ChunkPool::allocate(std::size_t payload_bytes, const ChunkFallback& fallback) noexcept {
+  const ClassRange range = classes_for(payload_bytes, fallback);
+  for (std::uint32_t i = range.first; i <= range.last && i < dir_->class_count; ++i) {
     SizeClass& sc = dir_->classes[i];
-    if (sc.payload_capacity < payload_bytes) {
-      continue;
-    }
     if (ChunkHeader* chunk = pop(sc)) {
       // Relaxed: the chunk is ours alone until published through a ring.
       chunk->holders.store(kLoanBit, std::memory_order_relaxed);

@@ -60,9 +60,19 @@ class ChunkPool {
   static Result<ChunkPool> attach(std::byte* base, std::size_t bytes);
 
   /// Pops a free chunk from the smallest class that fits `payload_bytes`,
-  /// trying larger classes when that one is empty; its holder mask is set to
+  /// trying larger classes when that one is empty, as far as `fallback`
+  /// allows (without one: every larger class); its holder mask is set to
   /// kLoanBit. nullptr when none is free.
   ChunkHeader* allocate(std::size_t payload_bytes) noexcept;
+  ChunkHeader* allocate(std::size_t payload_bytes, const ChunkFallback& fallback) noexcept;
+
+  /// The classes allocate() may take a chunk of for `payload_bytes`:
+  /// [first, last]; first == class_count() when none fits.
+  struct ClassRange {
+    std::uint32_t first = 0;
+    std::uint32_t last = 0;
+  };
+  [[nodiscard]] ClassRange classes_for(std::size_t payload_bytes, const ChunkFallback& fallback) const noexcept;
 
   /// Pushes a chunk whose holder mask is zero back on its class's free list.
   void release(ChunkHeader* chunk) noexcept;
@@ -76,6 +86,12 @@ class ChunkPool {
   }
   [[nodiscard]] std::uint64_t offset_of(const ChunkHeader* chunk) const noexcept {
     return static_cast<std::uint64_t>(reinterpret_cast<const std::byte*>(chunk) - base_);
+  }
+  /// Whether `chunk` points into this pool's chunk area (address only).
+  [[nodiscard]] bool contains(const ChunkHeader* chunk) const noexcept {
+    const auto at = reinterpret_cast<std::uintptr_t>(chunk);
+    const auto base = reinterpret_cast<std::uintptr_t>(base_);
+    return at >= base + sizeof(PoolDirectory) && at < base + dir_->chunk_area_bytes;
   }
   /// The chunk at `offset`, or nullptr when the offset is not a chunk start
   /// (corrupted or foreign data must never be dereferenced).

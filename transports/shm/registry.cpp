@@ -232,6 +232,22 @@ bool Registry::subscriber_is(const SlotRef& ref) const noexcept {
   return e.state == EntryState::kActive && e.generation == ref.generation;
 }
 
+EndpointCounts Registry::count_endpoints() const noexcept {
+  EndpointCounts counts;
+  for (const EndpointEntry& e : seg_->subscribers) {
+    if (e.state == EntryState::kActive && e.topic < kMaxTopics) {
+      ++counts.subscribers[e.topic];
+    }
+  }
+  for (const EndpointEntry& e : seg_->publishers) {
+    if (e.state == EntryState::kActive && e.topic < kMaxTopics && e.participant < kMaxParticipants) {
+      ++counts.publishers[e.topic];
+      counts.connections[e.participant] += counts.subscribers[e.topic];
+    }
+  }
+  return counts;
+}
+
 void Registry::bump_version(std::uint32_t topic) noexcept {
   // Seq_cst: besides pairing with the acquire in topic_version(), ordered
   // before wake_subscribers() reads the waiter counts (futex::Waiter).

@@ -2,6 +2,7 @@
 // must be made while holding the domain lock.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <string_view>
 #include <vector>
@@ -19,6 +20,18 @@ struct SlotRef {
   std::uint32_t slot = 0;
   std::uint32_t generation = 0;
   friend bool operator==(const SlotRef&, const SlotRef&) = default;
+};
+
+/// How many endpoints the domain has, per topic and per participant: what
+/// advertise() and subscribe() check the connection limits against, from the
+/// registry alone (no peer's pool needed).
+struct EndpointCounts {
+  std::array<std::uint32_t, kMaxTopics> publishers{};   ///< Per topic slot.
+  std::array<std::uint32_t, kMaxTopics> subscribers{};  ///< Per topic slot.
+  /// Per participant slot: the connections its pool needs to connect every
+  /// subscriber of each of its publishers' topics (the sum of those topics'
+  /// subscriber counts, one per publisher).
+  std::array<std::uint32_t, kMaxParticipants> connections{};
 };
 
 class Registry {
@@ -50,15 +63,26 @@ class Registry {
   [[nodiscard]] WakeWord& subscriber_wake(std::uint32_t slot) noexcept { return seg_->subscriber_wake[slot].word; }
   /// Wakes every waiting subscriber of `topic` (its publishers changed).
   void wake_subscribers(std::uint32_t topic) noexcept;
+  /// A publisher of `topic` freed connections: bumps the topic's version and
+  /// wakes its subscribers, so that one that could not connect for lack of
+  /// room rescans now.
+  void connections_changed(std::uint32_t topic) noexcept {
+    bump_version(topic);
+    wake_subscribers(topic);
+  }
   void remove_publisher(std::uint32_t slot) noexcept;
   void remove_subscriber(std::uint32_t slot) noexcept;
   [[nodiscard]] bool subscriber_is(const SlotRef& ref) const noexcept;
+  /// Counts every active endpoint. Entries whose topic or participant is out
+  /// of range (another process wrote them) are not counted.
+  [[nodiscard]] EndpointCounts count_endpoints() const noexcept;
 
   [[nodiscard]] const EndpointEntry& publisher(std::uint32_t slot) const noexcept { return seg_->publishers[slot]; }
   [[nodiscard]] const EndpointEntry& subscriber(std::uint32_t slot) const noexcept { return seg_->subscribers[slot]; }
   [[nodiscard]] const TopicEntry& topic(std::uint32_t slot) const noexcept { return seg_->topics[slot]; }
 
-  /// Lock-free: moves whenever a publisher of `topic` comes or goes.
+  /// Lock-free: moves whenever a publisher of `topic` comes or goes (or frees
+  /// connections, see connections_changed()).
   [[nodiscard]] std::uint64_t topic_version(std::uint32_t topic) const noexcept {
     // Acquire pairs with the release increment in bump_version(): a reader that
     // sees the new version and then takes the lock sees the new tables.

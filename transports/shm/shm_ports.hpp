@@ -51,6 +51,7 @@ class ShmPublisherPort final : public PublisherPort {
   [[nodiscard]] std::size_t subscriber_fill(std::span<SubscriberFill> out) const noexcept override;
   [[nodiscard]] PublisherCounters counters() const noexcept override;
   void on_backpressure(std::function<void(const BackpressureEvent&)> handler) override;
+  [[nodiscard]] std::string_view topic_name() const noexcept override { return topic_name_; }
 
   /// Transient-local publishers: hands the history to subscribers that joined
   /// since the last publish, unless publish() is running (then it does).
@@ -94,7 +95,15 @@ class ShmPublisherPort final : public PublisherPort {
   }
   void reclaim_closing() noexcept;
   void take_busy() noexcept;
+  /// After reclaiming connections in publish(): wakes the topic's subscribers
+  /// so that one waiting for room connects (try_lock only; a slow path).
+  void announce_room() noexcept;
+  /// Subscribers of the topic without an active connection of this block
+  /// (takes the domain lock; counters() only).
+  [[nodiscard]] std::uint32_t unconnected_subscribers() const noexcept;
   ChunkHeader* reuse_cached(std::size_t payload_bytes) noexcept;
+  /// The kPoolExhausted error: who holds the chunks a loan could have used.
+  [[nodiscard]] Error exhausted(std::size_t payload_bytes, std::uint32_t were_cached) const;
   void cache(ChunkHeader* chunk) noexcept;
   void uncache_oldest() noexcept;
 
@@ -108,6 +117,7 @@ class ShmPublisherPort final : public PublisherPort {
   std::uint64_t publisher_id_;
   std::uint32_t topic_;
   std::string topic_name_;
+  ChunkFallback fallback_;  ///< The node's NodeOptions::chunk_fallback.
   std::uint64_t sequence_ = 0;
   std::array<ChunkHeader*, kCacheSlots> cache_{};  ///< FIFO of published chunks we still hold.
   std::uint32_t cache_head_ = 0;                   ///< Oldest entry.
@@ -212,6 +222,8 @@ class ShmSubscriberPort final : public SubscriberPort {
   std::atomic<std::uint64_t> rejected_taken_{0};  ///< Taken, then rejected by the serializer.
   std::atomic<std::uint64_t> released_{0};        ///< Incremented by release() on any thread.
   std::atomic<std::uint64_t> publishers_lost_{0};
+  /// Publishers the last rescan could not connect to (retried; a statistic).
+  std::atomic<std::uint32_t> publishers_unconnected_{0};
   /// Guards link (dis)connection against counters() on other threads; the
   /// data path (take, release) never takes it.
   mutable std::mutex links_mutex_;

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <ctime>
+#include <string>
 
 #include "src/clock.hpp"
 #include "src/futex.hpp"
@@ -23,6 +24,7 @@ ShmPublisherPort::ShmPublisherPort(std::shared_ptr<ShmTransport> transport, std:
       publisher_id_((std::uint64_t{registry_ref.slot} << 32) | registry_ref.generation),
       topic_(topic),
       topic_name_(std::move(topic_name)),
+      fallback_(transport_->config_.chunk_fallback),
       high_water_percent_(qos.high_water_percent),
       history_depth_(block_->history_depth),
       busy_(transport_->block_busy_[block].flag) {}
@@ -38,7 +40,17 @@ ShmPublisherPort::~ShmPublisherPort() {
   for (std::uint32_t i = 0; i < history_count_; ++i) {
     pool_->pool.drop_holders(history_[(history_head_ + i) % kMaxDurabilityDepth].chunk, kHistoryBit);
   }
-  if (!transport_->lock_.lock()) {
+  auto locked = transport_->lock_.lock();
+  if (!locked) {
+    // The block is in our own pool: retire it anyway, so that its connections
+    // and the block itself are reclaimed. The node's service thread removes
+    // the registry entry under the lock before it frees the block.
+    // Release pairs with the service thread's acquire (see below).
+    block_->state.store(BlockState::kRetired, std::memory_order_release);
+    logger().warn(
+        "topic '{}': publisher destroyed without the domain lock ({}); the node's next liveness round "
+        "removes it from the registry",
+        topic_name_, locked.error().message());
     return;
   }
   DomainLockGuard guard(transport_->lock_);
@@ -61,23 +73,76 @@ Result<LoanedChunk> ShmPublisherPort::loan(std::size_t payload_bytes) noexcept {
   }
   ChunkHeader* chunk = reuse_cached(payload_bytes);
   if (chunk == nullptr) {
-    chunk = chunks.allocate(payload_bytes);
+    chunk = chunks.allocate(payload_bytes, fallback_);
   }
   if (chunk == nullptr) {
     // Let the cache go (its chunks may fit another class's request) and
     // reclaim subscribers that left, then try once more.
+    const ChunkPool::ClassRange range = chunks.classes_for(payload_bytes, fallback_);
+    std::uint32_t were_cached = 0;
+    for (std::uint32_t c = range.first; c <= range.last && c < kMaxSizeClasses; ++c) {
+      were_cached += cached_per_class_[c];
+    }
     while (cache_count_ > 0) {
       uncache_oldest();
     }
     reclaim_closing();
-    chunk = chunks.allocate(payload_bytes);
+    chunk = chunks.allocate(payload_bytes, fallback_);
     if (chunk == nullptr) {
-      return Error(ErrorCode::kPoolExhausted, "no free chunk of a fitting class: subscribers hold them all");
+      return exhausted(payload_bytes, were_cached);
     }
   }
   // Relaxed: published to other threads through the ring (release).
   chunk->publisher_block.store(static_cast<std::uint16_t>(block_index_), std::memory_order_relaxed);
   return LoanedChunk{.payload = chunks.payload(chunk), .capacity_bytes = chunk->capacity_bytes, .handle = chunk};
+}
+
+Error ShmPublisherPort::exhausted(std::size_t payload_bytes, std::uint32_t were_cached) const {
+  const ChunkPool& chunks = pool_->pool;
+  const ChunkPool::ClassRange range = chunks.classes_for(payload_bytes, fallback_);
+  constexpr std::uint64_t kConnectionBits = kNetworkBit - 1;  // bits 0..60
+  std::uint32_t total = 0;
+  std::uint32_t loaned = 0;
+  std::uint32_t subscribers = 0;
+  std::uint32_t kept = 0;
+  std::uint32_t others = 0;
+  for (std::uint32_t c = range.first; c <= range.last; ++c) {
+    const SizeClass& sc = chunks.size_class(c);
+    total += sc.chunk_count;
+    for (std::uint32_t k = 0; k < sc.chunk_count; ++k) {
+      const ChunkHeader* chunk = chunks.chunk_by_index(sc.first_index + k);
+      // Acquire: a snapshot for the message that sees other threads' releases.
+      const std::uint64_t holders = chunk->holders.load(std::memory_order_acquire);
+      if (holders == 0) {
+        continue;
+      }
+      if (chunk->publisher_block.load(std::memory_order_relaxed) != block_index_) {
+        ++others;
+      } else if ((holders & kConnectionBits) != 0) {
+        ++subscribers;
+      } else if ((holders & (kHistoryBit | kNetworkBit)) != 0) {
+        ++kept;
+      } else {
+        ++loaned;
+      }
+    }
+  }
+  const SizeClass& first = chunks.size_class(range.first);
+  const SizeClass& last = chunks.size_class(range.last);
+  Error error(
+      ErrorCode::kPoolExhausted,
+      fmt::format("topic '{}': no free chunk for a {} B message in the {} chunks of classes {} B..{} B of node '{}' "
+                  "(a loan falls through at most {} larger class(es) of at most {}x its own: "
+                  "NodeOptions::chunk_fallback, pool.chunk_fallback): this publisher holds {} in loans not yet "
+                  "published and had {} in its reuse cache (given back now), its subscribers hold {} (queued or "
+                  "taken), {} are kept for late joiners or resends, other publishers of the node hold {}; publish or "
+                  "drop loans sooner, lower the subscribers' depth or max_held_samples, or add chunks to that class "
+                  "(NodeOptions::chunk_classes, pool.chunk_classes)",
+                  topic_name_, payload_bytes, total, first.payload_capacity, last.payload_capacity,
+                  transport_->config_.node_name, fallback_.max_classes,
+                  fallback_.max_ratio == 0 ? std::string("any") : std::to_string(fallback_.max_ratio), loaned,
+                  were_cached, subscribers, kept, others));
+  return error;
 }
 
 ChunkHeader* ShmPublisherPort::reuse_cached(std::size_t payload_bytes) noexcept {
@@ -144,6 +209,15 @@ Result<PublishStatus> ShmPublisherPort::publish_with(LoanedChunk loaned, std::si
                                                      std::size_t payload_offset, std::uint64_t network_bit) noexcept {
   auto* chunk = static_cast<ChunkHeader*>(loaned.handle);
   ChunkPool& chunks = pool_->pool;
+  // A chunk of another pool or publisher block would record the wrong block
+  // (its holder bits would leak on reclaim) and be looked up in the wrong
+  // pool by subscribers: refuse it untouched; it belongs to its lender.
+  if (!chunks.contains(chunk) || chunk->publisher_block.load(std::memory_order_relaxed) != block_index_) {
+    return Error(ErrorCode::kInvalidArgument,
+                 fmt::format("topic '{}': publish() of a chunk this publisher did not loan; publish it through "
+                             "the publisher that loaned it",
+                             topic_name_));
+  }
   if (payload_offset > chunk->capacity_bytes || payload_bytes > chunk->capacity_bytes - payload_offset) {
     chunks.drop_holders(chunk, kLoanBit);
     return Error(ErrorCode::kPayloadTooLarge, "payload_bytes and payload_offset exceed the loaned chunk");
@@ -201,11 +275,16 @@ Result<PublishStatus> ShmPublisherPort::publish_with(LoanedChunk loaned, std::si
   if (delivery.not_delivered != 0) {
     // Our loan bit keeps the chunk alive, so this cannot free it.
     chunk->holders.fetch_and(~delivery.not_delivered, std::memory_order_relaxed);
+    bool reclaimed = false;
     for (std::uint64_t bits = delivery.not_delivered; bits != 0; bits &= bits - 1) {
       const auto bit = static_cast<std::uint32_t>(__builtin_ctzll(bits));
       if (connection(bit).state.load(std::memory_order_acquire) != ConnectionState::kActive) {
         reclaim_connection(*pool_, block_index_, bit);
+        reclaimed = true;
       }
+    }
+    if (reclaimed) {
+      announce_room();
     }
   }
   count(status);
@@ -460,7 +539,50 @@ PublisherCounters ShmPublisherPort::counters() const noexcept {
     result.totals.quarantined += conn.quarantines.load(std::memory_order_relaxed);
     result.totals.high_water = std::max(result.totals.high_water, conn.high_water.load(std::memory_order_relaxed));
   }
+  result.subscribers_unconnected = unconnected_subscribers();
   return result;
+}
+
+void ShmPublisherPort::announce_room() noexcept {
+  // A subscriber that could not connect for lack of room retries when it
+  // next looks; tell the topic's subscribers now, so that one sleeping in an
+  // executor does not wait for its next wake-up. Never block the publisher
+  // for it: when the lock is busy, the subscriber's own retry does it.
+  if (transport_->lock_.try_lock()) {
+    transport_->registry_.connections_changed(topic_);
+    transport_->lock_.unlock();
+  }
+}
+
+std::uint32_t ShmPublisherPort::unconnected_subscribers() const noexcept {
+  if (!transport_->lock_.lock()) {
+    return 0;  // a statistic; the lock's own error shows up in every other call
+  }
+  DomainLockGuard guard(transport_->lock_);
+  const Registry& registry = transport_->registry_;
+  // Acquire pairs with the creator's release in create_connection().
+  const std::uint64_t allocated = block_->allocated_bits.load(std::memory_order_acquire);
+  std::uint32_t unconnected = 0;
+  for (std::uint32_t s = 0; s < kMaxSubscribers; ++s) {
+    const EndpointEntry& sub = registry.subscriber(s);
+    if (sub.state != EntryState::kActive || sub.topic != topic_) {
+      continue;
+    }
+    bool connected = false;
+    for (std::uint64_t bits = allocated; bits != 0 && !connected; bits &= bits - 1) {
+      const std::uint16_t index =
+          block_->connection_of_bit[__builtin_ctzll(bits)].load(std::memory_order_relaxed);  // see connection()
+      if (index >= kMaxConnectionsPerNode) {
+        continue;
+      }
+      const Connection& conn = pool_->segment->connections[index];
+      // Acquire pairs with the release store of kActive in create_connection().
+      connected = conn.state.load(std::memory_order_acquire) == ConnectionState::kActive && conn.subscriber_slot == s &&
+                  conn.subscriber_generation == sub.generation;
+    }
+    unconnected += connected ? 0 : 1;
+  }
+  return unconnected;
 }
 
 void ShmPublisherPort::on_backpressure(std::function<void(const BackpressureEvent&)> handler) {

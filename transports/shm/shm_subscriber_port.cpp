@@ -113,7 +113,8 @@ SubscriberCounters ShmSubscriberPort::counters() const noexcept {
       .taken = taken_.load(std::memory_order_relaxed) - rejected_taken_.load(std::memory_order_relaxed),
       .rejected = rejected_.load(std::memory_order_relaxed),
       .publishers_lost = publishers_lost_.load(std::memory_order_relaxed),
-      .queue = {}};
+      .queue = {},
+      .publishers_unconnected = publishers_unconnected_.load(std::memory_order_relaxed)};  // a statistic
   // The taking thread changes links; counters() may run on another thread,
   // so it reads the sums kept for closed links and live connections under
   // the links mutex (not on the data path: take() never locks it).
@@ -186,6 +187,7 @@ void ShmSubscriberPort::rescan_locked() noexcept {
     return;
   }
   bool seen[kMaxLinks] = {};
+  std::uint32_t unconnected = 0;
   for (std::uint32_t p = 0; p < kMaxPublishers; ++p) {
     const EndpointEntry& pub = registry.publisher(p);
     if (pub.state != EntryState::kActive || pub.topic != topic_) {
@@ -215,6 +217,7 @@ void ShmSubscriberPort::rescan_locked() noexcept {
       logger().warn("topic '{}': cannot map a publisher's pool yet ({}); retrying", topic_name_,
                     pool.error().message());
       retry_at_ns_ = monotonic_now_ns() + kRetryDelayNs;
+      ++unconnected;
       continue;
     }
     PoolSegment* segment = (*pool)->segment;
@@ -237,7 +240,13 @@ void ShmSubscriberPort::rescan_locked() noexcept {
     if (conn == nullptr) {
       auto created = transport_->create_connection(**pool, pub.pool_block, registry_ref_, true);
       if (!created) {
-        logger().warn("topic '{}': {}", topic_name_, created.error().message());
+        // No room in the publisher's pool yet (a closed connection waits to
+        // be reclaimed): retry, not only when the publishers change.
+        if (publishers_unconnected_.load(std::memory_order_relaxed) == 0) {  // once, not every retry
+          logger().warn("topic '{}': {}; retrying", topic_name_, created.error().message());
+        }
+        retry_at_ns_ = monotonic_now_ns() + kRetryDelayNs;
+        ++unconnected;
         continue;
       }
       conn = *created;
@@ -260,6 +269,7 @@ void ShmSubscriberPort::rescan_locked() noexcept {
     if (slot == kMaxLinks) {
       logger().warn("topic '{}': a subscriber reads from at most {} publishers", topic_name_, kMaxLinks);
       conn->state.store(ConnectionState::kClosing, std::memory_order_release);
+      ++unconnected;
       continue;
     }
     Link& link = links_[slot];
@@ -277,6 +287,7 @@ void ShmSubscriberPort::rescan_locked() noexcept {
   if (!transport_->registry_intact_locked()) {
     return;  // damaged while we read it: what we did not see may still be there
   }
+  publishers_unconnected_.store(unconnected, std::memory_order_relaxed);  // a statistic
   for (std::uint32_t i = 0; i < link_count_; ++i) {
     if (links_[i].conn != nullptr && !seen[i] && !links_[i].orphaned) {
       links_[i].orphaned = true;  // deliver what it queued, then close

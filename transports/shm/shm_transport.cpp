@@ -20,6 +20,7 @@
 #include "src/errors.hpp"
 #include "src/log.hpp"
 #include "transports/shm/abi_hash.hpp"
+#include "transports/shm/endpoint_limits.hpp"
 #include "transports/shm/memory_options.hpp"
 #include "transports/shm/process_identity.hpp"
 #include "transports/shm/shared_checks.hpp"
@@ -517,6 +518,16 @@ void ShmTransport::reclaim_retired_blocks() noexcept {
     if (block.state.load(std::memory_order_acquire) != BlockState::kRetired) {
       continue;
     }
+    // A publisher destroyed while the domain lock could not be taken left its
+    // registry entry behind: remove it (we hold the lock) before the block
+    // may be reused, so subscribers let go of it.
+    if (block.publisher_slot < kMaxPublishers) {
+      const EndpointEntry& pub = registry_.publisher(block.publisher_slot);
+      if (pub.state == EntryState::kActive && pub.generation == block.publisher_generation &&
+          pub.participant == self_.slot && pub.pool_block == b) {
+        registry_.remove_publisher(block.publisher_slot);
+      }
+    }
     reclaim_closing_connections(*own_pool_, b);
     if (block.allocated_bits.load(std::memory_order_relaxed) == 0) {
       block.state.store(BlockState::kFree, std::memory_order_relaxed);  // reused under the domain lock only
@@ -797,6 +808,10 @@ Result<std::shared_ptr<PublisherPort>> ShmTransport::advertise(const TopicDescri
   if (!topic_slot) {
     return topic_slot.error();
   }
+  // Refused now rather than accepted and never connected to some subscriber.
+  if (auto room = check_advertise_limits(registry_, *topic_slot, topic.name, self_.slot, config_.node_name); !room) {
+    return room.error();
+  }
   PoolSegment* segment = own_pool_->segment;
   std::uint32_t block_index = kMaxPublishersPerNode;
   for (std::uint32_t b = 0; b < kMaxPublishersPerNode; ++b) {
@@ -860,6 +875,10 @@ Result<std::shared_ptr<SubscriberPort>> ShmTransport::subscribe(const TopicDescr
   auto topic_slot = registry_.find_or_add_topic(topic);
   if (!topic_slot) {
     return topic_slot.error();
+  }
+  // Refused now rather than accepted and never connected to some publisher.
+  if (auto room = check_subscribe_limits(registry_, *topic_slot, topic.name); !room) {
+    return room.error();
   }
   auto sub = registry_.add_subscriber(*topic_slot, self_, qos, *queue);
   if (!sub) {

@@ -35,6 +35,8 @@ struct ShmConfig {
   mode_t file_mode = 0600;
   std::string group;
   std::vector<ChunkClassConfig> chunk_classes;
+  /// How far this node's loans fall through to larger classes.
+  ChunkFallback chunk_fallback;
   std::uint32_t liveness_period_ms = 50;
   /// NodeOptions::prefault_memory, lock_memory, huge_pages (memory_options.hpp).
   bool prefault_memory = false;

@@ -35,6 +35,7 @@ class UdpPublisherPort final : public PublisherPort {
   void on_backpressure(std::function<void(const BackpressureEvent&)> handler) override {
     local_->on_backpressure(std::move(handler));
   }
+  [[nodiscard]] std::string_view topic_name() const noexcept override { return local_->topic_name(); }
 
  private:
   std::shared_ptr<shm::ShmPublisherPort> local_;

@@ -78,6 +78,8 @@ const Case kCases[] = {
      "nodes:\n  - name: a\n    pool:\n      chunk_classes:\n        - {payload_bytes: 4 KiB, "
      "count: 8}\n        - {payload_bytes: 256, count: 8}\n",
      "bad.yaml:6:27:", "classes must grow strictly"},
+    {"chunk fallback past the last class", "nodes:\n  - name: a\n    pool:\n      chunk_fallback: {max_classes: 16}\n",
+     "bad.yaml:4:37:", "chunk_fallback max_classes must be a whole number from 0 to 15"},
     {"tiny socket buffer", "udp:\n  receive_buffer_bytes: 100\n", "bad.yaml:2:25:", "must be from 65536 to"},
     // Unknown references.
     {"unknown host of a node", "hosts: [{name: ecu, address: 10.0.0.1}]\nnodes:\n  - {name: a, host: ceu}\n",

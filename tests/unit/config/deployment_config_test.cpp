@@ -118,6 +118,16 @@ TEST(DeploymentConfig, KeysLeftOutOfATopicKeepTheCodeDefaults) {
   EXPECT_EQ(sut->topics[0].location.line, 2);
 }
 
+TEST(DeploymentConfig, ReadsANodesChunkFallbackPolicy) {
+  auto sut = parse_deployment_config(
+      "nodes:\n  - name: a\n    pool: {chunk_fallback: {max_classes: 2, max_ratio: 0}}\n  - name: b\n", "t.yaml");
+
+  ASSERT_TRUE(sut.ok()) << sut.error().message();
+  ASSERT_TRUE(sut->nodes[0].chunk_fallback.has_value());
+  EXPECT_EQ(*sut->nodes[0].chunk_fallback, (ChunkFallback{.max_classes = 2, .max_ratio = 0}));
+  EXPECT_FALSE(sut->nodes[1].chunk_fallback.has_value()) << "unset: NodeOptions, else the default";
+}
+
 TEST(DeploymentConfig, ANodeOfTheOnlyHostNeedNotNameIt) {
   auto sut = parse_deployment_config("hosts: [{name: robot}]\nnodes: [{name: a}]\n", "t.yaml");
 

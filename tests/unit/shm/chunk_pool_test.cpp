@@ -78,6 +78,34 @@ TEST(ChunkPool, PicksTheSmallestFittingClassAndFallsBackToLargerOnes) {
   EXPECT_EQ(f.pool.allocate(5000), nullptr) << "nothing fits 5000 bytes";
 }
 
+TEST(ChunkPool, FallsThroughAtMostTheClassesItsPolicyAllows) {
+  PoolFixture f(
+      {{.payload_bytes = 256, .count = 1}, {.payload_bytes = 4096, .count = 1}, {.payload_bytes = 65536, .count = 1}});
+  const ChunkFallback one_class{.max_classes = 1, .max_ratio = 0};
+  ASSERT_NE(f.pool.allocate(200, one_class), nullptr);
+  ChunkHeader* next = f.pool.allocate(200, one_class);
+  ASSERT_NE(next, nullptr);
+  EXPECT_EQ(next->size_class, 1);
+
+  EXPECT_EQ(f.pool.allocate(200, one_class), nullptr) << "the 64 KiB class is two classes up";
+  EXPECT_EQ(f.pool.allocate(200, {.max_classes = 2, .max_ratio = 16}), nullptr) << "64 KiB is 256x a 256 B chunk";
+  ChunkHeader* unbounded = f.pool.allocate(200, {.max_classes = 2, .max_ratio = 0});
+  ASSERT_NE(unbounded, nullptr);
+  EXPECT_EQ(unbounded->size_class, 2);
+}
+
+TEST(ChunkPool, ANoFallbackPolicyKeepsALoanInItsOwnClass) {
+  PoolFixture f({{.payload_bytes = 256, .count = 1}, {.payload_bytes = 512, .count = 1}});
+  const ChunkFallback none{.max_classes = 0, .max_ratio = 0};
+  ASSERT_NE(f.pool.allocate(1, none), nullptr);
+
+  EXPECT_EQ(f.pool.allocate(1, none), nullptr);
+  EXPECT_NE(f.pool.allocate(300, none), nullptr) << "a message of the larger class still gets its own";
+  const ChunkPool::ClassRange range = f.pool.classes_for(1, {.max_classes = 1, .max_ratio = 2});
+  EXPECT_EQ(range.first, 0U);
+  EXPECT_EQ(range.last, 1U);
+}
+
 TEST(ChunkPool, PayloadsAreCacheLineAlignedAndDoNotOverlap) {
   PoolFixture f({{.payload_bytes = 64, .count = 4}, {.payload_bytes = 1000, .count = 4}});
   std::vector<ChunkHeader*> chunks;

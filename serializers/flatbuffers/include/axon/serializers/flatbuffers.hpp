@@ -243,6 +243,12 @@ struct Serializer<T> {
     loan.reset();  // the builder lets go; the bytes stay in the chunk
     return encoded;
   }
+
+  /// Whether `loan` came from the publisher whose state is `state` (its
+  /// chunks belong to that publisher's port alone).
+  static bool built_by(const FlatBufferLoan<T>& loan, const PublisherState& state) noexcept {
+    return state != nullptr && loan.state_ == state.get();
+  }
 };
 
 }  // namespace axon

@@ -1,0 +1,187 @@
+// The connection limits of the shared-memory layout (issue 13, item 2): an
+// endpoint that cannot be connected to every peer of its topic is refused
+// with kLimitReached and a message naming the limit, never accepted and then
+// left without messages. Each Node is its own participant with its own pool.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <string>
+#include <vector>
+
+#include "axon/axon.hpp"
+#include "tests/support/child_process.hpp"
+#include "tests/support/eventually.hpp"
+
+namespace axon {
+namespace {
+
+struct Tick {
+  std::uint64_t n = 0;
+};
+
+NodeOptions small_pool(std::uint32_t domain) {
+  NodeOptions options;
+  options.domain_id = domain;
+  options.chunk_classes = {{.payload_bytes = 256, .count = 64}};
+  return options;
+}
+
+class EndpointLimits : public ::testing::Test {
+ protected:
+  void TearDown() override {
+    subs.clear();
+    pubs.clear();
+    nodes.clear();
+    EXPECT_TRUE(test::domain_files(domain).empty()) << "files left in /dev/shm";
+  }
+  std::shared_ptr<Node> add_node(const std::string& name) {
+    auto node = Node::create(name, small_pool(domain));
+    EXPECT_TRUE(node.ok()) << node.error().message();
+    nodes.push_back(*node);
+    return *node;
+  }
+  std::uint32_t domain = test::unique_domain();
+  std::vector<std::shared_ptr<Node>> nodes;
+  std::vector<std::shared_ptr<Publisher<Tick>>> pubs;
+  std::vector<std::shared_ptr<Subscriber<Tick>>> subs;
+};
+
+TEST_F(EndpointLimits, RefusesTheSubscriberBeyondWhatAPublisherServesNamingTheLimit) {
+  auto cam = add_node("cam");
+  auto viewers = add_node("viewers");
+  auto pub = cam->advertise<Tick>("camera/front");
+  ASSERT_TRUE(pub.ok());
+  for (int i = 0; i < 61; ++i) {
+    auto sub = viewers->subscribe<Tick>("camera/front", {.depth = 1});
+    ASSERT_TRUE(sub.ok()) << i << ": " << sub.error().message();
+    subs.push_back(std::move(*sub));
+  }
+  EXPECT_EQ(pub->subscriber_count(), 61U);
+
+  auto extra = viewers->subscribe<Tick>("camera/front", {.depth = 1});
+
+  ASSERT_FALSE(extra.ok()) << "a 62nd subscriber would never receive anything";
+  EXPECT_EQ(extra.error().code(), ErrorCode::kLimitReached);
+  const std::string message(extra.error().message());
+  EXPECT_NE(message.find("topic 'camera/front' has 61 subscribers"), std::string::npos) << message;
+  EXPECT_NE(message.find("node 'cam'"), std::string::npos) << message;
+  EXPECT_NE(message.find("at most 61"), std::string::npos) << message;
+  EXPECT_NE(message.find("split the topic"), std::string::npos) << message;
+}
+
+TEST_F(EndpointLimits, RefusesAPublisherOfATopicWithMoreSubscribersThanItCouldServe) {
+  auto viewers = add_node("viewers");
+  for (int i = 0; i < 62; ++i) {  // no publisher yet: nobody needs a connection
+    auto sub = viewers->subscribe<Tick>("camera/front", {.depth = 1});
+    ASSERT_TRUE(sub.ok()) << i << ": " << sub.error().message();
+    subs.push_back(std::move(*sub));
+  }
+
+  auto late = add_node("cam")->advertise<Tick>("camera/front");
+
+  ASSERT_FALSE(late.ok()) << "it could serve only 61 of the 62";
+  EXPECT_EQ(late.error().code(), ErrorCode::kLimitReached);
+  const std::string message(late.error().message());
+  EXPECT_NE(message.find("topic 'camera/front' has 62 subscribers"), std::string::npos) << message;
+  EXPECT_NE(message.find("at most 61"), std::string::npos) << message;
+  subs.pop_back();
+  auto now = nodes.back()->advertise<Tick>("camera/front");
+  ASSERT_TRUE(now.ok()) << now.error().message();
+  EXPECT_EQ((*now)->subscriber_count(), 61U);
+}
+
+TEST_F(EndpointLimits, RefusesThePublisherBeyondWhatASubscriberReadsFrom) {
+  auto sub = add_node("reader")->subscribe<Tick>("many");
+  ASSERT_TRUE(sub.ok());
+  // A node has at most 32 publishers: three nodes give the 65th.
+  for (int n = 0; n < 2; ++n) {
+    auto node = add_node("writers" + std::to_string(n));
+    for (int i = 0; i < 32; ++i) {
+      auto pub = node->advertise<Tick>("many");
+      ASSERT_TRUE(pub.ok()) << n << "/" << i << ": " << pub.error().message();
+      pubs.push_back(std::move(*pub));
+    }
+  }
+
+  auto extra = add_node("late")->advertise<Tick>("many");
+
+  ASSERT_FALSE(extra.ok()) << "a 65th publisher would never reach the subscriber";
+  EXPECT_EQ(extra.error().code(), ErrorCode::kLimitReached);
+  const std::string message(extra.error().message());
+  EXPECT_NE(message.find("topic 'many' has 64 publishers"), std::string::npos) << message;
+  EXPECT_NE(message.find("at most 64"), std::string::npos) << message;
+  EXPECT_EQ(sub->publisher_count(), 64U);
+}
+
+TEST_F(EndpointLimits, RefusesTheConnectionBeyondWhatANodesPoolHolds) {
+  auto hub = add_node("hub");
+  auto readers = add_node("readers");
+  // 4 topics x 51 subscribers + 52 on a fifth: 256 connections in hub's pool.
+  for (int t = 0; t < 5; ++t) {
+    const std::string topic = "t" + std::to_string(t);
+    auto pub = hub->advertise<Tick>(topic);
+    ASSERT_TRUE(pub.ok()) << pub.error().message();
+    pubs.push_back(std::move(*pub));
+    for (int i = 0; i < (t < 4 ? 51 : 52); ++i) {
+      auto sub = readers->subscribe<Tick>(topic, {.depth = 1});
+      ASSERT_TRUE(sub.ok()) << topic << "/" << i << ": " << sub.error().message();
+      subs.push_back(std::move(*sub));
+    }
+  }
+  auto other = readers->subscribe<Tick>("unpublished", {.depth = 1});
+  ASSERT_TRUE(other.ok());
+  subs.push_back(std::move(*other));
+
+  auto extra_subscriber = readers->subscribe<Tick>("t4", {.depth = 1});
+  auto extra_publisher = hub->advertise<Tick>("unpublished");
+
+  ASSERT_FALSE(extra_subscriber.ok()) << "a 257th connection does not fit the pool";
+  EXPECT_EQ(extra_subscriber.error().code(), ErrorCode::kLimitReached);
+  EXPECT_NE(extra_subscriber.error().message().find("node 'hub'"), std::string::npos)
+      << extra_subscriber.error().message();
+  EXPECT_NE(extra_subscriber.error().message().find("256"), std::string::npos) << extra_subscriber.error().message();
+  ASSERT_FALSE(extra_publisher.ok()) << "its subscriber would need a 257th connection";
+  EXPECT_EQ(extra_publisher.error().code(), ErrorCode::kLimitReached);
+  EXPECT_NE(extra_publisher.error().message().find("at most 256"), std::string::npos)
+      << extra_publisher.error().message();
+  // Another node's pool has room of its own.
+  auto elsewhere = add_node("elsewhere")->advertise<Tick>("unpublished");
+  EXPECT_TRUE(elsewhere.ok()) << elsewhere.error().message();
+}
+
+TEST_F(EndpointLimits, ASubscriberAcceptedOnceAnotherLeftConnectsAndReceives) {
+  auto cam = add_node("cam");
+  auto viewers = add_node("viewers");
+  auto pub = cam->advertise<Tick>("camera/front");
+  ASSERT_TRUE(pub.ok());
+  for (int i = 0; i < 61; ++i) {
+    auto sub = viewers->subscribe<Tick>("camera/front", {.depth = 1});
+    ASSERT_TRUE(sub.ok()) << sub.error().message();
+    subs.push_back(std::move(*sub));
+  }
+  ASSERT_FALSE(viewers->subscribe<Tick>("camera/front", {.depth = 1}).ok());
+
+  subs.pop_back();  // its connection waits in kClosing for the publisher to reclaim it
+  auto late = viewers->subscribe<Tick>("camera/front", {.depth = 1});
+
+  ASSERT_TRUE(late.ok()) << late.error().message();
+  EXPECT_EQ(late->counters().publishers_unconnected, 1U) << "no free bit until the closed one is reclaimed";
+  EXPECT_EQ(pub->counters().subscribers_unconnected, 1U);
+  ASSERT_TRUE(pub->publish(Tick{.n = 0}).ok());  // reclaims the closed connection and says so
+  EXPECT_FALSE(late->has_data());                // rescans at once: the topic's version moved
+  EXPECT_EQ(late->counters().publishers_unconnected, 0U) << "connected without waiting for its retry";
+  std::uint64_t sent = 0;
+  const bool received = test::eventually(
+      [&] {
+        (void)pub->publish(Tick{.n = ++sent});  // reclaims the closed connection
+        return late->take().ok();
+      },
+      std::chrono::seconds(10));
+  EXPECT_TRUE(received) << "the late subscriber retries its connection";
+  EXPECT_EQ(late->counters().publishers_unconnected, 0U);
+  EXPECT_EQ(pub->counters().subscribers_unconnected, 0U);
+  EXPECT_EQ(pub->subscriber_count(), 61U);
+}
+
+}  // namespace
+}  // namespace axon
