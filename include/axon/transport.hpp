@@ -95,6 +95,11 @@ struct SubscriberFill {
 struct PublisherCounters {
   std::uint64_t published = 0;
   QueueCounters totals;  ///< Over every subscriber it ever had; high_water is the largest.
+  /// Messages its subscribers took but dropped because they failed
+  /// verification or decoding (each subscriber's counters().rejected, summed
+  /// over every subscriber of this host it ever had). Not nonzero for a
+  /// healthy publisher: a message that reached no user code.
+  std::uint64_t rejected_by_subscribers = 0;
 };
 
 /// Passed to the on_backpressure handler when a subscriber's queue reaches the

@@ -209,7 +209,7 @@ Result<PublishStatus> ShmPublisherPort::publish_with(LoanedChunk loaned, std::si
     for (std::uint64_t bits = delivery.not_delivered; bits != 0; bits &= bits - 1) {
       const auto bit = static_cast<std::uint32_t>(__builtin_ctzll(bits));
       if (connection(bit).state.load(std::memory_order_acquire) != ConnectionState::kActive) {
-        reclaim_connection(*pool_, block_index_, bit);
+        add(totals_.rejected_reclaimed, reclaim_connection(*pool_, block_index_, bit));
       }
     }
   }
@@ -433,10 +433,13 @@ PublisherCounters ShmPublisherPort::counters() const noexcept {
   result.totals.dropped_full = totals_.dropped_full.load(std::memory_order_relaxed);
   result.totals.dropped_oldest = totals_.dropped_oldest.load(std::memory_order_relaxed);
   result.totals.dropped_timeout = totals_.dropped_timeout.load(std::memory_order_relaxed);
+  result.rejected_by_subscribers = totals_.rejected_reclaimed.load(std::memory_order_relaxed);
   const std::uint64_t active = block_->active_bits.load(std::memory_order_acquire);
   for (std::uint64_t bits = active; bits != 0; bits &= bits - 1) {
     const Connection& conn = connection(static_cast<std::uint32_t>(__builtin_ctzll(bits)));
     result.totals.quarantined += conn.quarantines.load(std::memory_order_relaxed);
+    // Relaxed: a statistic with one writer, the subscriber (see Connection).
+    result.rejected_by_subscribers += conn.rejected.load(std::memory_order_relaxed);
     result.totals.high_water = std::max(result.totals.high_water, conn.high_water.load(std::memory_order_relaxed));
   }
   return result;
@@ -509,7 +512,7 @@ void ShmPublisherPort::adopt_joiners_if_idle() noexcept {
 
 void ShmPublisherPort::reclaim_closing() noexcept {
   if (history_depth_ == 0) {
-    reclaim_closing_connections(*pool_, block_index_);
+    add(totals_.rejected_reclaimed, reclaim_closing_connections(*pool_, block_index_));
     return;
   }
   // The service thread may be handing the history to one of these
@@ -517,7 +520,7 @@ void ShmPublisherPort::reclaim_closing() noexcept {
   while (busy_.exchange(true, std::memory_order_acquire)) {
     __builtin_ia32_pause();
   }
-  reclaim_closing_connections(*pool_, block_index_);
+  add(totals_.rejected_reclaimed, reclaim_closing_connections(*pool_, block_index_));
   busy_.store(false, std::memory_order_release);
 }
 

@@ -368,7 +368,7 @@ void ShmTransport::reclaim_retired_blocks() noexcept {
   }
 }
 
-void reclaim_connection(MappedPool& pool, std::uint32_t block_index, std::uint32_t bit) noexcept {
+std::uint64_t reclaim_connection(MappedPool& pool, std::uint32_t block_index, std::uint32_t bit) noexcept {
   PublisherBlock& block = pool.segment->blocks[block_index];
   const std::uint64_t mask = std::uint64_t{1} << bit;
   // Relaxed: the caller is the only thread that pushes to this block.
@@ -392,15 +392,20 @@ void reclaim_connection(MappedPool& pool, std::uint32_t block_index, std::uint32
   }
   const std::uint16_t index = block.connection_of_bit[bit].load(std::memory_order_relaxed);
   Connection& conn = pool.segment->connections[index];
+  // Relaxed: the subscriber's last store came before its release that moved
+  // the connection to kClosing, which our caller acquired.
+  const std::uint64_t rejected = conn.rejected.load(std::memory_order_relaxed);
   block.connection_of_bit[bit].store(kNoConnection, std::memory_order_relaxed);
   // Release: creators that see kFree (acquire CAS) see the connection idle.
   conn.state.store(ConnectionState::kFree, std::memory_order_release);
   // Release: the bit is reusable only after everything above.
   block.allocated_bits.fetch_and(~mask, std::memory_order_release);
+  return rejected;
 }
 
-void reclaim_closing_connections(MappedPool& pool, std::uint32_t block_index) noexcept {
+std::uint64_t reclaim_closing_connections(MappedPool& pool, std::uint32_t block_index) noexcept {
   PublisherBlock& block = pool.segment->blocks[block_index];
+  std::uint64_t rejected = 0;
   // Acquire pairs with the creator's release in create_connection(); only the
   // caller clears bits, so the snapshot cannot lose one it must reclaim.
   std::uint64_t bits = block.allocated_bits.load(std::memory_order_acquire);
@@ -410,9 +415,10 @@ void reclaim_closing_connections(MappedPool& pool, std::uint32_t block_index) no
     // Acquire pairs with the release that moved the connection to kClosing.
     if (index != kNoConnection &&
         pool.segment->connections[index].state.load(std::memory_order_acquire) == ConnectionState::kClosing) {
-      reclaim_connection(pool, block_index, bit);
+      rejected += reclaim_connection(pool, block_index, bit);
     }
   }
+  return rejected;
 }
 
 Result<std::shared_ptr<MappedPool>> ShmTransport::pool_of(std::uint32_t participant, std::uint32_t generation) {
@@ -528,6 +534,7 @@ Result<Connection*> ShmTransport::create_connection(MappedPool& pool, std::uint3
     conn.quarantines.store(0, std::memory_order_relaxed);
     conn.high_water.store(0, std::memory_order_relaxed);
     conn.quarantined.store(0, std::memory_order_relaxed);
+    conn.rejected.store(0, std::memory_order_relaxed);
     conn.full_since_ns = 0;
     conn.above_high_water = 0;
     conn.ring.reset(sub.depth);

@@ -130,10 +130,12 @@ class ShmTransport final : public Transport, public std::enable_shared_from_this
 /// Reclaims connection `bit` of `block` in `pool`: stops pushing to it, gives
 /// back every chunk it held, frees it. Only the thread that pushes to the
 /// block (its publisher, or the service thread once retired) may call it.
-void reclaim_connection(MappedPool& pool, std::uint32_t block, std::uint32_t bit) noexcept;
+/// Returns the messages its subscriber rejected (Connection::rejected), for
+/// the publisher's counters to keep.
+std::uint64_t reclaim_connection(MappedPool& pool, std::uint32_t block, std::uint32_t bit) noexcept;
 
 /// reclaim_connection() for every connection of `block` in state kClosing,
-/// with the same rule on who may call it.
-void reclaim_closing_connections(MappedPool& pool, std::uint32_t block) noexcept;
+/// with the same rule on who may call it; returns the sum of what they return.
+std::uint64_t reclaim_closing_connections(MappedPool& pool, std::uint32_t block) noexcept;
 
 }  // namespace axon::shm
