@@ -176,7 +176,7 @@ struct MessageWriter<Format::kFlatBuffers, Kind::kObjectList> {
     }
     auto& fbb = loan->builder();
     fb::LidarTarget* targets = nullptr;
-    const auto vector = fbb.CreateUninitializedVectorOfStructs(kTargets, &targets);
+    const auto vector = axon::create_uninitialized_struct_vector(fbb, kTargets, &targets);
     for (std::uint32_t i = 0; i < kTargets; ++i) {
       targets[i] = fb::LidarTarget(static_cast<float>(i), 1.5F, 0.2F, static_cast<std::uint16_t>(i), 1, 90);
     }
@@ -199,7 +199,7 @@ struct MessageWriter<Format::kFlatBuffers, Kind::kPointCloud> {
     }
     auto& fbb = loan->builder();
     fb::Point* points = nullptr;
-    const auto vector = fbb.CreateUninitializedVectorOfStructs(kCloudPoints, &points);
+    const auto vector = axon::create_uninitialized_struct_vector(fbb, kCloudPoints, &points);
     for (std::uint32_t i = 0; i < kCloudPoints; ++i) {
       const RawPoint p = point_at(i);
       points[i] = fb::Point(p.x, p.y, p.z, p.intensity);

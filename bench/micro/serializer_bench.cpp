@@ -148,7 +148,7 @@ struct FlatBuffersObjectList : FlatBuffersCodec<fb::ObjectList> {
     BufferAllocator allocator(out);
     flatbuffers::FlatBufferBuilder fbb(kBytes, &allocator, false, 64);
     fb::LidarTarget* targets = nullptr;
-    const auto vector = fbb.CreateUninitializedVectorOfStructs(kTargets, &targets);
+    const auto vector = axon::create_uninitialized_struct_vector(fbb, kTargets, &targets);
     for (std::uint32_t i = 0; i < kTargets; ++i) {
       targets[i] = fb::LidarTarget(static_cast<float>(i), 1.5F, 0.2F, static_cast<std::uint16_t>(i), 1, 90);
     }
@@ -172,7 +172,7 @@ struct FlatBuffersCloud : FlatBuffersCodec<fb::PointCloud> {
     BufferAllocator allocator(out);
     flatbuffers::FlatBufferBuilder fbb(kBytes, &allocator, false, 64);
     fb::Point* points = nullptr;
-    const auto vector = fbb.CreateUninitializedVectorOfStructs(kPoints, &points);
+    const auto vector = axon::create_uninitialized_struct_vector(fbb, kPoints, &points);
     for (std::uint32_t i = 0; i < kPoints; ++i) {
       const RawPoint p = point_at(i);
       points[i] = fb::Point(p.x, p.y, p.z, p.intensity);

@@ -61,7 +61,7 @@ class Node {
       return port.error();
     }
     log_data_path(topic, Serializer<T>::kName, Serializer<T>::kDataPath, "publisher");
-    return std::make_shared<Publisher<T>>(std::move(*port), std::string(topic));
+    return std::make_shared<Publisher<T>>(std::move(*port), std::string(topic), qos);
   }
 
   /// A subscriber of T on `topic`; refused like advertise(). A default `qos`

@@ -130,6 +130,13 @@ struct PublisherQos {
   /// A subscriber's queue at or above this fill (percent of its depth) is
   /// reported: PublishStatus::full and the on_backpressure handler.
   std::uint32_t high_water_percent = 75;
+  /// FlatBuffers: run flatbuffers::Verifier on every message before it is
+  /// published, not only on the publisher's first one (and on any built with
+  /// the struct-vector pitfall, see create_uninitialized_struct_vector()).
+  /// A message that fails is not published: publish() returns kMalformed.
+  /// Costs one verification per message. API only (not in the deployment
+  /// config).
+  bool verify_every_message = false;
 
   bool operator==(const PublisherQos&) const = default;
 };

@@ -60,8 +60,8 @@ class Publisher {
   using S = Serializer<T>;
 
  public:
-  Publisher(std::shared_ptr<PublisherPort> port, std::string topic) noexcept
-      : port_(std::move(port)), topic_(std::move(topic)) {}
+  Publisher(std::shared_ptr<PublisherPort> port, std::string topic, const PublisherQos& qos = {}) noexcept
+      : port_(std::move(port)), topic_(std::move(topic)), verify_every_message_(qos.verify_every_message) {}
 
   /// Raw structs: memory for one message inside shared memory.
   /// kPoolExhausted when every chunk is in use (an outcome: skip or retry).
@@ -92,6 +92,10 @@ class Publisher {
   }
 
   /// FlatBuffers: finishes the builder's message at `root` and sends it.
+  /// The publisher's first message (every one with
+  /// PublisherQos::verify_every_message) is verified first: one that fails
+  /// is not sent, its chunk goes back, and the result is kMalformed naming
+  /// what is wrong (subscribers would drop it).
   /// kInvalidArgument for a builder of another publisher: it stays with the
   /// caller, unchanged (as for a Loan).
   template <class Builder, class Root>
@@ -104,8 +108,11 @@ class Publisher {
                          "its own); publish it through that publisher, or drop it");
       }
     }
-    auto finished = S::finish(std::forward<Builder>(builder), root);
+    auto finished = S::finish(std::forward<Builder>(builder), root, verify_every_message_);
     if (!finished) {
+      if (finished.error().code() == ErrorCode::kMalformed) {
+        return Error(ErrorCode::kMalformed, "topic '" + topic_ + "': " + std::string(finished.error().message()));
+      }
       return finished.error();
     }
     return port_->publish(finished->chunk, finished->payload_bytes, finished->payload_offset);
@@ -172,6 +179,7 @@ class Publisher {
 
   std::shared_ptr<PublisherPort> port_;
   std::string topic_;
+  bool verify_every_message_ = false;
   [[no_unique_address]] typename detail::PublisherStateOf<T>::type state_{};
 };
 

@@ -103,6 +103,11 @@ struct PublisherCounters {
   /// push to yet: they connect themselves, retrying while a connection that
   /// closed waits to be reclaimed (the publisher's next publish does that).
   std::uint32_t subscribers_unconnected = 0;
+  /// Messages its subscribers took but dropped because they failed
+  /// verification or decoding (each subscriber's counters().rejected, summed
+  /// over every subscriber of this host it ever had). Not nonzero for a
+  /// healthy publisher: a message that reached no user code.
+  std::uint64_t rejected_by_subscribers = 0;
 };
 
 /// Passed to the on_backpressure handler when a subscriber's queue reaches the

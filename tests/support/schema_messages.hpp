@@ -21,7 +21,7 @@ inline fb::LidarTarget target_for(std::uint64_t sequence, std::uint32_t i) {
 inline flatbuffers::Offset<fb::ObjectList> build_object_list(flatbuffers::FlatBufferBuilder& fbb,
                                                              std::uint64_t sequence, std::uint32_t targets) {
   fb::LidarTarget* out = nullptr;
-  auto vector = fbb.CreateUninitializedVectorOfStructs(targets, &out);
+  auto vector = axon::create_uninitialized_struct_vector(fbb, targets, &out);
   for (std::uint32_t i = 0; i < targets; ++i) {
     out[i] = target_for(sequence, i);
   }

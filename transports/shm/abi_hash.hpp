@@ -28,7 +28,7 @@ constexpr std::uint64_t layout_abi_hash() noexcept {
         std::uint64_t{sizeof(PoolDirectory)}, std::uint64_t{sizeof(Connection)}, std::uint64_t{sizeof(PublisherBlock)},
         std::uint64_t{sizeof(PoolSegment)}, std::uint64_t{sizeof(ParticipantEntry)}, std::uint64_t{sizeof(TopicEntry)},
         std::uint64_t{sizeof(EndpointEntry)}, std::uint64_t{sizeof(RegistrySegment)}, std::uint64_t{kRingCapacity},
-        std::uint64_t{kMaxSubscribersPerPublisher}}) {
+        std::uint64_t{kMaxSubscribersPerPublisher}, std::uint64_t{offsetof(Connection, rejected)}}) {
     h = fnv1a_mix(h, v);
   }
   return h;

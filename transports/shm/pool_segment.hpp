@@ -5,6 +5,7 @@
 #pragma once
 
 #include <atomic>
+#include <cstddef>
 #include <cstdint>
 #include <type_traits>
 
@@ -50,6 +51,13 @@ struct alignas(kCacheLine) Connection {
   std::uint32_t reliable = 0;  ///< A timed-out wait is an error for the publisher.
   std::int64_t block_timeout_ns = 0;
   std::int64_t quarantine_after_ns = 0;  ///< kBlockPublisher: 0 or when a full queue is quarantined.
+  /// Written by the subscriber (its taking thread only, relaxed: single
+  /// writer) when it drops a message of this connection that failed
+  /// verification or decoding; read (relaxed) by the publisher's counters()
+  /// and by its reclaimer, which keeps the count when the connection goes.
+  /// On the first line, not the publisher's statistics line: it changes only
+  /// on a rejection, so it costs the publisher's line nothing.
+  std::atomic<std::uint64_t> rejected{0};
 
   /// The publisher may evict the oldest entry: the subscriber pops by
   /// compare-exchange (SpscRing::try_pop_contended()).
@@ -116,5 +124,7 @@ static_assert(std::is_standard_layout_v<PoolSegment>, "shared-memory layout must
 static_assert(std::is_trivially_destructible_v<PoolSegment>, "nothing to destroy in shared memory");
 static_assert(alignof(Connection) == kCacheLine && sizeof(Connection) % kCacheLine == 0,
               "connections do not share cache lines");
+static_assert(offsetof(Connection, rejected) + sizeof(Connection::rejected) <= kCacheLine,
+              "the subscriber's rejection counter stays off the publisher's statistics line");
 
 }  // namespace axon::shm

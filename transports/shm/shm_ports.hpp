@@ -134,6 +134,8 @@ class ShmPublisherPort final : public PublisherPort {
     std::atomic<std::uint64_t> dropped_full{0};
     std::atomic<std::uint64_t> dropped_oldest{0};
     std::atomic<std::uint64_t> dropped_timeout{0};
+    /// Rejections of the subscribers of connections already reclaimed.
+    std::atomic<std::uint64_t> rejected_reclaimed{0};
   } totals_;
 
   // Transient-local history (history_depth_ > 0): the last messages, oldest

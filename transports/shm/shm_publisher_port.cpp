@@ -279,7 +279,7 @@ Result<PublishStatus> ShmPublisherPort::publish_with(LoanedChunk loaned, std::si
     for (std::uint64_t bits = delivery.not_delivered; bits != 0; bits &= bits - 1) {
       const auto bit = static_cast<std::uint32_t>(__builtin_ctzll(bits));
       if (connection(bit).state.load(std::memory_order_acquire) != ConnectionState::kActive) {
-        reclaim_connection(*pool_, block_index_, bit);
+        add(totals_.rejected_reclaimed, reclaim_connection(*pool_, block_index_, bit));
         reclaimed = true;
       }
     }
@@ -533,10 +533,16 @@ PublisherCounters ShmPublisherPort::counters() const noexcept {
   result.totals.dropped_full = totals_.dropped_full.load(std::memory_order_relaxed);
   result.totals.dropped_oldest = totals_.dropped_oldest.load(std::memory_order_relaxed);
   result.totals.dropped_timeout = totals_.dropped_timeout.load(std::memory_order_relaxed);
+  // Relaxed: statistics (ours, and the service thread's for this block).
+  result.rejected_by_subscribers =
+      totals_.rejected_reclaimed.load(std::memory_order_relaxed) +
+      transport_->block_busy_[block_index_].rejected_reclaimed.load(std::memory_order_relaxed);
   const std::uint64_t active = block_->active_bits.load(std::memory_order_acquire) & kConnectionBits;
   for (std::uint64_t bits = active; bits != 0; bits &= bits - 1) {
     const Connection& conn = connection(static_cast<std::uint32_t>(__builtin_ctzll(bits)));
     result.totals.quarantined += conn.quarantines.load(std::memory_order_relaxed);
+    // Relaxed: a statistic with one writer, the subscriber (see Connection).
+    result.rejected_by_subscribers += conn.rejected.load(std::memory_order_relaxed);
     result.totals.high_water = std::max(result.totals.high_water, conn.high_water.load(std::memory_order_relaxed));
   }
   result.subscribers_unconnected = unconnected_subscribers();
@@ -667,7 +673,7 @@ void ShmPublisherPort::reclaim_closing() noexcept {
   // The service thread may be reclaiming or handing the history to one of
   // these connections: reclaim only while it cannot.
   take_busy();
-  reclaim_closing_connections(*pool_, block_index_);
+  add(totals_.rejected_reclaimed, reclaim_closing_connections(*pool_, block_index_));
   busy_.store(false, std::memory_order_release);  // pairs with the acquire in take_busy()
 }
 

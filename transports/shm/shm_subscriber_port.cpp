@@ -101,6 +101,12 @@ void ShmSubscriberPort::reject(const ReceivedChunk& received, std::string_view r
   rejected_.store(rejected, std::memory_order_relaxed);
   // counters().taken counts what reached user code only.
   rejected_taken_.store(rejected_taken_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+  // Tell the publisher (its counters().rejected_by_subscribers): the message
+  // reached no one here. Relaxed, single writer: only the taking thread
+  // rejects, and the link of a taken sample is open (it holds the sample).
+  if (Connection* conn = links_[received.source].conn; conn != nullptr) {
+    conn->rejected.store(conn->rejected.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+  }
   if (rejected <= 10 || rejected % 1000 == 0) {
     logger().warn("topic '{}': dropped message {} of publisher {:#x} ({} bytes): {} ({} rejected so far)", topic_name_,
                   received.info.sequence, received.info.publisher_id, received.info.payload_bytes, reason, rejected);

@@ -572,12 +572,13 @@ void ShmTransport::reclaim_closing_of_idle_publishers() noexcept {
     if (busy.exchange(true, std::memory_order_acquire)) {
       continue;
     }
-    reclaim_closing_connections(*own_pool_, b);
+    // Relaxed: a statistic read by the publisher's counters().
+    block_busy_[b].rejected_reclaimed.fetch_add(reclaim_closing_connections(*own_pool_, b), std::memory_order_relaxed);
     busy.store(false, std::memory_order_release);  // pairs with the acquire in ShmPublisherPort::take_busy()
   }
 }
 
-void reclaim_connection(MappedPool& pool, std::uint32_t block_index, std::uint32_t bit) noexcept {
+std::uint64_t reclaim_connection(MappedPool& pool, std::uint32_t block_index, std::uint32_t bit) noexcept {
   PublisherBlock& block = pool.segment->blocks[block_index];
   const std::uint64_t mask = std::uint64_t{1} << bit;
   // Relaxed: the caller is the only thread that pushes to this block.
@@ -600,6 +601,11 @@ void reclaim_connection(MappedPool& pool, std::uint32_t block_index, std::uint32
     chunks.drop_holders(chunk, mask);
   }
   const std::uint16_t index = block.connection_of_bit[bit].load(std::memory_order_relaxed);
+  // Relaxed: the subscriber's last store came before its release that moved
+  // the connection to kClosing, which our caller acquired. A corrupt index
+  // reads nothing.
+  const std::uint64_t rejected =
+      index < kMaxConnectionsPerNode ? pool.segment->connections[index].rejected.load(std::memory_order_relaxed) : 0;
   block.connection_of_bit[bit].store(kNoConnection, std::memory_order_relaxed);
   // The index was written by the connection's creator (maybe another
   // process): a corrupt one frees the bit but touches no connection.
@@ -609,10 +615,12 @@ void reclaim_connection(MappedPool& pool, std::uint32_t block_index, std::uint32
   }
   // Release: the bit is reusable only after everything above.
   block.allocated_bits.fetch_and(~mask, std::memory_order_release);
+  return rejected;
 }
 
-void reclaim_closing_connections(MappedPool& pool, std::uint32_t block_index) noexcept {
+std::uint64_t reclaim_closing_connections(MappedPool& pool, std::uint32_t block_index) noexcept {
   PublisherBlock& block = pool.segment->blocks[block_index];
+  std::uint64_t rejected = 0;
   // Acquire pairs with the creator's release in create_connection(); only the
   // caller clears bits, so the snapshot cannot lose one it must reclaim.
   // Bits above the connections' are never allocated; masked, a stray one
@@ -631,9 +639,10 @@ void reclaim_closing_connections(MappedPool& pool, std::uint32_t block_index) no
     // Acquire pairs with the release that moved the connection to kClosing.
     if (index != kNoConnection &&
         pool.segment->connections[index].state.load(std::memory_order_acquire) == ConnectionState::kClosing) {
-      reclaim_connection(pool, block_index, bit);
+      rejected += reclaim_connection(pool, block_index, bit);
     }
   }
+  return rejected;
 }
 
 Result<std::shared_ptr<MappedPool>> ShmTransport::pool_of(std::uint32_t participant, std::uint32_t generation) {
@@ -757,6 +766,7 @@ Result<Connection*> ShmTransport::create_connection(MappedPool& pool, std::uint3
     conn.quarantines.store(0, std::memory_order_relaxed);
     conn.high_water.store(0, std::memory_order_relaxed);
     conn.quarantined.store(0, std::memory_order_relaxed);
+    conn.rejected.store(0, std::memory_order_relaxed);
     conn.full_since_ns = 0;
     conn.above_high_water = 0;
     conn.ring.reset(sub.depth);

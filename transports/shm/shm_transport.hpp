@@ -150,6 +150,9 @@ class ShmTransport final : public Transport, public std::enable_shared_from_this
   /// publisher. Whoever holds it is the only one pushing to the block.
   struct alignas(kCacheLine) BlockBusy {
     std::atomic<bool> flag{false};
+    /// Rejections counted by connections the service thread reclaimed for
+    /// the block's publisher (added to its counters().rejected_by_subscribers).
+    std::atomic<std::uint64_t> rejected_reclaimed{0};
   };
   std::array<BlockBusy, kMaxPublishersPerNode> block_busy_{};
 
@@ -161,10 +164,12 @@ class ShmTransport final : public Transport, public std::enable_shared_from_this
 /// Reclaims connection `bit` of `block` in `pool`: stops pushing to it, gives
 /// back every chunk it held, frees it. Only the thread that pushes to the
 /// block (its publisher, or the service thread once retired) may call it.
-void reclaim_connection(MappedPool& pool, std::uint32_t block, std::uint32_t bit) noexcept;
+/// Returns the messages its subscriber rejected (Connection::rejected), for
+/// the publisher's counters to keep.
+std::uint64_t reclaim_connection(MappedPool& pool, std::uint32_t block, std::uint32_t bit) noexcept;
 
 /// reclaim_connection() for every connection of `block` in state kClosing,
-/// with the same rule on who may call it.
-void reclaim_closing_connections(MappedPool& pool, std::uint32_t block) noexcept;
+/// with the same rule on who may call it; returns the sum of what they return.
+std::uint64_t reclaim_closing_connections(MappedPool& pool, std::uint32_t block) noexcept;
 
 }  // namespace axon::shm

@@ -122,7 +122,7 @@ TEST_F(Serializers, AFlatBufferGrowsIntoALargerChunkClassWhenItMust) {
   auto& fbb = loan->builder();
   constexpr std::uint32_t kPoints = 65'536;  // 1 MiB
   test::fb::Point* points = nullptr;
-  auto vector = fbb.CreateUninitializedVectorOfStructs(kPoints, &points);
+  auto vector = axon::create_uninitialized_struct_vector(fbb, kPoints, &points);
   for (std::uint32_t i = 0; i < kPoints; ++i) {
     points[i] = test::fb::Point(static_cast<float>(i), 1, 2, 3);
   }
@@ -159,7 +159,7 @@ TEST_F(Serializers, AFlatBufferLargerThanTheLargestClassFailsAtPublishNamingBoth
   auto loan = pub->loan_builder();
   auto& fbb = loan->builder();
   test::fb::Point* points = nullptr;
-  auto vector = fbb.CreateUninitializedVectorOfStructs(200'000, &points);  // 3.2 MB
+  auto vector = axon::create_uninitialized_struct_vector(fbb, 200'000, &points);  // 3.2 MB
   std::memset(static_cast<void*>(points), 0, 200'000 * sizeof(test::fb::Point));
   const test::fb::Header header(1, 2, 3);
   auto status = pub->publish(std::move(*loan), test::fb::CreatePointCloud(fbb, &header, vector));

@@ -16,6 +16,8 @@
 
 #include "axon/result.hpp"
 #include "axon/serializer.hpp"
+#include "axon/serializers/flatbuffers_publish_check.hpp"
+#include "axon/serializers/flatbuffers_struct_vector.hpp"
 #include "axon/transport.hpp"
 
 namespace axon {
@@ -125,6 +127,10 @@ struct FlatBufferBuilderState {
   ChunkAllocator allocator;
   flatbuffers::FlatBufferBuilder builder;
   bool in_use = false;
+  /// A message of this publisher passed the publisher's verification: from
+  /// then on only PublisherQos::verify_every_message or the struct-vector
+  /// pitfall make it verify again.
+  bool verified_one = false;
 };
 
 }  // namespace detail
@@ -225,7 +231,12 @@ struct Serializer<T> {
     return FlatBufferLoan<T>(state.get());
   }
 
-  static Result<EncodedChunk> finish(FlatBufferLoan<T>&& loan, flatbuffers::Offset<T> root) noexcept {
+  /// Finishes the message at `root`. The publisher's first message, any
+  /// built with the struct-vector pitfall and, with `verify_every_message`,
+  /// every message are verified first: one that fails is kMalformed and its
+  /// chunk goes back (never published, never leaked).
+  static Result<EncodedChunk> finish(FlatBufferLoan<T>&& loan, flatbuffers::Offset<T> root,
+                                     bool verify_every_message = false) noexcept {
     detail::FlatBufferBuilderState& state = *loan.state_;
     state.builder.Finish(root);
     if (state.allocator.error()) {
@@ -235,6 +246,15 @@ struct Serializer<T> {
     }
     const LoanedChunk chunk = state.allocator.chunk();
     const std::uint8_t* data = state.builder.GetBufferPointer();
+    const std::size_t alignment = state.builder.GetBufferMinAlignment();
+    if (verify_every_message || !state.verified_one || detail::has_struct_vector_pitfall(alignment)) {
+      if (auto failed = detail::check_before_publish<T>(data, state.builder.GetSize(), alignment,
+                                                        FlatBuffersSchema<T>::kTypeName)) {
+        loan.reset();  // hands the chunk back unpublished
+        return *failed;
+      }
+      state.verified_one = true;
+    }
     const EncodedChunk encoded{
         .chunk = chunk,
         .payload_bytes = state.builder.GetSize(),
