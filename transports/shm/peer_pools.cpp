@@ -24,7 +24,8 @@ bool ShmTransport::adopt_pool(const Deposit& received, std::int64_t now_ns, cons
   if (pool != nullptr) {
     ::close(received.fd);  // mapped already: one mapping per pool and process
   } else {
-    auto mapped = map_peer_pool(owner, received.fd, fmt::format("the {} pool of participant {}", how, owner.slot));
+    auto mapped =
+        map_peer_pool(owner, received.fd, fmt::format("{} ({})", socket_path(owner.slot, owner.generation), how));
     if (!mapped) {
       logger().warn("cannot map the {} pool of participant {}: {}; its publishers' messages are not received", how,
                     owner.slot, mapped.error().message());
