@@ -348,8 +348,8 @@ void ShmTransport::forget_durable(ShmPublisherPort* port) noexcept {
 }
 
 void ShmTransport::check_liveness_now() {
-  // Never block here: a peer may hold the lock while it waits for this very
-  // thread to hand out our pool's descriptor.
+  // Never block here: the service thread also serves descriptors and takes
+  // deposits, which must not wait behind whoever holds the lock.
   if (!lock_.try_lock()) {
     return;
   }
