@@ -6,6 +6,7 @@
 #include <string>
 
 #include "axon/detail/transport_factories.hpp"
+#include "src/config/config_usage.hpp"
 #include "src/config/node_deployment.hpp"
 #include "src/config/transport_choice.hpp"
 #include "src/log.hpp"
@@ -76,12 +77,22 @@ ThreadOptions Node::executor_thread_options() const {
   return entry != nullptr ? entry->executor_thread : ThreadOptions{};
 }
 
+std::vector<std::string> Node::config_warnings() const {
+  return config_usage_ != nullptr ? config_usage_->warnings() : std::vector<std::string>{};
+}
+
 PublisherQos Node::publisher_qos_for(std::string_view topic, const PublisherQos& code) const {
+  if (config_usage_ != nullptr) {
+    config_usage_->note_topic(topic);
+  }
   const TopicConfig* entry = deployment_ ? deployment_->find_topic(topic) : nullptr;
   return entry != nullptr && code == PublisherQos{} ? entry->publisher : code;
 }
 
 SubscriberQos Node::subscriber_qos_for(std::string_view topic, const SubscriberQos& code) const {
+  if (config_usage_ != nullptr) {
+    config_usage_->note_topic(topic);
+  }
   const TopicConfig* entry = deployment_ ? deployment_->find_topic(topic) : nullptr;
   return entry != nullptr && code == SubscriberQos{} ? entry->subscriber : code;
 }
@@ -113,8 +124,15 @@ Result<std::shared_ptr<Node>> Node::create(std::string name, NodeOptions options
   if (!transport) {
     return transport.error();
   }
-  return std::make_shared<Node>(std::move(name), domain, std::move(transport->transport), std::move(placement->config),
-                                std::move(placement->host), std::move(transport->network));
+  std::shared_ptr<detail::ConfigUsage> usage;
+  if (placement->config != nullptr) {
+    usage = std::make_shared<detail::ConfigUsage>(placement->config, name, std::move(placement->warnings));
+  }
+  auto node =
+      std::make_shared<Node>(std::move(name), domain, std::move(transport->transport), std::move(placement->config),
+                             std::move(placement->host), std::move(transport->network));
+  node->config_usage_ = std::move(usage);
+  return node;
 }
 
 }  // namespace axon

@@ -27,7 +27,7 @@ struct ScenarioOptions {
   std::string file;
   double duration_s = 0;  ///< 0: the file's duration_s (default 60).
   double warmup_s = -1;   ///< <0: the file's warmup_s (default 1).
-  std::string wait;       ///< Empty: the file's wait (default sleep).
+  std::string wait;       ///< Empty: the file's wait (default blocking).
   std::uint32_t sleep_us = 0;
   bool check = false;
 };
@@ -102,7 +102,7 @@ void print_plan(std::FILE* out, const ScenarioPlan& plan) {
                  names_of(s, c.subscribes).c_str());
   }
   std::fprintf(out, "\nduration %.1f s after a %.1f s warm-up; idle subscribers: %s\n", s.duration_s, s.warmup_s,
-               s.wait.name().c_str());
+               s.wait_name().c_str());
 }
 
 void print_results(std::FILE* out, const std::vector<CaseResult>& topics, const std::vector<CaseResult>& cpus) {
@@ -143,7 +143,10 @@ void run_scenario_command(const ScenarioOptions& options, Output& out) {
     scenario.warmup_s = options.warmup_s;
   }
   if (!options.wait.empty()) {
-    scenario.wait.strategy = parse_wait_strategy(options.wait);
+    scenario.blocking = options.wait == "blocking";
+    if (!scenario.blocking) {
+      scenario.wait.strategy = parse_wait_strategy(options.wait);
+    }
   }
   if (options.sleep_us > 0) {
     scenario.wait.sleep_us = options.sleep_us;
@@ -157,8 +160,11 @@ void run_scenario_command(const ScenarioOptions& options, Output& out) {
   }
   out.log.run.notes.push_back("scenario '" + s.name + "' from " + s.file + ": " + std::to_string(s.components.size()) +
                               " processes on " + std::to_string(online_cpu_count()) +
-                              " CPUs; idle subscribers wait with " + s.wait.name() +
-                              " (axon has no blocking take yet); latency from publish()");
+                              " CPUs; idle subscribers wait with " + s.wait_name() +
+                              (s.blocking ? " (an axon::SingleThreadedExecutor with WaitStrategy::blocking() per "
+                                            "process, asleep until a message or its next publication)"
+                                          : " (polling)") +
+                              "; latency from publish()");
   for (const auto& t : s.topics) {
     if (t.subscribers.empty()) {
       std::fprintf(out.text, "note: topic '%s' has no subscriber: it is published but not measured\n", t.name.c_str());
@@ -213,7 +219,7 @@ void run_scenario_command(const ScenarioOptions& options, Output& out) {
     r.benchmark = "scenario";
     r.mode = "periodic";
     r.transport = "shm";
-    r.wait_strategy = s.wait.name();
+    r.wait_strategy = s.wait_name();
     r.payload_bytes = t.payload_bytes;
     r.touch = t.touch;
     r.rate_hz = t.rate_hz;
@@ -237,7 +243,7 @@ void run_scenario_command(const ScenarioOptions& options, Output& out) {
     r.mode = "cpu";
     r.transport = "shm";
     r.serializer = "none";
-    r.wait_strategy = s.wait.name();
+    r.wait_strategy = s.wait_name();
     r.has_latency = false;
     r.component = s.components[c].name;
     r.cpu_percent = cpu_percent(cr.measure_begin, cr.measure_end);
@@ -287,9 +293,10 @@ Command add_scenario_command(CLI::App& app) {
                   "Seconds run first and not counted (default: the file's warmup_s, else 1)")
       ->check(CLI::NonNegativeNumber);
   cmd->add_option("--wait", options->wait,
-                  "What idle processes do between messages (default: the file's wait, else sleep): busy-poll "
+                  "What idle processes do between messages (default: the file's wait, else blocking): blocking "
+                  "(an axon executor sleeping until a message or the next publication), or polling: busy-poll "
                   "(one core each), yield, sleep (--sleep-us)")
-      ->check(CLI::IsMember({"busy-poll", "yield", "sleep"}));
+      ->check(CLI::IsMember({"blocking", "busy-poll", "yield", "sleep"}));
   cmd->add_option("--sleep-us", options->sleep_us,
                   "Poll period of --wait sleep (default: the file's sleep_us, else 100)");
   cmd->add_flag("--check", options->check, "Only read and check the file and print the plan; run nothing");

@@ -1,7 +1,10 @@
 // One component process of a scenario: one node, a publisher per topic it
 // publishes (each on its own schedule), a subscriber per topic it
-// subscribes, all served by one thread in one loop, like a simple
-// single-threaded executor.
+// subscribes, all served by one thread in one loop. With `wait: blocking`
+// (the default) the subscribers are callbacks of an
+// axon::SingleThreadedExecutor with WaitStrategy::blocking(), which sleeps
+// until a message arrives or the next publication is due; else the loop
+// polls them.
 #include <sys/prctl.h>
 
 #include <algorithm>
@@ -149,6 +152,31 @@ int run_scenario_component(const ScenarioPlan& plan, ScenarioShared& shared, std
     subscriptions.push_back(std::move(sub));
   }
 
+  // Set once the start is known; the callbacks run only after it.
+  ScenarioTimes times;
+  const auto in_window = [&times](std::int64_t due) {
+    return due >= times.window_begin_ns && due < times.window_end_ns;
+  };
+  const auto record = [&in_window](Subscription& sub, const Taken& taken) {
+    if (in_window(taken.due_ns)) {
+      ++sub.report->delivered;
+      if (sub.report->recorded < sub.capacity) {
+        sub.latencies[sub.report->recorded++] = taken.received_ns - taken.publish_ns;
+      }
+    }
+  };
+  const bool executor_waits = s.blocking && !subscriptions.empty();
+  axon::SingleThreadedExecutor executor({.wait_strategy = axon::WaitStrategy::blocking()});
+  for (auto& sub : subscriptions) {
+    auto added =
+        executor_waits
+            ? executor.add(sub.reader->subscription([&record, &sub](const Taken& taken) { record(sub, taken); }))
+            : axon::Result<void>{};
+    if (!added) {
+      return fail_component(shared, index, "executor add: " + std::string(added.error().message()));
+    }
+  }
+
   // Everyone connected before anyone starts.
   const auto deadline = std::chrono::steady_clock::now() + kScenarioConnectTimeout;
   for (;;) {
@@ -174,7 +202,7 @@ int run_scenario_component(const ScenarioPlan& plan, ScenarioShared& shared, std
   while ((start_ns = control.start_ns.load(std::memory_order_acquire)) == 0) {
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
-  const ScenarioTimes times = ScenarioTimes::from(s, start_ns);
+  times = ScenarioTimes::from(s, start_ns);
   for (auto& p : publications) {
     p.next_due_ns = due_ns(*p.topic, start_ns, 0);
   }
@@ -183,7 +211,6 @@ int run_scenario_component(const ScenarioPlan& plan, ScenarioShared& shared, std
   ComponentReport& report = shared.components[index];
   bool begun = false;
   bool ended = false;
-  const auto in_window = [&](std::int64_t due) { return due >= times.window_begin_ns && due < times.window_end_ns; };
   for (;;) {
     std::int64_t now = now_ns();
     if (!begun && now >= times.window_begin_ns) {
@@ -232,7 +259,15 @@ int run_scenario_component(const ScenarioPlan& plan, ScenarioShared& shared, std
       p.next_due_ns += p.period_ns;
       worked = true;
     }
-    for (auto& sub : subscriptions) {
+    if (executor_waits) {
+      auto ran = executor.spin_some();
+      if (!ran) {
+        return fail_component(shared, index, "spin_some: " + std::string(ran.error().message()));
+      }
+      worked = worked || *ran > 0;
+    }
+    for (std::size_t k = 0; k < subscriptions.size() && !executor_waits; ++k) {
+      Subscription& sub = subscriptions[k];
       Taken taken;
       for (int burst = 0; burst < kTakeBurst; ++burst) {
         const int got = sub.reader->take(taken);
@@ -243,18 +278,13 @@ int run_scenario_component(const ScenarioPlan& plan, ScenarioShared& shared, std
           break;
         }
         worked = true;
-        if (in_window(taken.due_ns)) {
-          ++sub.report->delivered;
-          if (sub.report->recorded < sub.capacity) {
-            sub.latencies[sub.report->recorded++] = taken.received_ns - taken.publish_ns;
-          }
-        }
+        record(sub, taken);
       }
     }
     if (worked) {
       continue;
     }
-    // Idle until the next message is due, polling subscribers meanwhile.
+    // Idle until the next message is due, waiting for or polling subscribers meanwhile.
     std::int64_t next_event = times.stop_ns;
     for (const auto& p : publications) {
       if (p.next_due_ns < times.window_end_ns) {
@@ -267,7 +297,14 @@ int run_scenario_component(const ScenarioPlan& plan, ScenarioShared& shared, std
       next_event = std::min(next_event, times.window_end_ns);
     }
     now = now_ns();
-    if (s.wait.strategy == WaitStrategy::kBusyPoll) {
+    if (executor_waits) {
+      // Asleep on the subscribers' futex words; a message wakes it, and
+      // spin_for() returns when the next publication is due.
+      if (auto slept = executor.spin_for(std::chrono::nanoseconds(std::max<std::int64_t>(0, next_event - now)));
+          !slept) {
+        return fail_component(shared, index, "spin_for: " + std::string(slept.error().message()));
+      }
+    } else if (s.wait.strategy == WaitStrategy::kBusyPoll) {
       cpu_relax();
     } else if (subscriptions.empty() || s.wait.strategy == WaitStrategy::kSleep) {
       const std::int64_t poll_ns = subscriptions.empty() ? next_event - now : std::int64_t{s.wait.sleep_us} * 1000;

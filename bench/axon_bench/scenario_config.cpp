@@ -130,10 +130,13 @@ Scenario load_scenario(const std::string& path) {
     }
     if (const YAML::Node wait = root["wait"]; wait.IsDefined()) {
       const std::string value = r.text(wait, "wait");
+      s.blocking = value == "blocking";
       try {
-        s.wait.strategy = parse_wait_strategy(value);
-      } catch (const std::invalid_argument& e) {
-        r.fail(wait, e.what());
+        if (!s.blocking) {
+          s.wait.strategy = parse_wait_strategy(value);
+        }
+      } catch (const std::invalid_argument&) {
+        r.fail(wait, "wait '" + value + "': use blocking (the default), busy-poll, yield or sleep");
       }
     }
     if (const YAML::Node sleep = root["sleep_us"]; sleep.IsDefined()) {

@@ -57,7 +57,16 @@ struct Scenario {
   std::string description;
   double duration_s = 60;  ///< Measured time (--duration overrides).
   double warmup_s = 1;     ///< Run before the measured time, not counted.
+  /// `wait: blocking` (the default): each component's subscribers are
+  /// callbacks of an axon::SingleThreadedExecutor with
+  /// WaitStrategy::blocking(), asleep on their futex words until a message
+  /// arrives or the component's next publication is due. Else the component
+  /// polls its subscribers and idles with `wait` (busy-poll, yield, sleep).
+  bool blocking = true;
   WaitPolicy wait{.strategy = WaitStrategy::kSleep, .sleep_us = 100};
+
+  /// "blocking", else the polling wait's name ("sleep-100us", ...).
+  [[nodiscard]] std::string wait_name() const { return blocking ? "blocking" : wait.name(); }
   std::vector<ScenarioTopic> topics;
   std::vector<ScenarioComponent> components;
 };

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -37,6 +38,10 @@ class TopicReader {
   /// 1: took a message into `out`; 0: none queued; -1: failed (see error()).
   virtual int take(Taken& out) = 0;
   [[nodiscard]] virtual std::uint32_t publisher_count() = 0;
+  /// The same subscriber as a callback subscription for an executor:
+  /// `on_taken` gets what take() would have given. Use one or the other.
+  [[nodiscard]] virtual std::shared_ptr<axon::SubscriptionBase> subscription(
+      std::function<void(const Taken&)> on_taken) = 0;
   [[nodiscard]] const std::string& error() const { return error_; }
 
  protected:
@@ -87,6 +92,18 @@ class ReaderOf final : public TopicReader {
     return 1;
   }
   [[nodiscard]] std::uint32_t publisher_count() override { return sub_->publisher_count(); }
+  [[nodiscard]] std::shared_ptr<axon::SubscriptionBase> subscription(
+      std::function<void(const Taken&)> on_taken) override {
+    return std::make_shared<axon::CallbackSubscription<T>>(
+        sub_, [this, on_taken = std::move(on_taken)](const axon::Sample<T>& sample) {
+          if (touch_) {
+            checksum_ += read_payload(sample->data, sizeof(T));
+          }
+          on_taken(Taken{.due_ns = read_stamp(sample->data).time_ns,
+                         .publish_ns = sample.info().publish_time_ns,
+                         .received_ns = now_ns()});
+        });
+  }
   ~ReaderOf() override { workers::keep(checksum_); }
 
  private:

@@ -1,7 +1,8 @@
-// What a subscriber does when take() finds nothing: spin, give the CPU to
-// another runnable process, or sleep. axon has no blocking take() yet, so the
-// benchmarks choose; busy-polling more processes than there are CPUs only
-// measures the scheduler.
+// What a polling subscriber does when take() finds nothing: spin, give the
+// CPU to another runnable process, or sleep. (axon's own waits, an executor
+// or wait set with an axon::WaitStrategy, are in executor_wait.hpp.)
+// Busy-polling more processes than there are CPUs only measures the
+// scheduler.
 #pragma once
 
 #include <sched.h>

@@ -95,6 +95,10 @@ struct DeploymentConfig {
   std::string file;
   /// Empty: NodeOptions::domain_id, AXON_DOMAIN, else 0.
   std::optional<std::uint32_t> domain;
+  /// `strict: true`: Node::create refuses a node the file does not list under
+  /// nodes: (without it, a node missing from a file that lists others gets a
+  /// warning, Node::config_warnings()).
+  bool strict = false;
   std::vector<HostConfig> hosts;
   std::vector<NodeConfig> nodes;
   std::vector<TopicConfig> topics;

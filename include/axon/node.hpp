@@ -25,6 +25,7 @@ namespace axon {
 
 namespace detail {
 class NetworkView;
+class ConfigUsage;
 }  // namespace detail
 
 /// Thread safety: all methods may be called from any thread. Publishers and
@@ -120,6 +121,12 @@ class Node {
   /// without one): hand them to MultiThreadedOptions::worker_thread or
   /// apply_thread_options(); executors are the application's.
   [[nodiscard]] ThreadOptions executor_thread_options() const;
+  /// What the deployment config names that matched nothing, as logged
+  /// (warning level): this node missing from a file that lists other nodes,
+  /// a topic entry that looks like a misspelling of a topic this node uses
+  /// (when the endpoint is created). Each "FILE[:LINE:COLUMN]: ...". Empty
+  /// without a config. Slow path (copies).
+  [[nodiscard]] std::vector<std::string> config_warnings() const;
 
   Node(std::string name, std::uint32_t domain_id, std::shared_ptr<Transport> transport,
        std::shared_ptr<const DeploymentConfig> deployment = nullptr, std::string host = {},
@@ -152,6 +159,9 @@ class Node {
   std::shared_ptr<const DeploymentConfig> deployment_;
   std::string host_;
   std::shared_ptr<detail::NetworkView> network_;
+  /// Set by create() when there is a config; at the node's end it logs the
+  /// topic entries no endpoint matched (docs/configuration.md).
+  std::shared_ptr<detail::ConfigUsage> config_usage_;
 };
 
 }  // namespace axon

@@ -44,7 +44,8 @@ struct EncodedChunk {
 /// axon ships three: raw trivially copyable structs (below), FlatBuffers
 /// tables (<axon/serializers/flatbuffers.hpp>) and Protobuf messages
 /// (<axon/serializers/protobuf.hpp>). For a type of your own, specialize it
-/// with the members of a *decoding* serializer (see examples/custom_serializer.cpp):
+/// with the members of a *decoding* serializer (see `diagnostics::LogLine` in
+/// examples/serializers_tour.cpp):
 ///
 ///     template <> struct axon::Serializer<MyType> {
 ///       static constexpr std::string_view kName = "my-format";
@@ -59,8 +60,34 @@ struct EncodedChunk {
 /// In-place serializers (kReadsInPlace = true) instead provide
 /// `static const T* view(std::span<const std::byte> in, bool verify) noexcept`
 /// returning nullptr for bytes that are not a valid message.
+///
+/// The primary template serves no type: its assertion is the first error for
+/// a message type without a serializer (a struct holding a std::string, say),
+/// and its members are complete so that the code using Serializer<T> (Node,
+/// Publisher, Subscriber) adds no cascade of errors after it. Exactly one of
+/// the two assertions fails.
 template <class T, class Enable = void>
-struct Serializer;
+struct Serializer {
+  static_assert(std::is_trivially_copyable_v<T>,
+                "axon: this message type is not trivially copyable (it holds a std::string, std::vector, smart "
+                "pointer or other member that owns memory, or has virtual functions), so it cannot travel as raw "
+                "bytes: use a trivially copyable struct (fixed-size arrays such as char name[32]), a FlatBuffers "
+                "table (#include <axon/serializers/flatbuffers.hpp>) or a Protobuf message (#include "
+                "<axon/serializers/protobuf.hpp>), or specialize axon::Serializer<T>");
+  static_assert(!std::is_trivially_copyable_v<T>,
+                "axon has no serializer for this message type: a pointer is not a message, and a FlatBuffers table "
+                "needs #include <axon/serializers/flatbuffers.hpp>; use a trivially copyable struct, a FlatBuffers "
+                "table, a Protobuf message (#include <axon/serializers/protobuf.hpp>), or specialize "
+                "axon::Serializer<T>");
+  // Never run (the program does not compile): only there to be complete.
+  static constexpr std::string_view kName = "none";
+  static constexpr DataPath kDataPath = DataPath::kCopied;
+  static constexpr bool kReadsInPlace = true;
+  static TypeIdentity identity() { return {}; }
+  static std::size_t encoded_size(const T& /*value*/) noexcept { return 0; }
+  static std::size_t encode(const T& /*value*/, std::span<std::byte> /*out*/) noexcept { return 0; }
+  static const T* view(std::span<const std::byte> /*in*/, bool /*verify*/) noexcept { return nullptr; }
+};
 
 namespace detail {
 

@@ -28,6 +28,11 @@ UdpConfig read_udp(YamlReader& r, const YAML::Node& map, const std::vector<HostC
 /// in that family). `root` is the file's top-level mapping.
 void check_placement(YamlReader& r, const YAML::Node& root, const DeploymentConfig& config);
 
+/// Why effective_queue() refused the QoS of topic entry `item` (read into
+/// `qos`), in the file's keys and values; `api_message` (effective_queue()'s
+/// own, in API names) for a rule it does not know.
+std::string qos_conflict_in_file_words(const YAML::Node& item, const SubscriberQos& qos, std::string_view api_message);
+
 /// A numeric IPv4 or IPv6 address (no host names: a deployment file must not
 /// depend on DNS at start-up).
 bool is_ip_address(std::string_view text);

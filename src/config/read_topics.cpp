@@ -1,6 +1,6 @@
 // The `topics:` section: transport and QoS per topic. QoS conflicts are the
 // ones effective_queue() (src/qos.cpp) refuses at subscribe(), found here at
-// start instead.
+// start instead and explained in the file's words (qos_conflict.cpp).
 #include "src/config/config_sections.hpp"
 
 namespace axon::detail {
@@ -151,7 +151,8 @@ std::vector<TopicConfig> read_topics(YamlReader& r, const YAML::Node& list, cons
       break;
     }
     if (auto queue = effective_queue(topic.subscriber); !queue) {
-      r.fail(conflict_site(item), what + ": conflicting QoS settings: " + std::string(queue.error().message()));
+      r.fail(conflict_site(item), what + ": conflicting QoS settings: " +
+                                      qos_conflict_in_file_words(item, topic.subscriber, queue.error().message()));
     }
     topics.push_back(std::move(topic));
   }

@@ -9,9 +9,11 @@ target_sources(axon PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/read_hosts.cpp
   ${CMAKE_CURRENT_LIST_DIR}/read_nodes.cpp
   ${CMAKE_CURRENT_LIST_DIR}/read_topics.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/qos_conflict.cpp
   ${CMAKE_CURRENT_LIST_DIR}/read_udp.cpp
   ${CMAKE_CURRENT_LIST_DIR}/check_placement.cpp
   ${CMAKE_CURRENT_LIST_DIR}/node_deployment.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/config_usage.cpp
   ${CMAKE_CURRENT_LIST_DIR}/transport_choice.cpp)
 find_package(yaml-cpp CONFIG REQUIRED)
 target_link_libraries(axon PRIVATE yaml-cpp)

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <iterator>
 #include <map>
 #include <set>
 
@@ -53,6 +54,50 @@ std::string join(std::initializer_list<std::string_view> words) {
 std::string did_you_mean(std::string_view word, std::initializer_list<std::string_view> candidates) {
   const std::string near = closest_match(word, candidates);
   return near.empty() ? std::string() : " (did you mean '" + near + "'?)";
+}
+
+/// Line `line` (0-based) of `text`, without its line break.
+std::string_view line_of(std::string_view text, int line) {
+  std::size_t begin = 0;
+  for (int i = 0; i < line && begin != std::string_view::npos; ++i) {
+    begin = text.find('\n', begin);
+    begin = begin == std::string_view::npos ? begin : begin + 1;
+  }
+  if (begin == std::string_view::npos || begin > text.size()) {
+    return {};
+  }
+  const std::size_t end = text.find('\n', begin);
+  return text.substr(begin, end == std::string_view::npos ? std::string_view::npos : end - begin);
+}
+
+/// What to look at after a YAML syntax error at `mark`, for the two mistakes
+/// the parser's words ("illegal map value", "end of map not found") hide: a
+/// tab in the indentation, and a line indented unlike its neighbours. ""
+/// when neither applies.
+std::string syntax_hint(std::string_view text, const YAML::Mark& mark, const std::string& parser_message) {
+  // A tab in the leading white space of the failing line (tabs elsewhere,
+  // inside a value or a flow list, are fine).
+  if (!mark.is_null()) {
+    const std::string_view content = line_of(text, mark.line);
+    const std::size_t tab = content.substr(0, content.find_first_not_of(" \t")).find('\t');
+    if (tab != std::string_view::npos) {
+      return fmt::format(
+          "; YAML does not allow tabs for indentation; line {} has a tab at column {}: indent with "
+          "spaces",
+          mark.line + 1, tab + 1);
+    }
+  }
+  // yaml-cpp's messages when a block key or item is not lined up.
+  static constexpr std::string_view kIndentation[] = {"illegal map value", "illegal block entry",
+                                                      "end of map not found", "end of sequence not found"};
+  if (!mark.is_null() &&
+      std::find(std::begin(kIndentation), std::end(kIndentation), parser_message) != std::end(kIndentation)) {
+    return fmt::format(
+        "; check the indentation of line {} ('{}'): a key lines up with the other keys of its "
+        "mapping, a '- ' item with the other items of its list (spaces only)",
+        mark.line + 1, line_of(text, mark.line));
+  }
+  return {};
 }
 
 }  // namespace
@@ -251,7 +296,7 @@ YAML::Node load_yaml(YamlReader& reader, std::string_view text) {
   try {
     return YAML::Load(std::string(text));
   } catch (const YAML::Exception& e) {
-    reader.fail(e.mark, "not valid YAML: " + e.msg);
+    reader.fail(e.mark, "not valid YAML: " + e.msg + syntax_hint(text, e.mark, e.msg));
   }
   return YAML::Node(YAML::NodeType::Null);
 }

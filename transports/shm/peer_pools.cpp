@@ -55,6 +55,11 @@ bool ShmTransport::adopt_pool(const Deposit& received, std::int64_t now_ns, cons
 }
 
 void ShmTransport::prune_peer_pools(std::int64_t now_ns) noexcept {
+  // A damaged registry looks empty: judging by it would drop what our
+  // subscribers still need.
+  if (!registry_intact_locked()) {
+    return;
+  }
   fetcher_.forget_if([this](SlotRef owner) { return !registry_.participant_is(owner); });
   // A retained pool stays while one of its connections is active and
   // addressed to a live subscriber of this node: that subscriber may still

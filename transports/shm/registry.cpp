@@ -7,6 +7,7 @@
 #include <new>
 
 #include "src/futex.hpp"
+#include "transports/shm/shared_checks.hpp"
 
 namespace axon::shm {
 namespace {
@@ -103,7 +104,8 @@ Result<std::uint32_t> Registry::find_or_add_topic(const TopicDescriptor& topic) 
   }
   for (std::uint32_t i = 0; i < kMaxTopics; ++i) {
     TopicEntry& t = seg_->topics[i];
-    if (t.state != EntryState::kActive || topic.name != t.name) {
+    // strnlen: another process may have left the name without its NUL.
+    if (t.state != EntryState::kActive || topic.name != std::string_view(t.name, ::strnlen(t.name, sizeof(t.name)))) {
       continue;
     }
     const bool same_format = topic.type.serializer == t.serializer;
@@ -190,6 +192,12 @@ Result<SlotRef> Registry::add_subscriber(std::uint32_t topic, SlotRef participan
 void Registry::remove_publisher(std::uint32_t slot) noexcept {
   EndpointEntry& e = seg_->publishers[slot];
   e.state = EntryState::kFree;
+  if (e.topic >= kMaxTopics) {  // written by another process: never an index unchecked
+    report_corruption(
+        Corruption::kPublisherEntry,
+        fmt::format("registry publisher entry {} names topic {} (at most {})", slot, e.topic, kMaxTopics));
+    return;
+  }
   bump_version(e.topic);
   // Sleeping subscribers learn that a publisher left (or died) now, not
   // with their next message.
@@ -210,6 +218,12 @@ void Registry::wake_subscribers(std::uint32_t topic) noexcept {
 void Registry::remove_subscriber(std::uint32_t slot) noexcept {
   EndpointEntry& e = seg_->subscribers[slot];
   e.state = EntryState::kFree;
+  if (e.topic >= kMaxTopics) {
+    report_corruption(
+        Corruption::kSubscriberEntry,
+        fmt::format("registry subscriber entry {} names topic {} (at most {})", slot, e.topic, kMaxTopics));
+    return;
+  }
   release_topic_if_unused(e.topic);
 }
 

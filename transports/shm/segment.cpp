@@ -135,7 +135,9 @@ Result<MappedSegment> create_memfd_segment(const std::string& debug_name, std::s
                              "chunk counts or sizes of the pool (NodeOptions::chunk_classes)",
                              mib(bytes), mib(available)));
   }
-  const unsigned flags = MFD_CLOEXEC | (huge_pages ? MFD_HUGETLB | MFD_HUGE_2MB : 0U);
+  // Sealable: a pool's size is sealed below, so that nobody (not even its
+  // owner by mistake) can truncate it under the processes that map it.
+  const unsigned flags = MFD_CLOEXEC | MFD_ALLOW_SEALING | (huge_pages ? MFD_HUGETLB | MFD_HUGE_2MB : 0U);
   const int fd = ::memfd_create(debug_name.c_str(), flags);
   if (fd < 0) {
     return huge_pages ? huge_pages_error(errno, "memfd_create", bytes)
@@ -157,10 +159,20 @@ Result<MappedSegment> create_memfd_segment(const std::string& debug_name, std::s
                              "counts or sizes of the pool (NodeOptions::chunk_classes) or free memory",
                              mib(bytes), errno_text(err)));
   }
+  // A shrunk pool would raise SIGBUS in every process that touches a chunk
+  // past the new end; a grown one is of no use to anybody.
+  if (::fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW) != 0) {
+    const int err = errno;
+    ::close(fd);
+    return system_error(err, "sealing the size of the chunk pool (F_ADD_SEALS; needs Linux 3.17, 4.16 for huge pages)");
+  }
   return map_fd(fd, bytes, "the chunk pool");
 }
 
-Result<MappedSegment> map_received_segment(int fd, std::string_view what) {
+namespace {
+
+/// Maps all of the file behind `fd` (ownership passes in).
+Result<MappedSegment> map_whole_file(int fd, std::string_view what) {
   struct stat st {};
   if (::fstat(fd, &st) != 0) {
     const int err = errno;
@@ -172,6 +184,23 @@ Result<MappedSegment> map_received_segment(int fd, std::string_view what) {
     return Error(ErrorCode::kIncompatible, fmt::format("{} is too small to be a segment", what));
   }
   return map_fd(fd, static_cast<std::size_t>(st.st_size), what);
+}
+
+}  // namespace
+
+Result<MappedSegment> map_received_segment(int fd, std::string_view what) {
+  // A pool whose size is not sealed could be truncated under us (SIGBUS on
+  // the data path): every pool of this build is sealed at creation.
+  const int seals = ::fcntl(fd, F_GET_SEALS);
+  if (seals < 0 || (seals & F_SEAL_SHRINK) == 0) {
+    const int err = seals < 0 ? errno : 0;
+    ::close(fd);
+    return Error(ErrorCode::kIncompatible,
+                 fmt::format("{} is not sealed against shrinking ({}); every process of the domain must run the "
+                             "same axon version",
+                             what, err != 0 ? errno_text(err) : std::string("F_SEAL_SHRINK missing")));
+  }
+  return map_whole_file(fd, what);
 }
 
 Result<void> check_free_space(const std::string& dir, std::size_t bytes) {
@@ -239,7 +268,7 @@ Result<MappedSegment> open_named_segment(const std::string& path) {
   if (fd < 0) {
     return system_error(errno, fmt::format("open {}", path));
   }
-  return map_received_segment(fd, path);
+  return map_whole_file(fd, path);
 }
 
 }  // namespace axon::shm

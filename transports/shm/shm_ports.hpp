@@ -93,6 +93,7 @@ class ShmPublisherPort final : public PublisherPort {
     counter.store(counter.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
   }
   void reclaim_closing() noexcept;
+  void take_busy() noexcept;
   ChunkHeader* reuse_cached(std::size_t payload_bytes) noexcept;
   void cache(ChunkHeader* chunk) noexcept;
   void uncache_oldest() noexcept;
@@ -131,10 +132,11 @@ class ShmPublisherPort final : public PublisherPort {
   std::uint32_t history_head_ = 0;
   std::uint32_t history_count_ = 0;
   std::array<Kept, kMaxDurabilityDepth> history_{};
-  /// Transient-local only: held by publish() or by the service thread's
-  /// adopt_joiners_if_idle(), so joiners are adopted by one thread at a time
-  /// while no message is being published.
-  std::atomic<bool> busy_{false};
+  /// This block's flag in ShmTransport::block_busy_: held by publish() and
+  /// loan()'s reclaim, or by the service thread while it adopts joiners or
+  /// reclaims closing connections of an idle publisher, so that one thread
+  /// at a time pushes to the block's rings and reclaims its connections.
+  std::atomic<bool>& busy_;
 };
 
 /// Thread safety: take() from one thread at a time; release() from any.

@@ -7,6 +7,7 @@
 #include "src/clock.hpp"
 #include "src/futex.hpp"
 #include "src/log.hpp"
+#include "transports/shm/shared_checks.hpp"
 #include "transports/shm/shm_ports.hpp"
 
 namespace axon::shm {
@@ -23,7 +24,8 @@ ShmPublisherPort::ShmPublisherPort(std::shared_ptr<ShmTransport> transport, std:
       topic_(topic),
       topic_name_(std::move(topic_name)),
       high_water_percent_(qos.high_water_percent),
-      history_depth_(block_->history_depth) {}
+      history_depth_(block_->history_depth),
+      busy_(transport_->block_busy_[block].flag) {}
 
 ShmPublisherPort::~ShmPublisherPort() {
   if (history_depth_ > 0) {
@@ -146,30 +148,21 @@ Result<PublishStatus> ShmPublisherPort::publish_with(LoanedChunk loaned, std::si
     chunks.drop_holders(chunk, kLoanBit);
     return Error(ErrorCode::kPayloadTooLarge, "payload_bytes and payload_offset exceed the loaned chunk");
   }
-  // Transient-local publishers share the history with the service thread's
-  // adoption of joiners: exclude it for the length of the publish (it holds
-  // the flag for a few pushes at most).
+  // The service thread adopts joiners and reclaims closing connections of
+  // an idle publisher: exclude it for the length of the publish (it holds the
+  // flag for one reclaim or a few pushes at most).
   struct Busy {
-    std::atomic<bool>* flag = nullptr;
-    Busy() = default;
+    std::atomic<bool>& flag;
+    explicit Busy(std::atomic<bool>& held) noexcept : flag(held) {}
     Busy(const Busy&) = delete;
     Busy& operator=(const Busy&) = delete;
-    ~Busy() {
-      if (flag != nullptr) {
-        flag->store(false, std::memory_order_release);  // pairs with the acquire exchange
-      }
-    }
-  } busy;
-  if (history_depth_ > 0) {
-    // Acquire pairs with the release store of the other holder.
-    while (busy_.exchange(true, std::memory_order_acquire)) {
-      __builtin_ia32_pause();
-    }
-    busy.flag = &busy_;
-    // Relaxed: a joiner seen late is adopted by the next publish or round.
-    if (block_->joining_bits.load(std::memory_order_relaxed) != 0) {
-      adopt_joiners();
-    }
+    ~Busy() { flag.store(false, std::memory_order_release); }  // pairs with the acquire in take_busy()
+  };
+  take_busy();
+  const Busy busy(busy_);
+  // Relaxed: a joiner seen late is adopted by the next publish or round.
+  if (history_depth_ > 0 && block_->joining_bits.load(std::memory_order_relaxed) != 0) {
+    adopt_joiners();
   }
   const RingEntry entry{.chunk_index = chunk->chunk_index,
                         .payload_bytes = static_cast<std::uint32_t>(payload_bytes),
@@ -184,7 +177,9 @@ Result<PublishStatus> ShmPublisherPort::publish_with(LoanedChunk loaned, std::si
   chunk->publisher_id = publisher_id_;
   const std::uint64_t history_bit = remember(chunk, entry);
   // Acquire pairs with the release fetch_or in create_connection().
-  const std::uint64_t active = block_->active_bits.load(std::memory_order_acquire);
+  // Masked: a stray bit above the connections' (other processes write this
+  // word) must not become a loan or history bit, nor index connection_of_bit.
+  const std::uint64_t active = block_->active_bits.load(std::memory_order_acquire) & kConnectionBits;
   // Every connection we are about to push to holds the chunk from here on; a
   // plain store suffices because until the first push the chunk is ours alone.
   // Release pairs with the acquire load in reclaim_connection() (which then
@@ -228,9 +223,31 @@ Result<PublishStatus> ShmPublisherPort::publish_with(LoanedChunk loaned, std::si
   return status;
 }
 
+namespace {
+
+/// Stands in for a connection whose index is corrupt: never kActive, so
+/// nothing is pushed to it and its bit is reclaimed. Only read.
+Connection g_unusable_connection;
+
+[[gnu::cold, gnu::noinline]] Connection& unusable_connection(std::uint32_t block, std::uint32_t bit,
+                                                             std::uint16_t index) noexcept {
+  report_corruption(Corruption::kConnectionIndex,
+                    fmt::format("publisher block {} maps bit {} to connection {} (at most {})", block, bit, index,
+                                kMaxConnectionsPerNode));
+  return g_unusable_connection;
+}
+
+}  // namespace
+
 Connection& ShmPublisherPort::connection(std::uint32_t bit) const noexcept {
-  // Relaxed: written before the bit was set (see create_connection()).
-  return pool_->segment->connections[block_->connection_of_bit[bit].load(std::memory_order_relaxed)];
+  // Relaxed: written before the bit was set (see create_connection()), by the
+  // connection's creator, maybe another process: checked before it indexes.
+  const std::uint16_t index = block_->connection_of_bit[bit].load(std::memory_order_relaxed);
+  if (index >= kMaxConnectionsPerNode) [[unlikely]] {
+    // kNoConnection: counters() on another thread met a bit being reclaimed.
+    return index == kNoConnection ? g_unusable_connection : unusable_connection(block_index_, bit, index);
+  }
+  return pool_->segment->connections[index];
 }
 
 void ShmPublisherPort::offer(std::uint32_t bit, Delivery& delivery, PublishStatus& status) noexcept {
@@ -381,7 +398,11 @@ void ShmPublisherPort::wake(std::uint64_t delivered_bits) noexcept {
   futex::full_fence();
   for (std::uint64_t bits = delivered_bits; bits != 0; bits &= bits - 1) {
     const Connection& conn = connection(static_cast<std::uint32_t>(__builtin_ctzll(bits)));
-    futex::notify_if_waiting(transport_->registry_.subscriber_wake(conn.subscriber_slot));
+    // The slot was written by the subscriber's process; a corrupt one (the
+    // liveness round closes its connection) wakes nobody.
+    if (conn.subscriber_slot < kMaxSubscribers) [[likely]] {
+      futex::notify_if_waiting(transport_->registry_.subscriber_wake(conn.subscriber_slot));
+    }
   }
 }
 
@@ -410,7 +431,7 @@ QueueCounters ShmPublisherPort::queue_counters(const Connection& conn) noexcept 
 std::size_t ShmPublisherPort::subscriber_fill(std::span<SubscriberFill> out) const noexcept {
   std::size_t written = 0;
   // Acquire: see create_connection().
-  const std::uint64_t active = block_->active_bits.load(std::memory_order_acquire);
+  const std::uint64_t active = block_->active_bits.load(std::memory_order_acquire) & kConnectionBits;
   for (std::uint64_t bits = active; bits != 0 && written < out.size(); bits &= bits - 1) {
     const Connection& conn = connection(static_cast<std::uint32_t>(__builtin_ctzll(bits)));
     if (conn.state.load(std::memory_order_acquire) != ConnectionState::kActive) {
@@ -433,7 +454,7 @@ PublisherCounters ShmPublisherPort::counters() const noexcept {
   result.totals.dropped_full = totals_.dropped_full.load(std::memory_order_relaxed);
   result.totals.dropped_oldest = totals_.dropped_oldest.load(std::memory_order_relaxed);
   result.totals.dropped_timeout = totals_.dropped_timeout.load(std::memory_order_relaxed);
-  const std::uint64_t active = block_->active_bits.load(std::memory_order_acquire);
+  const std::uint64_t active = block_->active_bits.load(std::memory_order_acquire) & kConnectionBits;
   for (std::uint64_t bits = active; bits != 0; bits &= bits - 1) {
     const Connection& conn = connection(static_cast<std::uint32_t>(__builtin_ctzll(bits)));
     result.totals.quarantined += conn.quarantines.load(std::memory_order_relaxed);
@@ -463,7 +484,7 @@ std::uint64_t ShmPublisherPort::remember(ChunkHeader* chunk, const RingEntry& en
 void ShmPublisherPort::adopt_joiners() noexcept {
   // Acquire pairs with the creator's release fetch_or in create_connection():
   // the connection's fields are visible.
-  const std::uint64_t joining = block_->joining_bits.load(std::memory_order_acquire);
+  const std::uint64_t joining = block_->joining_bits.load(std::memory_order_acquire) & kConnectionBits;
   std::uint64_t adopted = 0;
   for (std::uint64_t bits = joining; bits != 0; bits &= bits - 1) {
     const auto bit = static_cast<std::uint32_t>(__builtin_ctzll(bits));
@@ -507,18 +528,25 @@ void ShmPublisherPort::adopt_joiners_if_idle() noexcept {
   busy_.store(false, std::memory_order_release);
 }
 
+void ShmPublisherPort::take_busy() noexcept {
+  // Acquire pairs with the release store of the previous holder (the service
+  // thread's reclaim or adoption): what it did to the block is visible.
+  // Uncontended in steady state: one exchange on a line of this process.
+  for (std::uint32_t round = 0; busy_.exchange(true, std::memory_order_acquire); ++round) {
+    if (round < 64) {
+      __builtin_ia32_pause();
+    } else {
+      ::sched_yield();  // the holder may need this core to finish
+    }
+  }
+}
+
 void ShmPublisherPort::reclaim_closing() noexcept {
-  if (history_depth_ == 0) {
-    reclaim_closing_connections(*pool_, block_index_);
-    return;
-  }
-  // The service thread may be handing the history to one of these
-  // connections: reclaim only while it cannot (see adopt_joiners_if_idle()).
-  while (busy_.exchange(true, std::memory_order_acquire)) {
-    __builtin_ia32_pause();
-  }
+  // The service thread may be reclaiming or handing the history to one of
+  // these connections: reclaim only while it cannot.
+  take_busy();
   reclaim_closing_connections(*pool_, block_index_);
-  busy_.store(false, std::memory_order_release);
+  busy_.store(false, std::memory_order_release);  // pairs with the acquire in take_busy()
 }
 
 std::uint32_t ShmPublisherPort::subscriber_count() const noexcept {

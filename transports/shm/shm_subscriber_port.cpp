@@ -1,5 +1,8 @@
+#include <fmt/format.h>
+
 #include "src/clock.hpp"
 #include "src/log.hpp"
+#include "transports/shm/shared_checks.hpp"
 #include "transports/shm/shm_ports.hpp"
 
 namespace axon::shm {
@@ -178,10 +181,23 @@ void ShmSubscriberPort::rescan_locked() noexcept {
   seen_pools_mapped_ = transport_->pools_mapped();
   retry_at_ns_ = 0;
   missing_pools_ = false;
+  // A damaged registry looks empty: keep the links we have (their data still
+  // flows) instead of orphaning them. Logged by the check.
+  if (!transport_->registry_intact_locked()) {
+    return;
+  }
   bool seen[kMaxLinks] = {};
   for (std::uint32_t p = 0; p < kMaxPublishers; ++p) {
     const EndpointEntry& pub = registry.publisher(p);
     if (pub.state != EntryState::kActive || pub.topic != topic_) {
+      continue;
+    }
+    // Written by another process: its indices are checked before any use.
+    if (const std::string_view why = invalid_publisher_entry(pub); !why.empty()) {
+      report_corruption(Corruption::kPublisherEntry,
+                        fmt::format("topic '{}': registry publisher entry {} is corrupt ({}: participant {}, "
+                                    "pool_block {})",
+                                    topic_name_, p, why, pub.participant, pub.pool_block));
       continue;
     }
     const SlotRef pub_ref{p, pub.generation};
@@ -227,6 +243,13 @@ void ShmSubscriberPort::rescan_locked() noexcept {
       }
       conn = *created;
     }
+    if (const std::string_view why = invalid_connection(*conn); !why.empty()) {
+      report_corruption(
+          Corruption::kConnection,
+          fmt::format("topic '{}': a connection in participant {}'s pool is corrupt ({}: block {}, bit {})",
+                      topic_name_, pub.participant, why, conn->block, conn->bit));
+      continue;
+    }
     if (const std::uint32_t slot = link(std::move(pool), conn, pub_ref, false); slot != kMaxLinks) {
       seen[slot] = true;
     }
@@ -239,22 +262,33 @@ void ShmSubscriberPort::rescan_locked() noexcept {
       // Acquire pairs with the creator's release store of kActive.
       if (candidate.state.load(std::memory_order_acquire) != ConnectionState::kActive ||
           candidate.subscriber_slot != registry_ref_.slot ||
-          candidate.subscriber_generation != registry_ref_.generation || candidate.block >= kMaxPublishersPerNode ||
-          candidate.bit >= kMaxSubscribersPerPublisher) {
-        continue;  // not ours, or fields another process wrote that we cannot use
+          candidate.subscriber_generation != registry_ref_.generation) {
+        continue;
       }
       bool linked = false;
       for (std::uint32_t i = 0; i < link_count_; ++i) {
         linked = linked || links_[i].conn == &candidate;
       }
-      if (!linked) {
-        const PublisherBlock& block = pool->segment->blocks[candidate.block];
-        const SlotRef pub_ref{block.publisher_slot, block.publisher_generation};
-        if (const std::uint32_t slot = link(pool, &candidate, pub_ref, true); slot != kMaxLinks) {
-          seen[slot] = true;
-        }
+      if (linked) {
+        continue;
+      }
+      // Written by another process: checked before block and bit are used.
+      if (const std::string_view why = invalid_connection(candidate); !why.empty()) {
+        report_corruption(Corruption::kConnection,
+                          fmt::format("topic '{}': a connection in participant {}'s pool is corrupt ({}: block {}, "
+                                      "bit {})",
+                                      topic_name_, pool->owner.slot, why, candidate.block, candidate.bit));
+        continue;
+      }
+      const PublisherBlock& block = pool->segment->blocks[candidate.block];
+      const SlotRef pub_ref{block.publisher_slot, block.publisher_generation};
+      if (const std::uint32_t slot = link(pool, &candidate, pub_ref, true); slot != kMaxLinks) {
+        seen[slot] = true;
       }
     }
+  }
+  if (!transport_->registry_intact_locked()) {
+    return;  // damaged while we read it: what we did not see may still be there
   }
   for (std::uint32_t i = 0; i < link_count_; ++i) {
     if (links_[i].conn != nullptr && !seen[i] && !links_[i].orphaned) {

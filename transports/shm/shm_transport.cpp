@@ -1,10 +1,14 @@
 #include "transports/shm/shm_transport.hpp"
 
 #include <dirent.h>
+#include <fcntl.h>
 #include <fmt/format.h>
 #include <grp.h>
 #include <poll.h>
 #include <sys/eventfd.h>
+#include <sys/file.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -20,6 +24,7 @@
 #include "transports/shm/abi_hash.hpp"
 #include "transports/shm/memory_options.hpp"
 #include "transports/shm/process_identity.hpp"
+#include "transports/shm/shared_checks.hpp"
 #include "transports/shm/shm_ports.hpp"
 
 namespace axon::shm {
@@ -88,6 +93,14 @@ Result<void> ShmTransport::join() {
   if (auto reg = open_or_create_registry(); !reg) {
     return reg.error();
   }
+  // Held for the node's life (the kernel drops it at any death, even
+  // SIGKILL): a joiner that finds the registry damaged replaces it only when
+  // nobody holds it. Never contended here: the only exclusive taker holds
+  // the domain lock, as we do.
+  if (::flock(registry_mapping_.fd(), LOCK_SH | LOCK_NB) != 0) {
+    return system_error(errno, fmt::format("flock(LOCK_SH) of {}", registry_path()));
+  }
+  joined_incarnation_ = registry_segment_->incarnation;
   auto pool_bytes = ChunkPool::bytes_needed(config_.chunk_classes);
   if (!pool_bytes) {
     return pool_bytes.error();
@@ -121,30 +134,77 @@ Result<void> ShmTransport::join() {
 
 Result<void> ShmTransport::open_or_create_registry() {
   const std::string path = registry_path();
-  if (::access(path.c_str(), F_OK) != 0 && errno == ENOENT) {
+  const int fd = ::open(path.c_str(), O_RDWR | O_CLOEXEC);
+  if (fd < 0) {
+    if (errno != ENOENT) {
+      return system_error(errno, fmt::format("open {}", path));
+    }
     remove_stale_files();
     return create_registry();
   }
-  auto existing = open_named_segment(path);
-  if (!existing) {
-    return existing.error();
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) {
+    const int err = errno;
+    ::close(fd);
+    return system_error(err, fmt::format("fstat of {}", path));
   }
-  auto* header = std::launder(reinterpret_cast<SegmentHeader*>(existing->base()));
+  const auto file_bytes = static_cast<std::size_t>(st.st_size);
+  if (file_bytes != sizeof(RegistrySegment)) {
+    // Read, not mapped: a file shorter than its header cannot fault here.
+    SegmentHeader header;
+    // Another build's registry (of another size), or a file that is not
+    // axon's at all (neither our magic nor zeros): never ours to replace.
+    if (file_bytes >= sizeof(SegmentHeader) && ::pread(fd, &header, sizeof(header), 0) == sizeof(header) &&
+        (header.magic == kSegmentMagic ? header.layout_version != kLayoutVersion || header.abi_hash != layout_abi_hash()
+                                       : header.magic != 0)) {
+      ::close(fd);
+      return check_header(header, SegmentKind::kRegistry, layout_abi_hash(), file_bytes, path).error();
+    }
+    auto replaced = replace_if_abandoned(
+        fd, fmt::format("it has {} bytes, a registry of this build has {}: it was truncated or overwritten", file_bytes,
+                        sizeof(RegistrySegment)));
+    ::close(fd);
+    return replaced;
+  }
+  void* base = ::mmap(nullptr, file_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  if (base == MAP_FAILED) {
+    const int err = errno;
+    ::close(fd);
+    return system_error(err, fmt::format("mmap of {}", path));
+  }
+  if (auto adopted = adopt_registry(MappedSegment(fd, static_cast<std::byte*>(base), file_bytes)); !adopted) {
+    return adopted.error();
+  }
+  const SegmentHeader& header = registry_segment_->header;
+  auto forget = [this] {
+    registry_ = Registry(nullptr);
+    registry_segment_ = nullptr;
+    registry_guard_ = GuardedMapping();
+    registry_mapping_ = MappedSegment();
+  };
+  if (header.magic != kSegmentMagic) {
+    if (header.magic != 0) {  // not axon's: never delete what we cannot identify
+      auto error = check_header(header, SegmentKind::kRegistry, layout_abi_hash(), file_bytes, path).error();
+      forget();
+      return error;
+    }
+    // Zeroed: truncated and grown again (by a node's SIGBUS guard).
+    auto replaced = replace_if_abandoned(registry_mapping_.fd(), "its header is zero: it was truncated while mapped");
+    if (!replaced) {
+      forget();
+      return replaced.error();
+    }
+    return {};
+  }
   // We hold the domain lock and creators initialize under it: a registry
   // that is not ready was left by a creator that died half-way.
   // Acquire pairs with the release store of `ready` by the creator.
-  if (existing->bytes() < sizeof(SegmentHeader) || header->magic != kSegmentMagic) {
-    // Not ours (or not axon's at all): never delete what we cannot identify.
-    return check_header(*header, SegmentKind::kRegistry, layout_abi_hash(), existing->bytes(), path).error();
-  }
-  const bool ready = header->ready.load(std::memory_order_acquire) == 1;
+  const bool ready = header.ready.load(std::memory_order_acquire) == 1;
   if (ready) {
-    if (auto ok = check_header(*header, SegmentKind::kRegistry, layout_abi_hash(), existing->bytes(), path); !ok) {
+    if (auto ok = check_header(header, SegmentKind::kRegistry, layout_abi_hash(), file_bytes, path); !ok) {
+      forget();
       return ok.error();
     }
-    registry_mapping_ = std::move(*existing);
-    registry_segment_ = std::launder(reinterpret_cast<RegistrySegment*>(registry_mapping_.base()));
-    registry_ = Registry(registry_segment_);
     for (const std::uint32_t dead : registry_.dead_participants()) {
       reclaim_dead(dead);
     }
@@ -154,13 +214,80 @@ Result<void> ShmTransport::open_or_create_registry() {
   }
   // Every owner is gone: what is here is stale. Start the domain afresh.
   logger().info("removing stale axon domain {} files left by dead processes in {}", config_.domain_id, config_.shm_dir);
-  registry_ = Registry(nullptr);
-  registry_segment_ = nullptr;
-  registry_mapping_ = MappedSegment();
-  existing = MappedSegment();
+  forget();
   ::unlink(path.c_str());
   remove_stale_files();
   return create_registry();
+}
+
+Result<void> ShmTransport::adopt_registry(MappedSegment mapping) {
+  // Guarded before anything reads it: a truncation from now on is survived.
+  auto guarded = GuardedMapping::guard(mapping.base(), mapping.bytes(), mapping.fd());
+  if (!guarded) {
+    return guarded.error();
+  }
+  registry_guard_ = std::move(*guarded);  // first: the old guard goes before its mapping
+  registry_mapping_ = std::move(mapping);
+  registry_segment_ = std::launder(reinterpret_cast<RegistrySegment*>(registry_mapping_.base()));
+  registry_ = Registry(registry_segment_);
+  return {};
+}
+
+Result<void> ShmTransport::replace_if_abandoned(int fd, const std::string& what) {
+  const std::string path = registry_path();
+  // Every participant holds LOCK_SH on the registry for its life: getting
+  // LOCK_EX means nobody alive uses this file. (The lock goes with `fd`.)
+  if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    return Error(ErrorCode::kIncompatible,
+                 fmt::format("the registry {} of domain {} is damaged ({}), and processes of the domain still use "
+                             "it: stop every axon process of domain {} (they keep running but no node can join), then "
+                             "start them again; the first node then replaces the file. Remove {} by hand only when "
+                             "no process of the domain runs",
+                             path, config_.domain_id, what, config_.domain_id, path));
+  }
+  logger().warn("replacing the damaged registry {} of domain {} ({}); no process uses it any more", path,
+                config_.domain_id, what);
+  ::unlink(path.c_str());
+  remove_stale_files();
+  return create_registry();
+}
+
+bool ShmTransport::registry_intact_locked() noexcept {
+  if (registry_damaged_) {
+    return false;
+  }
+  std::string what;
+  struct stat st {};
+  if (registry_guard_.repairs() != 0) {
+    what = "it was truncated while mapped (this process grew it back on a fault; its tables are lost)";
+  } else if (::fstat(registry_mapping_.fd(), &st) != 0 ||
+             static_cast<std::size_t>(st.st_size) != sizeof(RegistrySegment)) {
+    what = fmt::format("it was truncated to {} bytes (a registry has {})", st.st_size, sizeof(RegistrySegment));
+  } else if (registry_segment_->header.magic != kSegmentMagic ||
+             // Acquire pairs with the creator's release store of `ready`.
+             registry_segment_->header.ready.load(std::memory_order_acquire) != 1 ||
+             registry_segment_->incarnation != joined_incarnation_) {
+    what = "its header was overwritten";
+  } else {
+    return true;
+  }
+  registry_damaged_ = true;
+  try {
+    logger().error(
+        "the registry {} of domain {} was damaged while node '{}' ran: {}. The node keeps its connections "
+        "and its data flows, but it sees no new publishers or subscribers and no node can join the domain: "
+        "restart the processes of domain {} (and keep cleanup scripts away from {}/axon_d* while axon runs)",
+        registry_path(), config_.domain_id, config_.node_name, what, config_.domain_id, config_.shm_dir);
+  } catch (...) {  // NOLINT(bugprone-empty-catch): logging must not take the node down
+  }
+  return false;
+}
+
+Error ShmTransport::damaged_registry_error(std::string_view topic) const {
+  return Error(ErrorCode::kIncompatible,
+               fmt::format("topic '{}': the registry {} of domain {} was damaged (truncated or overwritten) while node "
+                           "'{}' ran, so no endpoint can be added; restart the processes of domain {}",
+                           topic, registry_path(), config_.domain_id, config_.node_name, config_.domain_id));
 }
 
 void ShmTransport::remove_stale_files() const {
@@ -183,8 +310,10 @@ Result<void> ShmTransport::create_registry() {
   if (!created) {
     return created.error();
   }
-  registry_mapping_ = std::move(*created);
-  registry_segment_ = std::launder(reinterpret_cast<RegistrySegment*>(registry_mapping_.base()));
+  if (auto adopted = adopt_registry(std::move(*created)); !adopted) {
+    ::unlink(registry_path().c_str());
+    return adopted.error();
+  }
   init_header(registry_segment_->header, SegmentKind::kRegistry, layout_abi_hash(), sizeof(RegistrySegment));
   Registry::format(registry_segment_);
   std::random_device entropy;
@@ -255,6 +384,18 @@ void ShmTransport::leave() noexcept {
     return;
   }
   DomainLockGuard guard(lock_);
+  if (!registry_intact_locked()) {
+    // Its tables are lost, and other nodes may still run on it: remove the
+    // file only when no other participant holds it (see join()).
+    fd_server_.close();
+    ::flock(registry_mapping_.fd(), LOCK_UN);
+    if (::flock(registry_mapping_.fd(), LOCK_EX | LOCK_NB) == 0) {
+      ::unlink(registry_path().c_str());
+      remove_stale_files();
+      lock_.unlink_while_locked();
+    }
+    return;
+  }
   if (registry_.participant_is(self_)) {
     registry_.remove_participant(self_.slot);
   }
@@ -358,17 +499,23 @@ void ShmTransport::check_liveness_now() {
 }
 
 void ShmTransport::liveness_round() noexcept {
-  for (const std::uint32_t dead : registry_.dead_participants()) {
-    reclaim_dead(dead);
+  // A damaged registry looks empty: trusting it would close every
+  // connection and silently stop the data. Our own pool is still ours.
+  if (registry_intact_locked()) {
+    for (const std::uint32_t dead : registry_.dead_participants()) {
+      reclaim_dead(dead);
+    }
+    close_connections_of_gone_subscribers();
   }
-  close_connections_of_gone_subscribers();
+  reclaim_closing_of_idle_publishers();
   reclaim_retired_blocks();
 }
 
 void ShmTransport::reclaim_dead(std::uint32_t participant) noexcept {
   const ParticipantEntry& p = registry_.participant(participant);
-  logger().warn("participant '{}' (pid {}) of domain {} is gone; reclaiming what it held", p.name, p.pid,
-                config_.domain_id);
+  // strnlen: the name was written by another process.
+  logger().warn("participant '{}' (pid {}) of domain {} is gone; reclaiming what it held",
+                std::string_view(p.name, ::strnlen(p.name, sizeof(p.name))), p.pid, config_.domain_id);
   ::unlink(socket_path(participant, p.generation).c_str());
   registry_.remove_participant(participant);
 }
@@ -380,7 +527,16 @@ void ShmTransport::close_connections_of_gone_subscribers() noexcept {
     if (conn.state.load(std::memory_order_acquire) != ConnectionState::kActive) {
       continue;
     }
-    if (!registry_.subscriber_is({conn.subscriber_slot, conn.subscriber_generation})) {
+    // A subscriber's process wrote the connection: a slot out of range names
+    // no subscriber, so the connection is closed like one of a gone subscriber.
+    const bool corrupt = conn.subscriber_slot >= kMaxSubscribers;
+    if (corrupt) {
+      report_corruption(
+          Corruption::kConnection,
+          fmt::format("connection {} of node '{}' names subscriber slot {} (at most {}); closing it",
+                      &conn - segment->connections, config_.node_name, conn.subscriber_slot, kMaxSubscribers));
+    }
+    if (corrupt || !registry_.subscriber_is({conn.subscriber_slot, conn.subscriber_generation})) {
       auto expected = ConnectionState::kActive;
       // Release pairs with the acquire in the publisher's publish(): it will
       // reclaim the connection. Fails harmlessly if the subscriber closed it.
@@ -403,6 +559,48 @@ void ShmTransport::reclaim_retired_blocks() noexcept {
     if (block.allocated_bits.load(std::memory_order_relaxed) == 0) {
       block.state.store(BlockState::kFree, std::memory_order_relaxed);  // reused under the domain lock only
     }
+  }
+}
+
+namespace {
+
+/// Whether `block` has a connection in state kClosing (its reclaimer's view).
+bool has_closing_connection(const PoolSegment& segment, const PublisherBlock& block) noexcept {
+  // Acquire pairs with the creator's release in create_connection().
+  for (std::uint64_t bits = block.allocated_bits.load(std::memory_order_acquire) & kConnectionBits; bits != 0;
+       bits &= bits - 1) {
+    const std::uint16_t index =
+        block.connection_of_bit[__builtin_ctzll(bits)].load(std::memory_order_relaxed);  // written before the bit
+    // Acquire pairs with the release that moved the connection to kClosing.
+    if (index < kMaxConnectionsPerNode &&
+        segment.connections[index].state.load(std::memory_order_acquire) == ConnectionState::kClosing) {
+      return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
+void ShmTransport::reclaim_closing_of_idle_publishers() noexcept {
+  PoolSegment* segment = own_pool_->segment;
+  for (std::uint32_t b = 0; b < kMaxPublishersPerNode; ++b) {
+    PublisherBlock& block = segment->blocks[b];
+    // Acquire pairs with advertise()'s release store of kActive. Retired
+    // blocks are reclaimed by reclaim_retired_blocks() without the flag.
+    if (block.state.load(std::memory_order_acquire) != BlockState::kActive ||
+        !has_closing_connection(*segment, block)) {
+      continue;
+    }
+    std::atomic<bool>& busy = block_busy_[b].flag;
+    // Acquire pairs with the publisher's release of the flag: its pushes and
+    // reclaims are over. A busy publisher reclaims itself when it meets the
+    // closing connection, or we try again next round.
+    if (busy.exchange(true, std::memory_order_acquire)) {
+      continue;
+    }
+    reclaim_closing_connections(*own_pool_, b);
+    busy.store(false, std::memory_order_release);  // pairs with the acquire in ShmPublisherPort::take_busy()
   }
 }
 
@@ -429,10 +627,13 @@ void reclaim_connection(MappedPool& pool, std::uint32_t block_index, std::uint32
     chunks.drop_holders(chunk, mask);
   }
   const std::uint16_t index = block.connection_of_bit[bit].load(std::memory_order_relaxed);
-  Connection& conn = pool.segment->connections[index];
   block.connection_of_bit[bit].store(kNoConnection, std::memory_order_relaxed);
-  // Release: creators that see kFree (acquire CAS) see the connection idle.
-  conn.state.store(ConnectionState::kFree, std::memory_order_release);
+  // The index was written by the connection's creator (maybe another
+  // process): a corrupt one frees the bit but touches no connection.
+  if (index < kMaxConnectionsPerNode) {
+    // Release: creators that see kFree (acquire CAS) see the connection idle.
+    pool.segment->connections[index].state.store(ConnectionState::kFree, std::memory_order_release);
+  }
   // Release: the bit is reusable only after everything above.
   block.allocated_bits.fetch_and(~mask, std::memory_order_release);
 }
@@ -441,10 +642,19 @@ void reclaim_closing_connections(MappedPool& pool, std::uint32_t block_index) no
   PublisherBlock& block = pool.segment->blocks[block_index];
   // Acquire pairs with the creator's release in create_connection(); only the
   // caller clears bits, so the snapshot cannot lose one it must reclaim.
-  std::uint64_t bits = block.allocated_bits.load(std::memory_order_acquire);
+  // Bits above the connections' are never allocated; masked, a stray one
+  // cannot index past connection_of_bit.
+  std::uint64_t bits = block.allocated_bits.load(std::memory_order_acquire) & kConnectionBits;
   for (; bits != 0; bits &= bits - 1) {
     const auto bit = static_cast<std::uint32_t>(__builtin_ctzll(bits));
     const std::uint16_t index = block.connection_of_bit[bit].load(std::memory_order_relaxed);
+    if (index != kNoConnection && index >= kMaxConnectionsPerNode) {
+      report_corruption(Corruption::kConnectionIndex,
+                        fmt::format("publisher block {} maps bit {} to connection {} (at most {}); freeing the bit",
+                                    block_index, bit, index, kMaxConnectionsPerNode));
+      reclaim_connection(pool, block_index, bit);
+      continue;
+    }
     // Acquire pairs with the release that moved the connection to kClosing.
     if (index != kNoConnection &&
         pool.segment->connections[index].state.load(std::memory_order_acquire) == ConnectionState::kClosing) {
@@ -554,6 +764,14 @@ Result<Connection*> ShmTransport::create_connection(MappedPool& pool, std::uint3
       continue;
     }
     const EndpointEntry& sub = registry_.subscriber(subscriber.slot);
+    // Another process wrote the entry; its depth and policy shape our ring.
+    if (const std::string_view why = invalid_subscriber_entry(sub); !why.empty()) {
+      conn.state.store(ConnectionState::kFree, std::memory_order_relaxed);  // never published
+      return Error(ErrorCode::kIncompatible,
+                   fmt::format("registry subscriber entry {} is corrupt ({}: depth {}, overflow {}); not connected. "
+                               "Restart the processes of domain {}",
+                               subscriber.slot, why, sub.depth, sub.overflow, config_.domain_id));
+    }
     conn.block = block_index;
     conn.bit = bit;
     conn.subscriber_slot = subscriber.slot;
@@ -615,6 +833,9 @@ Result<std::shared_ptr<PublisherPort>> ShmTransport::advertise(const TopicDescri
   }
   // Released before the deposits below: they address other processes.
   std::optional<DomainLockGuard> guard(std::in_place, lock_);
+  if (!registry_intact_locked()) {
+    return damaged_registry_error(topic.name);
+  }
   auto topic_slot = registry_.find_or_add_topic(topic);
   if (!topic_slot) {
     return topic_slot.error();
@@ -688,6 +909,9 @@ Result<std::shared_ptr<SubscriberPort>> ShmTransport::subscribe(const TopicDescr
     return locked.error();
   }
   std::optional<DomainLockGuard> guard(std::in_place, lock_);
+  if (!registry_intact_locked()) {
+    return damaged_registry_error(topic.name);
+  }
   auto topic_slot = registry_.find_or_add_topic(topic);
   if (!topic_slot) {
     return topic_slot.error();

@@ -5,6 +5,7 @@
 
 #include <sys/types.h>
 
+#include <array>
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
@@ -21,6 +22,7 @@
 #include "transports/shm/chunk_pool.hpp"
 #include "transports/shm/domain_lock.hpp"
 #include "transports/shm/fd_channel.hpp"
+#include "transports/shm/mapping_guard.hpp"
 #include "transports/shm/pool_fetcher.hpp"
 #include "transports/shm/pool_segment.hpp"
 #include "transports/shm/registry.hpp"
@@ -85,6 +87,15 @@ class ShmTransport final : public Transport, public std::enable_shared_from_this
   Result<void> join();
   Result<void> open_or_create_registry();
   Result<void> create_registry();
+  /// Makes `mapping` this node's registry: guards it against truncation.
+  Result<void> adopt_registry(MappedSegment mapping);
+  /// Replaces the damaged registry behind `fd` when no live participant
+  /// holds it (flock); otherwise an error that says `what` and the fix.
+  Result<void> replace_if_abandoned(int fd, const std::string& what);
+  /// False (and one error logged) once the registry was truncated or
+  /// overwritten while this node ran. The caller holds the domain lock.
+  bool registry_intact_locked() noexcept;
+  [[nodiscard]] Error damaged_registry_error(std::string_view topic) const;
   void remove_stale_files() const;
   Result<void> create_own_pool();
   void leave() noexcept;
@@ -93,6 +104,10 @@ class ShmTransport final : public Transport, public std::enable_shared_from_this
   void reclaim_dead(std::uint32_t participant) noexcept;
   void close_connections_of_gone_subscribers() noexcept;
   void reclaim_retired_blocks() noexcept;
+  /// Reclaims kClosing connections of active blocks whose publisher is idle
+  /// (its busy flag is free), so a dead subscriber's chunks come back without
+  /// another publish.
+  void reclaim_closing_of_idle_publishers() noexcept;
 
   // Peer pools (peer_pools.cpp). Nothing here calls another process while
   // the domain lock is held: a pool that is not mapped yet is fetched by the
@@ -142,7 +157,11 @@ class ShmTransport final : public Transport, public std::enable_shared_from_this
   ShmConfig config_;
   DomainLock lock_;
   MappedSegment registry_mapping_;
+  /// Declared after the mapping: unregistered before it is unmapped.
+  GuardedMapping registry_guard_;
   RegistrySegment* registry_segment_ = nullptr;
+  std::uint64_t joined_incarnation_ = 0;  ///< The registry's incarnation when we joined.
+  bool registry_damaged_ = false;         ///< Sticky; guarded by the domain lock.
   Registry registry_{nullptr};
   SlotRef self_;
   std::shared_ptr<MappedPool> own_pool_;
@@ -176,6 +195,16 @@ class ShmTransport final : public Transport, public std::enable_shared_from_this
   std::uint64_t fetch_events_ = 0;
   /// Peer pools mapped so far, on its own line: take() reads it.
   alignas(64) std::atomic<std::uint64_t> pools_mapped_{0};
+
+  /// One flag per publisher block of our pool, process-local because only
+  /// this process pushes to and reclaims its blocks: held by the publisher's
+  /// thread while it pushes or reclaims (loan()'s slow path, publish()), and
+  /// by the service thread while it reclaims or adopts joiners for an idle
+  /// publisher. Whoever holds it is the only one pushing to the block.
+  struct alignas(kCacheLine) BlockBusy {
+    std::atomic<bool> flag{false};
+  };
+  std::array<BlockBusy, kMaxPublishersPerNode> block_busy_{};
 
   int wake_fd_ = -1;
   std::atomic<bool> stopping_{false};

@@ -36,6 +36,15 @@ const Case kCases[] = {
     // Syntax.
     {"not YAML", "topics: [a\n", "bad.yaml:", "not valid YAML"},
     {"not a mapping", "- a\n- b\n", "bad.yaml:1:1:", "must be a mapping"},
+    // Indentation: the parser's own words, and what to look at.
+    {"tab indenting a key", "topics:\n  - name: a\n\tdepth: 3\n",
+     "bad.yaml:3:1:", "YAML does not allow tabs for indentation; line 3 has a tab at column 1: indent with spaces"},
+    {"tab indenting a list item", "topics:\n\t- name: a\n",
+     "bad.yaml:2:", "line 2 has a tab at column 1: indent with spaces"},
+    {"key out of line with its mapping", "topics:\n  - name: a\n   depth: 3\n",
+     "bad.yaml:3:", "check the indentation of line 3 ('   depth: 3')"},
+    {"key indented under a value", "domain: 1\n  hosts: []\n",
+     "bad.yaml:2:", "check the indentation of line 2 ('  hosts: []')"},
     // Unknown keys, with a suggestion for a near miss.
     {"unknown top-level key", "domain: 1\nhots: []\n", "bad.yaml:2:1:", "unknown key 'hots' (did you mean 'hosts'?)"},
     {"unknown topic key", "topics:\n  - name: a\n    dept: 4\n",
@@ -58,6 +67,7 @@ const Case kCases[] = {
     // Out of range.
     {"depth too large", "topics:\n  - name: a\n    depth: 1000\n",
      "bad.yaml:3:12:", "depth must be a whole number from 1 to 256, found 1000"},
+    {"strict not a boolean", "strict: sure\n", "bad.yaml:1:9:", "strict must be true or false, found 'sure'"},
     {"negative domain", "domain: -1\n", "bad.yaml:1:9:", "from 0 to 4294967295"},
     {"priority too high", "nodes:\n  - name: a\n    executor: {sched_fifo_priority: 120}\n",
      "bad.yaml:3:37:", "sched_fifo_priority (0: normal scheduling) must be a whole number from 0 to 99"},
@@ -91,11 +101,21 @@ const Case kCases[] = {
      "bad.yaml:2:44:", "lists CPU 1 twice"},
     // Conflicting settings.
     {"reliable with drop oldest", "topics:\n  - name: a\n    reliability: reliable\n    overflow: drop_oldest\n",
-     "bad.yaml:4:15:", "topic 'a': conflicting QoS settings: SubscriberQos: Reliability::kReliable never drops"},
+     "bad.yaml:4:15:",
+     "topic 'a': conflicting QoS settings: reliability: reliable never drops a message, but overflow: drop_oldest "
+     "does; use overflow: block_publisher (or leave overflow out), or reliability: best_effort"},
     {"keep all with latest only", "topics:\n  - name: a\n    history: keep_all\n    overflow: latest_only\n",
-     "bad.yaml:4:15:", "History::kKeepAll keeps every message"},
-    {"quarantine without block", "topics:\n  - name: a\n    quarantine_after_ms: 10\n",
-     "bad.yaml:3:26:", "quarantine_after_ns applies to Overflow::kBlockPublisher only"},
+     "bad.yaml:4:15:",
+     "history: keep_all keeps every message, but overflow: latest_only drops the oldest; use history: keep_last, "
+     "or overflow: reject_newest or block_publisher"},
+    {"quarantine without block", "topics:\n  - name: a\n    quarantine_after_ms: 10\n", "bad.yaml:3:26:",
+     "quarantine_after_ms applies to overflow: block_publisher only, and overflow is not given (so drop_oldest, "
+     "the default with history: keep_last); set overflow: block_publisher or remove quarantine_after_ms"},
+    {"quarantine with reliable", "topics:\n  - {name: a, reliability: reliable, quarantine_after_ms: 10}\n",
+     "bad.yaml:2:59:",
+     "quarantine_after_ms: 10 drops the oldest messages of a subscriber that stays full, which reliability: "
+     "reliable never does; remove quarantine_after_ms, or use reliability: best_effort with overflow: "
+     "block_publisher"},
     {"durability depth when volatile", "topics:\n  - {name: a, durability_depth: 4}\n",
      "bad.yaml:2:33:", "durability_depth only applies to durability: transient_local"},
     {"rdma on a host without device",
@@ -170,6 +190,39 @@ const Case kCases[] = {
 };
 
 INSTANTIATE_TEST_SUITE_P(EveryClass, ConfigErrors, ::testing::ValuesIn(kCases));
+
+/// Conflicting QoS in a file, one per rule of effective_queue().
+const char* const kConflicts[] = {
+    "topics:\n  - {name: a, reliability: reliable, overflow: drop_oldest}\n",
+    "topics:\n  - {name: a, reliability: reliable, overflow: latest_only, history: keep_last}\n",
+    "topics:\n  - {name: a, history: keep_all, overflow: drop_oldest}\n",
+    "topics:\n  - {name: a, reliability: reliable, quarantine_after_ms: 2.5}\n",
+    "topics:\n  - {name: a, overflow: reject_newest, quarantine_after_ms: 1}\n",
+    "topics:\n  - {name: a, history: keep_all, quarantine_after_ms: 1}\n",
+};
+
+class ConfigQosConflicts : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(ConfigQosConflicts, SpeakTheFilesKeysNotTheApisNames) {
+  auto sut = parse_deployment_config(GetParam(), "bad.yaml");
+
+  ASSERT_FALSE(sut.ok()) << "accepted: " << GetParam();
+  const std::string message(sut.error().message());
+  for (const char* api : {"SubscriberQos", "Overflow::", "Reliability::", "History::", "_ns", "kBlockPublisher",
+                          "kDefault", "kDropOldest"}) {
+    EXPECT_EQ(message.find(api), std::string::npos) << "names '" << api << "': " << message;
+  }
+  EXPECT_NE(message.find("conflicting QoS settings: "), std::string::npos) << message;
+}
+
+INSTANTIATE_TEST_SUITE_P(EveryRule, ConfigQosConflicts, ::testing::ValuesIn(kConflicts));
+
+TEST(QosConflicts, CallersOfTheApiStillSeeTheApiNames) {
+  auto sut = effective_queue({.reliability = Reliability::kReliable, .overflow = Overflow::kDropOldest});
+
+  ASSERT_FALSE(sut.ok());
+  EXPECT_NE(sut.error().message().find("Overflow::kBlockPublisher"), std::string_view::npos) << sut.error().message();
+}
 
 TEST(ConfigFile, AMissingFileIsAnErrorNamingIt) {
   auto sut = load_deployment_config("/nonexistent/deploy.yaml");

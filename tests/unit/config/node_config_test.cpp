@@ -2,15 +2,19 @@
 // pool and topic QoS from the file, accepts peers on other hosts (UDP) and
 // refuses what this build cannot carry (RDMA).
 #include <gtest/gtest.h>
+#include <spdlog/sinks/ostream_sink.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <string>
 
 #include "axon/axon.hpp"
+#include "src/log.hpp"
 #include "tests/support/child_process.hpp"
 #include "tests/support/eventually.hpp"
 
@@ -47,6 +51,41 @@ class NodeConfigTest : public ::testing::Test {
   std::uint32_t domain = test::unique_domain();
   std::string dir = ::testing::TempDir() + "axon_config_" + std::to_string(::getpid()) + "_" + std::to_string(domain);
 };
+
+/// What axon logs while it lives, warnings at least (whatever AXON_LOG_LEVEL says).
+class LogCapture {
+ public:
+  LogCapture() : level_(logger().level()) {
+    logger().sinks().push_back(sink_);
+    logger().set_level(std::min(level_, spdlog::level::warn));
+  }
+  ~LogCapture() {
+    logger().set_level(level_);
+    auto& sinks = logger().sinks();
+    sinks.erase(std::remove(sinks.begin(), sinks.end(), sink_), sinks.end());
+  }
+  LogCapture(const LogCapture&) = delete;
+  LogCapture& operator=(const LogCapture&) = delete;
+  [[nodiscard]] std::string text() const { return text_.str(); }
+
+ private:
+  spdlog::level::level_enum level_;
+  std::ostringstream text_;
+  std::shared_ptr<spdlog::sinks::ostream_sink_mt> sink_ = std::make_shared<spdlog::sinks::ostream_sink_mt>(text_);
+};
+
+bool contains(const std::vector<std::string>& lines, const std::string& piece) {
+  return std::any_of(lines.begin(), lines.end(),
+                     [&](const std::string& line) { return line.find(piece) != std::string::npos; });
+}
+
+std::string joined(const std::vector<std::string>& lines) {
+  std::string text;
+  for (const auto& line : lines) {
+    text += line + "\n";
+  }
+  return text;
+}
 
 constexpr const char* kSmallPool =
     "nodes:\n"
@@ -232,6 +271,105 @@ TEST_F(NodeConfigTest, RefusesANodeMissingFromAFileWithSeveralHosts) {
   ASSERT_FALSE(sut.ok());
   EXPECT_NE(sut.error().message().find("node 'sensor' is not listed under nodes:"), std::string_view::npos)
       << sut.error().message();
+}
+
+TEST_F(NodeConfigTest, WarnsWithDidYouMeanWhenTheFileListsOtherNodesButNotThisOne) {
+  const LogCapture log;
+  NodeOptions options = options_with("nodes:\n  - name: perception\n  - name: planner\n");
+
+  auto sut = Node::create("planer", options);
+
+  ASSERT_TRUE(sut.ok()) << sut.error().message();
+  const auto warnings = (*sut)->config_warnings();
+  ASSERT_EQ(warnings.size(), 1U) << joined(warnings);
+  EXPECT_EQ(warnings[0].rfind(options.config_path + ":3:5: node 'planer' is not listed under nodes: (did you mean "
+                                                    "'planner'?)",
+                              0),
+            0U)
+      << warnings[0];
+  EXPECT_NE(warnings[0].find("strict: true"), std::string::npos) << "says how to make it an error: " << warnings[0];
+  EXPECT_NE(log.text().find("node 'planer' is not listed"), std::string::npos) << "logged: " << log.text();
+}
+
+TEST_F(NodeConfigTest, ANodeListedOrAFileWithoutNodesGivesNoWarning) {
+  auto listed = Node::create("sensor", options_with(kSmallPool));
+  auto no_nodes = Node::create("other", options_with("topics: [{name: t}]\n"));
+
+  ASSERT_TRUE(listed.ok() && no_nodes.ok());
+  EXPECT_TRUE((*listed)->config_warnings().empty()) << joined((*listed)->config_warnings());
+  EXPECT_TRUE((*no_nodes)->config_warnings().empty()) << joined((*no_nodes)->config_warnings());
+}
+
+TEST_F(NodeConfigTest, StrictModeRefusesANodeTheFileDoesNotList) {
+  auto sut = Node::create("planer", options_with("strict: true\nnodes:\n  - name: planner\n"));
+
+  ASSERT_FALSE(sut.ok());
+  EXPECT_EQ(sut.error().code(), ErrorCode::kInvalidArgument);
+  const std::string message(sut.error().message());
+  EXPECT_NE(message.find("node 'planer' is not listed under nodes: (did you mean 'planner'?)"), std::string::npos)
+      << message;
+  EXPECT_NE(message.find("strict: true"), std::string::npos) << message;
+}
+
+TEST_F(NodeConfigTest, StrictModeAcceptsAListedNode) {
+  auto sut = Node::create("sensor", options_with(std::string("strict: true\n") + kSmallPool));
+
+  ASSERT_TRUE(sut.ok()) << sut.error().message();
+  EXPECT_TRUE((*sut)->config_warnings().empty());
+}
+
+TEST_F(NodeConfigTest, WarnsOnceWhenATopicEntryLooksLikeAMisspellingOfATopicTheNodeUses) {
+  NodeOptions options = options_with("topics:\n  - {name: camera/image}\n  - {name: lidar/pionts, depth: 2}\n");
+  auto sut = Node::create("sensor", options);
+  ASSERT_TRUE(sut.ok()) << sut.error().message();
+
+  auto sub = (*sut)->subscribe<Reading>("camera/image");
+  auto pub = (*sut)->advertise<Reading>("lidar/points");
+  auto again = (*sut)->subscribe<Reading>("lidar/points");
+
+  ASSERT_TRUE(sub.ok() && pub.ok() && again.ok());
+  const auto warnings = (*sut)->config_warnings();
+  ASSERT_EQ(warnings.size(), 1U) << joined(warnings);
+  EXPECT_EQ(warnings[0].rfind(options.config_path + ":3:5: topic 'lidar/pionts' of the file matches no topic of "
+                                                    "node 'sensor' (did you mean 'lidar/points', which it uses?)",
+                              0),
+            0U)
+      << warnings[0];
+}
+
+TEST_F(NodeConfigTest, TheOnlyNodeOfTheFileWarnsAtItsEndAboutTopicEntriesItNeverUsed) {
+  const LogCapture log;
+  auto created = Node::create("sensor", options_with("nodes: [{name: sensor}]\ntopics:\n  - name: cfg/used\n"
+                                                     "  - name: cfg/never\n"));
+  ASSERT_TRUE(created.ok()) << created.error().message();
+  std::shared_ptr<Node> sut = std::move(*created);
+  {
+    auto pub = sut->advertise<Reading>("cfg/used");
+    ASSERT_TRUE(pub.ok());
+  }
+  EXPECT_TRUE(sut->config_warnings().empty()) << "nothing is known to be unused while the node runs";
+
+  sut.reset();
+
+  EXPECT_NE(log.text().find(":4:5: topic 'cfg/never' of the file matched no topic of node 'sensor'"), std::string::npos)
+      << "logged: " << log.text();
+  EXPECT_EQ(log.text().find("'cfg/used'"), std::string::npos) << "logged: " << log.text();
+}
+
+TEST_F(NodeConfigTest, ANodeAmongSeveralSaysNothingAtItsEndAboutEntriesOthersMayUse) {
+  const LogCapture log;
+  auto created = Node::create("sensor", options_with("nodes: [{name: sensor}, {name: viewer}]\ntopics:\n"
+                                                     "  - name: cfg/used\n  - name: cfg/viewer_only\n"));
+  ASSERT_TRUE(created.ok()) << created.error().message();
+  std::shared_ptr<Node> sut = std::move(*created);
+  {
+    auto pub = sut->advertise<Reading>("cfg/used");
+    ASSERT_TRUE(pub.ok());
+  }
+
+  sut.reset();
+
+  EXPECT_EQ(log.text().find("cfg/viewer_only"), std::string::npos) << "logged: " << log.text();
 }
 
 TEST_F(NodeConfigTest, RefusesAMissingFile) {

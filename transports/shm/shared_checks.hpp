@@ -1,0 +1,78 @@
+// Checks of values that other processes write into shared memory (registry
+// entries, a pool's blocks and connections) before this process uses them as
+// an index, a size or a shift. A value that fails is reported once per kind
+// and its entry skipped: a stray write in a shared file must cost at most
+// that entry, never a crash of every process that reads it.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "transports/shm/pool_segment.hpp"
+#include "transports/shm/registry_layout.hpp"
+#include "transports/shm/shm_constants.hpp"
+
+namespace axon::shm {
+
+/// The holder-mask bits a connection may own (bits 0..60).
+inline constexpr std::uint64_t kConnectionBits = (std::uint64_t{1} << kMaxSubscribersPerPublisher) - 1;
+
+/// What kind of shared value was found corrupt; each is logged once per process.
+enum class Corruption : std::uint32_t {
+  kPublisherEntry = 0,
+  kSubscriberEntry,
+  kConnection,
+  kConnectionIndex,
+  kBlockBits,
+  kCount,
+};
+
+/// Why a publisher entry of the registry cannot be used, or "" when it can.
+/// Only the fields this process uses as indices are checked.
+inline std::string_view invalid_publisher_entry(const EndpointEntry& e) noexcept {
+  if (e.topic >= kMaxTopics)
+    return "its topic index is out of range";
+  if (e.participant >= kMaxParticipants)
+    return "its participant index is out of range";
+  if (e.pool_block >= kMaxPublishersPerNode)
+    return "its pool_block is out of range";
+  return {};
+}
+
+/// The same for a subscriber entry (depth and overflow become a ring limit
+/// and a policy in a publisher's pool).
+inline std::string_view invalid_subscriber_entry(const EndpointEntry& e) noexcept {
+  if (e.topic >= kMaxTopics)
+    return "its topic index is out of range";
+  if (e.participant >= kMaxParticipants)
+    return "its participant index is out of range";
+  if (e.depth == 0 || e.depth > kRingCapacity)
+    return "its depth is not 1..256";
+  if (e.overflow > 4)
+    return "its overflow policy is unknown";  // axon::Overflow has five values
+  if (e.block_timeout_ns < 0 || e.quarantine_after_ns < 0)
+    return "a timeout is negative";
+  return {};
+}
+
+/// The same for a connection of a pool (written by the process that created it).
+inline std::string_view invalid_connection(const Connection& c) noexcept {
+  if (c.block >= kMaxPublishersPerNode)
+    return "its block index is out of range";
+  if (c.bit >= kMaxSubscribersPerPublisher)
+    return "its bit is out of range";
+  if (c.subscriber_slot >= kMaxSubscribers)
+    return "its subscriber slot is out of range";
+  return {};
+}
+
+/// Logs `what` as an error the first time `kind` is reported in this process
+/// (later reports of the same kind are counted, not logged, so a corrupt
+/// entry met on every round does not flood the log). Slow path: allocates.
+void report_corruption(Corruption kind, const std::string& what) noexcept;
+
+/// How often `kind` was reported in this process (tests).
+[[nodiscard]] std::uint64_t corruption_reports(Corruption kind) noexcept;
+
+}  // namespace axon::shm
