@@ -175,9 +175,16 @@ class ShmSubscriberPort final : public SubscriberPort {
   [[nodiscard]] bool has_data() noexcept override;
   [[nodiscard]] WakeWord* wake_word() noexcept override;
 
-  /// Connects to publishers that appeared, marks vanished ones. The caller
-  /// holds the domain lock.
+  /// Connects to publishers that appeared, marks vanished ones, adopts
+  /// connections to us in pools retained for publishers that are gone. Asks
+  /// the service thread for pools not mapped yet (see missing_pools()); never
+  /// calls another process. The caller holds the domain lock.
   void rescan_locked() noexcept;
+  /// rescan_locked() under the domain lock. The taking thread (or subscribe()
+  /// before the port is handed out).
+  void rescan() noexcept;
+  /// The last rescan met a live publisher whose pool is still being fetched.
+  [[nodiscard]] bool missing_pools() const noexcept { return missing_pools_; }
 
  private:
   /// The subscriber's end of one connection. Stable address: samples refer
@@ -201,10 +208,13 @@ class ShmSubscriberPort final : public SubscriberPort {
     }
   };
 
-  /// take() and has_data(): rescan when the topic's publishers changed or a
-  /// failed connect is due for a retry.
+  /// take() and has_data(): rescan when the topic's publishers changed, the
+  /// node mapped a peer pool, or a failed lock is due for a retry. Two loads
+  /// in steady state, no system call.
   void rescan_if_publishers_changed() noexcept;
-  void rescan() noexcept;
+  /// Links `conn` of `pool` (publisher `pub_ref`); the link's slot, or
+  /// kMaxLinks when every slot is in use (the connection is closed then).
+  std::uint32_t link(std::shared_ptr<MappedPool> pool, Connection* conn, SlotRef pub_ref, bool orphaned) noexcept;
   static void accumulate(QueueCounters& sum, const Connection& conn) noexcept;
   void close_drained_orphans() noexcept;
   void close_link(Link& link) noexcept;
@@ -215,7 +225,9 @@ class ShmSubscriberPort final : public SubscriberPort {
   std::string topic_name_;
   SubscriberQos qos_;
   std::uint64_t seen_version_ = ~std::uint64_t{0};
-  std::int64_t retry_at_ns_ = 0;  ///< A failed connect is retried from then on.
+  std::int64_t retry_at_ns_ = 0;         ///< A failed lock is retried from then on.
+  std::uint64_t seen_pools_mapped_ = 0;  ///< ShmTransport::pools_mapped() at the last rescan.
+  bool missing_pools_ = false;
   std::uint32_t next_link_ = 0;
   std::uint32_t link_count_ = 0;  ///< Links [0, link_count_) may be in use.
   // Written by the taking thread only (plain stores); read by anyone.

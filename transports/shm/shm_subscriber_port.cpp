@@ -8,7 +8,7 @@
 namespace axon::shm {
 namespace {
 
-constexpr std::int64_t kRetryDelayNs = 100'000'000;
+constexpr std::int64_t kRetryDelayNs = 100'000'000;  ///< After the domain lock could not be taken.
 
 }  // namespace
 
@@ -157,9 +157,7 @@ bool ShmSubscriberPort::has_data() noexcept {
 WakeWord* ShmSubscriberPort::wake_word() noexcept { return &transport_->registry_.subscriber_wake(registry_ref_.slot); }
 
 std::uint32_t ShmSubscriberPort::publisher_count() noexcept {
-  if (transport_->registry_.topic_version(topic_) != seen_version_) {
-    rescan();
-  }
+  rescan_if_publishers_changed();
   std::uint32_t count = 0;
   for (std::uint32_t i = 0; i < link_count_; ++i) {
     count += links_[i].conn != nullptr && !links_[i].orphaned ? 1 : 0;
@@ -169,7 +167,7 @@ std::uint32_t ShmSubscriberPort::publisher_count() noexcept {
 
 void ShmSubscriberPort::rescan_if_publishers_changed() noexcept {
   if (transport_->registry_.topic_version(topic_) != seen_version_ ||
-      (retry_at_ns_ != 0 && monotonic_now_ns() >= retry_at_ns_)) {
+      transport_->pools_mapped() != seen_pools_mapped_ || (retry_at_ns_ != 0 && monotonic_now_ns() >= retry_at_ns_)) {
     rescan();
   }
 }
@@ -186,7 +184,10 @@ void ShmSubscriberPort::rescan() noexcept {
 void ShmSubscriberPort::rescan_locked() noexcept {
   Registry& registry = transport_->registry_;
   seen_version_ = registry.topic_version(topic_);
+  // Before looking for pools: one mapped after this load triggers another rescan.
+  seen_pools_mapped_ = transport_->pools_mapped();
   retry_at_ns_ = 0;
+  missing_pools_ = false;
   // A damaged registry looks empty: keep the links we have (their data still
   // flows) instead of orphaning them. Logged by the check.
   if (!transport_->registry_intact_locked()) {
@@ -218,15 +219,15 @@ void ShmSubscriberPort::rescan_locked() noexcept {
       seen[existing] = true;
       continue;
     }
-    auto pool = transport_->pool_of(pub.participant, pub.participant_generation);
-    if (!pool) {
-      logger().warn("topic '{}': cannot map a publisher's pool yet ({}); retrying", topic_name_,
-                    pool.error().message());
-      retry_at_ns_ = monotonic_now_ns() + kRetryDelayNs;
+    // Never fetched here: we hold the domain lock, and the owner may be
+    // stopped. The service thread fetches it; pools_mapped() then moves.
+    auto pool = transport_->mapped_pool({pub.participant, pub.participant_generation}, true);
+    if (pool == nullptr) {
+      missing_pools_ = true;
       ++unconnected;
       continue;
     }
-    PoolSegment* segment = (*pool)->segment;
+    PoolSegment* segment = pool->segment;
     PublisherBlock& block = segment->blocks[pub.pool_block];
     if (block.state.load(std::memory_order_acquire) != BlockState::kActive || block.publisher_slot != pub_ref.slot ||
         block.publisher_generation != pub_ref.generation) {
@@ -244,7 +245,7 @@ void ShmSubscriberPort::rescan_locked() noexcept {
       }
     }
     if (conn == nullptr) {
-      auto created = transport_->create_connection(**pool, pub.pool_block, registry_ref_, true);
+      auto created = transport_->create_connection(*pool, pub.pool_block, registry_ref_, true);
       if (!created) {
         // No room in the publisher's pool yet (a closed connection waits to
         // be reclaimed): retry, not only when the publishers change.
@@ -264,31 +265,44 @@ void ShmSubscriberPort::rescan_locked() noexcept {
                       topic_name_, pub.participant, why, conn->block, conn->bit));
       continue;
     }
-    std::uint32_t slot = kMaxLinks;
-    for (std::uint32_t i = 0; i < kMaxLinks; ++i) {
-      // Acquire: a free link's last sample was released (see release()).
-      if (links_[i].conn == nullptr && links_[i].held() == 0) {
-        slot = i;
-        break;
+    if (const std::uint32_t slot = link(std::move(pool), conn, pub_ref, false); slot != kMaxLinks) {
+      seen[slot] = true;
+    } else {
+      ++unconnected;
+    }
+  }
+  // Connections to us in pools the node kept for us (a publisher that
+  // connected us, queued messages, and is gone now, or going): read what
+  // they queued, then close them.
+  for (auto& pool : transport_->retained_pools()) {
+    for (auto& candidate : pool->segment->connections) {
+      // Acquire pairs with the creator's release store of kActive.
+      if (candidate.state.load(std::memory_order_acquire) != ConnectionState::kActive ||
+          candidate.subscriber_slot != registry_ref_.slot ||
+          candidate.subscriber_generation != registry_ref_.generation) {
+        continue;
+      }
+      bool linked = false;
+      for (std::uint32_t i = 0; i < link_count_; ++i) {
+        linked = linked || links_[i].conn == &candidate;
+      }
+      if (linked) {
+        continue;
+      }
+      // Written by another process: checked before block and bit are used.
+      if (const std::string_view why = invalid_connection(candidate); !why.empty()) {
+        report_corruption(Corruption::kConnection,
+                          fmt::format("topic '{}': a connection in participant {}'s pool is corrupt ({}: block {}, "
+                                      "bit {})",
+                                      topic_name_, pool->owner.slot, why, candidate.block, candidate.bit));
+        continue;
+      }
+      const PublisherBlock& block = pool->segment->blocks[candidate.block];
+      const SlotRef pub_ref{block.publisher_slot, block.publisher_generation};
+      if (const std::uint32_t slot = link(pool, &candidate, pub_ref, true); slot != kMaxLinks) {
+        seen[slot] = true;
       }
     }
-    if (slot == kMaxLinks) {
-      logger().warn("topic '{}': a subscriber reads from at most {} publishers", topic_name_, kMaxLinks);
-      conn->state.store(ConnectionState::kClosing, std::memory_order_release);
-      ++unconnected;
-      continue;
-    }
-    Link& link = links_[slot];
-    std::lock_guard<std::mutex> links_guard(links_mutex_);
-    link.pool = std::move(*pool);
-    link.conn = conn;
-    link.evictable = conn->evictable();
-    link.bit_mask = std::uint64_t{1} << conn->bit;
-    link.publisher = pub_ref;
-    link.publisher_id = (std::uint64_t{pub_ref.slot} << 32) | pub_ref.generation;
-    link.orphaned = false;
-    seen[slot] = true;
-    link_count_ = std::max(link_count_, slot + 1);
   }
   if (!transport_->registry_intact_locked()) {
     return;  // damaged while we read it: what we did not see may still be there
@@ -301,6 +315,34 @@ void ShmSubscriberPort::rescan_locked() noexcept {
       publishers_lost_.fetch_add(1, std::memory_order_relaxed);
     }
   }
+}
+
+std::uint32_t ShmSubscriberPort::link(std::shared_ptr<MappedPool> pool, Connection* conn, SlotRef pub_ref,
+                                      bool orphaned) noexcept {
+  std::uint32_t slot = kMaxLinks;
+  for (std::uint32_t i = 0; i < kMaxLinks; ++i) {
+    // Acquire: a free link's last sample was released (see release()).
+    if (links_[i].conn == nullptr && links_[i].held() == 0) {
+      slot = i;
+      break;
+    }
+  }
+  if (slot == kMaxLinks) {
+    logger().warn("topic '{}': a subscriber reads from at most {} publishers", topic_name_, kMaxLinks);
+    conn->state.store(ConnectionState::kClosing, std::memory_order_release);
+    return kMaxLinks;
+  }
+  Link& link = links_[slot];
+  std::lock_guard<std::mutex> links_guard(links_mutex_);
+  link.pool = std::move(pool);
+  link.conn = conn;
+  link.evictable = conn->evictable();
+  link.bit_mask = std::uint64_t{1} << conn->bit;
+  link.publisher = pub_ref;
+  link.publisher_id = (std::uint64_t{pub_ref.slot} << 32) | pub_ref.generation;
+  link.orphaned = orphaned;
+  link_count_ = std::max(link_count_, slot + 1);
+  return slot;
 }
 
 void ShmSubscriberPort::close_drained_orphans() noexcept {

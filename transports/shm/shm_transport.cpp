@@ -11,9 +11,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <new>
+#include <optional>
 #include <random>
 
 #include "src/clock.hpp"
@@ -29,11 +31,10 @@
 namespace axon::shm {
 namespace {
 
-constexpr int kFdRequestTimeoutMs = 1000;
-
-std::uint64_t pool_key(std::uint32_t slot, std::uint32_t generation) {
-  return (std::uint64_t{slot} << 32) | generation;
-}
+/// subscribe() waits this long (outside the domain lock) for the pools of
+/// live publishers being fetched, so that it normally returns connected to
+/// all of them; a stopped peer delays it by no more.
+constexpr std::int64_t kSubscribeWaitNs = 20'000'000;
 
 /// Pools owned by nodes of this process, so that another node of the same
 /// process uses the owner's mapping instead of mapping the memfd again (one
@@ -413,22 +414,59 @@ void ShmTransport::leave() noexcept {
 
 void ShmTransport::service_loop() noexcept {
   std::int64_t next_check = 0;
+  std::vector<int> fds;
+  std::vector<pollfd> polled;
+  std::vector<Deposit> received;
   while (!stopping_.load(std::memory_order_relaxed)) {
     const std::int64_t now = monotonic_now_ns();
-    int timeout_ms = next_check > now ? static_cast<int>((next_check - now) / 1'000'000) + 1 : 0;
+    const std::int64_t wake_at = std::min({next_check, fd_server_.next_deadline_ns(), fetcher_.next_deadline_ns()});
+    int timeout_ms = wake_at > now ? static_cast<int>((wake_at - now) / 1'000'000) + 1 : 0;
     // Transient-local publishers: late joiners get the history within a few
     // milliseconds even when the publisher is idle.
     if (durable_count_.load(std::memory_order_relaxed) != 0) {
       timeout_ms = std::min(timeout_ms, kAdoptPeriodMs);
     }
-    pollfd fds[2] = {{.fd = fd_server_.socket_fd(), .events = POLLIN, .revents = 0},
-                     {.fd = wake_fd_, .events = POLLIN, .revents = 0}};
-    const int ready = ::poll(fds, 2, timeout_ms);
-    if (ready > 0 && (fds[0].revents & POLLIN) != 0) {
-      fd_server_.serve_pending();
+    // Our eventfd, the listening socket, clients that have not sent their
+    // request yet, and our own requests waiting for an answer: one silent
+    // peer never keeps this thread from the others.
+    fds.assign(1, wake_fd_);
+    fd_server_.poll_fds(fds);
+    fetcher_.poll_fds(fds);
+    polled.clear();
+    for (const int fd : fds) {
+      polled.push_back({.fd = fd, .events = POLLIN, .revents = 0});
+    }
+    if (::poll(polled.data(), polled.size(), timeout_ms) > 0 && (polled[0].revents & POLLIN) != 0) {
+      std::uint64_t count = 0;
+      [[maybe_unused]] const auto n = ::read(wake_fd_, &count, sizeof(count));
+    }
+    const std::int64_t served_at = monotonic_now_ns();
+    received.clear();
+    fd_server_.serve(served_at, received);
+    for (const Deposit& deposit : received) {
+      adopt_pool(deposit, served_at, "deposited");
+    }
+    received.clear();
+    const bool ended = fetcher_.run(served_at, received);
+    for (const Deposit& fetched : received) {
+      if (!adopt_pool(fetched, served_at, "fetched")) {
+        // E.g. lock_memory over RLIMIT_MEMLOCK: try again later, not in a loop.
+        const SlotRef owner{fetched.participant, fetched.generation};
+        fetcher_.want(owner, socket_path(owner.slot, owner.generation), served_at + PoolFetcher::kMaxBackoffNs);
+      }
+    }
+    if (ended && received.empty()) {
+      std::lock_guard<std::mutex> fetch_guard(fetch_mutex_);
+      ++fetch_events_;  // a fetch failed: subscribe() stops waiting for it
+      fetch_cv_.notify_all();
     }
     if (monotonic_now_ns() >= next_check) {
-      check_liveness_now();
+      // Never block here: a peer may hold the lock (see check_liveness_now()).
+      if (lock_.try_lock()) {
+        liveness_round();
+        prune_peer_pools(monotonic_now_ns());
+        lock_.unlock();
+      }
       next_check = monotonic_now_ns() + std::int64_t{config_.liveness_period_ms} * 1'000'000;
     }
     adopt_joiners();
@@ -452,8 +490,8 @@ void ShmTransport::forget_durable(ShmPublisherPort* port) noexcept {
 }
 
 void ShmTransport::check_liveness_now() {
-  // Never block here: a peer may hold the lock while it waits for this very
-  // thread to hand out our pool's descriptor.
+  // Never block here: the service thread also serves descriptors and takes
+  // deposits, which must not wait behind whoever holds the lock.
   if (!lock_.try_lock()) {
     return;
   }
@@ -645,33 +683,40 @@ std::uint64_t reclaim_closing_connections(MappedPool& pool, std::uint32_t block_
   return rejected;
 }
 
-Result<std::shared_ptr<MappedPool>> ShmTransport::pool_of(std::uint32_t participant, std::uint32_t generation) {
-  if (participant == self_.slot && generation == self_.generation) {
+std::shared_ptr<MappedPool> ShmTransport::mapped_pool(SlotRef owner, bool fetch) {
+  if (owner == self_) {
     return own_pool_;
   }
   {
     LocalPools& local = LocalPools::instance();
     std::lock_guard<std::mutex> local_guard(local.mutex);
-    if (auto it = local.pools.find(LocalPools::key(config_, registry_segment_->incarnation, participant, generation));
+    if (auto it =
+            local.pools.find(LocalPools::key(config_, registry_segment_->incarnation, owner.slot, owner.generation));
         it != local.pools.end()) {
       if (auto pool = it->second.lock()) {
         return pool;
       }
     }
   }
-  const std::uint64_t key = pool_key(participant, generation);
-  std::lock_guard<std::mutex> peers_guard(peers_mutex_);
-  if (auto it = peers_.find(key); it != peers_.end()) {
-    if (auto pool = it->second.lock()) {
-      return pool;
+  {
+    std::lock_guard<std::mutex> peers_guard(peers_mutex_);
+    if (auto it = peers_.find(pool_key(owner)); it != peers_.end()) {
+      if (auto pool = it->second.lock()) {
+        return pool;
+      }
     }
   }
-  const std::string path = socket_path(participant, generation);
-  auto fd = request_fd(path, kFdRequestTimeoutMs);
-  if (!fd) {
-    return fd.error();
+  if (fetch) {
+    fetcher_.want(owner, socket_path(owner.slot, owner.generation));
+    wake_service();
   }
-  auto mapping = map_received_segment(*fd, fmt::format("pool of participant {}", participant));
+  return nullptr;
+}
+
+Result<std::shared_ptr<MappedPool>> ShmTransport::map_peer_pool(SlotRef owner, int fd, const std::string& path) {
+  const std::uint32_t participant = owner.slot;
+  const std::uint32_t generation = owner.generation;
+  auto mapping = map_received_segment(fd, fmt::format("pool of participant {}", participant));
   if (!mapping) {
     return mapping.error();
   }
@@ -702,9 +747,6 @@ Result<std::shared_ptr<MappedPool>> ShmTransport::pool_of(std::uint32_t particip
   }
   pool->pool = *chunks;
   pool->owner = {participant, generation};
-  // Forget entries of pools nobody maps any more, then remember this one.
-  std::erase_if(peers_, [](const auto& entry) { return entry.second.expired(); });
-  peers_[key] = pool;
   return pool;
 }
 
@@ -810,7 +852,8 @@ Result<std::shared_ptr<PublisherPort>> ShmTransport::advertise(const TopicDescri
   if (auto locked = lock_.lock(); !locked) {
     return locked.error();
   }
-  DomainLockGuard guard(lock_);
+  // Released before the deposits below: they address other processes.
+  std::optional<DomainLockGuard> guard(std::in_place, lock_);
   if (!registry_intact_locked()) {
     return damaged_registry_error(topic.name);
   }
@@ -849,12 +892,18 @@ Result<std::shared_ptr<PublisherPort>> ShmTransport::advertise(const TopicDescri
   block.state.store(BlockState::kActive, std::memory_order_release);
   // Connect the subscribers that exist now, so nothing published from here
   // on is missed while they discover us.
+  std::vector<SlotRef> subscriber_nodes;
   for (std::uint32_t s = 0; s < kMaxSubscribers; ++s) {
     const EndpointEntry& sub = registry_.subscriber(s);
     if (sub.state == EntryState::kActive && sub.topic == *topic_slot) {
       // The history is empty yet: nothing to hand over, connect directly.
       if (auto conn = create_connection(*own_pool_, block_index, {s, sub.generation}, false); !conn) {
         logger().warn("topic '{}': {}", topic.name, conn.error().message());
+        continue;
+      }
+      const SlotRef node{sub.participant, sub.participant_generation};
+      if (node != self_ && std::ranges::find(subscriber_nodes, node) == subscriber_nodes.end()) {
+        subscriber_nodes.push_back(node);
       }
     }
   }
@@ -865,6 +914,10 @@ Result<std::shared_ptr<PublisherPort>> ShmTransport::advertise(const TopicDescri
     durable_publishers_.push_back(port.get());  // until its destructor calls forget_durable()
     durable_count_.store(static_cast<std::uint32_t>(durable_publishers_.size()), std::memory_order_relaxed);
   }
+  guard.reset();
+  // Before the first publish: the nodes of the subscribers we just connected
+  // hold our pool from now on, even if they never took anything and we exit.
+  deposit_own_pool(subscriber_nodes);
   return std::shared_ptr<PublisherPort>(std::move(port));
 }
 
@@ -875,10 +928,12 @@ Result<std::shared_ptr<SubscriberPort>> ShmTransport::subscribe(const TopicDescr
     return Error(queue.error().code(), fmt::format("topic '{}': {}", topic.name, queue.error().message()));
   }
   static_assert(kRingCapacity == 256, "effective_queue() checks depth against 256");
+  // Read first: a fetch that ends after it wakes the wait below.
+  std::uint64_t events = fetch_events();
   if (auto locked = lock_.lock(); !locked) {
     return locked.error();
   }
-  DomainLockGuard guard(lock_);
+  std::optional<DomainLockGuard> guard(std::in_place, lock_);
   if (!registry_intact_locked()) {
     return damaged_registry_error(topic.name);
   }
@@ -896,6 +951,16 @@ Result<std::shared_ptr<SubscriberPort>> ShmTransport::subscribe(const TopicDescr
   }
   auto port = std::make_shared<ShmSubscriberPort>(shared_from_this(), *sub, *topic_slot, topic.name, qos);
   port->rescan_locked();
+  guard.reset();
+  // Pools of publishers this process has not mapped yet are being fetched by
+  // the service thread; wait a little for them, outside the lock, so that
+  // normally we return connected to every live publisher. A stopped one
+  // costs at most kSubscribeWaitNs; take() links it once it answers.
+  const std::int64_t deadline = monotonic_now_ns() + kSubscribeWaitNs;
+  while (port->missing_pools() && monotonic_now_ns() < deadline) {
+    events = wait_for_fetch(events, deadline);
+    port->rescan();
+  }
   return std::shared_ptr<SubscriberPort>(port);
 }
 

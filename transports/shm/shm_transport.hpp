@@ -7,6 +7,7 @@
 
 #include <array>
 #include <atomic>
+#include <condition_variable>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -22,6 +23,7 @@
 #include "transports/shm/domain_lock.hpp"
 #include "transports/shm/fd_channel.hpp"
 #include "transports/shm/mapping_guard.hpp"
+#include "transports/shm/pool_fetcher.hpp"
 #include "transports/shm/pool_segment.hpp"
 #include "transports/shm/registry.hpp"
 #include "transports/shm/segment.hpp"
@@ -56,6 +58,9 @@ struct MappedPool {
 
 class ShmPublisherPort;
 class ShmSubscriberPort;
+
+/// Key of a participant's pool in ShmTransport::peers_.
+inline std::uint64_t pool_key(SlotRef owner) noexcept { return (std::uint64_t{owner.slot} << 32) | owner.generation; }
 
 /// Thread safety: advertise()/subscribe() from any thread. The internal
 /// service thread serves descriptors and runs liveness checks.
@@ -106,8 +111,40 @@ class ShmTransport final : public Transport, public std::enable_shared_from_this
   /// another publish.
   void reclaim_closing_of_idle_publishers() noexcept;
 
-  // Used by ports; the caller holds the domain lock.
-  Result<std::shared_ptr<MappedPool>> pool_of(std::uint32_t participant, std::uint32_t generation);
+  // Peer pools (peer_pools.cpp). Nothing here calls another process while
+  // the domain lock is held: a pool that is not mapped yet is fetched by the
+  // service thread, which bumps pools_mapped_ when it arrives.
+
+  /// The pool of `owner` if this process has it mapped, else nullptr, and
+  /// with `fetch` the service thread is asked to fetch it. Any thread; no
+  /// system call but an eventfd write.
+  std::shared_ptr<MappedPool> mapped_pool(SlotRef owner, bool fetch);
+  /// Maps and checks the pool descriptor `fd` (ours to close) claimed to be
+  /// `owner`'s. Any thread.
+  Result<std::shared_ptr<MappedPool>> map_peer_pool(SlotRef owner, int fd, const std::string& from);
+  /// Service thread: a fetched or deposited descriptor of `owner`'s pool.
+  /// False when it could not be mapped (logged).
+  bool adopt_pool(const Deposit& received, std::int64_t now_ns, const char* how) noexcept;
+  /// Service thread, domain lock held: lets go of retained pools no
+  /// subscriber of this node waits for, and of fetches of departed peers.
+  void prune_peer_pools(std::int64_t now_ns) noexcept;
+  /// Pools kept mapped for this node's subscribers (see retained_).
+  std::vector<std::shared_ptr<MappedPool>> retained_pools();
+  /// Hands our pool's descriptor to each of `participants`' sockets, so
+  /// that what we queue for their subscribers outlives us. Not under the
+  /// domain lock; never blocks.
+  void deposit_own_pool(const std::vector<SlotRef>& participants) noexcept;
+  /// Waits until the service thread ended a fetch or mapped a pool since
+  /// `seen_events`, or until `deadline_ns`. Returns the current event count.
+  std::uint64_t wait_for_fetch(std::uint64_t seen_events, std::int64_t deadline_ns);
+  [[nodiscard]] std::uint64_t fetch_events();
+  /// Moves when a peer pool is mapped; take() compares it (acquire).
+  [[nodiscard]] std::uint64_t pools_mapped() const noexcept {
+    // Acquire pairs with the release increment in adopt_pool(): a port that
+    // sees the new count finds the pool in peers_ / retained_.
+    return pools_mapped_.load(std::memory_order_acquire);
+  }
+  void wake_service() const noexcept;
   /// `hand_over_history`: a subscriber connects itself; a transient-local
   /// publisher then hands its history over before activating the connection.
   Result<Connection*> create_connection(MappedPool& pool, std::uint32_t block, SlotRef subscriber,
@@ -140,8 +177,26 @@ class ShmTransport final : public Transport, public std::enable_shared_from_this
   std::atomic<std::uint32_t> durable_count_{0};  ///< Relaxed: only shortens the service period.
   static constexpr int kAdoptPeriodMs = 5;
 
-  std::mutex peers_mutex_;
+  std::mutex peers_mutex_;  ///< Guards peers_ and retained_.
   std::map<std::uint64_t, std::weak_ptr<MappedPool>> peers_;
+  /// Peer pools this node keeps mapped although no link uses them (yet): a
+  /// fetched pool until `keep_until_ns` (its subscriber links it meanwhile),
+  /// and any pool with an active connection to a subscriber of this node
+  /// (a deposit, or a publisher that is gone: its queued messages stay
+  /// readable). The service thread prunes it under the domain lock.
+  struct Retained {
+    std::shared_ptr<MappedPool> pool;
+    std::int64_t keep_until_ns = 0;
+  };
+  std::vector<Retained> retained_;
+  PoolFetcher fetcher_;  ///< want() from any thread, the rest on the service thread.
+  static constexpr std::int64_t kRetainFetchedNs = 1'000'000'000;
+
+  std::mutex fetch_mutex_;  ///< Guards fetch_events_ for fetch_cv_.
+  std::condition_variable fetch_cv_;
+  std::uint64_t fetch_events_ = 0;
+  /// Peer pools mapped so far, on its own line: take() reads it.
+  alignas(64) std::atomic<std::uint64_t> pools_mapped_{0};
 
   /// One flag per publisher block of our pool, process-local because only
   /// this process pushes to and reclaims its blocks: held by the publisher's

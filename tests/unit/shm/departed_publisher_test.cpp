@@ -1,0 +1,57 @@
+// Two nodes of one process: a publisher node that publishes and goes away
+// before an idle subscriber of the other node took anything. Its messages
+// stay readable (issue 13, item 3; the cross-process cases are in
+// tests/integration/peer_isolation_test.cpp).
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <thread>
+
+#include "axon/axon.hpp"
+#include "tests/support/child_process.hpp"
+#include "tests/support/test_messages.hpp"
+
+namespace axon {
+namespace {
+
+using namespace std::chrono_literals;
+using test::TestMessage;
+
+TEST(DepartedPublisher, AnIdleSubscriberOfAnotherNodeGetsWhatItPublished) {
+  NodeOptions options;
+  options.domain_id = test::unique_domain();
+  auto reader = Node::create("reader", options);
+  ASSERT_TRUE(reader.ok()) << reader.error().message();
+  auto sub = (*reader)->subscribe<TestMessage>("objects", {.depth = 16});
+  ASSERT_TRUE(sub.ok());
+  {
+    auto writer = Node::create("writer", options);
+    ASSERT_TRUE(writer.ok()) << writer.error().message();
+    auto pub = (*writer)->advertise<TestMessage>("objects");
+    ASSERT_TRUE(pub.ok());
+    for (std::uint64_t seq = 1; seq <= 10; ++seq) {
+      auto loan = (*pub)->loan();
+      ASSERT_TRUE(loan.ok());
+      test::fill(**loan, 1, seq);
+      auto status = (*pub)->publish(std::move(*loan));
+      ASSERT_TRUE(status.ok());
+      EXPECT_EQ(status->delivered, 1U);
+    }
+  }  // publisher and its node are gone before the subscriber looked
+
+  std::uint64_t expected = 1;
+  const auto deadline = std::chrono::steady_clock::now() + 5s;
+  while (expected <= 10 && std::chrono::steady_clock::now() < deadline) {
+    auto sample = (*sub)->take();
+    if (!sample) {
+      std::this_thread::sleep_for(1ms);
+      continue;
+    }
+    EXPECT_TRUE(test::intact(**sample));
+    EXPECT_EQ(sample->sequence, expected++);
+  }
+  EXPECT_EQ(expected, 11U) << "every message publish() reported delivered is received";
+}
+
+}  // namespace
+}  // namespace axon

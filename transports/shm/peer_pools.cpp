@@ -1,0 +1,138 @@
+// The pools of other participants: fetched by the service thread without
+// blocking, deposited by publishers that connected our subscribers, kept
+// mapped while a subscriber of this node still has something to read from
+// them. Nothing here calls another process while holding the domain lock.
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <algorithm>
+
+#include "src/clock.hpp"
+#include "src/log.hpp"
+#include "transports/shm/shm_transport.hpp"
+
+namespace axon::shm {
+
+void ShmTransport::wake_service() const noexcept {
+  const std::uint64_t one = 1;
+  [[maybe_unused]] const auto n = ::write(wake_fd_, &one, sizeof(one));
+}
+
+bool ShmTransport::adopt_pool(const Deposit& received, std::int64_t now_ns, const char* how) noexcept {
+  const SlotRef owner{received.participant, received.generation};
+  std::shared_ptr<MappedPool> pool = mapped_pool(owner, false);
+  if (pool != nullptr) {
+    ::close(received.fd);  // mapped already: one mapping per pool and process
+  } else {
+    auto mapped =
+        map_peer_pool(owner, received.fd, fmt::format("{} ({})", socket_path(owner.slot, owner.generation), how));
+    if (!mapped) {
+      logger().warn("cannot map the {} pool of participant {}: {}; its publishers' messages are not received", how,
+                    owner.slot, mapped.error().message());
+      return false;
+    }
+    pool = std::move(*mapped);
+  }
+  {
+    std::lock_guard<std::mutex> peers_guard(peers_mutex_);
+    // Forget entries of pools nobody maps any more, then remember this one.
+    std::erase_if(peers_, [](const auto& entry) { return entry.second.expired(); });
+    peers_[pool_key(owner)] = pool;
+    auto it = std::ranges::find_if(retained_, [&](const Retained& r) { return r.pool == pool; });
+    if (it == retained_.end()) {
+      retained_.push_back({.pool = pool, .keep_until_ns = now_ns + kRetainFetchedNs});
+    } else {
+      it->keep_until_ns = now_ns + kRetainFetchedNs;
+    }
+  }
+  // Release pairs with the acquire in pools_mapped(): a port that sees the
+  // new count finds the pool in peers_ and retained_.
+  pools_mapped_.fetch_add(1, std::memory_order_release);
+  std::lock_guard<std::mutex> fetch_guard(fetch_mutex_);
+  ++fetch_events_;
+  fetch_cv_.notify_all();
+  return true;
+}
+
+void ShmTransport::prune_peer_pools(std::int64_t now_ns) noexcept {
+  // A damaged registry looks empty: judging by it would drop what our
+  // subscribers still need.
+  if (!registry_intact_locked()) {
+    return;
+  }
+  fetcher_.forget_if([this](SlotRef owner) { return !registry_.participant_is(owner); });
+  // A retained pool stays while one of its connections is active and
+  // addressed to a live subscriber of this node: that subscriber may still
+  // link it (and read what was queued) even if the owner is gone.
+  auto waited_for = [this](const MappedPool& pool) {
+    for (const Connection& conn : pool.segment->connections) {
+      // Acquire pairs with the creator's release store of kActive.
+      if (conn.state.load(std::memory_order_acquire) != ConnectionState::kActive) {
+        continue;
+      }
+      // Written by another process: check before using it as an index.
+      if (conn.subscriber_slot >= kMaxSubscribers) {
+        continue;
+      }
+      const EndpointEntry& sub = registry_.subscriber(conn.subscriber_slot);
+      if (registry_.subscriber_is({conn.subscriber_slot, conn.subscriber_generation}) &&
+          sub.participant == self_.slot && sub.participant_generation == self_.generation) {
+        return true;
+      }
+    }
+    return false;
+  };
+  std::vector<std::shared_ptr<MappedPool>> released;  // unmapped after the mutex
+  {
+    std::lock_guard<std::mutex> peers_guard(peers_mutex_);
+    std::erase_if(retained_, [&](Retained& r) {
+      if (now_ns < r.keep_until_ns || waited_for(*r.pool)) {
+        return false;
+      }
+      released.push_back(std::move(r.pool));
+      return true;
+    });
+  }
+}
+
+std::vector<std::shared_ptr<MappedPool>> ShmTransport::retained_pools() {
+  std::vector<std::shared_ptr<MappedPool>> pools;
+  std::lock_guard<std::mutex> peers_guard(peers_mutex_);
+  for (const Retained& r : retained_) {
+    pools.push_back(r.pool);
+  }
+  return pools;
+}
+
+void ShmTransport::deposit_own_pool(const std::vector<SlotRef>& participants) noexcept {
+  for (const SlotRef& node : participants) {
+    // Non-blocking: a stopped receiver's socket queues the descriptor (and
+    // keeps the memfd alive); a full backlog loses only this guarantee.
+    if (auto ok =
+            deposit_fd(socket_path(node.slot, node.generation), own_pool_->mapping.fd(), self_.slot, self_.generation);
+        !ok) {
+      // Not silent: until that node maps our pool itself, what we queue for
+      // its subscribers is lost if we exit first.
+      logger().warn(
+          "could not hand our pool to participant {} ({}); its subscribers fetch it at their next take(), and "
+          "miss what we queue for them if this process exits before that",
+          node.slot, ok.error().message());
+    }
+  }
+}
+
+std::uint64_t ShmTransport::fetch_events() {
+  std::lock_guard<std::mutex> fetch_guard(fetch_mutex_);
+  return fetch_events_;
+}
+
+std::uint64_t ShmTransport::wait_for_fetch(std::uint64_t seen_events, std::int64_t deadline_ns) {
+  std::unique_lock<std::mutex> fetch_guard(fetch_mutex_);
+  const std::int64_t left_ns = deadline_ns - monotonic_now_ns();
+  if (left_ns > 0) {
+    fetch_cv_.wait_for(fetch_guard, std::chrono::nanoseconds(left_ns), [&] { return fetch_events_ != seen_events; });
+  }
+  return fetch_events_;
+}
+
+}  // namespace axon::shm
