@@ -10,6 +10,16 @@ namespace {
 
 constexpr std::int64_t kRetryDelayNs = 100'000'000;  ///< After the domain lock could not be taken.
 
+/// Whether `pub` is a live publisher entry of the registry (the caller holds
+/// the domain lock). The slot comes from another process: checked first.
+bool publisher_registered(const Registry& registry, SlotRef pub) noexcept {
+  if (pub.slot >= kMaxPublishers) {
+    return false;
+  }
+  const EndpointEntry& entry = registry.publisher(pub.slot);
+  return entry.state == EntryState::kActive && entry.generation == pub.generation;
+}
+
 }  // namespace
 
 ShmSubscriberPort::ShmSubscriberPort(std::shared_ptr<ShmTransport> transport, SlotRef registry_ref, std::uint32_t topic,
@@ -217,6 +227,7 @@ void ShmSubscriberPort::rescan_locked() noexcept {
     }
     if (existing != kMaxLinks) {
       seen[existing] = true;
+      links_[existing].orphaned = false;  // registered: it drains only once it leaves
       continue;
     }
     // Never fetched here: we hold the domain lock, and the owner may be
@@ -299,7 +310,11 @@ void ShmSubscriberPort::rescan_locked() noexcept {
       }
       const PublisherBlock& block = pool->segment->blocks[candidate.block];
       const SlotRef pub_ref{block.publisher_slot, block.publisher_generation};
-      if (const std::uint32_t slot = link(pool, &candidate, pub_ref, true); slot != kMaxLinks) {
+      // A publisher still registered is not gone: its link must not close
+      // when its ring runs empty (it would drop what the publisher queues
+      // next). Only a departed publisher's link drains and closes.
+      const bool departed = !publisher_registered(registry, pub_ref);
+      if (const std::uint32_t slot = link(pool, &candidate, pub_ref, departed); slot != kMaxLinks) {
         seen[slot] = true;
       }
     }

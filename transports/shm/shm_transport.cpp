@@ -285,10 +285,10 @@ bool ShmTransport::registry_intact_locked() noexcept {
 }
 
 Error ShmTransport::damaged_registry_error(std::string_view topic) const {
-  return Error(ErrorCode::kIncompatible,
-               fmt::format("topic '{}': the registry {} of domain {} was damaged (truncated or overwritten) while node "
-                           "'{}' ran, so no endpoint can be added; restart the processes of domain {}",
-                           topic, registry_path(), config_.domain_id, config_.node_name, config_.domain_id));
+  return {ErrorCode::kIncompatible,
+          fmt::format("topic '{}': the registry {} of domain {} was damaged (truncated or overwritten) while node "
+                      "'{}' ran, so no endpoint can be added; restart the processes of domain {}",
+                      topic, registry_path(), config_.domain_id, config_.node_name, config_.domain_id)};
 }
 
 void ShmTransport::remove_stale_files() const {
