@@ -99,8 +99,10 @@ class ShmPublisherPort final : public PublisherPort {
   /// so that one waiting for room connects (try_lock only; a slow path).
   void announce_room() noexcept;
   /// Subscribers of the topic without an active connection of this block
-  /// (takes the domain lock; counters() only).
+  /// (tries the domain lock, never waits for it; counters() only).
   [[nodiscard]] std::uint32_t unconnected_subscribers() const noexcept;
+  /// The last count unconnected_subscribers() made (relaxed: a statistic).
+  mutable std::atomic<std::uint32_t> last_unconnected_{0};
   ChunkHeader* reuse_cached(std::size_t payload_bytes) noexcept;
   /// The kPoolExhausted error: who holds the chunks a loan could have used.
   [[nodiscard]] Error exhausted(std::size_t payload_bytes, std::uint32_t were_cached) const;

@@ -561,10 +561,15 @@ void ShmPublisherPort::announce_room() noexcept {
 }
 
 std::uint32_t ShmPublisherPort::unconnected_subscribers() const noexcept {
-  if (!transport_->lock_.lock()) {
-    return 0;  // a statistic; the lock's own error shows up in every other call
+  // Never wait for the domain lock here: its holder may be a stopped process,
+  // and counters() must not hang on it. A busy lock gives the last count.
+  if (!transport_->lock_.try_lock()) {
+    return last_unconnected_.load(std::memory_order_relaxed);  // a statistic
   }
-  DomainLockGuard guard(transport_->lock_);
+  struct Unlock {
+    DomainLock& lock;
+    ~Unlock() { lock.unlock(); }
+  } unlock{transport_->lock_};
   const Registry& registry = transport_->registry_;
   // Acquire pairs with the creator's release in create_connection().
   const std::uint64_t allocated = block_->allocated_bits.load(std::memory_order_acquire);
@@ -588,6 +593,7 @@ std::uint32_t ShmPublisherPort::unconnected_subscribers() const noexcept {
     }
     unconnected += connected ? 0 : 1;
   }
+  last_unconnected_.store(unconnected, std::memory_order_relaxed);  // a statistic
   return unconnected;
 }
 
