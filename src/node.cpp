@@ -6,10 +6,10 @@
 #include <string>
 
 #include "axon/detail/transport_factories.hpp"
+#include "src/base/log.hpp"
 #include "src/config/config_usage.hpp"
 #include "src/config/node_deployment.hpp"
 #include "src/config/transport_choice.hpp"
-#include "src/log.hpp"
 
 namespace axon {
 namespace {

@@ -15,7 +15,7 @@
 
 #include "baselines.hpp"
 #include "pair_runner.hpp"
-#include "src/socket_and_words_wait.hpp"
+#include "src/base/socket_and_words_wait.hpp"
 
 namespace axon_bench {
 namespace {

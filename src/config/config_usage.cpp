@@ -2,8 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "src/base/log.hpp"
 #include "src/config/yaml_reader.hpp"
-#include "src/log.hpp"
 
 namespace axon::detail {
 namespace {

@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <string>
 
-#include "src/clock.hpp"
-#include "src/futex.hpp"
+#include "src/base/clock.hpp"
+#include "src/base/futex.hpp"
 
 namespace axon::detail {
 

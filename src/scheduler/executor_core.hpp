@@ -18,7 +18,7 @@
 #include "axon/result.hpp"
 #include "axon/transport.hpp"
 #include "axon/wait_strategy.hpp"
-#include "src/clock.hpp"
+#include "src/base/clock.hpp"
 
 namespace axon::detail {
 

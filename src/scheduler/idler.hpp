@@ -11,8 +11,8 @@
 
 #include "axon/transport.hpp"
 #include "axon/wait_strategy.hpp"
-#include "src/futex.hpp"
-#include "src/socket_and_words_wait.hpp"
+#include "src/base/futex.hpp"
+#include "src/base/socket_and_words_wait.hpp"
 
 namespace axon::detail {
 

@@ -17,8 +17,8 @@
 #include <vector>
 
 #include "axon/executor.hpp"
-#include "src/clock.hpp"
-#include "src/futex.hpp"
+#include "src/base/clock.hpp"
+#include "src/base/futex.hpp"
 #include "src/scheduler/executor_core.hpp"
 #include "src/scheduler/idler.hpp"
 #include "src/scheduler/work_lanes.hpp"

@@ -9,7 +9,7 @@
 #include <cerrno>
 #include <string>
 
-#include "src/errors.hpp"
+#include "src/base/errors.hpp"
 
 namespace axon {
 namespace {

@@ -3,7 +3,7 @@
 #include <limits>
 
 #include "axon/executor.hpp"
-#include "src/clock.hpp"
+#include "src/base/clock.hpp"
 #include "src/scheduler/executor_core.hpp"
 #include "src/scheduler/idler.hpp"
 

@@ -5,7 +5,7 @@
 #include <limits>
 #include <string>
 
-#include "src/clock.hpp"
+#include "src/base/clock.hpp"
 #include "src/scheduler/idler.hpp"
 
 namespace axon {

@@ -23,7 +23,7 @@
 #include "axon/axon.hpp"
 #include "axon/serializers/flatbuffers.hpp"
 #include "axon/serializers/protobuf.hpp"
-#include "src/futex.hpp"
+#include "src/base/futex.hpp"
 #include "tests/support/schema_messages.hpp"
 #include "tests/support/test_messages.hpp"
 

@@ -8,7 +8,7 @@
 
 #include <cerrno>
 
-#include "src/errors.hpp"
+#include "src/base/errors.hpp"
 
 namespace axon::shm {
 

@@ -13,8 +13,8 @@
 #include <cstring>
 #include <utility>
 
-#include "src/errors.hpp"
-#include "src/log.hpp"
+#include "src/base/errors.hpp"
+#include "src/base/log.hpp"
 
 namespace axon::shm {
 namespace {

@@ -11,7 +11,7 @@
 #include <mutex>
 #include <utility>
 
-#include "src/errors.hpp"
+#include "src/base/errors.hpp"
 
 namespace axon::shm {
 namespace {

@@ -10,7 +10,7 @@
 #include <cerrno>
 #include <cstdio>
 
-#include "src/errors.hpp"
+#include "src/base/errors.hpp"
 
 #ifndef MADV_POPULATE_WRITE
 #define MADV_POPULATE_WRITE 23  // Linux 5.14; older headers lack it

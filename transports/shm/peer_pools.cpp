@@ -7,8 +7,8 @@
 
 #include <algorithm>
 
-#include "src/clock.hpp"
-#include "src/log.hpp"
+#include "src/base/clock.hpp"
+#include "src/base/log.hpp"
 #include "transports/shm/shm_transport.hpp"
 
 namespace axon::shm {

@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <climits>
 
-#include "src/log.hpp"
+#include "src/base/log.hpp"
 
 namespace axon::shm {
 

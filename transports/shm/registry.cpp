@@ -6,7 +6,7 @@
 #include <cstring>
 #include <new>
 
-#include "src/futex.hpp"
+#include "src/base/futex.hpp"
 #include "transports/shm/shared_checks.hpp"
 
 namespace axon::shm {

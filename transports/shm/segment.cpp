@@ -14,7 +14,7 @@
 #include <new>
 #include <utility>
 
-#include "src/errors.hpp"
+#include "src/base/errors.hpp"
 #include "transports/shm/memory_options.hpp"
 
 #ifndef MFD_HUGE_2MB

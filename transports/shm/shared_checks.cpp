@@ -3,7 +3,7 @@
 #include <array>
 #include <atomic>
 
-#include "src/log.hpp"
+#include "src/base/log.hpp"
 
 namespace axon::shm {
 namespace {

@@ -5,9 +5,9 @@
 #include <ctime>
 #include <string>
 
-#include "src/clock.hpp"
-#include "src/futex.hpp"
-#include "src/log.hpp"
+#include "src/base/clock.hpp"
+#include "src/base/futex.hpp"
+#include "src/base/log.hpp"
 #include "transports/shm/shared_checks.hpp"
 #include "transports/shm/shm_ports.hpp"
 

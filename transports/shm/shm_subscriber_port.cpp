@@ -1,7 +1,7 @@
 #include <fmt/format.h>
 
-#include "src/clock.hpp"
-#include "src/log.hpp"
+#include "src/base/clock.hpp"
+#include "src/base/log.hpp"
 #include "transports/shm/shared_checks.hpp"
 #include "transports/shm/shm_ports.hpp"
 

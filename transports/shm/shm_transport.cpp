@@ -18,9 +18,9 @@
 #include <optional>
 #include <random>
 
-#include "src/clock.hpp"
-#include "src/errors.hpp"
-#include "src/log.hpp"
+#include "src/base/clock.hpp"
+#include "src/base/errors.hpp"
+#include "src/base/log.hpp"
 #include "transports/shm/abi_hash.hpp"
 #include "transports/shm/endpoint_limits.hpp"
 #include "transports/shm/memory_options.hpp"

@@ -11,7 +11,7 @@
 #include <cerrno>
 #include <cstring>
 
-#include "src/log.hpp"
+#include "src/base/log.hpp"
 
 namespace axon::udp {
 namespace {

@@ -14,7 +14,7 @@
 #include <string>
 
 #include "axon/axon.hpp"
-#include "src/log.hpp"
+#include "src/base/log.hpp"
 #include "tests/support/child_process.hpp"
 #include "tests/support/eventually.hpp"
 

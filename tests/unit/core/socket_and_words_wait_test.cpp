@@ -1,6 +1,6 @@
 // SocketAndWordsWait: one sleep on futex words and a socket (io_uring, Linux
 // 6.7+); skipped with a message where io_uring cannot wait on futex words.
-#include "src/socket_and_words_wait.hpp"
+#include "src/base/socket_and_words_wait.hpp"
 
 #include <arpa/inet.h>
 #include <gtest/gtest.h>

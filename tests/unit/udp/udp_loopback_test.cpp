@@ -18,7 +18,7 @@
 #include <string>
 
 #include "axon/axon.hpp"
-#include "src/socket_and_words_wait.hpp"
+#include "src/base/socket_and_words_wait.hpp"
 #include "tests/support/eventually.hpp"
 #include "tests/support/test_messages.hpp"
 

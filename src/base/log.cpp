@@ -1,4 +1,4 @@
-#include "src/log.hpp"
+#include "src/base/log.hpp"
 
 #include <spdlog/sinks/stdout_color_sinks.h>
 

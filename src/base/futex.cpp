@@ -1,4 +1,4 @@
-#include "src/futex.hpp"
+#include "src/base/futex.hpp"
 
 #include <linux/futex.h>
 #include <sys/syscall.h>
@@ -8,7 +8,7 @@
 #include <climits>
 #include <ctime>
 
-#include "src/clock.hpp"
+#include "src/base/clock.hpp"
 
 #ifndef SYS_futex_waitv
 #define SYS_futex_waitv 449  // Linux 5.16+

@@ -1,4 +1,4 @@
-#include "src/socket_and_words_wait.hpp"
+#include "src/base/socket_and_words_wait.hpp"
 
 #include <arpa/inet.h>
 #include <linux/io_uring.h>
@@ -14,8 +14,8 @@
 #include <cstring>
 #include <string>
 
-#include "src/clock.hpp"
-#include "src/errors.hpp"
+#include "src/base/clock.hpp"
+#include "src/base/errors.hpp"
 
 namespace axon::futex {
 namespace {

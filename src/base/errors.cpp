@@ -1,4 +1,4 @@
-#include "src/errors.hpp"
+#include "src/base/errors.hpp"
 
 #include <fmt/format.h>
 

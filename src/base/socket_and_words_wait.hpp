@@ -20,7 +20,7 @@
 
 #include "axon/result.hpp"
 #include "axon/transport.hpp"
-#include "src/futex.hpp"
+#include "src/base/futex.hpp"
 
 namespace axon::futex {
 
