@@ -3,7 +3,7 @@
 # checks across them, what Node::create takes from the file, and which
 # transport a topic takes between two hosts. yaml-cpp (Debian
 # libyaml-cpp-dev) stays private to the library.
-target_sources(axon PRIVATE
+target_sources(axon_core PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/yaml_reader.cpp
   ${CMAKE_CURRENT_LIST_DIR}/deployment_config.cpp
   ${CMAKE_CURRENT_LIST_DIR}/read_hosts.cpp
@@ -16,4 +16,4 @@ target_sources(axon PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/config_usage.cpp
   ${CMAKE_CURRENT_LIST_DIR}/transport_choice.cpp)
 find_package(yaml-cpp CONFIG REQUIRED)
-target_link_libraries(axon PRIVATE yaml-cpp)
+target_link_libraries(axon_core PRIVATE yaml-cpp)

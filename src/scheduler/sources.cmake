@@ -1,5 +1,5 @@
 # Sources of the scheduler layer (executors, wait sets, wait strategies).
-target_sources(axon PRIVATE
+target_sources(axon_core PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/executor_core.cpp
   ${CMAKE_CURRENT_LIST_DIR}/single_threaded_executor.cpp
   ${CMAKE_CURRENT_LIST_DIR}/multi_threaded_executor.cpp
@@ -8,4 +8,4 @@ target_sources(axon PRIVATE
 # The multi-threaded executor's work queues: header-only moodycamel
 # concurrentqueue (Debian libconcurrentqueue-dev), private to the library.
 find_path(AXON_CONCURRENTQUEUE_INCLUDE_DIR concurrentqueue/concurrentqueue.h REQUIRED)
-target_include_directories(axon PRIVATE ${AXON_CONCURRENTQUEUE_INCLUDE_DIR})
+target_include_directories(axon_core PRIVATE ${AXON_CONCURRENTQUEUE_INCLUDE_DIR})

@@ -6,6 +6,6 @@ add_library(axon_netns STATIC
   ${CMAKE_CURRENT_LIST_DIR}/netns_host.cpp
   ${CMAKE_CURRENT_LIST_DIR}/netns_sweep.cpp
   ${CMAKE_CURRENT_LIST_DIR}/run_command.cpp)
-target_include_directories(axon_netns PUBLIC ${PROJECT_SOURCE_DIR})
+axon_layer_includes(axon_netns PRIVATE tests)
 target_link_libraries(axon_netns PUBLIC axon)
 target_compile_options(axon_netns PRIVATE -Wall -Wextra -Wpedantic -Wshadow -Wconversion -Wno-sign-conversion)
