@@ -40,13 +40,15 @@ run_step("configuring the consumer"
   "-DCMAKE_EXE_LINKER_FLAGS=${LINK_FLAGS}")
 run_step("building the consumer" "${CMAKE_COMMAND}" --build "${consumer_build}" ${config_args})
 
-# Single-config generators put the program at the top of the build tree;
+# Single-config generators put the programs at the top of the build tree;
 # multi-config ones in a folder named after the configuration.
-set(program "${consumer_build}/axon_package_consumer")
-if(NOT EXISTS "${program}" AND NOT "${BUILD_TYPE}" STREQUAL "")
-  set(program "${consumer_build}/${BUILD_TYPE}/axon_package_consumer")
-endif()
-run_step("running the consumer" "${program}")
+foreach(name IN ITEMS axon_package_consumer axon_package_serializers)
+  set(program "${consumer_build}/${name}")
+  if(NOT EXISTS "${program}" AND NOT "${BUILD_TYPE}" STREQUAL "")
+    set(program "${consumer_build}/${BUILD_TYPE}/${name}")
+  endif()
+  run_step("running ${name}" "${program}")
+endforeach()
 
 file(REMOVE_RECURSE "${WORK_DIR}")
 message(STATUS "package test: the installed axon package builds, links and runs")
