@@ -18,7 +18,7 @@
 #include <string>
 
 #include "axon/axon.hpp"
-#include "src/socket_and_words_wait.hpp"
+#include "src/words_and_fd_wait.hpp"
 #include "tests/support/eventually.hpp"
 #include "tests/support/test_messages.hpp"
 
@@ -364,7 +364,7 @@ void expect_waiter_reads_the_socket(Node& sender, Node& receiver, const std::str
 }
 
 TEST_F(UdpLoopback, AWaitingThreadOfTheReceivingNodeReadsTheSocketItself) {
-  if (!futex::SocketAndWordsWait::supported()) {
+  if (!futex::WordsAndFdWait::supported()) {
     GTEST_SKIP() << "io_uring cannot wait on futex words here (Linux 6.7+): waiters are woken by the UDP thread";
   }
   auto receiver = node("receiver", "b");
