@@ -129,23 +129,24 @@ struct WakeWord {
 
 /// What a thread waiting for subscribers may watch besides their WakeWords,
 /// for a transport whose messages arrive on something that thread can sleep
-/// on itself (a UDP socket, an RDMA completion channel): the waiter then
-/// handles the arrival in its own wake-up instead of being woken a second
-/// time by the transport's own thread (docs/design/scheduler.md, "Wait
-/// sources"). How it sleeps is the transport's: the scheduler only calls,
-/// on the waiting thread,
-///   counts itself a waiter on `words` (futex::Waiter) and checks readiness,
-///   sleep(words, seen, timeout_ns),
-///   stops counting itself a waiter (what the source delivers wakes nobody),
-///   after_sleep() if sleep() returned kArrived.
+/// on itself: the waiter then handles the arrival in its own wake-up instead
+/// of being woken a second time by the transport's thread (UDP: its socket,
+/// read in the wait; RDMA: its completion channel, then the completion
+/// queue polled in after_sleep(); docs/design/scheduler.md, "Wait sources").
+/// How it sleeps is the transport's (src/words_and_fd_wait.hpp sleeps on
+/// futex words and one fd at once). The scheduler, on the waiting thread:
+///   counts itself a waiter on `words` (futex::Waiter), checks readiness,
+///   calls sleep(words, seen, timeout_ns),
+///   stops counting itself a waiter (so what the source delivers wakes nobody),
+///   calls after_sleep() if sleep() returned kArrived.
 /// Valid while the subscriber port that returned it lives. Several threads
 /// may wait on one source at once.
 class WaitSource {
  public:
   enum class Slept : std::uint8_t {
-    kNo,       ///< Cannot sleep here: the scheduler sleeps on the words alone.
-    kWoken,    ///< A word moved, a timeout, a signal: nothing for after_sleep().
-    kArrived,  ///< Something of the source's arrived: after_sleep() handles it.
+    kDidNotSleep,  ///< Cannot sleep here: the scheduler sleeps on the words alone.
+    kWoken,        ///< A word moved, a timeout, a signal: nothing for after_sleep().
+    kArrived,      ///< Something of the source's arrived: after_sleep() handles it.
   };
   virtual ~WaitSource() = default;
   /// Sleeps until one of `words` moves away from `seen` (same index; futex

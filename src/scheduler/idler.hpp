@@ -74,14 +74,14 @@ class Idler {
       return false;
     }
     if (source != nullptr && !words.empty()) {
-      WaitSource::Slept slept = WaitSource::Slept::kNo;
+      WaitSource::Slept slept = WaitSource::Slept::kDidNotSleep;
       {
         futex::Waiter waiter(words);
         if (ready()) {
           return false;
         }
         slept = source->sleep(words, waiter.seen(), timeout_ns);
-        if (slept == WaitSource::Slept::kNo) {
+        if (slept == WaitSource::Slept::kDidNotSleep) {
           waiter.wait(timeout_ns);
           return true;
         }

@@ -30,7 +30,7 @@ WaitSource::Slept UdpWaitSource::sleep(std::span<WakeWord* const> words, std::sp
                                        std::int64_t timeout_ns) noexcept {
   futex::WordsAndFdWait* wait = futex::this_thread_words_and_fd_wait();
   if (wait == nullptr) {
-    return Slept::kNo;  // no io_uring futex waits here: the participant's thread keeps the socket
+    return Slept::kDidNotSleep;  // no io_uring futex waits here: the participant's thread keeps the socket
   }
   ThisThread& self = this_thread();
   // A one-datagram message comes with the wake-up (no receive call after

@@ -93,7 +93,7 @@ class FakeWaitSource final : public WaitSource {
               std::int64_t timeout_ns) noexcept override {
     futex::WordsAndFdWait* wait = futex::this_thread_words_and_fd_wait();
     if (wait == nullptr) {
-      return Slept::kNo;
+      return Slept::kDidNotSleep;
     }
     sleeps.fetch_add(1, std::memory_order_relaxed);
     return wait->wait(words, seen, fd_, timeout_ns).readable ? Slept::kArrived : Slept::kWoken;
