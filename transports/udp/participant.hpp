@@ -167,8 +167,7 @@ class Participant final : public detail::NetworkView, private WaitingReceiver, p
   std::size_t datagram_buffer_bytes_ = 0;     ///< Receive buffer per datagram: the MTU's payload and a margin.
   std::optional<UdpWaitSource> wait_source_;  ///< The data socket, for waiting threads (made in start()).
   /// Held by whichever thread receives: the participant thread for its turns
-  /// (timers, then what poll() found), a waiter in receive_ready() or
-  /// receive_datagrams(). Lock
+  /// (timers, then what poll() found), a waiter in receive_datagrams(). Lock
   /// order: receive_mutex_, then mutex_, then a writer's mutex.
   std::mutex receive_mutex_;
 
