@@ -56,7 +56,7 @@ axon_rule(tests SEES ${AXON_API} schemas src transports)
 axon_rule(bench SEES ${AXON_API} schemas
   # TEMPORARY: the support library (netns, temporary directories) both link; the YAML reader for scenario
   # files; the io_uring wait of the receive-design baselines (and futex.hpp, which it includes).
-  TEMPORARY tests/support src/config/yaml_reader.hpp src/base/socket_and_words_wait.hpp src/base/futex.hpp)
+  TEMPORARY tests/support src/config/yaml_reader.hpp src/base/words_and_fd_wait.hpp src/base/futex.hpp)
 axon_rule(bench/micro SEES bench ${AXON_API} schemas transports/shm)
 axon_rule(examples SEES ${AXON_API} schemas)
 

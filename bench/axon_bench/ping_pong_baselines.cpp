@@ -15,7 +15,7 @@
 
 #include "baselines.hpp"
 #include "pair_runner.hpp"
-#include "src/base/socket_and_words_wait.hpp"
+#include "src/base/words_and_fd_wait.hpp"
 
 namespace axon_bench {
 namespace {
@@ -292,8 +292,8 @@ CaseResult measure_udp_pingpong(const PingPongSetup& setup, std::size_t message_
 }
 
 CaseResult measure_udp_uring_pingpong(const PingPongSetup& setup, std::size_t message_bytes, UringWait how) {
-  using axon::futex::SocketAndWordsWait;
-  if (auto probe = SocketAndWordsWait::create(); !probe) {
+  using axon::futex::WordsAndFdWait;
+  if (auto probe = WordsAndFdWait::create(); !probe) {
     throw std::runtime_error("udp-uring: " + std::string(probe.error().message()));
   }
   FdPair sockets;
@@ -304,10 +304,10 @@ CaseResult measure_udp_uring_pingpong(const PingPongSetup& setup, std::size_t me
   };
   Shared<IdleWords> idle;
   std::vector<char> buffer(message_bytes, 'x');
-  std::unique_ptr<SocketAndWordsWait> waits[2];  // made in each worker (after the fork): a ring is per process
+  std::unique_ptr<WordsAndFdWait> waits[2];  // made in each worker (after the fork): a ring is per process
   auto receive = [&](int side) {
     if (!waits[side]) {
-      auto created = SocketAndWordsWait::create();
+      auto created = WordsAndFdWait::create();
       if (!created) {
         return false;
       }
@@ -329,7 +329,7 @@ CaseResult measure_udp_uring_pingpong(const PingPongSetup& setup, std::size_t me
       if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
         return false;
       }
-      (void)waits[side]->wait(words, seen, fd, -1);  // the library's wait (src/socket_and_words_wait.hpp)
+      (void)waits[side]->wait(words, seen, fd, -1);  // the library's wait (src/words_and_fd_wait.hpp)
     }
   };
   auto result = measure_round_trips(

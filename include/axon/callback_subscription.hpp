@@ -63,6 +63,8 @@ class SubscriptionBase {
   [[nodiscard]] virtual bool has_data() noexcept = 0;
   /// The futex word publishers signal; nullptr when the transport cannot wake waiters.
   [[nodiscard]] virtual WakeWord* wake_word() noexcept = 0;
+  /// What a waiter may sleep on besides wake_word() (see WaitSource); nullptr: the word alone.
+  [[nodiscard]] virtual WaitSource* wait_source() noexcept { return nullptr; }
   /// SubscriberQos::deadline_ns (0: none).
   [[nodiscard]] virtual std::int64_t deadline_ns() const noexcept = 0;
   /// SubscriberCounters::publishers_lost (one relaxed load).
@@ -130,6 +132,7 @@ class CallbackSubscription final : public SubscriptionBase {
   }
   [[nodiscard]] bool has_data() noexcept override { return subscriber_->has_data(); }
   [[nodiscard]] WakeWord* wake_word() noexcept override { return subscriber_->wake_word(); }
+  [[nodiscard]] WaitSource* wait_source() noexcept override { return subscriber_->wait_source(); }
   [[nodiscard]] std::int64_t deadline_ns() const noexcept override { return subscriber_->deadline_ns(); }
   [[nodiscard]] std::uint64_t publishers_lost() const noexcept override { return subscriber_->publishers_lost(); }
   [[nodiscard]] const std::string& topic() const noexcept override { return subscriber_->topic(); }

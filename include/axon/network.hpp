@@ -42,7 +42,7 @@ struct NetworkCounters {
   std::uint64_t type_mismatches = 0;  ///< Remote subscriptions of a topic with another type: not served.
   std::uint64_t pool_exhausted = 0;   ///< Messages dropped: no chunk to reassemble into.
   /// Times a subscriber's waiting thread read the data socket itself (one
-  /// wake-up per message instead of two; SocketReceiver).
+  /// wake-up per message instead of two; the UDP transport's WaitSource).
   std::uint64_t receives_on_waiting_threads = 0;
 };
 

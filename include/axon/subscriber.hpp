@@ -95,7 +95,9 @@ class Subscriber {
   /// The futex word publishers signal for this subscriber (executors and
   /// WaitSet sleep on it); nullptr when the transport cannot wake waiters.
   [[nodiscard]] WakeWord* wake_word() noexcept { return port_->wake_word(); }
-  [[nodiscard]] SocketReceiver* socket_receiver() noexcept { return port_->socket_receiver(); }
+  /// What executors and WaitSet may sleep on besides wake_word() (see
+  /// WaitSource); nullptr: the word alone.
+  [[nodiscard]] WaitSource* wait_source() noexcept { return port_->wait_source(); }
   /// Deadline of the subscription's QoS (0: none); executors watch it.
   [[nodiscard]] std::int64_t deadline_ns() const noexcept { return deadline_ns_; }
 

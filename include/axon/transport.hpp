@@ -1,6 +1,6 @@
-// The plug between the API and a transport (shared memory now; UDP and RDMA
-// later). The API only sees these interfaces, never which transport carries
-// a topic.
+// The plug between the API and a transport (shared memory, UDP; the RDMA
+// transport plugs in here too). The API and the scheduler only see these
+// interfaces, never which transport carries a topic.
 #pragma once
 
 #include <atomic>
@@ -127,44 +127,36 @@ struct WakeWord {
   std::atomic<std::uint32_t> waiters{0};
 };
 
-/// A datagram a waiting thread read for a SocketReceiver.
-struct ReceivedDatagram {
-  std::span<const std::byte> bytes;  ///< What was read: at most the buffer's size.
-  std::size_t size = 0;              ///< The datagram's length; above bytes.size(): it was cut.
-  std::uint32_t from_ipv4 = 0;       ///< Host order.
-  std::uint16_t from_port = 0;
-};
-
-/// A socket that a thread waiting for a subscriber may read itself, instead
-/// of being woken by the transport's own receive thread: one wake-up per
-/// message instead of two (the UDP transport; docs/design/udp-transport.md,
-/// "One wake-up per message"). Valid while the subscriber port that
-/// returned it lives. Any thread.
-class SocketReceiver {
+/// What a thread waiting for subscribers may watch besides their WakeWords,
+/// for a transport whose messages arrive on something that thread can sleep
+/// on itself: the waiter then handles the arrival in its own wake-up instead
+/// of being woken a second time by the transport's thread (UDP: its socket,
+/// read in the wait; RDMA: its completion channel, then the completion
+/// queue polled in after_sleep(); docs/design/scheduler.md, "Wait sources").
+/// How it sleeps is the transport's (src/words_and_fd_wait.hpp sleeps on
+/// futex words and one fd at once). The scheduler, on the waiting thread:
+///   counts itself a waiter on `words` (futex::Waiter), checks readiness,
+///   calls sleep(words, seen, timeout_ns),
+///   stops counting itself a waiter (so what the source delivers wakes nobody),
+///   calls after_sleep() if sleep() returned kArrived.
+/// Valid while the subscriber port that returned it lives. Several threads
+/// may wait on one source at once.
+class WaitSource {
  public:
-  virtual ~SocketReceiver() = default;
-  /// The socket to watch.
-  [[nodiscard]] virtual int receive_fd() const noexcept = 0;
-  /// A waiter sleeps on receive_fd() between these two: the transport's
-  /// thread leaves the socket to the waiters meanwhile (and shortly after).
-  virtual void begin_wait() noexcept = 0;
-  virtual void end_wait() noexcept = 0;
-  /// receive_fd() was readable: reads and delivers what is there (through
-  /// shared memory, as the transport's thread would), unless another thread
-  /// is receiving right now.
-  virtual void receive_ready() noexcept = 0;
-  /// Datagrams of the message received last: a waiter reads a one-datagram
-  /// message in its wait (receive_datagrams()), a longer one after it
-  /// (receive_ready(), one recvmmsg for all its fragments).
-  [[nodiscard]] virtual std::size_t expected_datagrams() const noexcept = 0;
-  /// Longest datagram the transport accepts (a waiter reads into buffers of
-  /// this size; a longer one arrives cut and is refused).
-  [[nodiscard]] virtual std::size_t max_datagram_bytes() const noexcept = 0;
-  /// Delivers datagrams a waiter read from receive_fd() itself, as the
-  /// transport's thread would. `all_read`: every receive the waiter armed got
-  /// one, so more may be queued; the transport reads on while a message is
-  /// incomplete.
-  virtual void receive_datagrams(std::span<const ReceivedDatagram> datagrams, bool all_read) noexcept = 0;
+  enum class Slept : std::uint8_t {
+    kDidNotSleep,  ///< Cannot sleep here: the scheduler sleeps on the words alone.
+    kWoken,        ///< A word moved, a timeout, a signal: nothing for after_sleep().
+    kArrived,      ///< Something of the source's arrived: after_sleep() handles it.
+  };
+  virtual ~WaitSource() = default;
+  /// Sleeps until one of `words` moves away from `seen` (same index; futex
+  /// words of any transport, at most 128), the source has something for the
+  /// waiter, or `timeout_ns` passes (> 0).
+  virtual Slept sleep(std::span<WakeWord* const> words, std::span<const std::uint32_t> seen,
+                      std::int64_t timeout_ns) noexcept = 0;
+  /// Handles what arrived (delivers it, as the transport's thread would),
+  /// on the thread whose sleep() returned kArrived, right after it.
+  virtual void after_sleep() noexcept = 0;
 };
 
 /// Transport side of one publisher. Thread safety: one thread at a time.
@@ -215,8 +207,9 @@ class SubscriberPort {
   /// The word this subscriber's publishers signal (see WakeWord); nullptr
   /// when the transport cannot wake a waiter (poll it instead).
   [[nodiscard]] virtual WakeWord* wake_word() noexcept = 0;
-  /// The socket a waiter of this subscriber may read itself; nullptr: none.
-  [[nodiscard]] virtual SocketReceiver* socket_receiver() noexcept { return nullptr; }
+  /// What a waiter of this subscriber may sleep on besides wake_word() (see
+  /// WaitSource); nullptr: the word alone.
+  [[nodiscard]] virtual WaitSource* wait_source() noexcept { return nullptr; }
 };
 
 /// Statistics of one chunk class of a node's pool.

@@ -50,7 +50,7 @@ class WaitSet {
       return Error(ErrorCode::kInvalidArgument, "WaitSet::attach(): null subscriber");
     }
     Subscriber<T>* raw = subscriber.get();
-    return attach_erased(std::move(subscriber), raw, raw->wake_word(), raw->socket_receiver(),
+    return attach_erased(std::move(subscriber), raw, raw->wake_word(), raw->wait_source(),
                          [](void* s) noexcept { return static_cast<Subscriber<T>*>(s)->has_data(); });
   }
 
@@ -68,13 +68,13 @@ class WaitSet {
     void* subscriber = nullptr;
     HasData has_data = nullptr;
   };
-  Result<std::size_t> attach_erased(std::shared_ptr<void> keep, void* subscriber, WakeWord* word,
-                                    SocketReceiver* receiver, HasData has_data);
+  Result<std::size_t> attach_erased(std::shared_ptr<void> keep, void* subscriber, WakeWord* word, WaitSource* source,
+                                    HasData has_data);
 
   WaitStrategy strategy_;
   std::vector<Attached> attached_;
-  std::vector<WakeWord*> words_;        ///< Those that are not nullptr.
-  SocketReceiver* receiver_ = nullptr;  ///< The first attached subscriber's that has one.
+  std::vector<WakeWord*> words_;  ///< Those that are not nullptr.
+  WaitSource* source_ = nullptr;  ///< The first attached subscriber's that has one.
   std::vector<std::size_t> ready_;
   std::vector<bool> ready_flags_;
 };

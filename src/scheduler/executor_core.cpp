@@ -61,6 +61,7 @@ void ExecutorCore::rebuild() noexcept {
   words_.clear();
   words_.push_back(&stop_word_);
   poll_only_ = false;
+  wait_source_ = nullptr;
   for (std::size_t i = 0; i < entries_.size(); ++i) {
     Entry& e = *entries_[i];
     if (i == 0 || e.priority != entries_[i - 1]->priority) {
@@ -73,6 +74,9 @@ void ExecutorCore::rebuild() noexcept {
       poll_only_ = true;  // polled with short sleeps instead
     } else {
       words_.push_back(word);
+    }
+    if (wait_source_ == nullptr) {
+      wait_source_ = e.sub->wait_source();  // lives as long as the subscription, which the entry holds
     }
   }
   level_begin_.push_back(entries_.size());

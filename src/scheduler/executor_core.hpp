@@ -156,6 +156,8 @@ class ExecutorCore {
   [[nodiscard]] std::span<WakeWord* const> words() const noexcept { return words_; }
   /// Some subscription is not in words(): sleeps must be short.
   [[nodiscard]] bool poll_only() const noexcept { return poll_only_; }
+  /// The first subscription's WaitSource that has one: sleeps are its.
+  [[nodiscard]] WaitSource* wait_source() const noexcept { return wait_source_; }
 
  private:
   void rebuild() noexcept;
@@ -165,6 +167,7 @@ class ExecutorCore {
   std::vector<std::size_t> level_begin_;         ///< First entry of each level, then entries_.size().
   std::vector<WakeWord*> words_;
   bool poll_only_ = false;
+  WaitSource* wait_source_ = nullptr;
   std::int64_t next_liveliness_ns_ = 0;
   WakeWord stop_word_;
   std::atomic<bool> stop_{false};

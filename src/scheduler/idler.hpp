@@ -12,7 +12,6 @@
 #include "axon/transport.hpp"
 #include "axon/wait_strategy.hpp"
 #include "src/base/futex.hpp"
-#include "src/base/socket_and_words_wait.hpp"
 
 namespace axon::detail {
 
@@ -43,12 +42,12 @@ class Idler {
   /// once, or registers as a waiter on `words`, checks `ready()` (the
   /// protocol of futex::Waiter: never sleep without that check) and sleeps
   /// unless it is true. Returns true when it slept (a wake or a timeout).
-  /// With a `receiver` (a subscriber whose messages arrive on a socket this
-  /// process reads), a sleep watches that socket too and reads it on waking:
-  /// one wake-up per message instead of the receive thread's and then ours.
+  /// With a `source` (see WaitSource), a sleep is the source's: the
+  /// transport watches what its messages arrive on too and handles them on
+  /// waking, one wake-up per message instead of its thread's and then ours.
   template <class Ready>
   bool step(std::span<WakeWord* const> words, bool poll_only, std::int64_t now, std::int64_t wake_at_ns, Ready&& ready,
-            SocketReceiver* receiver = nullptr) noexcept {
+            WaitSource* source = nullptr) noexcept {
     if (idle_since_ns_ < 0) {
       idle_since_ns_ = now;
     }
@@ -74,37 +73,23 @@ class Idler {
     if (timeout_ns <= 0) {
       return false;
     }
-    if (receiver != nullptr && !words.empty()) {
-      if (futex::SocketAndWordsWait* both = futex::this_thread_socket_wait()) {
-        // A one-datagram message comes with the wake-up (no receive call
-        // after it); a longer one is read after the wake-up by one recvmmsg,
-        // which usually finds all its fragments there (reading the first in
-        // the wait measured slower for 2 KiB: the second one then often
-        // costs a wake-up of its own).
-        const bool read_in_wait = receiver->expected_datagrams() == 1;
-        futex::SocketAndWordsWait::Received received;
-        futex::SocketAndWordsWait::Woken woken;
-        {
-          futex::Waiter waiter(words);
-          if (ready()) {
-            return false;
-          }
-          receiver->begin_wait();
-          if (read_in_wait) {
-            received = both->wait_and_receive(words, waiter.seen(), receiver->receive_fd(), 1,
-                                              receiver->max_datagram_bytes(), timeout_ns);
-          } else {
-            woken = both->wait(words, waiter.seen(), receiver->receive_fd(), timeout_ns);
-          }
-          receiver->end_wait();
-        }  // waiters counted down first: what the receiver publishes wakes nobody here
-        if (!received.datagrams.empty()) {
-          receiver->receive_datagrams(received.datagrams, received.all_read);
-        } else if (woken.readable) {
-          receiver->receive_ready();
+    if (source != nullptr && !words.empty()) {
+      WaitSource::Slept slept = WaitSource::Slept::kDidNotSleep;
+      {
+        futex::Waiter waiter(words);
+        if (ready()) {
+          return false;
         }
-        return true;
+        slept = source->sleep(words, waiter.seen(), timeout_ns);
+        if (slept == WaitSource::Slept::kDidNotSleep) {
+          waiter.wait(timeout_ns);
+          return true;
+        }
+      }  // waiters counted down first: what the source delivers wakes nobody here
+      if (slept == WaitSource::Slept::kArrived) {
+        source->after_sleep();
       }
+      return true;
     }
     futex::Waiter waiter(words);
     if (ready()) {

@@ -88,13 +88,16 @@ class WorkerPool {
       if (now >= until_ns) {
         break;
       }
-      woke = idler.step(core_.words(), core_.poll_only(), now, std::min(until_ns, next_deadline), [&] {
-        const std::size_t found = schedule_all();
-        if (found > 0) {
-          wake_workers();
-        }
-        return found > 0 || core_.stopping();
-      });
+      woke = idler.step(
+          core_.words(), core_.poll_only(), now, std::min(until_ns, next_deadline),
+          [&] {
+            const std::size_t found = schedule_all();
+            if (found > 0) {
+              wake_workers();
+            }
+            return found > 0 || core_.stopping();
+          },
+          core_.wait_source());
     }
   }
 

@@ -73,8 +73,9 @@ Result<void> SingleThreadedExecutor::run_until(std::int64_t until_ns) {
       idler.reset();
       continue;
     }
-    woke = idler.step(core_->words(), core_->poll_only(), now, std::min(until_ns, next_deadline),
-                      [this] { return core_->any_ready(); });
+    woke = idler.step(
+        core_->words(), core_->poll_only(), now, std::min(until_ns, next_deadline),
+        [this] { return core_->any_ready(); }, core_->wait_source());
   }
   core_->end_spin();
   return {};

@@ -19,7 +19,7 @@ WaitSet::WaitSet(WaitStrategy strategy) : strategy_(strategy) {
 }
 
 Result<std::size_t> WaitSet::attach_erased(std::shared_ptr<void> keep, void* subscriber, WakeWord* word,
-                                           SocketReceiver* receiver, HasData has_data) {
+                                           WaitSource* source, HasData has_data) {
   if (attached_.size() >= kMaxAttached) {
     return Error(
         ErrorCode::kLimitReached,
@@ -35,8 +35,8 @@ Result<std::size_t> WaitSet::attach_erased(std::shared_ptr<void> keep, void* sub
   if (word != nullptr) {
     words_.push_back(word);
   }
-  if (receiver_ == nullptr) {
-    receiver_ = receiver;  // lives as long as the subscriber, which `keep` holds
+  if (source_ == nullptr) {
+    source_ = source;  // lives as long as the subscriber, which `keep` holds
   }
   ready_flags_.push_back(false);
   return attached_.size() - 1;
@@ -71,7 +71,7 @@ Result<WaitOutcome> WaitSet::wait(std::chrono::nanoseconds timeout) {
     if (now >= until) {
       break;
     }
-    idler.step(words_, poll_only, now, until, collect, receiver_);
+    idler.step(words_, poll_only, now, until, collect, source_);
   }
   return WaitOutcome{.ready = ready_};
 }

@@ -130,6 +130,7 @@ Result<void> Participant::start() {
   }
   datagram_buffer_bytes_ = std::min<std::size_t>(config_.udp.mtu - 28 + 64, kMaxDatagramBytes + 1);
   receive_.emplace(UdpSocket::kMaxBatch, datagram_buffer_bytes_);
+  wait_source_.emplace(data_socket_.fd(), datagram_buffer_bytes_, static_cast<WaitingReceiver&>(*this));
   wake_fd_ = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
   if (wake_fd_ < 0) {
     return Error(ErrorCode::kSystem, fmt::format("udp: eventfd failed: {}", std::strerror(errno)));  // NOLINT
@@ -283,9 +284,7 @@ void Participant::run() noexcept {
     }
     // While subscriber threads wait on the data socket themselves, leave it
     // to them; look again every millisecond (the waiters may have gone).
-    // Relaxed: a stale view costs one needless wake-up or a millisecond.
-    const bool leased = socket_waiters_.load(std::memory_order_relaxed) > 0 ||
-                        now < socket_lease_until_ns_.load(std::memory_order_relaxed);
+    const bool leased = wait_source_->socket_is_leased(now);
     if (leased) {
       wait_ns = std::min(wait_ns, kMs);
     }
@@ -320,25 +319,7 @@ void Participant::run() noexcept {
   }
 }
 
-// ---- Waiting subscriber threads (SocketReceiver) ----
-
-namespace {
-/// How long the data socket stays with the waiters after the last one woke:
-/// long enough for a callback and the next wait, short enough that a busy
-/// waiter does not hold up other topics' messages for long.
-constexpr std::int64_t kSocketLeaseNs = kMs;
-}  // namespace
-
-void Participant::begin_wait() noexcept {
-  // Relaxed: the participant thread's view only decides whether it polls the
-  // socket too; both reading it is correct (receive_mutex_ serializes them).
-  socket_waiters_.fetch_add(1, std::memory_order_relaxed);
-}
-
-void Participant::end_wait() noexcept {
-  socket_lease_until_ns_.store(monotonic_now_ns() + kSocketLeaseNs, std::memory_order_relaxed);
-  socket_waiters_.fetch_sub(1, std::memory_order_relaxed);
-}
+// ---- Waiting subscriber threads (WaitingReceiver, through wait_source_) ----
 
 void Participant::receive_ready() noexcept {
   const std::unique_lock receiving(receive_mutex_, std::try_to_lock);
@@ -589,7 +570,7 @@ void Participant::on_data(const ParsedDatagram& datagram) noexcept {
   feeding_ = nullptr;
   switch (result.outcome) {
     case FeedOutcome::kCompleted: {
-      last_message_datagrams_.store(fragment.fragment_count, std::memory_order_relaxed);
+      wait_source_->note_message_datagrams(fragment.fragment_count);
       auto loan = take_loan(result.message.destination.token);
       if (loan) {
         loan->writer->complete(result.message.key.sequence, loan->chunk, result.message.total_bytes);

@@ -27,6 +27,7 @@
 #include "transports/udp/scatter_receive.hpp"
 #include "transports/udp/send_context.hpp"
 #include "transports/udp/udp_socket.hpp"
+#include "transports/udp/udp_wait_source.hpp"
 #include "transports/udp/udp_writer.hpp"
 #include "transports/udp/wire_format.hpp"
 
@@ -45,7 +46,7 @@ struct ParticipantConfig {
 [[nodiscard]] std::uint64_t topic_id_of(std::string_view topic_name) noexcept;
 
 /// Thread safety: every public method from any thread.
-class Participant final : public detail::NetworkView, public SocketReceiver, private DestinationProvider {
+class Participant final : public detail::NetworkView, private WaitingReceiver, private DestinationProvider {
  public:
   static Result<std::shared_ptr<Participant>> create(ParticipantConfig config, std::shared_ptr<shm::ShmTransport> shm);
   ~Participant() override;
@@ -66,16 +67,9 @@ class Participant final : public detail::NetworkView, public SocketReceiver, pri
   [[nodiscard]] NetworkCounters network_counters() const noexcept override { return counters_.snapshot(); }
   [[nodiscard]] Endpoint data_endpoint() const noexcept { return data_socket_.local(); }
 
-  // SocketReceiver: waiting subscriber threads of this process read the data socket themselves.
-  [[nodiscard]] int receive_fd() const noexcept override { return data_socket_.fd(); }
-  void begin_wait() noexcept override;
-  void end_wait() noexcept override;
-  void receive_ready() noexcept override;
-  [[nodiscard]] std::size_t expected_datagrams() const noexcept override {
-    return last_message_datagrams_.load(std::memory_order_relaxed);  // a hint: any value is safe
-  }
-  [[nodiscard]] std::size_t max_datagram_bytes() const noexcept override { return datagram_buffer_bytes_; }
-  void receive_datagrams(std::span<const ReceivedDatagram> datagrams, bool all_read) noexcept override;
+  /// What threads waiting for a subscriber of this process sleep on: the
+  /// data socket, which they then read themselves.
+  [[nodiscard]] WaitSource* wait_source() noexcept { return &*wait_source_; }
 
  private:
   struct WriterEntry {
@@ -140,6 +134,10 @@ class Participant final : public detail::NetworkView, public SocketReceiver, pri
   void update_destinations() noexcept;  // caller holds mutex_
   void lose_participant(std::uint64_t sender_id, const char* why) noexcept;
 
+  // WaitingReceiver: what a thread waiting on wait_source_ woke for.
+  void receive_ready() noexcept override;
+  void receive_datagrams(std::span<const ReceivedDatagram> datagrams, bool all_read) noexcept override;
+
   // DestinationProvider: loans a chunk of the remote writer's mirror.
   std::optional<Destination> acquire(const MessageKey& key, std::uint64_t topic_id,
                                      std::uint32_t total_bytes) noexcept override;
@@ -166,13 +164,8 @@ class Participant final : public detail::NetworkView, public SocketReceiver, pri
   std::uint32_t next_writer_id_ = 1;
   std::atomic<bool> announce_now_{false};
 
-  /// Waiters asleep on the data socket, and until when the socket stays
-  /// theirs after the last one woke (then this thread watches it again).
-  std::atomic<int> socket_waiters_{0};
-  std::atomic<std::int64_t> socket_lease_until_ns_{0};
-  /// Fragments of the message completed last (expected_datagrams()).
-  std::atomic<std::uint32_t> last_message_datagrams_{1};
-  std::size_t datagram_buffer_bytes_ = 0;  ///< Receive buffer per datagram: the MTU's payload and a margin.
+  std::size_t datagram_buffer_bytes_ = 0;     ///< Receive buffer per datagram: the MTU's payload and a margin.
+  std::optional<UdpWaitSource> wait_source_;  ///< The data socket, for waiting threads (made in start()).
   /// Held by whichever thread receives: the participant thread for its turns
   /// (timers, then what poll() found), a waiter in receive_datagrams(). Lock
   /// order: receive_mutex_, then mutex_, then a writer's mutex.

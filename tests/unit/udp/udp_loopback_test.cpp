@@ -18,7 +18,7 @@
 #include <string>
 
 #include "axon/axon.hpp"
-#include "src/base/socket_and_words_wait.hpp"
+#include "src/base/words_and_fd_wait.hpp"
 #include "tests/support/eventually.hpp"
 #include "tests/support/test_messages.hpp"
 
@@ -364,7 +364,7 @@ void expect_waiter_reads_the_socket(Node& sender, Node& receiver, const std::str
 }
 
 TEST_F(UdpLoopback, AWaitingThreadOfTheReceivingNodeReadsTheSocketItself) {
-  if (!futex::SocketAndWordsWait::supported()) {
+  if (!futex::WordsAndFdWait::supported()) {
     GTEST_SKIP() << "io_uring cannot wait on futex words here (Linux 6.7+): waiters are woken by the UDP thread";
   }
   auto receiver = node("receiver", "b");
@@ -372,6 +372,43 @@ TEST_F(UdpLoopback, AWaitingThreadOfTheReceivingNodeReadsTheSocketItself) {
   ASSERT_TRUE(receiver && sender);
   expect_waiter_reads_the_socket<TestMessage>(*sender, *receiver, "steady");  // one datagram each
   expect_waiter_reads_the_socket<ThreeFragmentMessage>(*sender, *receiver, "steady_long");
+}
+
+TEST_F(UdpLoopback, AnExecutorOfTheReceivingNodeReadsTheSocketItself) {
+  if (!futex::WordsAndFdWait::supported()) {
+    GTEST_SKIP() << "io_uring cannot wait on futex words here (Linux 6.7+): waiters are woken by the UDP thread";
+  }
+  auto receiver = node("receiver", "b");
+  auto sender = node("sender", "a");
+  ASSERT_TRUE(receiver && sender);
+  SingleThreadedExecutor executor(ExecutorOptions{.wait_strategy = WaitStrategy::blocking()});
+  constexpr std::uint64_t kCount = 200;
+  std::uint64_t next = 1;
+  auto subscription = receiver->subscribe<TestMessage>("steady", {}, [&](const Sample<TestMessage>& sample) {
+    EXPECT_EQ(sample->sequence, next);
+    next = sample->sequence + 1;
+    if (next > kCount) {
+      executor.stop();
+    }
+  });
+  auto publisher = sender->advertise<TestMessage>("steady");
+  ASSERT_TRUE(subscription && publisher);
+  ASSERT_TRUE(executor.add(*subscription));
+  ASSERT_TRUE(eventually([&] { return routed_to(*sender, "steady", "beta"); }, 5s));
+  const std::uint64_t read_by_waiters_before = receiver->network_counters().receives_on_waiting_threads;
+  std::thread publishing([&] {
+    for (std::uint64_t i = 1; i <= kCount; ++i) {
+      TestMessage message;
+      fill(message, i);
+      EXPECT_TRUE((*publisher)->publish(message));
+      std::this_thread::sleep_for(500us);  // the executor is asleep when most arrive
+    }
+  });
+  ASSERT_TRUE(executor.spin_for(20s));
+  publishing.join();
+  EXPECT_GT(next, kCount) << "received up to " << next - 1;
+  EXPECT_GT(receiver->network_counters().receives_on_waiting_threads - read_by_waiters_before, kCount / 2)
+      << "the executor's thread should have read most messages from the socket itself";
 }
 
 TEST_F(UdpLoopback, TheUdpThreadTakesTheSocketBackWhenNoThreadWaits) {

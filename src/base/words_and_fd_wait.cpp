@@ -1,6 +1,5 @@
-#include "src/base/socket_and_words_wait.hpp"
+#include "src/base/words_and_fd_wait.hpp"
 
-#include <arpa/inet.h>
 #include <linux/io_uring.h>
 #include <poll.h>
 #include <sys/mman.h>
@@ -44,7 +43,7 @@ std::uint32_t* raw(std::atomic<std::uint32_t>& word) noexcept { return reinterpr
 }  // namespace
 
 /// The mapped submission and completion rings (io_uring_setup(2)).
-struct SocketAndWordsWait::Ring {
+struct WordsAndFdWait::Ring {
   int fd = -1;
   void* sq = MAP_FAILED;
   std::size_t sq_bytes = 0;
@@ -91,7 +90,7 @@ struct SocketAndWordsWait::Ring {
   }
 };
 
-bool SocketAndWordsWait::supported() noexcept {
+bool WordsAndFdWait::supported() noexcept {
   static const bool kSupported = [] {
     auto probe = create();
     return probe.ok();
@@ -99,7 +98,7 @@ bool SocketAndWordsWait::supported() noexcept {
   return kSupported;
 }
 
-std::unique_ptr<SocketAndWordsWait> SocketAndWordsWait::make(std::string& why) {
+std::unique_ptr<WordsAndFdWait> WordsAndFdWait::make(std::string& why) {
   auto ring = std::make_unique<Ring>();
   io_uring_params params{};
   // One thread submits and reaps (the ring is per thread): completions then
@@ -140,7 +139,7 @@ std::unique_ptr<SocketAndWordsWait> SocketAndWordsWait::make(std::string& why) {
 
   // Probe: a futex wait whose value does not match completes at once, with
   // -EAGAIN where the kernel knows the opcode and -EINVAL where it does not.
-  std::unique_ptr<SocketAndWordsWait> wait(new SocketAndWordsWait(std::move(ring)));
+  std::unique_ptr<WordsAndFdWait> wait(new WordsAndFdWait(std::move(ring)));
   WakeWord probe_word;
   probe_word.sequence.store(1, std::memory_order_relaxed);
   WakeWord* const probe_words[] = {&probe_word};
@@ -153,7 +152,7 @@ std::unique_ptr<SocketAndWordsWait> SocketAndWordsWait::make(std::string& why) {
   return wait;
 }
 
-Result<std::unique_ptr<SocketAndWordsWait>> SocketAndWordsWait::create() {
+Result<std::unique_ptr<WordsAndFdWait>> WordsAndFdWait::create() {
   std::string why;
   auto wait = make(why);
   if (!wait) {
@@ -162,15 +161,14 @@ Result<std::unique_ptr<SocketAndWordsWait>> SocketAndWordsWait::create() {
   return wait;
 }
 
-SocketAndWordsWait::SocketAndWordsWait(std::unique_ptr<Ring> ring) noexcept : ring_(std::move(ring)) {}
+WordsAndFdWait::WordsAndFdWait(std::unique_ptr<Ring> ring) noexcept : ring_(std::move(ring)) {}
 
-SocketAndWordsWait::~SocketAndWordsWait() {
-  ring_.reset();  // closed (what is in flight cancelled) before the buffers it may write go
+WordsAndFdWait::~WordsAndFdWait() {
+  ring_.reset();  // closed: what is in flight is cancelled
 }
 
-SocketAndWordsWait::Woken SocketAndWordsWait::wait(std::span<WakeWord* const> words,
-                                                   std::span<const std::uint32_t> seen, int fd,
-                                                   std::int64_t timeout_ns) noexcept {
+WordsAndFdWait::Woken WordsAndFdWait::wait(std::span<WakeWord* const> words, std::span<const std::uint32_t> seen,
+                                           int fd, std::int64_t timeout_ns) noexcept {
   woken_ = {};
   if (words.size() > kMaxWords || words.size() != seen.size()) {
     return woken_;
@@ -183,13 +181,13 @@ SocketAndWordsWait::Woken SocketAndWordsWait::wait(std::span<WakeWord* const> wo
   }
   prepare_futex_wait(words, seen);
   if (polled_fd_ < 0 && fd >= 0) {
-    arm_socket_poll(fd);
+    arm_poll(fd);
   }
   const std::int64_t start = timeout_ns >= 0 ? monotonic_now_ns() : 0;
   (void)enter(timeout_ns);
   if (polled_fd_ >= 0) {
-    // Not left armed: a poll request holds the socket open (its port bound)
-    // after its owner closed it. The futex request may stay: it holds nothing.
+    // Not left armed: a poll request holds the fd open (a socket's port
+    // bound) after its owner closed it. The futex request may stay: it holds nothing.
     const Woken before = woken_;
     cancel(kPollTag);
     woken_.readable = woken_.readable || before.readable;
@@ -202,13 +200,14 @@ SocketAndWordsWait::Woken SocketAndWordsWait::wait(std::span<WakeWord* const> wo
   return woken_;
 }
 
-SocketAndWordsWait::Received SocketAndWordsWait::wait_and_receive(std::span<WakeWord* const> words,
-                                                                  std::span<const std::uint32_t> seen, int fd,
-                                                                  std::size_t count, std::size_t datagram_bytes,
-                                                                  std::int64_t timeout_ns) noexcept {
+WordsAndFdWait::Received WordsAndFdWait::wait_and_receive(std::span<WakeWord* const> words,
+                                                          std::span<const std::uint32_t> seen, int fd,
+                                                          std::span<msghdr> messages,
+                                                          std::int64_t timeout_ns) noexcept {
   woken_ = {};
-  received_count_ = 0;
-  if (words.size() > kMaxWords || words.size() != seen.size() || fd < 0 || datagram_bytes == 0) {
+  completed_count_ = 0;
+  if (words.size() > kMaxWords || words.size() != seen.size() || fd < 0 || messages.empty() ||
+      messages.size() > kMaxReceives) {
     return {};
   }
   if (polled_fd_ >= 0) {
@@ -216,33 +215,32 @@ SocketAndWordsWait::Received SocketAndWordsWait::wait_and_receive(std::span<Wake
   }
   if (armed_receives_ > 0) {
     cancel_receives(receive_fd_);  // likewise
-    received_count_ = 0;
+    completed_count_ = 0;
     if (armed_receives_ > 0) {
       return {};  // the kernel still owns the buffers
     }
   }
   prepare_futex_wait(words, seen);
-  count = std::clamp<std::size_t>(count, 1, kMaxReceives);
-  arm_socket_receives(fd, count, datagram_bytes);
+  arm_receives(fd, messages);
   const std::int64_t start = timeout_ns >= 0 ? monotonic_now_ns() : 0;
   (void)enter(timeout_ns);
   if (armed_receives_ > 0) {
-    // Not left armed: a receive would take a datagram after this wait, and
-    // hold the socket open (as a poll would).
+    // Not left armed: a receive would take a message after this wait, and
+    // hold the fd open (as a poll would).
     const Woken before = woken_;
     cancel_receives(fd);
     woken_.word_moved = woken_.word_moved || before.word_moved;
   }
-  woken_.readable = received_count_ > 0;
+  woken_.readable = completed_count_ > 0;
   woken_.timed_out =
       !woken_.word_moved && !woken_.readable && timeout_ns >= 0 && monotonic_now_ns() - start >= timeout_ns;
   return {.woken = woken_,
-          .datagrams = std::span<const ReceivedDatagram>(received_.data(), received_count_),
-          .all_read = received_count_ == count};
+          .completed = std::span<const Completion>(completed_.data(), completed_count_),
+          .all_completed = completed_count_ == messages.size()};
 }
 
-void SocketAndWordsWait::prepare_futex_wait(std::span<WakeWord* const> words,
-                                            std::span<const std::uint32_t> seen) noexcept {
+void WordsAndFdWait::prepare_futex_wait(std::span<WakeWord* const> words,
+                                        std::span<const std::uint32_t> seen) noexcept {
   if (futex_armed_ && !same_futex_wait(words, seen)) {
     cancel(kFutexTag);
   }
@@ -252,8 +250,8 @@ void SocketAndWordsWait::prepare_futex_wait(std::span<WakeWord* const> words,
   }
 }
 
-bool SocketAndWordsWait::same_futex_wait(std::span<WakeWord* const> words,
-                                         std::span<const std::uint32_t> seen) const noexcept {
+bool WordsAndFdWait::same_futex_wait(std::span<WakeWord* const> words,
+                                     std::span<const std::uint32_t> seen) const noexcept {
   // A request in flight that did not complete has seen no wake of its words
   // (every sequence bump comes with FUTEX_WAKE, src/futex.cpp), so it still
   // stands for the same words with the same values.
@@ -268,8 +266,7 @@ bool SocketAndWordsWait::same_futex_wait(std::span<WakeWord* const> words,
   return true;
 }
 
-void SocketAndWordsWait::arm_futex_wait(std::span<WakeWord* const> words,
-                                        std::span<const std::uint32_t> seen) noexcept {
+void WordsAndFdWait::arm_futex_wait(std::span<WakeWord* const> words, std::span<const std::uint32_t> seen) noexcept {
   Ring& r = *ring_;
   for (std::size_t i = 0; i < words.size(); ++i) {
     r.waitv[i] = FutexWaitv{.val = seen[i],
@@ -287,7 +284,7 @@ void SocketAndWordsWait::arm_futex_wait(std::span<WakeWord* const> words,
   futex_armed_ = true;
 }
 
-void SocketAndWordsWait::arm_socket_poll(int fd) noexcept {
+void WordsAndFdWait::arm_poll(int fd) noexcept {
   io_uring_sqe& sqe = ring_->next();
   sqe.opcode = IORING_OP_POLL_ADD;
   sqe.fd = fd;
@@ -296,33 +293,22 @@ void SocketAndWordsWait::arm_socket_poll(int fd) noexcept {
   polled_fd_ = fd;
 }
 
-void SocketAndWordsWait::arm_socket_receives(int fd, std::size_t count, std::size_t datagram_bytes) noexcept {
-  if (receive_bytes_ < datagram_bytes) {
-    receive_storage_.assign(kMaxReceives * datagram_bytes, std::byte{0});  // once per larger size
-    receive_bytes_ = datagram_bytes;
-  }
-  for (std::size_t i = 0; i < count; ++i) {
-    ReceiveSlot& slot = slots_[i];
-    slot.vector = iovec{receive_storage_.data() + i * receive_bytes_, receive_bytes_};
-    slot.message = msghdr{};
-    slot.message.msg_name = &slot.from;
-    slot.message.msg_namelen = sizeof(slot.from);
-    slot.message.msg_iov = &slot.vector;
-    slot.message.msg_iovlen = 1;
+void WordsAndFdWait::arm_receives(int fd, std::span<msghdr> messages) noexcept {
+  for (std::size_t i = 0; i < messages.size(); ++i) {
     io_uring_sqe& sqe = ring_->next();
     sqe.opcode = IORING_OP_RECVMSG;
     sqe.fd = fd;
-    sqe.addr = reinterpret_cast<std::uintptr_t>(&slot.message);
+    sqe.addr = reinterpret_cast<std::uintptr_t>(&messages[i]);
     sqe.len = 1;
-    sqe.msg_flags = MSG_TRUNC;  // the result is the datagram's real length, even when cut
+    sqe.msg_flags = MSG_TRUNC;  // the result is the message's real length, even when cut
     sqe.user_data = kReceiveTag + i;
-    slot.armed = true;
+    receive_armed_[i] = true;
   }
-  armed_receives_ = count;
+  armed_receives_ = messages.size();
   receive_fd_ = fd;
 }
 
-void SocketAndWordsWait::cancel_receives(int fd) noexcept {
+void WordsAndFdWait::cancel_receives(int fd) noexcept {
   io_uring_sqe& sqe = ring_->next();
   sqe.opcode = IORING_OP_ASYNC_CANCEL;
   sqe.fd = fd;
@@ -335,7 +321,7 @@ void SocketAndWordsWait::cancel_receives(int fd) noexcept {
   }
 }
 
-void SocketAndWordsWait::cancel(std::uint64_t tag) noexcept {
+void WordsAndFdWait::cancel(std::uint64_t tag) noexcept {
   io_uring_sqe& sqe = ring_->next();
   sqe.opcode = IORING_OP_ASYNC_CANCEL;
   sqe.addr = tag;
@@ -348,7 +334,7 @@ void SocketAndWordsWait::cancel(std::uint64_t tag) noexcept {
   }
 }
 
-bool SocketAndWordsWait::enter(std::int64_t timeout_ns) noexcept {
+bool WordsAndFdWait::enter(std::int64_t timeout_ns) noexcept {
   Ring& r = *ring_;
   // Release: the kernel reads the entries written before the tail moved.
   std::atomic_ref<unsigned>(*r.sq_tail).store(*r.sq_tail + r.pending, std::memory_order_release);
@@ -387,33 +373,26 @@ bool SocketAndWordsWait::enter(std::int64_t timeout_ns) noexcept {
   return rc >= 0 || errno == ETIME || errno == EINTR;
 }
 
-void SocketAndWordsWait::on_receive_completion(std::size_t index, int result) noexcept {
-  ReceiveSlot& slot = slots_[index];
-  if (!slot.armed) {
+void WordsAndFdWait::on_receive_completion(std::size_t index, int result) noexcept {
+  if (!receive_armed_[index]) {
     return;
   }
-  slot.armed = false;
+  receive_armed_[index] = false;
   --armed_receives_;
   if (result < 0) {
-    return;  // -ECANCELED, or an error the socket reports again to its next reader
+    return;  // -ECANCELED, or an error the fd reports again to its next reader
   }
-  const auto size = static_cast<std::size_t>(result);
-  received_[received_count_++] =
-      ReceivedDatagram{.bytes = std::span<const std::byte>(static_cast<const std::byte*>(slot.vector.iov_base),
-                                                           std::min(size, slot.vector.iov_len)),
-                       .size = size,
-                       .from_ipv4 = ntohl(slot.from.sin_addr.s_addr),
-                       .from_port = ntohs(slot.from.sin_port)};
+  completed_[completed_count_++] = Completion{.index = index, .size = static_cast<std::size_t>(result)};
 }
 
-SocketAndWordsWait* this_thread_socket_wait() noexcept {
-  if (!SocketAndWordsWait::supported()) {
+WordsAndFdWait* this_thread_words_and_fd_wait() noexcept {
+  if (!WordsAndFdWait::supported()) {
     return nullptr;
   }
-  thread_local std::unique_ptr<SocketAndWordsWait> wait;  // closed with the thread
+  thread_local std::unique_ptr<WordsAndFdWait> wait;  // closed with the thread
   if (!wait) {
     std::string why;
-    wait.reset(SocketAndWordsWait::make(why).release());
+    wait.reset(WordsAndFdWait::make(why).release());
   }
   // The analyzer loses track of the thread_local across the reset() above
   // and reports a use after free that cannot happen.
