@@ -85,7 +85,7 @@ void DomainMembership::leave_damaged(FdServer& server, const DomainLockGuard& he
   ::flock(registry_mapping_.fd(), LOCK_UN);
   if (::flock(registry_mapping_.fd(), LOCK_EX | LOCK_NB) == 0) {
     ::unlink(registry_path().c_str());
-    remove_stale_files();
+    remove_stale_files(held);
     lock_.unlink_while_locked(held);
   }
 }

@@ -35,17 +35,18 @@ class DomainMembership final : public Domain {
   void leave(FdServer& server) noexcept;
 
  private:
-  // The registry file (registry_file.cpp). The caller holds the lock.
+  // The registry file (registry_file.cpp).
   Result<void> open_or_create_registry(const DomainLockGuard& held);
-  Result<void> create_registry();
+  Result<void> create_registry(const DomainLockGuard& held);
   /// Makes `mapping` this node's registry: guards it against truncation.
   Result<void> adopt_registry(MappedSegment mapping);
   /// Drops the registry mapped by a failed open.
   void forget_registry() noexcept;
   /// Replaces the damaged registry behind `fd` when no live participant
   /// holds it (flock); otherwise an error that says `what` and the fix.
-  Result<void> replace_if_abandoned(int fd, const std::string& what);
-  void remove_stale_files() const;
+  Result<void> replace_if_abandoned(const DomainLockGuard& held, int fd, const std::string& what);
+  /// Removes the socket files of the domain's participants.
+  void remove_stale_files(const DomainLockGuard& held) const;
   /// leave() of a registry damaged while we ran.
   void leave_damaged(FdServer& server, const DomainLockGuard& held) noexcept;
 };

@@ -28,8 +28,8 @@ Result<void> DomainMembership::open_or_create_registry(const DomainLockGuard& he
     if (errno != ENOENT) {
       return system_error(errno, fmt::format("open {}", path));
     }
-    remove_stale_files();
-    return create_registry();
+    remove_stale_files(held);
+    return create_registry(held);
   }
   struct stat st {};
   if (::fstat(fd, &st) != 0) {
@@ -50,8 +50,9 @@ Result<void> DomainMembership::open_or_create_registry(const DomainLockGuard& he
       return check_header(header, SegmentKind::kRegistry, layout_abi_hash(), file_bytes, path).error();
     }
     auto replaced = replace_if_abandoned(
-        fd, fmt::format("it has {} bytes, a registry of this build has {}: it was truncated or overwritten", file_bytes,
-                        sizeof(RegistrySegment)));
+        held, fd,
+        fmt::format("it has {} bytes, a registry of this build has {}: it was truncated or overwritten", file_bytes,
+                    sizeof(RegistrySegment)));
     ::close(fd);
     return replaced;
   }
@@ -72,7 +73,8 @@ Result<void> DomainMembership::open_or_create_registry(const DomainLockGuard& he
       return error;
     }
     // Zeroed: truncated and grown again (by a node's SIGBUS guard).
-    auto replaced = replace_if_abandoned(registry_mapping_.fd(), "its header is zero: it was truncated while mapped");
+    auto replaced =
+        replace_if_abandoned(held, registry_mapping_.fd(), "its header is zero: it was truncated while mapped");
     if (!replaced) {
       forget_registry();
       return replaced.error();
@@ -97,8 +99,8 @@ Result<void> DomainMembership::open_or_create_registry(const DomainLockGuard& he
   logger().info("removing stale axon domain {} files left by dead processes in {}", config_.domain_id, config_.shm_dir);
   forget_registry();
   ::unlink(path.c_str());
-  remove_stale_files();
-  return create_registry();
+  remove_stale_files(held);
+  return create_registry(held);
 }
 
 void DomainMembership::forget_registry() noexcept {
@@ -121,7 +123,7 @@ Result<void> DomainMembership::adopt_registry(MappedSegment mapping) {
   return {};
 }
 
-Result<void> DomainMembership::replace_if_abandoned(int fd, const std::string& what) {
+Result<void> DomainMembership::replace_if_abandoned(const DomainLockGuard& held, int fd, const std::string& what) {
   const std::string path = registry_path();
   // Every participant holds LOCK_SH on the registry for its life: getting
   // LOCK_EX means nobody alive uses this file. (The lock goes with `fd`.)
@@ -136,11 +138,11 @@ Result<void> DomainMembership::replace_if_abandoned(int fd, const std::string& w
   logger().warn("replacing the damaged registry {} of domain {} ({}); no process uses it any more", path,
                 config_.domain_id, what);
   ::unlink(path.c_str());
-  remove_stale_files();
-  return create_registry();
+  remove_stale_files(held);
+  return create_registry(held);
 }
 
-void DomainMembership::remove_stale_files() const {
+void DomainMembership::remove_stale_files(const DomainLockGuard& /*held*/) const {
   DIR* dir = ::opendir(config_.shm_dir.c_str());
   if (dir == nullptr) {
     return;
@@ -155,7 +157,7 @@ void DomainMembership::remove_stale_files() const {
   ::closedir(dir);
 }
 
-Result<void> DomainMembership::create_registry() {
+Result<void> DomainMembership::create_registry(const DomainLockGuard& /*held*/) {
   auto created = create_named_segment(registry_path(), sizeof(RegistrySegment), config_.file_mode, config_.group);
   if (!created) {
     return created.error();

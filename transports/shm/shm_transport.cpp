@@ -146,7 +146,8 @@ Result<std::shared_ptr<ShmPublisherPort>> ShmTransport::add_publisher(const Doma
     return topic_slot.error();
   }
   // Refused now rather than accepted and never connected to some subscriber.
-  if (auto room = check_advertise_limits(registry, *topic_slot, topic.name, self.slot, config_.node_name); !room) {
+  if (auto room = check_advertise_limits(held, registry, *topic_slot, topic.name, self.slot, config_.node_name);
+      !room) {
     return room.error();
   }
   const std::uint32_t block_index = own_->free_block(held);
@@ -222,7 +223,7 @@ Result<std::shared_ptr<SubscriberPort>> ShmTransport::subscribe(const TopicDescr
       return topic_slot.error();
     }
     // Refused now rather than accepted and never connected to some publisher.
-    if (auto room = check_subscribe_limits(registry, *topic_slot, topic.name); !room) {
+    if (auto room = check_subscribe_limits(*held, registry, *topic_slot, topic.name); !room) {
       return room.error();
     }
     auto sub = registry.add_subscriber(*topic_slot, domain_.self(), qos, *queue);
