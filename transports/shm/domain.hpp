@@ -53,6 +53,9 @@ class Domain {
   explicit Domain(const ShmConfig& config);
   ~Domain() = default;
 
+ private:
+  friend class DomainMembership;  ///< Joins, leaves: fills in what is below.
+
   const ShmConfig& config_;
   DomainLock lock_;
   MappedSegment registry_mapping_;

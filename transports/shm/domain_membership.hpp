@@ -40,6 +40,10 @@ class DomainMembership final : public Domain {
   Result<void> create_registry(const DomainLockGuard& held);
   /// Makes `mapping` this node's registry: guards it against truncation.
   Result<void> adopt_registry(MappedSegment mapping);
+  /// The registry behind `fd` has `file_bytes`, not a registry's size:
+  /// replaced when it is a damaged one of ours nobody uses, else an error.
+  /// The caller closes `fd`.
+  Result<void> replace_of_wrong_size(const DomainLockGuard& held, int fd, std::size_t file_bytes);
   /// Drops the registry mapped by a failed open.
   void forget_registry() noexcept;
   /// Replaces the damaged registry behind `fd` when no live participant

@@ -39,20 +39,7 @@ Result<void> DomainMembership::open_or_create_registry(const DomainLockGuard& he
   }
   const auto file_bytes = static_cast<std::size_t>(st.st_size);
   if (file_bytes != sizeof(RegistrySegment)) {
-    // Read, not mapped: a file shorter than its header cannot fault here.
-    SegmentHeader header;
-    // Another build's registry (of another size), or a file that is not
-    // axon's at all (neither our magic nor zeros): never ours to replace.
-    if (file_bytes >= sizeof(SegmentHeader) && ::pread(fd, &header, sizeof(header), 0) == sizeof(header) &&
-        (header.magic == kSegmentMagic ? header.layout_version != kLayoutVersion || header.abi_hash != layout_abi_hash()
-                                       : header.magic != 0)) {
-      ::close(fd);
-      return check_header(header, SegmentKind::kRegistry, layout_abi_hash(), file_bytes, path).error();
-    }
-    auto replaced = replace_if_abandoned(
-        held, fd,
-        fmt::format("it has {} bytes, a registry of this build has {}: it was truncated or overwritten", file_bytes,
-                    sizeof(RegistrySegment)));
+    auto replaced = replace_of_wrong_size(held, fd, file_bytes);
     ::close(fd);
     return replaced;
   }
@@ -101,6 +88,22 @@ Result<void> DomainMembership::open_or_create_registry(const DomainLockGuard& he
   ::unlink(path.c_str());
   remove_stale_files(held);
   return create_registry(held);
+}
+
+Result<void> DomainMembership::replace_of_wrong_size(const DomainLockGuard& held, int fd, std::size_t file_bytes) {
+  // Read, not mapped: a file shorter than its header cannot fault here.
+  SegmentHeader header;
+  // Another build's registry (of another size), or a file that is not
+  // axon's at all (neither our magic nor zeros): never ours to replace.
+  if (file_bytes >= sizeof(SegmentHeader) && ::pread(fd, &header, sizeof(header), 0) == sizeof(header) &&
+      (header.magic == kSegmentMagic ? header.layout_version != kLayoutVersion || header.abi_hash != layout_abi_hash()
+                                     : header.magic != 0)) {
+    return check_header(header, SegmentKind::kRegistry, layout_abi_hash(), file_bytes, registry_path()).error();
+  }
+  return replace_if_abandoned(
+      held, fd,
+      fmt::format("it has {} bytes, a registry of this build has {}: it was truncated or overwritten", file_bytes,
+                  sizeof(RegistrySegment)));
 }
 
 void DomainMembership::forget_registry() noexcept {

@@ -22,16 +22,16 @@ class DomainLockTest : public ::testing::Test {
  protected:
   /// Whether another thread of this process could take the lock now.
   bool free_for_another_thread() {
-    return std::async(std::launch::async, [this] { return lock_.try_lock().has_value(); }).get();
+    return std::async(std::launch::async, [this] { return lock.try_lock().has_value(); }).get();
   }
 
-  test::TempDir dir_{"axon-domain-lock"};
-  DomainLock lock_{dir_.path() + "/axon_d0.lock", 0600};
+  test::TempDir dir{"axon-domain-lock"};
+  DomainLock lock{dir.path() + "/axon_d0.lock", 0600};
 };
 
 TEST_F(DomainLockTest, LockReturnsAGuardThatReleasesTheLock) {
   {
-    auto held = lock_.lock();
+    auto held = lock.lock();
     ASSERT_TRUE(held) << held.error().message();
     EXPECT_FALSE(free_for_another_thread());
   }
@@ -39,7 +39,7 @@ TEST_F(DomainLockTest, LockReturnsAGuardThatReleasesTheLock) {
 }
 
 TEST_F(DomainLockTest, TryLockGivesNothingWhileAnotherThreadHoldsIt) {
-  auto held = lock_.try_lock();
+  auto held = lock.try_lock();
   ASSERT_TRUE(held.has_value());
   EXPECT_FALSE(free_for_another_thread());
   held.reset();
@@ -47,7 +47,7 @@ TEST_F(DomainLockTest, TryLockGivesNothingWhileAnotherThreadHoldsIt) {
 }
 
 TEST_F(DomainLockTest, AMovedGuardReleasesOnceWhenTheLastOwnerGoes) {
-  auto held = lock_.lock();
+  auto held = lock.lock();
   ASSERT_TRUE(held);
   std::optional<DomainLockGuard> moved(std::in_place, std::move(*held));
   held = Error(ErrorCode::kInvalidArgument, "moved from");  // destroys the moved-from guard
@@ -58,7 +58,7 @@ TEST_F(DomainLockTest, AMovedGuardReleasesOnceWhenTheLastOwnerGoes) {
 
 TEST_F(DomainLockTest, WithLockRunsTheFunctionHoldingTheLock) {
   bool ran = false;
-  EXPECT_TRUE(lock_.with_lock([&](const DomainLockGuard& /*held*/) {
+  EXPECT_TRUE(lock.with_lock([&](const DomainLockGuard& /*held*/) {
     ran = true;
     EXPECT_FALSE(free_for_another_thread());
   }));
@@ -67,10 +67,10 @@ TEST_F(DomainLockTest, WithLockRunsTheFunctionHoldingTheLock) {
 }
 
 TEST_F(DomainLockTest, WithLockIfFreeNeitherWaitsNorRunsWhileTheLockIsHeld) {
-  auto held = lock_.lock();
+  auto held = lock.lock();
   ASSERT_TRUE(held);
   const bool ran = std::async(std::launch::async, [this] {
-                     return lock_.with_lock_if_free([](const DomainLockGuard& /*held*/) { ADD_FAILURE(); });
+                     return lock.with_lock_if_free([](const DomainLockGuard& /*held*/) { ADD_FAILURE(); });
                    }).get();
   EXPECT_FALSE(ran);
 }
@@ -84,7 +84,7 @@ TEST_F(DomainLockTest, AnotherProcessHoldingTheLockKeepsUsOutUntilItExits) {
   ASSERT_GE(child, 0);
   if (child == 0) {
     ::close(quit[1]);  // the parent's end: its close is our signal
-    DomainLock theirs(lock_.path(), 0600);
+    DomainLock theirs(lock.path(), 0600);
     auto held = theirs.lock();
     const char byte = held ? 1 : 0;
     [[maybe_unused]] auto n = ::write(ready[1], &byte, 1);
@@ -95,11 +95,11 @@ TEST_F(DomainLockTest, AnotherProcessHoldingTheLockKeepsUsOutUntilItExits) {
   char byte = 0;
   ASSERT_EQ(::read(ready[0], &byte, 1), 1);
   ASSERT_EQ(byte, 1);
-  EXPECT_FALSE(lock_.try_lock().has_value());
+  EXPECT_FALSE(lock.try_lock().has_value());
   ::close(quit[1]);
   int status = 0;
   ASSERT_EQ(::waitpid(child, &status, 0), child);
-  EXPECT_TRUE(lock_.try_lock().has_value());
+  EXPECT_TRUE(lock.try_lock().has_value());
   ::close(ready[0]);
   ::close(ready[1]);
   ::close(quit[0]);
