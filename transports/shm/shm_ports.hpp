@@ -128,8 +128,6 @@ class ShmPublisherPort final : public PublisherPort {
   static constexpr std::uint32_t kCacheSlots = 64;
 
   std::shared_ptr<const void> owner_;  ///< Keeps the node alive: the references below are its parts.
-  Domain& domain_;
-  DurablePublishers& durable_;
   std::shared_ptr<MappedPool> pool_;
   PublisherBlock* block_;
   std::uint32_t block_index_;
@@ -169,6 +167,9 @@ class ShmPublisherPort final : public PublisherPort {
   /// reclaims closing connections of an idle publisher, so that one thread
   /// at a time pushes to the block's rings and reclaims its connections.
   BlockBusy& busy_;
+  /// The lock and the registry (our entry, counters()), the subscribers' wake words.
+  Domain& domain_;
+  DurablePublishers& durable_;
 };
 
 /// Thread safety: take() from one thread at a time; release() from any.

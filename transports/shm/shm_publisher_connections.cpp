@@ -14,8 +14,6 @@ namespace axon::shm {
 ShmPublisherPort::ShmPublisherPort(NodeParts node, std::uint32_t block, SlotRef registry_ref, std::uint32_t topic,
                                    std::string topic_name, const PublisherQos& qos)
     : owner_(std::move(node.owner)),
-      domain_(node.domain),
-      durable_(node.durable),
       pool_(std::move(node.pool)),
       block_(&pool_->segment->blocks[block]),
       block_index_(block),
@@ -23,10 +21,12 @@ ShmPublisherPort::ShmPublisherPort(NodeParts node, std::uint32_t block, SlotRef 
       publisher_id_((std::uint64_t{registry_ref.slot} << 32) | registry_ref.generation),
       topic_(topic),
       topic_name_(std::move(topic_name)),
-      fallback_(domain_.config().chunk_fallback),
+      fallback_(node.domain.config().chunk_fallback),
       high_water_percent_(qos.high_water_percent),
       history_depth_(block_->history_depth),
-      busy_(node.busy) {}
+      busy_(node.busy),
+      domain_(node.domain),
+      durable_(node.durable) {}
 
 ShmPublisherPort::~ShmPublisherPort() {
   if (history_depth_ > 0) {
