@@ -1,10 +1,14 @@
-# cmake -DCXX=... -DINCLUDE_DIR=... -DSOURCE=... -DEXPECT=... -P check_first_error.cmake
+# cmake -DCXX=... -DINCLUDE_DIR=... [-DEXTRA_INCLUDE_DIR=...] -DSOURCE=... -DEXPECT=... -P check_first_error.cmake
 # Compiles SOURCE (syntax only) and passes when the compilation fails, its
 # first "error:" line contains EXPECT, and no error says "incomplete type"
 # (the cascade a missing serializer used to cause).
+set(extra_include)
+if(DEFINED EXTRA_INCLUDE_DIR)
+  set(extra_include -I${EXTRA_INCLUDE_DIR})
+endif()
 execute_process(
   COMMAND ${CMAKE_COMMAND} -E env LC_ALL=C ${CXX} -std=c++20 -fsyntax-only -fdiagnostics-color=never
-          -I${INCLUDE_DIR} ${SOURCE}
+          -I${INCLUDE_DIR} ${extra_include} ${SOURCE}
   RESULT_VARIABLE result
   OUTPUT_VARIABLE output
   ERROR_VARIABLE output

@@ -50,26 +50,26 @@ Result<bool> DomainLock::acquire(bool blocking) {
   }
 }
 
-Result<void> DomainLock::lock() {
+Result<DomainLockGuard> DomainLock::lock() {
   mutex_.lock();
   auto taken = acquire(true);
   if (!taken) {
     mutex_.unlock();
     return taken.error();
   }
-  return {};
+  return DomainLockGuard(*this);
 }
 
-bool DomainLock::try_lock() {
+std::optional<DomainLockGuard> DomainLock::try_lock() {
   if (!mutex_.try_lock()) {
-    return false;
+    return std::nullopt;
   }
   auto taken = acquire(false);
   if (!taken || !*taken) {
     mutex_.unlock();
-    return false;
+    return std::nullopt;
   }
-  return true;
+  return DomainLockGuard(*this);
 }
 
 void DomainLock::unlock() noexcept {
@@ -80,6 +80,6 @@ void DomainLock::unlock() noexcept {
   mutex_.unlock();
 }
 
-void DomainLock::unlink_while_locked() noexcept { ::unlink(path_.c_str()); }
+void DomainLock::unlink_while_locked(const DomainLockGuard& /*held*/) noexcept { ::unlink(path_.c_str()); }
 
 }  // namespace axon::shm

@@ -23,7 +23,8 @@ std::string_view name_of(const Registry& registry, std::uint32_t participant) no
 
 }  // namespace
 
-Result<void> check_subscribe_limits(const Registry& registry, std::uint32_t topic, std::string_view topic_name) {
+Result<void> check_subscribe_limits(const DomainLockGuard& /*held*/, const Registry& registry, std::uint32_t topic,
+                                    std::string_view topic_name) {
   const EndpointCounts counts = registry.count_endpoints();
   const std::uint32_t publishers = counts.publishers[topic];
   const std::uint32_t subscribers = counts.subscribers[topic];
@@ -65,8 +66,8 @@ Result<void> check_subscribe_limits(const Registry& registry, std::uint32_t topi
   return {};
 }
 
-Result<void> check_advertise_limits(const Registry& registry, std::uint32_t topic, std::string_view topic_name,
-                                    std::uint32_t self, std::string_view node_name) {
+Result<void> check_advertise_limits(const DomainLockGuard& /*held*/, const Registry& registry, std::uint32_t topic,
+                                    std::string_view topic_name, std::uint32_t self, std::string_view node_name) {
   const EndpointCounts counts = registry.count_endpoints();
   const std::uint32_t publishers = counts.publishers[topic];
   const std::uint32_t subscribers = counts.subscribers[topic];

@@ -8,6 +8,7 @@
 #include <string_view>
 
 #include "axon/result.hpp"
+#include "transports/shm/domain_lock.hpp"
 #include "transports/shm/registry.hpp"
 
 namespace axon::shm {
@@ -15,16 +16,17 @@ namespace axon::shm {
 /// Whether a new subscriber of `topic` can be connected to every publisher
 /// of it: a topic with a publisher has fewer than kMaxSubscribersPerPublisher
 /// subscribers, at most ShmSubscriberPort::kMaxLinks publishers, and no publisher's node
-/// would exceed kMaxConnectionsPerNode connections. The caller holds the
-/// domain lock. Allocates only for the error.
-Result<void> check_subscribe_limits(const Registry& registry, std::uint32_t topic, std::string_view topic_name);
+/// would exceed kMaxConnectionsPerNode connections. Allocates only for the
+/// error.
+Result<void> check_subscribe_limits(const DomainLockGuard& held, const Registry& registry, std::uint32_t topic,
+                                    std::string_view topic_name);
 
 /// Whether a new publisher of `topic` on participant `self` (node
 /// `node_name`) can be connected to every subscriber of it: the topic has
 /// fewer than kMaxLinks publishers, at most kMaxSubscribersPerPublisher
 /// subscribers, and this node's pool would not exceed kMaxConnectionsPerNode
-/// connections. The caller holds the domain lock.
-Result<void> check_advertise_limits(const Registry& registry, std::uint32_t topic, std::string_view topic_name,
-                                    std::uint32_t self, std::string_view node_name);
+/// connections.
+Result<void> check_advertise_limits(const DomainLockGuard& held, const Registry& registry, std::uint32_t topic,
+                                    std::string_view topic_name, std::uint32_t self, std::string_view node_name);
 
 }  // namespace axon::shm

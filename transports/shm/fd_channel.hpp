@@ -16,7 +16,7 @@
 namespace axon::shm {
 
 /// A descriptor another participant deposited into our socket: its pool,
-/// handed over before it may exit (see ShmTransport::deposit_own_pool()).
+/// handed over before it may exit (see PeerPools::deposit_own_pool()).
 struct Deposit {
   std::uint32_t participant = 0;  ///< Claimed owner; the receiver checks the pool says the same.
   std::uint32_t generation = 0;

@@ -1,7 +1,5 @@
-// The pools of other participants: fetched by the service thread without
-// blocking, deposited by publishers that connected our subscribers, kept
-// mapped while a subscriber of this node still has something to read from
-// them. Nothing here calls another process while holding the domain lock.
+#include "transports/shm/peer_pools.hpp"
+
 #include <fmt/format.h>
 #include <unistd.h>
 
@@ -9,23 +7,39 @@
 
 #include "src/base/clock.hpp"
 #include "src/base/log.hpp"
-#include "transports/shm/shm_transport.hpp"
 
 namespace axon::shm {
 
-void ShmTransport::wake_service() const noexcept {
-  const std::uint64_t one = 1;
-  [[maybe_unused]] const auto n = ::write(wake_fd_, &one, sizeof(one));
+std::shared_ptr<MappedPool> PeerPools::mapped_pool(SlotRef owner, bool fetch) {
+  if (owner == domain_.self()) {
+    return own_;
+  }
+  if (auto pool = local_pool(domain_.config(), domain_.incarnation(), owner)) {
+    return pool;
+  }
+  {
+    std::lock_guard<std::mutex> peers_guard(peers_mutex_);
+    if (auto it = peers_.find(pool_key(owner)); it != peers_.end()) {
+      if (auto pool = it->second.lock()) {
+        return pool;
+      }
+    }
+  }
+  if (fetch) {
+    fetcher_.want(owner, domain_.socket_path(owner.slot, owner.generation));
+    wake_.wake();
+  }
+  return nullptr;
 }
 
-bool ShmTransport::adopt_pool(const Deposit& received, std::int64_t now_ns, const char* how) noexcept {
+bool PeerPools::adopt(const Deposit& received, std::int64_t now_ns, const char* how) noexcept {
   const SlotRef owner{received.participant, received.generation};
   std::shared_ptr<MappedPool> pool = mapped_pool(owner, false);
   if (pool != nullptr) {
     ::close(received.fd);  // mapped already: one mapping per pool and process
   } else {
-    auto mapped =
-        map_peer_pool(owner, received.fd, fmt::format("{} ({})", socket_path(owner.slot, owner.generation), how));
+    auto mapped = map_peer_pool(domain_.config(), owner, received.fd,
+                                fmt::format("{} ({})", domain_.socket_path(owner.slot, owner.generation), how));
     if (!mapped) {
       logger().warn("cannot map the {} pool of participant {}: {}; its publishers' messages are not received", how,
                     owner.slot, mapped.error().message());
@@ -48,23 +62,44 @@ bool ShmTransport::adopt_pool(const Deposit& received, std::int64_t now_ns, cons
   // Release pairs with the acquire in pools_mapped(): a port that sees the
   // new count finds the pool in peers_ and retained_.
   pools_mapped_.fetch_add(1, std::memory_order_release);
-  std::lock_guard<std::mutex> fetch_guard(fetch_mutex_);
-  ++fetch_events_;
-  fetch_cv_.notify_all();
+  count_fetch_event();
   return true;
 }
 
-void ShmTransport::prune_peer_pools(std::int64_t now_ns) noexcept {
+void PeerPools::count_fetch_event() noexcept {
+  std::lock_guard<std::mutex> fetch_guard(fetch_mutex_);
+  ++fetch_events_;
+  fetch_cv_.notify_all();
+}
+
+void PeerPools::run_fetches(std::int64_t now_ns) noexcept {
+  fetched_.clear();
+  const bool ended = fetcher_.run(now_ns, fetched_);
+  for (const Deposit& fetched : fetched_) {
+    if (!adopt(fetched, now_ns, "fetched")) {
+      // E.g. lock_memory over RLIMIT_MEMLOCK: try again later, not in a loop.
+      const SlotRef owner{fetched.participant, fetched.generation};
+      fetcher_.want(owner, domain_.socket_path(owner.slot, owner.generation), now_ns + PoolFetcher::kMaxBackoffNs);
+    }
+  }
+  if (ended && fetched_.empty()) {
+    count_fetch_event();  // a fetch failed: subscribe() stops waiting for it
+  }
+}
+
+void PeerPools::prune(const DomainLockGuard& held, std::int64_t now_ns) noexcept {
   // A damaged registry looks empty: judging by it would drop what our
   // subscribers still need.
-  if (!registry_intact_locked()) {
+  if (!domain_.registry_intact(held)) {
     return;
   }
-  fetcher_.forget_if([this](SlotRef owner) { return !registry_.participant_is(owner); });
+  const Registry& registry = domain_.registry(held);
+  const SlotRef self = domain_.self();
+  fetcher_.forget_if([&](SlotRef owner) { return !registry.participant_is(owner); });
   // A retained pool stays while one of its connections is active and
   // addressed to a live subscriber of this node: that subscriber may still
   // link it (and read what was queued) even if the owner is gone.
-  auto waited_for = [this](const MappedPool& pool) {
+  auto waited_for = [&](const MappedPool& pool) {
     for (const Connection& conn : pool.segment->connections) {
       // Acquire pairs with the creator's release store of kActive.
       if (conn.state.load(std::memory_order_acquire) != ConnectionState::kActive) {
@@ -74,9 +109,9 @@ void ShmTransport::prune_peer_pools(std::int64_t now_ns) noexcept {
       if (conn.subscriber_slot >= kMaxSubscribers) {
         continue;
       }
-      const EndpointEntry& sub = registry_.subscriber(conn.subscriber_slot);
-      if (registry_.subscriber_is({conn.subscriber_slot, conn.subscriber_generation}) &&
-          sub.participant == self_.slot && sub.participant_generation == self_.generation) {
+      const EndpointEntry& sub = registry.subscriber(conn.subscriber_slot);
+      if (registry.subscriber_is({conn.subscriber_slot, conn.subscriber_generation}) && sub.participant == self.slot &&
+          sub.participant_generation == self.generation) {
         return true;
       }
     }
@@ -95,7 +130,7 @@ void ShmTransport::prune_peer_pools(std::int64_t now_ns) noexcept {
   }
 }
 
-std::vector<std::shared_ptr<MappedPool>> ShmTransport::retained_pools() {
+std::vector<std::shared_ptr<MappedPool>> PeerPools::retained_pools() {
   std::vector<std::shared_ptr<MappedPool>> pools;
   std::lock_guard<std::mutex> peers_guard(peers_mutex_);
   for (const Retained& r : retained_) {
@@ -104,12 +139,12 @@ std::vector<std::shared_ptr<MappedPool>> ShmTransport::retained_pools() {
   return pools;
 }
 
-void ShmTransport::deposit_own_pool(const std::vector<SlotRef>& participants) noexcept {
+void PeerPools::deposit_own_pool(const std::vector<SlotRef>& participants) noexcept {
   for (const SlotRef& node : participants) {
     // Non-blocking: a stopped receiver's socket queues the descriptor (and
     // keeps the memfd alive); a full backlog loses only this guarantee.
-    if (auto ok =
-            deposit_fd(socket_path(node.slot, node.generation), own_pool_->mapping.fd(), self_.slot, self_.generation);
+    if (auto ok = deposit_fd(domain_.socket_path(node.slot, node.generation), own_->mapping.fd(), domain_.self().slot,
+                             domain_.self().generation);
         !ok) {
       // Not silent: until that node maps our pool itself, what we queue for
       // its subscribers is lost if we exit first.
@@ -121,12 +156,12 @@ void ShmTransport::deposit_own_pool(const std::vector<SlotRef>& participants) no
   }
 }
 
-std::uint64_t ShmTransport::fetch_events() {
+std::uint64_t PeerPools::fetch_events() {
   std::lock_guard<std::mutex> fetch_guard(fetch_mutex_);
   return fetch_events_;
 }
 
-std::uint64_t ShmTransport::wait_for_fetch(std::uint64_t seen_events, std::int64_t deadline_ns) {
+std::uint64_t PeerPools::wait_for_fetch(std::uint64_t seen_events, std::int64_t deadline_ns) {
   std::unique_lock<std::mutex> fetch_guard(fetch_mutex_);
   const std::int64_t left_ns = deadline_ns - monotonic_now_ns();
   if (left_ns > 0) {

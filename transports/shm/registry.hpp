@@ -1,5 +1,6 @@
 // Operations on a domain's registry segment. Every call but topic_version()
-// must be made while holding the domain lock.
+// needs the domain lock: a node reaches its registry only through
+// Domain::registry(const DomainLockGuard&) (tests own their segments).
 #pragma once
 
 #include <array>

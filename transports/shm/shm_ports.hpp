@@ -12,7 +12,11 @@
 #include <string>
 
 #include "axon/transport.hpp"
-#include "transports/shm/shm_transport.hpp"
+#include "transports/shm/domain.hpp"
+#include "transports/shm/durable_publishers.hpp"
+#include "transports/shm/mapped_pool.hpp"
+#include "transports/shm/own_pool.hpp"
+#include "transports/shm/peer_pools.hpp"
 
 namespace axon::shm {
 
@@ -27,8 +31,17 @@ namespace axon::shm {
 /// the publisher's and the subscribers' caches through them.
 class ShmPublisherPort final : public PublisherPort {
  public:
-  ShmPublisherPort(std::shared_ptr<ShmTransport> transport, std::shared_ptr<MappedPool> pool, std::uint32_t block,
-                   SlotRef registry_ref, std::uint32_t topic, std::string topic_name, const PublisherQos& qos);
+  /// What a publisher uses of its node, and nothing more.
+  struct NodeParts {
+    std::shared_ptr<const void> owner;  ///< Keeps the node (and the parts below) alive.
+    /// The lock and the registry (its entry, counters()), the wake words.
+    Domain& domain;
+    std::shared_ptr<MappedPool> pool;  ///< The node's own pool.
+    BlockBusy& busy;                   ///< The flag of `block`.
+    DurablePublishers& durable;        ///< Lists a transient-local publisher.
+  };
+  ShmPublisherPort(NodeParts node, std::uint32_t block, SlotRef registry_ref, std::uint32_t topic,
+                   std::string topic_name, const PublisherQos& qos);
   ~ShmPublisherPort() override;
   ShmPublisherPort(const ShmPublisherPort&) = delete;
   ShmPublisherPort& operator=(const ShmPublisherPort&) = delete;
@@ -81,6 +94,9 @@ class ShmPublisherPort final : public PublisherPort {
   void evict_and_push(Connection& conn, std::uint64_t mask, Delivery& delivery, PublishStatus& status) noexcept;
   void delivered(Connection& conn, std::uint64_t mask, Delivery& delivery, PublishStatus& status) noexcept;
   void wait_for_room(Delivery& delivery, PublishStatus& status) noexcept;
+  /// Drops the holds of the connections that did not get `chunk`, and
+  /// reclaims those of them that are closing.
+  void release_undelivered(ChunkHeader* chunk, std::uint64_t not_delivered) noexcept;
   void quarantine(Connection& conn) noexcept;
   void wake(std::uint64_t delivered_bits) noexcept;
   void count(const PublishStatus& status) noexcept;
@@ -111,7 +127,7 @@ class ShmPublisherPort final : public PublisherPort {
 
   static constexpr std::uint32_t kCacheSlots = 64;
 
-  std::shared_ptr<ShmTransport> transport_;
+  std::shared_ptr<const void> owner_;  ///< Keeps the node alive: the references below are its parts.
   std::shared_ptr<MappedPool> pool_;
   PublisherBlock* block_;
   std::uint32_t block_index_;
@@ -146,11 +162,14 @@ class ShmPublisherPort final : public PublisherPort {
   std::uint32_t history_head_ = 0;
   std::uint32_t history_count_ = 0;
   std::array<Kept, kMaxDurabilityDepth> history_{};
-  /// This block's flag in ShmTransport::block_busy_: held by publish() and
+  /// This block's flag in the node's OwnPool: held by publish() and
   /// loan()'s reclaim, or by the service thread while it adopts joiners or
   /// reclaims closing connections of an idle publisher, so that one thread
   /// at a time pushes to the block's rings and reclaims its connections.
-  std::atomic<bool>& busy_;
+  BlockBusy& busy_;
+  /// The lock and the registry (our entry, counters()), the subscribers' wake words.
+  Domain& domain_;
+  DurablePublishers& durable_;
 };
 
 /// Thread safety: take() from one thread at a time; release() from any.
@@ -160,8 +179,14 @@ class ShmSubscriberPort final : public SubscriberPort {
  public:
   static constexpr std::uint32_t kMaxLinks = 64;  ///< Publishers per subscriber.
 
-  ShmSubscriberPort(std::shared_ptr<ShmTransport> transport, SlotRef registry_ref, std::uint32_t topic,
-                    std::string topic_name, const SubscriberQos& qos);
+  /// What a subscriber uses of its node, and nothing more.
+  struct NodeParts {
+    std::shared_ptr<const void> owner;  ///< Keeps the node (and the parts below) alive.
+    Domain& domain;                     ///< The lock and the registry, the topic version.
+    PeerPools& peers;                   ///< The publishers' pools.
+  };
+  ShmSubscriberPort(NodeParts node, SlotRef registry_ref, std::uint32_t topic, std::string topic_name,
+                    const SubscriberQos& qos);
   ~ShmSubscriberPort() override;
   ShmSubscriberPort(const ShmSubscriberPort&) = delete;
   ShmSubscriberPort& operator=(const ShmSubscriberPort&) = delete;
@@ -180,10 +205,10 @@ class ShmSubscriberPort final : public SubscriberPort {
   /// Connects to publishers that appeared, marks vanished ones, adopts
   /// connections to us in pools retained for publishers that are gone. Asks
   /// the service thread for pools not mapped yet (see missing_pools()); never
-  /// calls another process. The caller holds the domain lock.
-  void rescan_locked() noexcept;
-  /// rescan_locked() under the domain lock. The taking thread (or subscribe()
-  /// before the port is handed out).
+  /// calls another process.
+  void rescan(const DomainLockGuard& held) noexcept;
+  /// rescan(held) once the domain lock is taken (retried later when it cannot
+  /// be). The taking thread (or subscribe() before the port is handed out).
   void rescan() noexcept;
   /// The last rescan met a live publisher whose pool is still being fetched.
   [[nodiscard]] bool missing_pools() const noexcept { return missing_pools_; }
@@ -221,14 +246,23 @@ class ShmSubscriberPort final : public SubscriberPort {
   void close_drained_orphans() noexcept;
   void close_link(Link& link) noexcept;
 
-  std::shared_ptr<ShmTransport> transport_;
+  /// Links `pub` (a live publisher entry of `registry`); false when the
+  /// link could not be made (counted as unconnected).
+  bool link_publisher(const DomainLockGuard& held, std::uint32_t slot, const EndpointEntry& pub,
+                      bool (&seen)[kMaxLinks]) noexcept;
+  /// Links connections to us in pools the node retained.
+  void adopt_retained(const Registry& registry, bool (&seen)[kMaxLinks]) noexcept;
+
+  std::shared_ptr<const void> owner_;  ///< Keeps the node alive: the references below are its parts.
+  Domain& domain_;
+  PeerPools& peers_;
   SlotRef registry_ref_;
   std::uint32_t topic_;
   std::string topic_name_;
   SubscriberQos qos_;
   std::uint64_t seen_version_ = ~std::uint64_t{0};
   std::int64_t retry_at_ns_ = 0;         ///< A failed lock is retried from then on.
-  std::uint64_t seen_pools_mapped_ = 0;  ///< ShmTransport::pools_mapped() at the last rescan.
+  std::uint64_t seen_pools_mapped_ = 0;  ///< PeerPools::pools_mapped() at the last rescan.
   bool missing_pools_ = false;
   std::uint32_t next_link_ = 0;
   std::uint32_t link_count_ = 0;  ///< Links [0, link_count_) may be in use.

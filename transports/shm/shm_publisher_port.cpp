@@ -1,66 +1,20 @@
+// ShmPublisherPort: loan and chunk reuse, publish and the dispatch to each
+// subscriber's queue. The data path: one translation unit,
+// so that its helpers inline.
 #include <fmt/format.h>
 #include <sched.h>
 
 #include <algorithm>
-#include <ctime>
 #include <string>
 
 #include "src/base/clock.hpp"
 #include "src/base/futex.hpp"
 #include "src/base/log.hpp"
+#include "transports/shm/connections.hpp"
 #include "transports/shm/shared_checks.hpp"
 #include "transports/shm/shm_ports.hpp"
 
 namespace axon::shm {
-
-ShmPublisherPort::ShmPublisherPort(std::shared_ptr<ShmTransport> transport, std::shared_ptr<MappedPool> pool,
-                                   std::uint32_t block, SlotRef registry_ref, std::uint32_t topic,
-                                   std::string topic_name, const PublisherQos& qos)
-    : transport_(std::move(transport)),
-      pool_(std::move(pool)),
-      block_(&pool_->segment->blocks[block]),
-      block_index_(block),
-      registry_ref_(registry_ref),
-      publisher_id_((std::uint64_t{registry_ref.slot} << 32) | registry_ref.generation),
-      topic_(topic),
-      topic_name_(std::move(topic_name)),
-      fallback_(transport_->config_.chunk_fallback),
-      high_water_percent_(qos.high_water_percent),
-      history_depth_(block_->history_depth),
-      busy_(transport_->block_busy_[block].flag) {}
-
-ShmPublisherPort::~ShmPublisherPort() {
-  if (history_depth_ > 0) {
-    transport_->forget_durable(this);
-  }
-  // Chunks still in flight go back through their last holder from now on.
-  while (cache_count_ > 0) {
-    uncache_oldest();
-  }
-  for (std::uint32_t i = 0; i < history_count_; ++i) {
-    pool_->pool.drop_holders(history_[(history_head_ + i) % kMaxDurabilityDepth].chunk, kHistoryBit);
-  }
-  auto locked = transport_->lock_.lock();
-  if (!locked) {
-    // The block is in our own pool: retire it anyway, so that its connections
-    // and the block itself are reclaimed. The node's service thread removes
-    // the registry entry under the lock before it frees the block.
-    // Release pairs with the service thread's acquire (see below).
-    block_->state.store(BlockState::kRetired, std::memory_order_release);
-    logger().warn(
-        "topic '{}': publisher destroyed without the domain lock ({}); the node's next liveness round "
-        "removes it from the registry",
-        topic_name_, locked.error().message());
-    return;
-  }
-  DomainLockGuard guard(transport_->lock_);
-  if (transport_->registry_.publisher(registry_ref_.slot).generation == registry_ref_.generation) {
-    transport_->registry_.remove_publisher(registry_ref_.slot);
-  }
-  // Release pairs with the service thread's acquire: our pushes are over,
-  // it reclaims the connections once their subscribers let go.
-  block_->state.store(BlockState::kRetired, std::memory_order_release);
-}
 
 Result<LoanedChunk> ShmPublisherPort::loan(std::size_t payload_bytes) noexcept {
   ChunkPool& chunks = pool_->pool;
@@ -95,54 +49,6 @@ Result<LoanedChunk> ShmPublisherPort::loan(std::size_t payload_bytes) noexcept {
   // Relaxed: published to other threads through the ring (release).
   chunk->publisher_block.store(static_cast<std::uint16_t>(block_index_), std::memory_order_relaxed);
   return LoanedChunk{.payload = chunks.payload(chunk), .capacity_bytes = chunk->capacity_bytes, .handle = chunk};
-}
-
-Error ShmPublisherPort::exhausted(std::size_t payload_bytes, std::uint32_t were_cached) const {
-  const ChunkPool& chunks = pool_->pool;
-  const ChunkPool::ClassRange range = chunks.classes_for(payload_bytes, fallback_);
-  constexpr std::uint64_t kConnectionBits = kNetworkBit - 1;  // bits 0..60
-  std::uint32_t total = 0;
-  std::uint32_t loaned = 0;
-  std::uint32_t subscribers = 0;
-  std::uint32_t kept = 0;
-  std::uint32_t others = 0;
-  for (std::uint32_t c = range.first; c <= range.last; ++c) {
-    const SizeClass& sc = chunks.size_class(c);
-    total += sc.chunk_count;
-    for (std::uint32_t k = 0; k < sc.chunk_count; ++k) {
-      const ChunkHeader* chunk = chunks.chunk_by_index(sc.first_index + k);
-      // Acquire: a snapshot for the message that sees other threads' releases.
-      const std::uint64_t holders = chunk->holders.load(std::memory_order_acquire);
-      if (holders == 0) {
-        continue;
-      }
-      if (chunk->publisher_block.load(std::memory_order_relaxed) != block_index_) {
-        ++others;
-      } else if ((holders & kConnectionBits) != 0) {
-        ++subscribers;
-      } else if ((holders & (kHistoryBit | kNetworkBit)) != 0) {
-        ++kept;
-      } else {
-        ++loaned;
-      }
-    }
-  }
-  const SizeClass& first = chunks.size_class(range.first);
-  const SizeClass& last = chunks.size_class(range.last);
-  Error error(
-      ErrorCode::kPoolExhausted,
-      fmt::format("topic '{}': no free chunk for a {} B message in the {} chunks of classes {} B..{} B of node '{}' "
-                  "(a loan falls through at most {} larger class(es) of at most {}x its own: "
-                  "NodeOptions::chunk_fallback, pool.chunk_fallback): this publisher holds {} in loans not yet "
-                  "published and had {} in its reuse cache (given back now), its subscribers hold {} (queued or "
-                  "taken), {} are kept for late joiners or resends, other publishers of the node hold {}; publish or "
-                  "drop loans sooner, lower the subscribers' depth or max_held_samples, or add chunks to that class "
-                  "(NodeOptions::chunk_classes, pool.chunk_classes)",
-                  topic_name_, payload_bytes, total, first.payload_capacity, last.payload_capacity,
-                  transport_->config_.node_name, fallback_.max_classes,
-                  fallback_.max_ratio == 0 ? std::string("any") : std::to_string(fallback_.max_ratio), loaned,
-                  were_cached, subscribers, kept, others));
-  return error;
 }
 
 ChunkHeader* ShmPublisherPort::reuse_cached(std::size_t payload_bytes) noexcept {
@@ -205,6 +111,19 @@ void ShmPublisherPort::unpin(void* handle) noexcept {
   pool_->pool.drop_holders(static_cast<ChunkHeader*>(handle), kNetworkBit);  // the last holder frees it
 }
 
+namespace {
+
+/// Releases a block's busy flag at the end of publish().
+struct BusyRelease {
+  std::atomic<bool>& flag;
+  explicit BusyRelease(std::atomic<bool>& held) noexcept : flag(held) {}
+  BusyRelease(const BusyRelease&) = delete;
+  BusyRelease& operator=(const BusyRelease&) = delete;
+  ~BusyRelease() { flag.store(false, std::memory_order_release); }  // pairs with the acquire in take_busy()
+};
+
+}  // namespace
+
 Result<PublishStatus> ShmPublisherPort::publish_with(LoanedChunk loaned, std::size_t payload_bytes,
                                                      std::size_t payload_offset, std::uint64_t network_bit) noexcept {
   auto* chunk = static_cast<ChunkHeader*>(loaned.handle);
@@ -225,15 +144,8 @@ Result<PublishStatus> ShmPublisherPort::publish_with(LoanedChunk loaned, std::si
   // The service thread adopts joiners and reclaims closing connections of
   // an idle publisher: exclude it for the length of the publish (it holds the
   // flag for one reclaim or a few pushes at most).
-  struct Busy {
-    std::atomic<bool>& flag;
-    explicit Busy(std::atomic<bool>& held) noexcept : flag(held) {}
-    Busy(const Busy&) = delete;
-    Busy& operator=(const Busy&) = delete;
-    ~Busy() { flag.store(false, std::memory_order_release); }  // pairs with the acquire in take_busy()
-  };
   take_busy();
-  const Busy busy(busy_);
+  const BusyRelease busy(busy_.flag);
   // Relaxed: a joiner seen late is adopted by the next publish or round.
   if (history_depth_ > 0 && block_->joining_bits.load(std::memory_order_relaxed) != 0) {
     adopt_joiners();
@@ -273,19 +185,7 @@ Result<PublishStatus> ShmPublisherPort::publish_with(LoanedChunk loaned, std::si
     wake(delivery.delivered & ~before);
   }
   if (delivery.not_delivered != 0) {
-    // Our loan bit keeps the chunk alive, so this cannot free it.
-    chunk->holders.fetch_and(~delivery.not_delivered, std::memory_order_relaxed);
-    bool reclaimed = false;
-    for (std::uint64_t bits = delivery.not_delivered; bits != 0; bits &= bits - 1) {
-      const auto bit = static_cast<std::uint32_t>(__builtin_ctzll(bits));
-      if (connection(bit).state.load(std::memory_order_acquire) != ConnectionState::kActive) {
-        add(totals_.rejected_reclaimed, reclaim_connection(*pool_, block_index_, bit));
-        reclaimed = true;
-      }
-    }
-    if (reclaimed) {
-      announce_room();
-    }
+    release_undelivered(chunk, delivery.not_delivered);
   }
   count(status);
   if ((history_bit | network_bit) != 0) {
@@ -300,6 +200,22 @@ Result<PublishStatus> ShmPublisherPort::publish_with(LoanedChunk loaned, std::si
                              topic_name_, delivery.reliable_timeouts, entry.sequence));
   }
   return status;
+}
+
+void ShmPublisherPort::release_undelivered(ChunkHeader* chunk, std::uint64_t not_delivered) noexcept {
+  // Our loan bit keeps the chunk alive, so this cannot free it.
+  chunk->holders.fetch_and(~not_delivered, std::memory_order_relaxed);
+  bool reclaimed = false;
+  for (std::uint64_t bits = not_delivered; bits != 0; bits &= bits - 1) {
+    const auto bit = static_cast<std::uint32_t>(__builtin_ctzll(bits));
+    if (connection(bit).state.load(std::memory_order_acquire) != ConnectionState::kActive) {
+      add(totals_.rejected_reclaimed, reclaim_connection(*pool_, block_index_, bit));
+      reclaimed = true;
+    }
+  }
+  if (reclaimed) {
+    announce_room();
+  }
 }
 
 namespace {
@@ -414,60 +330,6 @@ void ShmPublisherPort::delivered(Connection& conn, std::uint64_t mask, Delivery&
   }
 }
 
-void ShmPublisherPort::wait_for_room(Delivery& delivery, PublishStatus& status) noexcept {
-  // These subscribers chose to hold their publishers back when full: wait
-  // for room, each until its own timeout (or quarantine time), never for a
-  // subscriber that left. Spin briefly, then yield, then sleep in short
-  // steps so that the subscriber's core gets to drain its queue.
-  const std::int64_t started = delivery.now_ns;
-  for (std::uint32_t round = 0; delivery.waiting != 0; ++round) {
-    const std::int64_t now = monotonic_now_ns();
-    for (std::uint64_t bits = delivery.waiting; bits != 0; bits &= bits - 1) {
-      const auto bit = static_cast<std::uint32_t>(__builtin_ctzll(bits));
-      const std::uint64_t mask = std::uint64_t{1} << bit;
-      Connection& conn = connection(bit);
-      if (conn.ring.try_push(delivery.entry)) {
-        delivery.waiting &= ~mask;
-        delivered(conn, mask, delivery, status);
-      } else if (conn.state.load(std::memory_order_acquire) != ConnectionState::kActive) {
-        delivery.waiting &= ~mask;
-        delivery.not_delivered |= mask;
-      } else if (conn.quarantine_after_ns > 0 && now - conn.full_since_ns >= conn.quarantine_after_ns) {
-        delivery.waiting &= ~mask;
-        quarantine(conn);
-        evict_and_push(conn, mask, delivery, status);
-      } else if (now - started >= conn.block_timeout_ns) {
-        delivery.waiting &= ~mask;
-        delivery.not_delivered |= mask;
-        bump(conn.dropped_timeout);
-        ++status.dropped;
-        ++status.timed_out;
-        delivery.reliable_timeouts += conn.reliable;
-      }
-    }
-    if (delivery.waiting == 0) {
-      break;
-    }
-    if (round < 64) {
-      __builtin_ia32_pause();
-    } else if (now - started < 50'000) {
-      ::sched_yield();
-    } else {
-      const timespec step{.tv_sec = 0, .tv_nsec = 20'000};
-      ::nanosleep(&step, nullptr);
-    }
-  }
-}
-
-void ShmPublisherPort::quarantine(Connection& conn) noexcept {
-  conn.quarantined.store(1, std::memory_order_relaxed);
-  bump(conn.quarantines);
-  logger().warn(
-      "topic '{}': subscriber {:#x} stayed full for {} ms; quarantined: its oldest messages are dropped "
-      "until it drains its queue",
-      topic_name_, subscriber_id(conn), conn.quarantine_after_ns / 1'000'000);
-}
-
 void ShmPublisherPort::wake(std::uint64_t delivered_bits) noexcept {
   if (delivered_bits == 0) {
     return;
@@ -480,7 +342,7 @@ void ShmPublisherPort::wake(std::uint64_t delivered_bits) noexcept {
     // The slot was written by the subscriber's process; a corrupt one (the
     // liveness round closes its connection) wakes nobody.
     if (conn.subscriber_slot < kMaxSubscribers) [[likely]] {
-      futex::notify_if_waiting(transport_->registry_.subscriber_wake(conn.subscriber_slot));
+      futex::notify_if_waiting(domain_.subscriber_wake(conn.subscriber_slot));
     }
   }
 }
@@ -491,114 +353,6 @@ void ShmPublisherPort::count(const PublishStatus& status) noexcept {
   add(totals_.dropped_full, status.dropped - status.timed_out);
   add(totals_.dropped_oldest, status.evicted);
   add(totals_.dropped_timeout, status.timed_out);
-}
-
-std::uint64_t ShmPublisherPort::subscriber_id(const Connection& conn) noexcept {
-  return (std::uint64_t{conn.subscriber_slot} << 32) | conn.subscriber_generation;
-}
-
-QueueCounters ShmPublisherPort::queue_counters(const Connection& conn) noexcept {
-  // Relaxed: statistics; see Connection.
-  return QueueCounters{.queued = conn.delivered.load(std::memory_order_relaxed),
-                       .dropped_full = conn.dropped_full.load(std::memory_order_relaxed),
-                       .dropped_oldest = conn.dropped_oldest.load(std::memory_order_relaxed),
-                       .dropped_timeout = conn.dropped_timeout.load(std::memory_order_relaxed),
-                       .quarantined = conn.quarantines.load(std::memory_order_relaxed),
-                       .high_water = conn.high_water.load(std::memory_order_relaxed)};
-}
-
-std::size_t ShmPublisherPort::subscriber_fill(std::span<SubscriberFill> out) const noexcept {
-  std::size_t written = 0;
-  // Acquire: see create_connection().
-  const std::uint64_t active = block_->active_bits.load(std::memory_order_acquire) & kConnectionBits;
-  for (std::uint64_t bits = active; bits != 0 && written < out.size(); bits &= bits - 1) {
-    const Connection& conn = connection(static_cast<std::uint32_t>(__builtin_ctzll(bits)));
-    if (conn.state.load(std::memory_order_acquire) != ConnectionState::kActive) {
-      continue;
-    }
-    out[written++] = SubscriberFill{.subscriber_id = subscriber_id(conn),
-                                    .queued = static_cast<std::uint32_t>(conn.ring.size_for_producer()),
-                                    .depth = conn.ring.limit(),
-                                    .quarantined = conn.quarantined.load(std::memory_order_relaxed) != 0,
-                                    .counters = queue_counters(conn)};
-  }
-  return written;
-}
-
-PublisherCounters ShmPublisherPort::counters() const noexcept {
-  PublisherCounters result;
-  // Relaxed: statistics with a single writer.
-  result.published = published_.load(std::memory_order_relaxed);
-  result.totals.queued = totals_.delivered.load(std::memory_order_relaxed);
-  result.totals.dropped_full = totals_.dropped_full.load(std::memory_order_relaxed);
-  result.totals.dropped_oldest = totals_.dropped_oldest.load(std::memory_order_relaxed);
-  result.totals.dropped_timeout = totals_.dropped_timeout.load(std::memory_order_relaxed);
-  // Relaxed: statistics (ours, and the service thread's for this block).
-  result.rejected_by_subscribers =
-      totals_.rejected_reclaimed.load(std::memory_order_relaxed) +
-      transport_->block_busy_[block_index_].rejected_reclaimed.load(std::memory_order_relaxed);
-  const std::uint64_t active = block_->active_bits.load(std::memory_order_acquire) & kConnectionBits;
-  for (std::uint64_t bits = active; bits != 0; bits &= bits - 1) {
-    const Connection& conn = connection(static_cast<std::uint32_t>(__builtin_ctzll(bits)));
-    result.totals.quarantined += conn.quarantines.load(std::memory_order_relaxed);
-    // Relaxed: a statistic with one writer, the subscriber (see Connection).
-    result.rejected_by_subscribers += conn.rejected.load(std::memory_order_relaxed);
-    result.totals.high_water = std::max(result.totals.high_water, conn.high_water.load(std::memory_order_relaxed));
-  }
-  result.subscribers_unconnected = unconnected_subscribers();
-  return result;
-}
-
-void ShmPublisherPort::announce_room() noexcept {
-  // A subscriber that could not connect for lack of room retries when it
-  // next looks; tell the topic's subscribers now, so that one sleeping in an
-  // executor does not wait for its next wake-up. Never block the publisher
-  // for it: when the lock is busy, the subscriber's own retry does it.
-  if (transport_->lock_.try_lock()) {
-    transport_->registry_.connections_changed(topic_);
-    transport_->lock_.unlock();
-  }
-}
-
-std::uint32_t ShmPublisherPort::unconnected_subscribers() const noexcept {
-  // Never wait for the domain lock here: its holder may be a stopped process,
-  // and counters() must not hang on it. A busy lock gives the last count.
-  if (!transport_->lock_.try_lock()) {
-    return last_unconnected_.load(std::memory_order_relaxed);  // a statistic
-  }
-  struct Unlock {
-    DomainLock& lock;
-    ~Unlock() { lock.unlock(); }
-  } unlock{transport_->lock_};
-  const Registry& registry = transport_->registry_;
-  // Acquire pairs with the creator's release in create_connection().
-  const std::uint64_t allocated = block_->allocated_bits.load(std::memory_order_acquire);
-  std::uint32_t unconnected = 0;
-  for (std::uint32_t s = 0; s < kMaxSubscribers; ++s) {
-    const EndpointEntry& sub = registry.subscriber(s);
-    if (sub.state != EntryState::kActive || sub.topic != topic_) {
-      continue;
-    }
-    bool connected = false;
-    for (std::uint64_t bits = allocated; bits != 0 && !connected; bits &= bits - 1) {
-      const std::uint16_t index =
-          block_->connection_of_bit[__builtin_ctzll(bits)].load(std::memory_order_relaxed);  // see connection()
-      if (index >= kMaxConnectionsPerNode) {
-        continue;
-      }
-      const Connection& conn = pool_->segment->connections[index];
-      // Acquire pairs with the release store of kActive in create_connection().
-      connected = conn.state.load(std::memory_order_acquire) == ConnectionState::kActive && conn.subscriber_slot == s &&
-                  conn.subscriber_generation == sub.generation;
-    }
-    unconnected += connected ? 0 : 1;
-  }
-  last_unconnected_.store(unconnected, std::memory_order_relaxed);  // a statistic
-  return unconnected;
-}
-
-void ShmPublisherPort::on_backpressure(std::function<void(const BackpressureEvent&)> handler) {
-  backpressure_ = std::move(handler);
 }
 
 std::uint64_t ShmPublisherPort::remember(ChunkHeader* chunk, const RingEntry& entry) noexcept {
@@ -615,72 +369,17 @@ std::uint64_t ShmPublisherPort::remember(ChunkHeader* chunk, const RingEntry& en
   return kHistoryBit;
 }
 
-void ShmPublisherPort::adopt_joiners() noexcept {
-  // Acquire pairs with the creator's release fetch_or in create_connection():
-  // the connection's fields are visible.
-  const std::uint64_t joining = block_->joining_bits.load(std::memory_order_acquire) & kConnectionBits;
-  std::uint64_t adopted = 0;
-  for (std::uint64_t bits = joining; bits != 0; bits &= bits - 1) {
-    const auto bit = static_cast<std::uint32_t>(__builtin_ctzll(bits));
-    const std::uint64_t mask = std::uint64_t{1} << bit;
-    Connection& conn = connection(bit);
-    // Relaxed: only this thread moves bits from joining to active.
-    block_->joining_bits.fetch_and(~mask, std::memory_order_relaxed);
-    if (conn.state.load(std::memory_order_acquire) != ConnectionState::kActive) {
-      continue;  // left before adoption; reclaimed as kClosing
-    }
-    // The newest messages that fit the subscriber's queue, oldest first. The
-    // history's bit keeps each chunk alive while we add the connection's.
-    const std::uint32_t count = std::min(history_count_, conn.ring.limit());
-    for (std::uint32_t i = history_count_ - count; i < history_count_; ++i) {
-      const Kept& kept = history_[(history_head_ + i) % kMaxDurabilityDepth];
-      // Relaxed: published to the subscriber by the ring's release.
-      kept.chunk->holders.fetch_or(mask, std::memory_order_relaxed);
-      if (conn.ring.try_push(kept.entry)) {
-        bump(conn.delivered);
-      } else {
-        pool_->pool.drop_holders(kept.chunk, mask);
-      }
-    }
-    // Release: the connection is complete before we push to it as usual.
-    block_->active_bits.fetch_or(mask, std::memory_order_release);
-    adopted |= mask;
-  }
-  wake(adopted);
-}
-
-void ShmPublisherPort::adopt_joiners_if_idle() noexcept {
-  // Relaxed: a stale zero only delays the adoption to the next round.
-  if (history_depth_ == 0 || block_->joining_bits.load(std::memory_order_relaxed) == 0) {
-    return;
-  }
-  // Acquire pairs with publish()'s release of the flag: its history is ours to read.
-  if (busy_.exchange(true, std::memory_order_acquire)) {
-    return;  // publish() is running and adopts them itself
-  }
-  adopt_joiners();
-  busy_.store(false, std::memory_order_release);
-}
-
 void ShmPublisherPort::take_busy() noexcept {
   // Acquire pairs with the release store of the previous holder (the service
   // thread's reclaim or adoption): what it did to the block is visible.
   // Uncontended in steady state: one exchange on a line of this process.
-  for (std::uint32_t round = 0; busy_.exchange(true, std::memory_order_acquire); ++round) {
+  for (std::uint32_t round = 0; busy_.flag.exchange(true, std::memory_order_acquire); ++round) {
     if (round < 64) {
       __builtin_ia32_pause();
     } else {
       ::sched_yield();  // the holder may need this core to finish
     }
   }
-}
-
-void ShmPublisherPort::reclaim_closing() noexcept {
-  // The service thread may be reclaiming or handing the history to one of
-  // these connections: reclaim only while it cannot.
-  take_busy();
-  add(totals_.rejected_reclaimed, reclaim_closing_connections(*pool_, block_index_));
-  busy_.store(false, std::memory_order_release);  // pairs with the acquire in take_busy()
 }
 
 std::uint32_t ShmPublisherPort::subscriber_count() const noexcept {

@@ -2,6 +2,7 @@
 
 #include "src/base/clock.hpp"
 #include "src/base/log.hpp"
+#include "transports/shm/connections.hpp"
 #include "transports/shm/shared_checks.hpp"
 #include "transports/shm/shm_ports.hpp"
 
@@ -10,8 +11,8 @@ namespace {
 
 constexpr std::int64_t kRetryDelayNs = 100'000'000;  ///< After the domain lock could not be taken.
 
-/// Whether `pub` is a live publisher entry of the registry (the caller holds
-/// the domain lock). The slot comes from another process: checked first.
+/// Whether `pub` is a live publisher entry of `registry` (reached with the
+/// domain lock held). The slot comes from another process: checked first.
 bool publisher_registered(const Registry& registry, SlotRef pub) noexcept {
   if (pub.slot >= kMaxPublishers) {
     return false;
@@ -22,9 +23,11 @@ bool publisher_registered(const Registry& registry, SlotRef pub) noexcept {
 
 }  // namespace
 
-ShmSubscriberPort::ShmSubscriberPort(std::shared_ptr<ShmTransport> transport, SlotRef registry_ref, std::uint32_t topic,
-                                     std::string topic_name, const SubscriberQos& qos)
-    : transport_(std::move(transport)),
+ShmSubscriberPort::ShmSubscriberPort(NodeParts node, SlotRef registry_ref, std::uint32_t topic, std::string topic_name,
+                                     const SubscriberQos& qos)
+    : owner_(std::move(node.owner)),
+      domain_(node.domain),
+      peers_(node.peers),
       registry_ref_(registry_ref),
       topic_(topic),
       topic_name_(std::move(topic_name)),
@@ -38,13 +41,12 @@ ShmSubscriberPort::~ShmSubscriberPort() {
       close_link(links_[i]);
     }
   }
-  if (!transport_->lock_.lock()) {
-    return;
-  }
-  DomainLockGuard guard(transport_->lock_);
-  if (transport_->registry_.subscriber_is(registry_ref_)) {
-    transport_->registry_.remove_subscriber(registry_ref_.slot);
-  }
+  domain_.lock().with_lock([&](const DomainLockGuard& held) {
+    Registry& registry = domain_.registry(held);
+    if (registry.subscriber_is(registry_ref_)) {
+      registry.remove_subscriber(registry_ref_.slot);
+    }
+  });
 }
 
 Result<ReceivedChunk> ShmSubscriberPort::take() noexcept {
@@ -164,7 +166,7 @@ bool ShmSubscriberPort::has_data() noexcept {
   return false;
 }
 
-WakeWord* ShmSubscriberPort::wake_word() noexcept { return &transport_->registry_.subscriber_wake(registry_ref_.slot); }
+WakeWord* ShmSubscriberPort::wake_word() noexcept { return &domain_.subscriber_wake(registry_ref_.slot); }
 
 std::uint32_t ShmSubscriberPort::publisher_count() noexcept {
   rescan_if_publishers_changed();
@@ -176,116 +178,131 @@ std::uint32_t ShmSubscriberPort::publisher_count() noexcept {
 }
 
 void ShmSubscriberPort::rescan_if_publishers_changed() noexcept {
-  if (transport_->registry_.topic_version(topic_) != seen_version_ ||
-      transport_->pools_mapped() != seen_pools_mapped_ || (retry_at_ns_ != 0 && monotonic_now_ns() >= retry_at_ns_)) {
+  if (domain_.topic_version(topic_) != seen_version_ || peers_.pools_mapped() != seen_pools_mapped_ ||
+      (retry_at_ns_ != 0 && monotonic_now_ns() >= retry_at_ns_)) {
     rescan();
   }
 }
 
 void ShmSubscriberPort::rescan() noexcept {
-  if (!transport_->lock_.lock()) {
+  if (!domain_.lock().with_lock([&](const DomainLockGuard& held) { rescan(held); })) {
     retry_at_ns_ = monotonic_now_ns() + kRetryDelayNs;
-    return;
   }
-  DomainLockGuard guard(transport_->lock_);
-  rescan_locked();
 }
 
-void ShmSubscriberPort::rescan_locked() noexcept {
-  Registry& registry = transport_->registry_;
+void ShmSubscriberPort::rescan(const DomainLockGuard& held) noexcept {
+  const Registry& registry = domain_.registry(held);
   seen_version_ = registry.topic_version(topic_);
   // Before looking for pools: one mapped after this load triggers another rescan.
-  seen_pools_mapped_ = transport_->pools_mapped();
+  seen_pools_mapped_ = peers_.pools_mapped();
   retry_at_ns_ = 0;
   missing_pools_ = false;
   // A damaged registry looks empty: keep the links we have (their data still
   // flows) instead of orphaning them. Logged by the check.
-  if (!transport_->registry_intact_locked()) {
+  if (!domain_.registry_intact(held)) {
     return;
   }
   bool seen[kMaxLinks] = {};
   std::uint32_t unconnected = 0;
   for (std::uint32_t p = 0; p < kMaxPublishers; ++p) {
     const EndpointEntry& pub = registry.publisher(p);
-    if (pub.state != EntryState::kActive || pub.topic != topic_) {
-      continue;
-    }
-    // Written by another process: its indices are checked before any use.
-    if (const std::string_view why = invalid_publisher_entry(pub); !why.empty()) {
-      report_corruption(Corruption::kPublisherEntry,
-                        fmt::format("topic '{}': registry publisher entry {} is corrupt ({}: participant {}, "
-                                    "pool_block {})",
-                                    topic_name_, p, why, pub.participant, pub.pool_block));
-      continue;
-    }
-    const SlotRef pub_ref{p, pub.generation};
-    std::uint32_t existing = kMaxLinks;
-    for (std::uint32_t i = 0; i < link_count_; ++i) {
-      if (links_[i].conn != nullptr && links_[i].publisher == pub_ref) {
-        existing = i;
-      }
-    }
-    if (existing != kMaxLinks) {
-      seen[existing] = true;
-      links_[existing].orphaned = false;  // registered: it drains only once it leaves
-      continue;
-    }
-    // Never fetched here: we hold the domain lock, and the owner may be
-    // stopped. The service thread fetches it; pools_mapped() then moves.
-    auto pool = transport_->mapped_pool({pub.participant, pub.participant_generation}, true);
-    if (pool == nullptr) {
-      missing_pools_ = true;
-      ++unconnected;
-      continue;
-    }
-    PoolSegment* segment = pool->segment;
-    PublisherBlock& block = segment->blocks[pub.pool_block];
-    if (block.state.load(std::memory_order_acquire) != BlockState::kActive || block.publisher_slot != pub_ref.slot ||
-        block.publisher_generation != pub_ref.generation) {
-      continue;  // the publisher is going away
-    }
-    // The publisher may have connected us already (it connects existing
-    // subscribers when it advertises); otherwise connect now.
-    Connection* conn = nullptr;
-    for (auto& candidate : segment->connections) {
-      if (candidate.state.load(std::memory_order_acquire) == ConnectionState::kActive &&
-          candidate.block == pub.pool_block && candidate.subscriber_slot == registry_ref_.slot &&
-          candidate.subscriber_generation == registry_ref_.generation) {
-        conn = &candidate;
-        break;
-      }
-    }
-    if (conn == nullptr) {
-      auto created = transport_->create_connection(*pool, pub.pool_block, registry_ref_, true);
-      if (!created) {
-        // No room in the publisher's pool yet (a closed connection waits to
-        // be reclaimed): retry, not only when the publishers change.
-        if (publishers_unconnected_.load(std::memory_order_relaxed) == 0) {  // once, not every retry
-          logger().warn("topic '{}': {}; retrying", topic_name_, created.error().message());
-        }
-        retry_at_ns_ = monotonic_now_ns() + kRetryDelayNs;
-        ++unconnected;
-        continue;
-      }
-      conn = *created;
-    }
-    if (const std::string_view why = invalid_connection(*conn); !why.empty()) {
-      report_corruption(
-          Corruption::kConnection,
-          fmt::format("topic '{}': a connection in participant {}'s pool is corrupt ({}: block {}, bit {})",
-                      topic_name_, pub.participant, why, conn->block, conn->bit));
-      continue;
-    }
-    if (const std::uint32_t slot = link(std::move(pool), conn, pub_ref, false); slot != kMaxLinks) {
-      seen[slot] = true;
-    } else {
+    if (pub.state == EntryState::kActive && pub.topic == topic_ && !link_publisher(held, p, pub, seen)) {
       ++unconnected;
     }
   }
+  adopt_retained(registry, seen);
+  if (!domain_.registry_intact(held)) {
+    return;  // damaged while we read it: what we did not see may still be there
+  }
+  publishers_unconnected_.store(unconnected, std::memory_order_relaxed);  // a statistic
+  for (std::uint32_t i = 0; i < link_count_; ++i) {
+    if (links_[i].conn != nullptr && !seen[i] && !links_[i].orphaned) {
+      links_[i].orphaned = true;  // deliver what it queued, then close
+      // Relaxed: a statistic read by the executor's liveliness check.
+      publishers_lost_.fetch_add(1, std::memory_order_relaxed);
+    }
+  }
+}
+
+bool ShmSubscriberPort::link_publisher(const DomainLockGuard& held, std::uint32_t p, const EndpointEntry& pub,
+                                       bool (&seen)[kMaxLinks]) noexcept {
+  // Written by another process: its indices are checked before any use.
+  if (const std::string_view why = invalid_publisher_entry(pub); !why.empty()) {
+    report_corruption(Corruption::kPublisherEntry,
+                      fmt::format("topic '{}': registry publisher entry {} is corrupt ({}: participant {}, "
+                                  "pool_block {})",
+                                  topic_name_, p, why, pub.participant, pub.pool_block));
+    return true;
+  }
+  const SlotRef pub_ref{p, pub.generation};
+  std::uint32_t existing = kMaxLinks;
+  for (std::uint32_t i = 0; i < link_count_; ++i) {
+    if (links_[i].conn != nullptr && links_[i].publisher == pub_ref) {
+      existing = i;
+    }
+  }
+  if (existing != kMaxLinks) {
+    seen[existing] = true;
+    links_[existing].orphaned = false;  // registered: it drains only once it leaves
+    return true;
+  }
+  // Never fetched here: we hold the domain lock, and the owner may be
+  // stopped. The service thread fetches it; pools_mapped() then moves.
+  auto pool = peers_.mapped_pool({pub.participant, pub.participant_generation}, true);
+  if (pool == nullptr) {
+    missing_pools_ = true;
+    return false;
+  }
+  PoolSegment* segment = pool->segment;
+  PublisherBlock& block = segment->blocks[pub.pool_block];
+  if (block.state.load(std::memory_order_acquire) != BlockState::kActive || block.publisher_slot != pub_ref.slot ||
+      block.publisher_generation != pub_ref.generation) {
+    return true;  // the publisher is going away
+  }
+  // The publisher may have connected us already (it connects existing
+  // subscribers when it advertises); otherwise connect now.
+  Connection* conn = nullptr;
+  for (auto& candidate : segment->connections) {
+    if (candidate.state.load(std::memory_order_acquire) == ConnectionState::kActive &&
+        candidate.block == pub.pool_block && candidate.subscriber_slot == registry_ref_.slot &&
+        candidate.subscriber_generation == registry_ref_.generation) {
+      conn = &candidate;
+      break;
+    }
+  }
+  if (conn == nullptr) {
+    auto created = create_connection(held, domain_.registry(held), domain_.config().domain_id, *pool, pub.pool_block,
+                                     registry_ref_, true);
+    if (!created) {
+      // No room in the publisher's pool yet (a closed connection waits to
+      // be reclaimed): retry, not only when the publishers change.
+      if (publishers_unconnected_.load(std::memory_order_relaxed) == 0) {  // once, not every retry
+        logger().warn("topic '{}': {}; retrying", topic_name_, created.error().message());
+      }
+      retry_at_ns_ = monotonic_now_ns() + kRetryDelayNs;
+      return false;
+    }
+    conn = *created;
+  }
+  if (const std::string_view why = invalid_connection(*conn); !why.empty()) {
+    report_corruption(Corruption::kConnection,
+                      fmt::format("topic '{}': a connection in participant {}'s pool is corrupt ({}: block {}, bit {})",
+                                  topic_name_, pub.participant, why, conn->block, conn->bit));
+    return true;
+  }
+  const std::uint32_t slot = link(std::move(pool), conn, pub_ref, false);
+  if (slot == kMaxLinks) {
+    return false;
+  }
+  seen[slot] = true;
+  return true;
+}
+
+void ShmSubscriberPort::adopt_retained(const Registry& registry, bool (&seen)[kMaxLinks]) noexcept {
   // Connections to us in pools the node kept for us (a publisher that
   // connected us, queued messages, and is gone now, or going): read what
   // they queued, then close them.
-  for (auto& pool : transport_->retained_pools()) {
+  for (auto& pool : peers_.retained_pools()) {
     for (auto& candidate : pool->segment->connections) {
       // Acquire pairs with the creator's release store of kActive.
       if (candidate.state.load(std::memory_order_acquire) != ConnectionState::kActive ||
@@ -317,17 +334,6 @@ void ShmSubscriberPort::rescan_locked() noexcept {
       if (const std::uint32_t slot = link(pool, &candidate, pub_ref, departed); slot != kMaxLinks) {
         seen[slot] = true;
       }
-    }
-  }
-  if (!transport_->registry_intact_locked()) {
-    return;  // damaged while we read it: what we did not see may still be there
-  }
-  publishers_unconnected_.store(unconnected, std::memory_order_relaxed);  // a statistic
-  for (std::uint32_t i = 0; i < link_count_; ++i) {
-    if (links_[i].conn != nullptr && !seen[i] && !links_[i].orphaned) {
-      links_[i].orphaned = true;  // deliver what it queued, then close
-      // Relaxed: a statistic read by the executor's liveliness check.
-      publishers_lost_.fetch_add(1, std::memory_order_relaxed);
     }
   }
 }

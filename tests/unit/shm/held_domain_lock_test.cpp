@@ -1,0 +1,119 @@
+// Another process holding the domain lock (stopped, or slow) does not hold
+// up this node: check_liveness_now() and a publisher's counters() only try
+// the lock (counters() keeps its last count of unconnected subscribers), and
+// loan, publish and take never take it. What needs the lock waits for it.
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <sys/file.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstring>
+#include <future>
+
+#include "tests/support/temp_dir.hpp"
+#include "transports/shm/shm_transport.hpp"
+
+namespace axon::shm {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+/// A child process that holds the domain lock at `path` until release(), as
+/// DomainLock takes it (flock on the file). The child makes system calls
+/// only: this process has threads.
+class LockHolder {
+ public:
+  explicit LockHolder(const std::string& path) {
+    int ready[2];
+    int quit[2];
+    if (::pipe(ready) != 0 || ::pipe(quit) != 0) {
+      return;
+    }
+    const char* file = path.c_str();
+    pid_ = ::fork();
+    if (pid_ == 0) {
+      ::close(quit[1]);
+      const int fd = ::open(file, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+      const char byte = fd >= 0 && ::flock(fd, LOCK_EX) == 0 ? 1 : 0;
+      [[maybe_unused]] auto n = ::write(ready[1], &byte, 1);
+      char ignored = 0;
+      n = ::read(quit[0], &ignored, 1);  // until release()
+      ::_exit(0);
+    }
+    ::close(ready[1]);
+    ::close(quit[0]);
+    quit_ = quit[1];
+    char byte = 0;
+    holding_ = pid_ > 0 && ::read(ready[0], &byte, 1) == 1 && byte == 1;
+    ::close(ready[0]);
+  }
+  LockHolder(const LockHolder&) = delete;
+  LockHolder& operator=(const LockHolder&) = delete;
+  ~LockHolder() { release(); }
+
+  [[nodiscard]] bool holding() const noexcept { return holding_; }
+  void release() noexcept {
+    if (quit_ >= 0) {
+      ::close(quit_);
+      quit_ = -1;
+    }
+    if (pid_ > 0) {
+      int status = 0;
+      ::waitpid(pid_, &status, 0);
+      pid_ = -1;
+    }
+    holding_ = false;
+  }
+
+ private:
+  pid_t pid_ = -1;
+  int quit_ = -1;
+  bool holding_ = false;
+};
+
+double ms_since(Clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+}
+
+TEST(HeldDomainLock, NeitherLivenessNorCountersNorTheDataPathWaitForIt) {
+  test::TempDir dir("axon-held-lock");
+  auto transport = ShmTransport::create(
+      ShmConfig{.domain_id = 3, .node_name = "node", .shm_dir = dir.path(), .chunk_classes = {{256, 64}}});
+  ASSERT_TRUE(transport) << transport.error().message();
+  const TopicDescriptor topic{
+      .name = "ticks", .type = TypeIdentity{.name = "u64", .hash = 1, .size = 8, .align = 8}, .max_payload_bytes = 8};
+  auto publisher = (*transport)->advertise(topic, PublisherQos{});
+  auto subscriber = (*transport)->subscribe(topic, SubscriberQos{.depth = 16});
+  ASSERT_TRUE(publisher && subscriber);
+  const std::uint32_t before = (*publisher)->counters().subscribers_unconnected;  // lock free: counted
+
+  LockHolder holder(dir.path() + "/axon_d3.lock");
+  ASSERT_TRUE(holder.holding());
+  const auto start = Clock::now();
+  (*transport)->check_liveness_now();
+  EXPECT_EQ((*publisher)->counters().subscribers_unconnected, before);  // the last count
+  auto loaned = (*publisher)->loan(8);
+  ASSERT_TRUE(loaned);
+  const std::uint64_t value = 42;
+  std::memcpy(loaned->payload, &value, sizeof(value));
+  EXPECT_TRUE((*publisher)->publish(*loaned, sizeof(value), 0));
+  auto taken = (*subscriber)->take();
+  ASSERT_TRUE(taken);
+  std::uint64_t received = 0;
+  std::memcpy(&received, taken->payload, sizeof(received));
+  EXPECT_EQ(received, value);
+  (*subscriber)->release(*taken);
+  EXPECT_LT(ms_since(start), 500.0);  // none of it waited for the holder
+
+  // What needs the lock waits for it, and goes on once the holder lets go.
+  auto late = std::async(std::launch::async, [&] { return (*transport)->subscribe(topic, SubscriberQos{.depth = 4}); });
+  EXPECT_EQ(late.wait_for(std::chrono::milliseconds(100)), std::future_status::timeout);
+  holder.release();
+  auto joined = late.get();
+  EXPECT_TRUE(joined);
+}
+
+}  // namespace
+}  // namespace axon::shm

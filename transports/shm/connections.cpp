@@ -1,0 +1,170 @@
+#include "transports/shm/connections.hpp"
+
+#include <fmt/format.h>
+
+#include "transports/shm/shared_checks.hpp"
+
+namespace axon::shm {
+namespace {
+
+/// The registry stores the subscriber's effective axon::Overflow (see
+/// effective_queue(): kLatestOnly is kDropOldest of depth 1 by then).
+OverflowPolicy policy_of(Overflow overflow) noexcept {
+  switch (overflow) {
+    case Overflow::kBlockPublisher: return OverflowPolicy::kBlockPublisher;
+    case Overflow::kRejectNewest: return OverflowPolicy::kRejectNewest;
+    default: return OverflowPolicy::kDropOldest;
+  }
+}
+
+}  // namespace
+
+Result<Connection*> create_connection(const DomainLockGuard& /*held*/, const Registry& registry,
+                                      std::uint32_t domain_id, MappedPool& pool, std::uint32_t block_index,
+                                      SlotRef subscriber, bool hand_over_history) {
+  PublisherBlock& block = pool.segment->blocks[block_index];
+  // Relaxed: bits are only set under the domain lock, which we hold.
+  const std::uint64_t allocated = block.allocated_bits.load(std::memory_order_acquire);
+  const std::uint64_t usable = (std::uint64_t{1} << kMaxSubscribersPerPublisher) - 1;
+  if ((allocated & usable) == usable) {
+    return Error(ErrorCode::kLimitReached,
+                 fmt::format("a publisher has at most {} subscribers", kMaxSubscribersPerPublisher));
+  }
+  const auto bit = static_cast<std::uint32_t>(__builtin_ctzll(~allocated));
+  for (std::uint32_t i = 0; i < kMaxConnectionsPerNode; ++i) {
+    Connection& conn = pool.segment->connections[i];
+    auto expected = ConnectionState::kFree;
+    // Acquire pairs with the reclaimer's release store of kFree.
+    if (!conn.state.compare_exchange_strong(expected, ConnectionState::kClaimed, std::memory_order_acquire,
+                                            std::memory_order_relaxed)) {
+      continue;
+    }
+    const EndpointEntry& sub = registry.subscriber(subscriber.slot);
+    // Another process wrote the entry; its depth and policy shape our ring.
+    if (const std::string_view why = invalid_subscriber_entry(sub); !why.empty()) {
+      conn.state.store(ConnectionState::kFree, std::memory_order_relaxed);  // never published
+      return Error(ErrorCode::kIncompatible,
+                   fmt::format("registry subscriber entry {} is corrupt ({}: depth {}, overflow {}); not connected. "
+                               "Restart the processes of domain {}",
+                               subscriber.slot, why, sub.depth, sub.overflow, domain_id));
+    }
+    conn.block = block_index;
+    conn.bit = bit;
+    conn.subscriber_slot = subscriber.slot;
+    conn.subscriber_generation = subscriber.generation;
+    conn.overflow = policy_of(static_cast<Overflow>(sub.overflow));
+    conn.reliable = sub.reliable;
+    conn.block_timeout_ns = sub.block_timeout_ns;
+    conn.quarantine_after_ns = sub.quarantine_after_ns;
+    // Relaxed: published by the state store below.
+    conn.delivered.store(0, std::memory_order_relaxed);
+    conn.dropped_full.store(0, std::memory_order_relaxed);
+    conn.dropped_oldest.store(0, std::memory_order_relaxed);
+    conn.dropped_timeout.store(0, std::memory_order_relaxed);
+    conn.quarantines.store(0, std::memory_order_relaxed);
+    conn.high_water.store(0, std::memory_order_relaxed);
+    conn.quarantined.store(0, std::memory_order_relaxed);
+    conn.rejected.store(0, std::memory_order_relaxed);
+    conn.full_since_ns = 0;
+    conn.above_high_water = 0;
+    conn.ring.reset(sub.depth);
+    block.connection_of_bit[bit].store(static_cast<std::uint16_t>(i), std::memory_order_relaxed);
+    block.allocated_bits.fetch_or(std::uint64_t{1} << bit, std::memory_order_relaxed);
+    // Release pairs with the acquire loads of the state by publisher and subscriber.
+    conn.state.store(ConnectionState::kActive, std::memory_order_release);
+    // Release pairs with the publisher's acquire load of active_bits (or of
+    // joining_bits): the connection and its bit's index are visible first.
+    // A transient-local publisher's own process queues its history to the
+    // connection first (the ring has one producer), then activates it.
+    const bool joining = hand_over_history && block.history_depth > 0;
+    (joining ? block.joining_bits : block.active_bits).fetch_or(std::uint64_t{1} << bit, std::memory_order_release);
+    return &conn;
+  }
+  return Error(
+      ErrorCode::kLimitReached,
+      fmt::format("a node's pool has at most {} connections (publisher x subscriber pairs)", kMaxConnectionsPerNode));
+}
+
+bool has_closing_connection(const PoolSegment& segment, const PublisherBlock& block) noexcept {
+  // Acquire pairs with the creator's release in create_connection().
+  for (std::uint64_t bits = block.allocated_bits.load(std::memory_order_acquire) & kConnectionBits; bits != 0;
+       bits &= bits - 1) {
+    const std::uint16_t index =
+        block.connection_of_bit[__builtin_ctzll(bits)].load(std::memory_order_relaxed);  // written before the bit
+    // Acquire pairs with the release that moved the connection to kClosing.
+    if (index < kMaxConnectionsPerNode &&
+        segment.connections[index].state.load(std::memory_order_acquire) == ConnectionState::kClosing) {
+      return true;
+    }
+  }
+  return false;
+}
+
+std::uint64_t reclaim_connection(MappedPool& pool, std::uint32_t block_index, std::uint32_t bit) noexcept {
+  PublisherBlock& block = pool.segment->blocks[block_index];
+  const std::uint64_t mask = std::uint64_t{1} << bit;
+  // Relaxed: the caller is the only thread that pushes to this block.
+  block.active_bits.fetch_and(~mask, std::memory_order_relaxed);
+  block.joining_bits.fetch_and(~mask, std::memory_order_relaxed);
+  // Give back every chunk the connection holds (queued or taken). A chunk of
+  // this block that has our bit cannot be freed or loaned again until we
+  // clear it, and only the caller loans for this block, so reading the bit
+  // first (acquire, pairing with the release fetch_or in publish()) and the
+  // block second identifies our chunks without races.
+  ChunkPool& chunks = pool.pool;
+  for (std::uint32_t i = 0; i < chunks.total_chunks(); ++i) {
+    ChunkHeader* chunk = chunks.chunk_by_index(i);
+    if ((chunk->holders.load(std::memory_order_acquire) & mask) == 0) {
+      continue;
+    }
+    if (chunk->publisher_block.load(std::memory_order_relaxed) != block_index) {
+      continue;
+    }
+    chunks.drop_holders(chunk, mask);
+  }
+  const std::uint16_t index = block.connection_of_bit[bit].load(std::memory_order_relaxed);
+  // Relaxed: the subscriber's last store came before its release that moved
+  // the connection to kClosing, which our caller acquired. A corrupt index
+  // reads nothing.
+  const std::uint64_t rejected =
+      index < kMaxConnectionsPerNode ? pool.segment->connections[index].rejected.load(std::memory_order_relaxed) : 0;
+  block.connection_of_bit[bit].store(kNoConnection, std::memory_order_relaxed);
+  // The index was written by the connection's creator (maybe another
+  // process): a corrupt one frees the bit but touches no connection.
+  if (index < kMaxConnectionsPerNode) {
+    // Release: creators that see kFree (acquire CAS) see the connection idle.
+    pool.segment->connections[index].state.store(ConnectionState::kFree, std::memory_order_release);
+  }
+  // Release: the bit is reusable only after everything above.
+  block.allocated_bits.fetch_and(~mask, std::memory_order_release);
+  return rejected;
+}
+
+std::uint64_t reclaim_closing_connections(MappedPool& pool, std::uint32_t block_index) noexcept {
+  PublisherBlock& block = pool.segment->blocks[block_index];
+  std::uint64_t rejected = 0;
+  // Acquire pairs with the creator's release in create_connection(); only the
+  // caller clears bits, so the snapshot cannot lose one it must reclaim.
+  // Bits above the connections' are never allocated; masked, a stray one
+  // cannot index past connection_of_bit.
+  std::uint64_t bits = block.allocated_bits.load(std::memory_order_acquire) & kConnectionBits;
+  for (; bits != 0; bits &= bits - 1) {
+    const auto bit = static_cast<std::uint32_t>(__builtin_ctzll(bits));
+    const std::uint16_t index = block.connection_of_bit[bit].load(std::memory_order_relaxed);
+    if (index != kNoConnection && index >= kMaxConnectionsPerNode) {
+      report_corruption(Corruption::kConnectionIndex,
+                        fmt::format("publisher block {} maps bit {} to connection {} (at most {}); freeing the bit",
+                                    block_index, bit, index, kMaxConnectionsPerNode));
+      reclaim_connection(pool, block_index, bit);
+      continue;
+    }
+    // Acquire pairs with the release that moved the connection to kClosing.
+    if (index != kNoConnection &&
+        pool.segment->connections[index].state.load(std::memory_order_acquire) == ConnectionState::kClosing) {
+      rejected += reclaim_connection(pool, block_index, bit);
+    }
+  }
+  return rejected;
+}
+
+}  // namespace axon::shm

@@ -1,0 +1,109 @@
+#include "transports/shm/own_pool.hpp"
+
+#include <fmt/format.h>
+
+#include "transports/shm/connections.hpp"
+#include "transports/shm/shared_checks.hpp"
+
+namespace axon::shm {
+
+std::uint32_t OwnPool::free_block(const DomainLockGuard& /*held*/) const noexcept {
+  const PoolSegment* segment = pool_->segment;
+  for (std::uint32_t b = 0; b < kMaxPublishersPerNode; ++b) {
+    if (segment->blocks[b].state.load(std::memory_order_acquire) == BlockState::kFree) {
+      return b;
+    }
+  }
+  return kMaxPublishersPerNode;
+}
+
+std::vector<PoolClassStats> OwnPool::stats() const {
+  std::vector<PoolClassStats> stats;
+  const ChunkPool& pool = pool_->pool;
+  for (std::uint32_t i = 0; i < pool.class_count(); ++i) {
+    const SizeClass& sc = pool.size_class(i);
+    stats.push_back(
+        {.payload_bytes = sc.payload_capacity, .total_chunks = sc.chunk_count, .free_chunks = pool.free_chunks(i)});
+  }
+  return stats;
+}
+
+void OwnPool::close_connections_of_gone_subscribers(const DomainLockGuard& held) noexcept {
+  const Registry& registry = domain_.registry(held);
+  PoolSegment* segment = pool_->segment;
+  for (auto& conn : segment->connections) {
+    // Acquire: the fields of an active connection were written before it.
+    if (conn.state.load(std::memory_order_acquire) != ConnectionState::kActive) {
+      continue;
+    }
+    // A subscriber's process wrote the connection: a slot out of range names
+    // no subscriber, so the connection is closed like one of a gone subscriber.
+    const bool corrupt = conn.subscriber_slot >= kMaxSubscribers;
+    if (corrupt) {
+      report_corruption(
+          Corruption::kConnection,
+          fmt::format("connection {} of node '{}' names subscriber slot {} (at most {}); closing it",
+                      &conn - segment->connections, domain_.config().node_name, conn.subscriber_slot, kMaxSubscribers));
+    }
+    if (corrupt || !registry.subscriber_is({conn.subscriber_slot, conn.subscriber_generation})) {
+      auto expected = ConnectionState::kActive;
+      // Release pairs with the acquire in the publisher's publish(): it will
+      // reclaim the connection. Fails harmlessly if the subscriber closed it.
+      conn.state.compare_exchange_strong(expected, ConnectionState::kClosing, std::memory_order_release,
+                                         std::memory_order_relaxed);
+    }
+  }
+}
+
+void OwnPool::reclaim_retired_blocks(const DomainLockGuard& held) noexcept {
+  Registry& registry = domain_.registry(held);
+  const SlotRef self = domain_.self();
+  PoolSegment* segment = pool_->segment;
+  for (std::uint32_t b = 0; b < kMaxPublishersPerNode; ++b) {
+    PublisherBlock& block = segment->blocks[b];
+    // Acquire pairs with the publisher's release store of kRetired: its last
+    // pushes are done, so this thread may reclaim.
+    if (block.state.load(std::memory_order_acquire) != BlockState::kRetired) {
+      continue;
+    }
+    // A publisher destroyed while the domain lock could not be taken left its
+    // registry entry behind: remove it (we hold the lock) before the block
+    // may be reused, so subscribers let go of it.
+    if (block.publisher_slot < kMaxPublishers) {
+      const EndpointEntry& pub = registry.publisher(block.publisher_slot);
+      if (pub.state == EntryState::kActive && pub.generation == block.publisher_generation &&
+          pub.participant == self.slot && pub.pool_block == b) {
+        registry.remove_publisher(block.publisher_slot);
+      }
+    }
+    reclaim_closing_connections(*pool_, b);
+    if (block.allocated_bits.load(std::memory_order_relaxed) == 0) {
+      block.state.store(BlockState::kFree, std::memory_order_relaxed);  // reused under the domain lock only
+    }
+  }
+}
+
+void OwnPool::reclaim_closing_of_idle_publishers() noexcept {
+  PoolSegment* segment = pool_->segment;
+  for (std::uint32_t b = 0; b < kMaxPublishersPerNode; ++b) {
+    PublisherBlock& block = segment->blocks[b];
+    // Acquire pairs with advertise()'s release store of kActive. Retired
+    // blocks are reclaimed by reclaim_retired_blocks() without the flag.
+    if (block.state.load(std::memory_order_acquire) != BlockState::kActive ||
+        !has_closing_connection(*segment, block)) {
+      continue;
+    }
+    std::atomic<bool>& busy = busy_[b].flag;
+    // Acquire pairs with the publisher's release of the flag: its pushes and
+    // reclaims are over. A busy publisher reclaims itself when it meets the
+    // closing connection, or we try again next round.
+    if (busy.exchange(true, std::memory_order_acquire)) {
+      continue;
+    }
+    // Relaxed: a statistic read by the publisher's counters().
+    busy_[b].rejected_reclaimed.fetch_add(reclaim_closing_connections(*pool_, b), std::memory_order_relaxed);
+    busy.store(false, std::memory_order_release);  // pairs with the acquire in ShmPublisherPort::take_busy()
+  }
+}
+
+}  // namespace axon::shm

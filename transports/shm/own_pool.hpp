@@ -1,0 +1,63 @@
+// This node's pool as its owner sees it: the publisher blocks it hands to
+// its publishers, the busy flag that keeps one thread at a time pushing to a
+// block, and the reclaim of what departed subscribers and retired
+// publishers left in it.
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "axon/transport.hpp"
+#include "transports/shm/domain.hpp"
+#include "transports/shm/mapped_pool.hpp"
+
+namespace axon::shm {
+
+/// One flag per publisher block of our pool, process-local because only
+/// this process pushes to and reclaims its blocks: held by the publisher's
+/// thread while it pushes or reclaims (loan()'s slow path, publish()), and
+/// by the service thread while it reclaims or adopts joiners for an idle
+/// publisher. Whoever holds it is the only one pushing to the block.
+struct alignas(kCacheLine) BlockBusy {
+  std::atomic<bool> flag{false};
+  /// Rejections counted by connections the service thread reclaimed for
+  /// the block's publisher (added to its counters().rejected_by_subscribers).
+  std::atomic<std::uint64_t> rejected_reclaimed{0};
+};
+
+/// Thread safety: busy() and stats() from any thread; the reclaims from the
+/// service thread (the ones that take a guard under the domain lock).
+class OwnPool {
+ public:
+  OwnPool(Domain& domain, std::shared_ptr<MappedPool> pool) : domain_(domain), pool_(std::move(pool)) {}
+  OwnPool(const OwnPool&) = delete;
+  OwnPool& operator=(const OwnPool&) = delete;
+
+  [[nodiscard]] const std::shared_ptr<MappedPool>& pool() const noexcept { return pool_; }
+  [[nodiscard]] BlockBusy& busy(std::uint32_t block) noexcept { return busy_[block]; }
+  /// A free publisher block, or kMaxPublishersPerNode when all are in use.
+  [[nodiscard]] std::uint32_t free_block(const DomainLockGuard& held) const noexcept;
+  /// Free and total chunks per class. Allocates.
+  [[nodiscard]] std::vector<PoolClassStats> stats() const;
+
+  /// Moves active connections whose subscriber left the registry (or whose
+  /// subscriber slot is corrupt) to kClosing, for their publisher to reclaim.
+  void close_connections_of_gone_subscribers(const DomainLockGuard& held) noexcept;
+  /// Reclaims the connections of retired publisher blocks and frees the
+  /// blocks once every connection is reclaimed.
+  void reclaim_retired_blocks(const DomainLockGuard& held) noexcept;
+  /// Reclaims kClosing connections of active blocks whose publisher is idle
+  /// (its busy flag is free), so a dead subscriber's chunks come back without
+  /// another publish. Needs no lock.
+  void reclaim_closing_of_idle_publishers() noexcept;
+
+ private:
+  Domain& domain_;
+  std::shared_ptr<MappedPool> pool_;
+  std::array<BlockBusy, kMaxPublishersPerNode> busy_{};
+};
+
+}  // namespace axon::shm

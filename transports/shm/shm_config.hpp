@@ -1,0 +1,30 @@
+// What a node's shared-memory transport is configured with.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "transports/shm/chunk_pool.hpp"
+
+namespace axon::shm {
+
+struct ShmConfig {
+  std::uint32_t domain_id = 0;
+  std::string node_name;
+  std::string shm_dir = "/dev/shm";
+  mode_t file_mode = 0600;
+  std::string group;
+  std::vector<ChunkClassConfig> chunk_classes;
+  /// How far this node's loans fall through to larger classes.
+  ChunkFallback chunk_fallback;
+  std::uint32_t liveness_period_ms = 50;
+  /// NodeOptions::prefault_memory, lock_memory, huge_pages (memory_options.hpp).
+  bool prefault_memory = false;
+  bool lock_memory = false;
+  bool huge_pages = false;
+};
+
+}  // namespace axon::shm

@@ -1,0 +1,128 @@
+// ShmPublisherPort outside publish(): its registry entry from construction
+// to retirement, and its connections: late joiners of a transient-local
+// publisher get the history, closing connections are reclaimed, and
+// subscribers waiting for room are told.
+#include <algorithm>
+
+#include "src/base/log.hpp"
+#include "transports/shm/connections.hpp"
+#include "transports/shm/shared_checks.hpp"
+#include "transports/shm/shm_ports.hpp"
+
+namespace axon::shm {
+
+ShmPublisherPort::ShmPublisherPort(NodeParts node, std::uint32_t block, SlotRef registry_ref, std::uint32_t topic,
+                                   std::string topic_name, const PublisherQos& qos)
+    : owner_(std::move(node.owner)),
+      pool_(std::move(node.pool)),
+      block_(&pool_->segment->blocks[block]),
+      block_index_(block),
+      registry_ref_(registry_ref),
+      publisher_id_((std::uint64_t{registry_ref.slot} << 32) | registry_ref.generation),
+      topic_(topic),
+      topic_name_(std::move(topic_name)),
+      fallback_(node.domain.config().chunk_fallback),
+      high_water_percent_(qos.high_water_percent),
+      history_depth_(block_->history_depth),
+      busy_(node.busy),
+      domain_(node.domain),
+      durable_(node.durable) {}
+
+ShmPublisherPort::~ShmPublisherPort() {
+  if (history_depth_ > 0) {
+    durable_.forget(this);
+  }
+  // Chunks still in flight go back through their last holder from now on.
+  while (cache_count_ > 0) {
+    uncache_oldest();
+  }
+  for (std::uint32_t i = 0; i < history_count_; ++i) {
+    pool_->pool.drop_holders(history_[(history_head_ + i) % kMaxDurabilityDepth].chunk, kHistoryBit);
+  }
+  auto held = domain_.lock().lock();
+  if (!held) {
+    // The block is in our own pool: retire it anyway, so that its connections
+    // and the block itself are reclaimed. The node's service thread removes
+    // the registry entry under the lock before it frees the block.
+    // Release pairs with the service thread's acquire (see below).
+    block_->state.store(BlockState::kRetired, std::memory_order_release);
+    logger().warn(
+        "topic '{}': publisher destroyed without the domain lock ({}); the node's next liveness round "
+        "removes it from the registry",
+        topic_name_, held.error().message());
+    return;
+  }
+  Registry& registry = domain_.registry(*held);
+  if (registry.publisher(registry_ref_.slot).generation == registry_ref_.generation) {
+    registry.remove_publisher(registry_ref_.slot);
+  }
+  // Release pairs with the service thread's acquire: our pushes are over,
+  // it reclaims the connections once their subscribers let go.
+  block_->state.store(BlockState::kRetired, std::memory_order_release);
+}
+
+void ShmPublisherPort::announce_room() noexcept {
+  // A subscriber that could not connect for lack of room retries when it
+  // next looks; tell the topic's subscribers now, so that one sleeping in an
+  // executor does not wait for its next wake-up. Never block the publisher
+  // for it: when the lock is busy, the subscriber's own retry does it.
+  domain_.lock().with_lock_if_free(
+      [&](const DomainLockGuard& held) { domain_.registry(held).connections_changed(topic_); });
+}
+
+void ShmPublisherPort::adopt_joiners() noexcept {
+  // Acquire pairs with the creator's release fetch_or in create_connection():
+  // the connection's fields are visible.
+  const std::uint64_t joining = block_->joining_bits.load(std::memory_order_acquire) & kConnectionBits;
+  std::uint64_t adopted = 0;
+  for (std::uint64_t bits = joining; bits != 0; bits &= bits - 1) {
+    const auto bit = static_cast<std::uint32_t>(__builtin_ctzll(bits));
+    const std::uint64_t mask = std::uint64_t{1} << bit;
+    Connection& conn = connection(bit);
+    // Relaxed: only this thread moves bits from joining to active.
+    block_->joining_bits.fetch_and(~mask, std::memory_order_relaxed);
+    if (conn.state.load(std::memory_order_acquire) != ConnectionState::kActive) {
+      continue;  // left before adoption; reclaimed as kClosing
+    }
+    // The newest messages that fit the subscriber's queue, oldest first. The
+    // history's bit keeps each chunk alive while we add the connection's.
+    const std::uint32_t count = std::min(history_count_, conn.ring.limit());
+    for (std::uint32_t i = history_count_ - count; i < history_count_; ++i) {
+      const Kept& kept = history_[(history_head_ + i) % kMaxDurabilityDepth];
+      // Relaxed: published to the subscriber by the ring's release.
+      kept.chunk->holders.fetch_or(mask, std::memory_order_relaxed);
+      if (conn.ring.try_push(kept.entry)) {
+        bump(conn.delivered);
+      } else {
+        pool_->pool.drop_holders(kept.chunk, mask);
+      }
+    }
+    // Release: the connection is complete before we push to it as usual.
+    block_->active_bits.fetch_or(mask, std::memory_order_release);
+    adopted |= mask;
+  }
+  wake(adopted);
+}
+
+void ShmPublisherPort::adopt_joiners_if_idle() noexcept {
+  // Relaxed: a stale zero only delays the adoption to the next round.
+  if (history_depth_ == 0 || block_->joining_bits.load(std::memory_order_relaxed) == 0) {
+    return;
+  }
+  // Acquire pairs with publish()'s release of the flag: its history is ours to read.
+  if (busy_.flag.exchange(true, std::memory_order_acquire)) {
+    return;  // publish() is running and adopts them itself
+  }
+  adopt_joiners();
+  busy_.flag.store(false, std::memory_order_release);
+}
+
+void ShmPublisherPort::reclaim_closing() noexcept {
+  // The service thread may be reclaiming or handing the history to one of
+  // these connections: reclaim only while it cannot.
+  take_busy();
+  add(totals_.rejected_reclaimed, reclaim_closing_connections(*pool_, block_index_));
+  busy_.flag.store(false, std::memory_order_release);  // pairs with the acquire in take_busy()
+}
+
+}  // namespace axon::shm

@@ -1,0 +1,154 @@
+// ShmPublisherPort: what it reports (counters, subscriber fill, who holds
+// the chunks when the pool is exhausted). Never on the data path.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <string>
+
+#include "transports/shm/shared_checks.hpp"
+#include "transports/shm/shm_ports.hpp"
+
+namespace axon::shm {
+
+Error ShmPublisherPort::exhausted(std::size_t payload_bytes, std::uint32_t were_cached) const {
+  const ChunkPool& chunks = pool_->pool;
+  const ChunkPool::ClassRange range = chunks.classes_for(payload_bytes, fallback_);
+  constexpr std::uint64_t kSubscriberBits = kNetworkBit - 1;  // bits 0..60
+  std::uint32_t total = 0;
+  std::uint32_t loaned = 0;
+  std::uint32_t subscribers = 0;
+  std::uint32_t kept = 0;
+  std::uint32_t others = 0;
+  for (std::uint32_t c = range.first; c <= range.last; ++c) {
+    const SizeClass& sc = chunks.size_class(c);
+    total += sc.chunk_count;
+    for (std::uint32_t k = 0; k < sc.chunk_count; ++k) {
+      const ChunkHeader* chunk = chunks.chunk_by_index(sc.first_index + k);
+      // Acquire: a snapshot for the message that sees other threads' releases.
+      const std::uint64_t holders = chunk->holders.load(std::memory_order_acquire);
+      if (holders == 0) {
+        continue;
+      }
+      if (chunk->publisher_block.load(std::memory_order_relaxed) != block_index_) {
+        ++others;
+      } else if ((holders & kSubscriberBits) != 0) {
+        ++subscribers;
+      } else if ((holders & (kHistoryBit | kNetworkBit)) != 0) {
+        ++kept;
+      } else {
+        ++loaned;
+      }
+    }
+  }
+  const SizeClass& first = chunks.size_class(range.first);
+  const SizeClass& last = chunks.size_class(range.last);
+  Error error(
+      ErrorCode::kPoolExhausted,
+      fmt::format("topic '{}': no free chunk for a {} B message in the {} chunks of classes {} B..{} B of node '{}' "
+                  "(a loan falls through at most {} larger class(es) of at most {}x its own: "
+                  "NodeOptions::chunk_fallback, pool.chunk_fallback): this publisher holds {} in loans not yet "
+                  "published and had {} in its reuse cache (given back now), its subscribers hold {} (queued or "
+                  "taken), {} are kept for late joiners or resends, other publishers of the node hold {}; publish or "
+                  "drop loans sooner, lower the subscribers' depth or max_held_samples, or add chunks to that class "
+                  "(NodeOptions::chunk_classes, pool.chunk_classes)",
+                  topic_name_, payload_bytes, total, first.payload_capacity, last.payload_capacity,
+                  domain_.config().node_name, fallback_.max_classes,
+                  fallback_.max_ratio == 0 ? std::string("any") : std::to_string(fallback_.max_ratio), loaned,
+                  were_cached, subscribers, kept, others));
+  return error;
+}
+
+std::uint64_t ShmPublisherPort::subscriber_id(const Connection& conn) noexcept {
+  return (std::uint64_t{conn.subscriber_slot} << 32) | conn.subscriber_generation;
+}
+
+QueueCounters ShmPublisherPort::queue_counters(const Connection& conn) noexcept {
+  // Relaxed: statistics; see Connection.
+  return QueueCounters{.queued = conn.delivered.load(std::memory_order_relaxed),
+                       .dropped_full = conn.dropped_full.load(std::memory_order_relaxed),
+                       .dropped_oldest = conn.dropped_oldest.load(std::memory_order_relaxed),
+                       .dropped_timeout = conn.dropped_timeout.load(std::memory_order_relaxed),
+                       .quarantined = conn.quarantines.load(std::memory_order_relaxed),
+                       .high_water = conn.high_water.load(std::memory_order_relaxed)};
+}
+
+std::size_t ShmPublisherPort::subscriber_fill(std::span<SubscriberFill> out) const noexcept {
+  std::size_t written = 0;
+  // Acquire: see create_connection().
+  const std::uint64_t active = block_->active_bits.load(std::memory_order_acquire) & kConnectionBits;
+  for (std::uint64_t bits = active; bits != 0 && written < out.size(); bits &= bits - 1) {
+    const Connection& conn = connection(static_cast<std::uint32_t>(__builtin_ctzll(bits)));
+    if (conn.state.load(std::memory_order_acquire) != ConnectionState::kActive) {
+      continue;
+    }
+    out[written++] = SubscriberFill{.subscriber_id = subscriber_id(conn),
+                                    .queued = static_cast<std::uint32_t>(conn.ring.size_for_producer()),
+                                    .depth = conn.ring.limit(),
+                                    .quarantined = conn.quarantined.load(std::memory_order_relaxed) != 0,
+                                    .counters = queue_counters(conn)};
+  }
+  return written;
+}
+
+PublisherCounters ShmPublisherPort::counters() const noexcept {
+  PublisherCounters result;
+  // Relaxed: statistics with a single writer.
+  result.published = published_.load(std::memory_order_relaxed);
+  result.totals.queued = totals_.delivered.load(std::memory_order_relaxed);
+  result.totals.dropped_full = totals_.dropped_full.load(std::memory_order_relaxed);
+  result.totals.dropped_oldest = totals_.dropped_oldest.load(std::memory_order_relaxed);
+  result.totals.dropped_timeout = totals_.dropped_timeout.load(std::memory_order_relaxed);
+  // Relaxed: statistics (ours, and the service thread's for this block).
+  result.rejected_by_subscribers = totals_.rejected_reclaimed.load(std::memory_order_relaxed) +
+                                   busy_.rejected_reclaimed.load(std::memory_order_relaxed);
+  const std::uint64_t active = block_->active_bits.load(std::memory_order_acquire) & kConnectionBits;
+  for (std::uint64_t bits = active; bits != 0; bits &= bits - 1) {
+    const Connection& conn = connection(static_cast<std::uint32_t>(__builtin_ctzll(bits)));
+    result.totals.quarantined += conn.quarantines.load(std::memory_order_relaxed);
+    // Relaxed: a statistic with one writer, the subscriber (see Connection).
+    result.rejected_by_subscribers += conn.rejected.load(std::memory_order_relaxed);
+    result.totals.high_water = std::max(result.totals.high_water, conn.high_water.load(std::memory_order_relaxed));
+  }
+  result.subscribers_unconnected = unconnected_subscribers();
+  return result;
+}
+
+std::uint32_t ShmPublisherPort::unconnected_subscribers() const noexcept {
+  // Never wait for the domain lock here: its holder may be a stopped process,
+  // and counters() must not hang on it. A busy lock gives the last count.
+  const auto held = domain_.lock().try_lock();
+  if (!held) {
+    return last_unconnected_.load(std::memory_order_relaxed);  // a statistic
+  }
+  const Registry& registry = domain_.registry(*held);
+  // Acquire pairs with the creator's release in create_connection().
+  const std::uint64_t allocated = block_->allocated_bits.load(std::memory_order_acquire);
+  std::uint32_t unconnected = 0;
+  for (std::uint32_t s = 0; s < kMaxSubscribers; ++s) {
+    const EndpointEntry& sub = registry.subscriber(s);
+    if (sub.state != EntryState::kActive || sub.topic != topic_) {
+      continue;
+    }
+    bool connected = false;
+    for (std::uint64_t bits = allocated; bits != 0 && !connected; bits &= bits - 1) {
+      const std::uint16_t index =
+          block_->connection_of_bit[__builtin_ctzll(bits)].load(std::memory_order_relaxed);  // see connection()
+      if (index >= kMaxConnectionsPerNode) {
+        continue;
+      }
+      const Connection& conn = pool_->segment->connections[index];
+      // Acquire pairs with the release store of kActive in create_connection().
+      connected = conn.state.load(std::memory_order_acquire) == ConnectionState::kActive && conn.subscriber_slot == s &&
+                  conn.subscriber_generation == sub.generation;
+    }
+    unconnected += connected ? 0 : 1;
+  }
+  last_unconnected_.store(unconnected, std::memory_order_relaxed);  // a statistic
+  return unconnected;
+}
+
+void ShmPublisherPort::on_backpressure(std::function<void(const BackpressureEvent&)> handler) {
+  backpressure_ = std::move(handler);
+}
+
+}  // namespace axon::shm

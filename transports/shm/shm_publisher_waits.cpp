@@ -1,0 +1,67 @@
+// ShmPublisherPort: the wait of publish() for subscribers that hold their
+// publishers back when full (kBlockPublisher), and their quarantine.
+#include <sched.h>
+
+#include <ctime>
+
+#include "src/base/clock.hpp"
+#include "src/base/log.hpp"
+#include "transports/shm/shm_ports.hpp"
+
+namespace axon::shm {
+
+void ShmPublisherPort::wait_for_room(Delivery& delivery, PublishStatus& status) noexcept {
+  // These subscribers chose to hold their publishers back when full: wait
+  // for room, each until its own timeout (or quarantine time), never for a
+  // subscriber that left. Spin briefly, then yield, then sleep in short
+  // steps so that the subscriber's core gets to drain its queue.
+  const std::int64_t started = delivery.now_ns;
+  for (std::uint32_t round = 0; delivery.waiting != 0; ++round) {
+    const std::int64_t now = monotonic_now_ns();
+    for (std::uint64_t bits = delivery.waiting; bits != 0; bits &= bits - 1) {
+      const auto bit = static_cast<std::uint32_t>(__builtin_ctzll(bits));
+      const std::uint64_t mask = std::uint64_t{1} << bit;
+      Connection& conn = connection(bit);
+      if (conn.ring.try_push(delivery.entry)) {
+        delivery.waiting &= ~mask;
+        delivered(conn, mask, delivery, status);
+      } else if (conn.state.load(std::memory_order_acquire) != ConnectionState::kActive) {
+        delivery.waiting &= ~mask;
+        delivery.not_delivered |= mask;
+      } else if (conn.quarantine_after_ns > 0 && now - conn.full_since_ns >= conn.quarantine_after_ns) {
+        delivery.waiting &= ~mask;
+        quarantine(conn);
+        evict_and_push(conn, mask, delivery, status);
+      } else if (now - started >= conn.block_timeout_ns) {
+        delivery.waiting &= ~mask;
+        delivery.not_delivered |= mask;
+        bump(conn.dropped_timeout);
+        ++status.dropped;
+        ++status.timed_out;
+        delivery.reliable_timeouts += conn.reliable;
+      }
+    }
+    if (delivery.waiting == 0) {
+      break;
+    }
+    if (round < 64) {
+      __builtin_ia32_pause();
+    } else if (now - started < 50'000) {
+      ::sched_yield();
+    } else {
+      const timespec step{.tv_sec = 0, .tv_nsec = 20'000};
+      ::nanosleep(&step, nullptr);
+    }
+  }
+}
+
+void ShmPublisherPort::quarantine(Connection& conn) noexcept {
+  conn.quarantined.store(1, std::memory_order_relaxed);
+  bump(conn.quarantines);
+  logger().warn(
+      "topic '{}': subscriber {:#x} stayed full for {} ms; quarantined: its oldest messages are dropped "
+      "until it drains its queue",
+      topic_name_, subscriber_id(conn), conn.quarantine_after_ns / 1'000'000);
+}
+
+}  // namespace axon::shm
