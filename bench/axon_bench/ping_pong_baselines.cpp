@@ -3,11 +3,13 @@
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <cerrno>
 #include <memory>
+#include <span>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -317,9 +319,13 @@ CaseResult measure_udp_uring_pingpong(const PingPongSetup& setup, std::size_t me
     axon::WakeWord* const words[] = {side == 0 ? &idle->ping : &idle->pong};
     const std::uint32_t seen[] = {words[0]->sequence.load(std::memory_order_acquire)};
     while (how == UringWait::kReceive) {  // the wake-up brings the datagram
-      const auto received = waits[side]->wait_and_receive(words, seen, fd, 1, message_bytes + 1, -1);
-      if (!received.datagrams.empty()) {
-        return received.datagrams[0].size == message_bytes;
+      iovec vector{buffer.data(), buffer.size()};
+      msghdr message{};
+      message.msg_iov = &vector;
+      message.msg_iovlen = 1;
+      const auto received = waits[side]->wait_and_receive(words, seen, fd, std::span<msghdr>(&message, 1), -1);
+      if (!received.completed.empty()) {
+        return received.completed[0].size == message_bytes;  // the datagram's real length (MSG_TRUNC)
       }
     }
     for (;;) {
