@@ -18,10 +18,6 @@ namespace axon::udp {
 namespace {
 
 constexpr std::int64_t kMs = 1'000'000;
-/// A RELIABLE stream is NACKed at most this often...
-constexpr std::int64_t kNackIntervalNs = 4 * kMs;
-/// ...and a message still arriving (no newer one started) only after this much silence.
-constexpr std::int64_t kNackDelayNs = 2 * kMs;
 /// The smallest datagram every IPv4 host must accept (also the config's minimum).
 constexpr std::uint32_t kMinMtu = 576;
 /// Receive batches per loop turn before the timers get their turn.
@@ -475,6 +471,10 @@ void Participant::on_announce(const ParsedDatagram& datagram, std::span<const st
       NetworkCounterCells::add(counters_.hosts_discovered);
       logger().info("udp: node '{}' found host '{}' at {}", config_.node_name, remote.host, endpoint.to_string());
     }
+    // Announce ourselves now, not at the next period: our writers may send to
+    // the newcomer at once, and it refuses datagrams of senders it does not know.
+    announce_now_.store(true, std::memory_order_relaxed);
+    wake();
   } else if (remote.endpoint != endpoint || remote.host != a.host_name()) {
     NetworkCounterCells::add(counters_.datagrams_refused);  // an id reused from elsewhere: spoofed
     return;
@@ -769,32 +769,20 @@ void Participant::lose_participant(std::uint64_t sender_id, const char* why) noe
 }
 
 void Participant::send_nacks(std::int64_t now_ns) noexcept {
+  std::optional<bool> backlog;  // asked of the socket once per round, and only when a stream is due
   for (auto& [key, writer] : remote_writers_) {
-    if (writer->reliable() && now_ns - writer->last_nack_ns >= kNackIntervalNs) {
-      nack(*writer, now_ns);
+    if (nack_due(*writer, now_ns)) {
+      if (!backlog) {
+        backlog = data_socket_.has_pending();
+      }
+      nack(*writer, NackRound{.now_ns = now_ns, .backlog = *backlog, .max_ranges = nack_ranges_});
     }
   }
 }
 
-void Participant::nack(RemoteWriter& writer, std::int64_t now_ns) noexcept {
+void Participant::nack(RemoteWriter& writer, const NackRound& round) noexcept {
   std::array<NackRange, kMaxNackRanges> ranges{};
-  std::size_t count = 0;
-  const bool quiet = now_ns - writer.last_data_ns() > kNackDelayNs;
-  std::array<FragmentRange, kMaxNackRanges> holes{};
-  writer.for_each_missing(nack_ranges_, [&](std::uint64_t sequence, bool overtaken) {
-    if (count == nack_ranges_ || (!overtaken && !quiet)) {
-      return;  // still arriving
-    }
-    const MessageKey key{.sender_id = writer.sender_id(), .sequence = sequence, .writer_id = writer.writer_id()};
-    const std::size_t n = reassembler_->missing_fragments(key, std::span(holes).first(nack_ranges_ - count));
-    if (n == 0) {
-      ranges[count++] = NackRange{.sequence = sequence, .first_fragment = 0, .end_fragment = kAllFragments};
-      return;
-    }
-    for (std::size_t i = 0; i < n; ++i) {
-      ranges[count++] = NackRange{.sequence = sequence, .first_fragment = holes[i].first, .end_fragment = holes[i].end};
-    }
-  });
+  const std::size_t count = plan_nack(writer, *reassembler_, round, ranges);
   if (count == 0) {
     return;
   }
@@ -814,7 +802,6 @@ void Participant::nack(RemoteWriter& writer, std::int64_t now_ns) noexcept {
     NetworkCounterCells::add(counters_.datagrams_sent);
     NetworkCounterCells::add(counters_.nacks_sent);
   }
-  writer.last_nack_ns = now_ns;
 }
 
 // ---- DestinationProvider ----

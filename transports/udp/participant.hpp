@@ -21,6 +21,7 @@
 #include "axon/transport.hpp"
 #include "transports/shm/shm_ports.hpp"
 #include "transports/shm/shm_transport.hpp"
+#include "transports/udp/nack_planner.hpp"
 #include "transports/udp/reassembly.hpp"
 #include "transports/udp/receiver_lock.hpp"
 #include "transports/udp/remote_writer.hpp"
@@ -135,7 +136,7 @@ class Participant final : public detail::NetworkView, public SocketReceiver, pri
   void announce() noexcept;
   void check_liveliness(std::int64_t now_ns) noexcept;
   void send_nacks(std::int64_t now_ns) noexcept;
-  void nack(RemoteWriter& writer, std::int64_t now_ns) noexcept;
+  void nack(RemoteWriter& writer, const NackRound& round) noexcept;
   void retry_ownerships() noexcept;
   void update_destinations() noexcept;  // caller holds mutex_
   void lose_participant(std::uint64_t sender_id, const char* why) noexcept;

@@ -98,8 +98,7 @@ Result<PublishStatus> UdpWriter::publish(LoanedChunk chunk, std::size_t payload_
   for (std::size_t i = 0; i < count; ++i) {
     targets[i] = &destinations_[i];
   }
-  const auto fragments = static_cast<std::uint32_t>(fragment_count_for(payload_bytes, context_.fragment_bytes));
-  send_fragments(sequence, message, 0, fragments, std::span(targets).first(count));
+  send_message(sequence, message, std::span(targets).first(count));
   NetworkCounterCells::add(context_.counters->messages_sent, count);
   if (reliable) {
     if (history_count_ == history_.size()) {
@@ -110,6 +109,24 @@ Result<PublishStatus> UdpWriter::publish(LoanedChunk chunk, std::size_t payload_
     ++history_count_;
   }
   return status;
+}
+
+namespace {
+constexpr std::uint64_t pack_progress(std::uint64_t sequence, std::uint32_t fragments) noexcept {
+  return (sequence << 32U) | fragments;  // the sequence's low half: see UdpWriter::on_nack()
+}
+}  // namespace
+
+void UdpWriter::send_message(std::uint64_t sequence, std::span<const std::byte> message,
+                             std::span<const WriterDestination* const> to) noexcept {
+  const auto fragments = static_cast<std::uint32_t>(fragment_count_for(message.size(), context_.fragment_bytes));
+  for (std::uint32_t first = 0; first < fragments; first += kBatch) {
+    const std::uint32_t end = std::min<std::uint32_t>(fragments, first + kBatch);
+    // Release, before the datagrams leave: a NACK that saw them missing
+    // arrives after this store (through the kernel) and its acquire load sees it.
+    progress_.store(pack_progress(sequence, end), std::memory_order_release);
+    send_fragments(sequence, message, first, end, to);
+  }
 }
 
 void UdpWriter::send_fragments(std::uint64_t sequence, std::span<const std::byte> message, std::uint32_t first,
@@ -182,7 +199,13 @@ void UdpWriter::send_heartbeat(const WriterDestination& destination) noexcept {
 }
 
 void UdpWriter::on_nack(const Nack& nack, Endpoint from) noexcept {
+  // Read before waiting for a publish() in progress to finish (see progress_).
+  const std::uint64_t progress = progress_.load(std::memory_order_acquire);
   std::lock_guard guard(mutex_);
+  // The full sequence progress_ names: the newest whose low half matches
+  // (sequence_ moved on by at most a few publishes since the load).
+  const std::uint64_t sending = sequence_ - ((sequence_ - (progress >> 32U)) & 0xFFFFFFFFU);
+  const auto sent_fragments = static_cast<std::uint32_t>(progress & 0xFFFFFFFFU);
   WriterDestination reply;
   reply.to = from;
   reply.reliable = true;
@@ -190,12 +213,15 @@ void UdpWriter::on_nack(const Nack& nack, Endpoint from) noexcept {
   std::uint64_t gap_sent_until = 0;
   for (std::size_t i = 0; i < nack.range_count; ++i) {
     const NackRange range = nack.range(i);
-    if (range.sequence > sequence_ || range.sequence < gap_sent_until) {
-      continue;  // not sent yet (a confused or spoofed reader), or covered by the GAP just sent
+    if (range.sequence > sending || range.sequence < gap_sent_until) {
+      continue;  // not sent when the NACK came (or a confused or spoofed reader), or covered by the GAP just sent
     }
     if (const Kept* kept = find_kept(range.sequence)) {
       const auto count = static_cast<std::uint32_t>(fragment_count_for(kept->payload.size(), context_.fragment_bytes));
-      const std::uint32_t end = std::min(range.end_fragment, count);
+      // Fragments of the message being sent when the NACK came that had not
+      // gone out yet: they went out after it, not lost.
+      const std::uint32_t sent = range.sequence == sending ? std::min(count, sent_fragments) : count;
+      const std::uint32_t end = std::min(range.end_fragment, sent);
       if (range.first_fragment < end) {
         send_fragments(range.sequence, kept->payload, range.first_fragment, end, target);
         NetworkCounterCells::add(context_.counters->fragments_resent, end - range.first_fragment);

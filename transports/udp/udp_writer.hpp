@@ -64,6 +64,9 @@ class UdpWriter {
   void send_fragments(std::uint64_t sequence, std::span<const std::byte> message, std::uint32_t first,
                       std::uint32_t end, std::span<const WriterDestination* const> to) noexcept;
   void send_heartbeat(const WriterDestination& destination) noexcept;
+  /// Sends message `sequence` to `to` batch by batch, recording progress_.
+  void send_message(std::uint64_t sequence, std::span<const std::byte> message,
+                    std::span<const WriterDestination* const> to) noexcept;
   [[nodiscard]] const Kept* find_kept(std::uint64_t sequence) const noexcept;
   [[nodiscard]] std::uint64_t oldest_kept() const noexcept;
   void drop_oldest_kept() noexcept;
@@ -78,7 +81,14 @@ class UdpWriter {
   /// Relaxed: publish() skips the mutex when there is no destination; a
   /// destination added meanwhile starts with the next message anyway.
   std::atomic<bool> has_destinations_{false};
-  std::uint64_t sequence_ = 0;    ///< Last sequence sent on the network; guarded by mutex_.
+  std::uint64_t sequence_ = 0;  ///< Last sequence sent on the network; guarded by mutex_.
+  /// How far publish() got: the low 32 bits of the sequence it sends (high
+  /// half) and how many of its fragments went to the socket (low half), stored
+  /// before each batch is handed to the kernel. on_nack() reads it before it
+  /// waits for mutex_: what was not sent when the NACK came is sent anyway, so
+  /// it is not resent (a receiver NACKs the rest of a message when its sender
+  /// pauses in the middle of it, e.g. descheduled on a loaded host).
+  std::atomic<std::uint64_t> progress_{0};
   std::vector<Kept> history_;     ///< Ring, capacity history_depth; guarded by mutex_.
   std::size_t history_head_ = 0;  ///< Oldest entry.
   std::size_t history_count_ = 0;
