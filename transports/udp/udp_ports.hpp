@@ -60,7 +60,7 @@ class UdpSubscriberPort final : public SubscriberPort {
   [[nodiscard]] std::uint32_t publisher_count() noexcept override { return local_->publisher_count(); }
   [[nodiscard]] bool has_data() noexcept override { return local_->has_data(); }
   [[nodiscard]] WakeWord* wake_word() noexcept override { return local_->wake_word(); }
-  [[nodiscard]] SocketReceiver* socket_receiver() noexcept override { return participant_.get(); }
+  [[nodiscard]] SocketReceiver* socket_receiver() noexcept override { return participant_->socket_receiver(); }
 
  private:
   std::shared_ptr<SubscriberPort> local_;

@@ -6,31 +6,6 @@
 
 namespace axon::udp {
 
-NetworkCounters NetworkCounterCells::snapshot() const noexcept {
-  const auto get = [](const std::atomic<std::uint64_t>& cell) { return cell.load(std::memory_order_relaxed); };
-  return NetworkCounters{.datagrams_sent = get(datagrams_sent),
-                         .datagrams_received = get(datagrams_received),
-                         .datagrams_refused = get(datagrams_refused),
-                         .messages_sent = get(messages_sent),
-                         .messages_received = get(messages_received),
-                         .messages_incomplete = get(messages_incomplete),
-                         .messages_out_of_order = get(messages_out_of_order),
-                         .duplicates = get(duplicates),
-                         .fragments_in_place = get(fragments_in_place),
-                         .fragments_copied = get(fragments_copied),
-                         .fragments_stale = get(fragments_stale),
-                         .nacks_sent = get(nacks_sent),
-                         .nacks_received = get(nacks_received),
-                         .fragments_resent = get(fragments_resent),
-                         .gaps_sent = get(gaps_sent),
-                         .messages_lost = get(messages_lost),
-                         .hosts_discovered = get(hosts_discovered),
-                         .hosts_lost = get(hosts_lost),
-                         .type_mismatches = get(type_mismatches),
-                         .pool_exhausted = get(pool_exhausted),
-                         .receives_on_waiting_threads = get(receives_on_waiting_threads)};
-}
-
 UdpWriter::UdpWriter(SendContext context, std::shared_ptr<shm::ShmPublisherPort> local, std::uint64_t topic_id,
                      std::uint32_t writer_id, std::uint32_t history_depth)
     : context_(context),
@@ -154,8 +129,12 @@ void UdpWriter::send_fragments(std::uint64_t sequence, std::span<const std::byte
   }
 }
 
-void UdpWriter::set_destinations(std::vector<WriterDestination> destinations) {
+void UdpWriter::set_destinations(std::vector<WriterDestination> destinations, std::uint64_t generation) {
   std::lock_guard guard(mutex_);
+  if (generation < destinations_generation_) {
+    return;  // computed from an older state than the destinations in place
+  }
+  destinations_generation_ = generation;
   for (WriterDestination& d : destinations) {
     const auto old = std::find_if(destinations_.begin(), destinations_.end(), [&](const WriterDestination& o) {
       return o.participant == d.participant && o.reliable == d.reliable;

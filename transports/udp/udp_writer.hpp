@@ -29,9 +29,11 @@ struct WriterDestination {
 };
 
 /// Thread safety: publish(), loan() and discard() from the publishing thread;
-/// set_destinations(), on_nack() and send_heartbeats() from the participant
-/// thread. A mutex orders the two: it is held for a network publish (which
+/// set_destinations(), on_nack() and send_heartbeats() from the participant's
+/// threads. A mutex orders the two: it is held for a network publish (which
 /// makes system calls anyway) and never by a publish without destinations.
+/// It is a leaf: held only inside these methods, which call only the socket
+/// and the local shared-memory port.
 class UdpWriter {
  public:
   UdpWriter(SendContext context, std::shared_ptr<shm::ShmPublisherPort> local, std::uint64_t topic_id,
@@ -43,9 +45,11 @@ class UdpWriter {
   Result<LoanedChunk> loan(std::size_t payload_bytes) noexcept;
   Result<PublishStatus> publish(LoanedChunk chunk, std::size_t payload_bytes, std::size_t payload_offset) noexcept;
 
-  /// Replaces the destinations; new ones get a heartbeat at once (it tells
-  /// them where their stream starts).
-  void set_destinations(std::vector<WriterDestination> destinations);
+  /// Replaces the destinations, computed from the remote hosts' state
+  /// `generation` (RemoteHosts); an older generation than the last applied is
+  /// ignored (two threads may compute them concurrently). New destinations get
+  /// a heartbeat at once (it tells them where their stream starts).
+  void set_destinations(std::vector<WriterDestination> destinations, std::uint64_t generation);
   [[nodiscard]] std::vector<WriterDestination> destinations() const;
   void on_nack(const Nack& nack, Endpoint from) noexcept;
   void send_heartbeats() noexcept;
@@ -78,6 +82,7 @@ class UdpWriter {
 
   mutable std::mutex mutex_;
   std::vector<WriterDestination> destinations_;  ///< Guarded by mutex_.
+  std::uint64_t destinations_generation_ = 0;    ///< Guarded by mutex_.
   /// Relaxed: publish() skips the mutex when there is no destination; a
   /// destination added meanwhile starts with the next message anyway.
   std::atomic<bool> has_destinations_{false};
