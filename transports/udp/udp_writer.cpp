@@ -30,7 +30,7 @@ Result<LoanedChunk> UdpWriter::loan(std::size_t payload_bytes) noexcept {
   }
   // The resend history may hold the chunks: give the oldest back until a
   // loan succeeds (a NACK for them will get a GAP).
-  std::lock_guard guard(mutex_);
+  const Hold guard(*this);
   while (history_count_ > 0) {
     drop_oldest_kept();
     chunk = local_->loan(payload_bytes);
@@ -46,7 +46,7 @@ Result<PublishStatus> UdpWriter::publish(LoanedChunk chunk, std::size_t payload_
   if (!has_destinations_.load(std::memory_order_relaxed)) {
     return local_->publish(chunk, payload_bytes, payload_offset);
   }
-  std::lock_guard guard(mutex_);
+  const Hold guard(*this);
   const bool reliable =
       std::any_of(destinations_.begin(), destinations_.end(), [](const WriterDestination& d) { return d.reliable; });
   const bool fits = payload_bytes <= context_.max_message_bytes;
@@ -130,7 +130,7 @@ void UdpWriter::send_fragments(std::uint64_t sequence, std::span<const std::byte
 }
 
 void UdpWriter::set_destinations(std::vector<WriterDestination> destinations, std::uint64_t generation) {
-  std::lock_guard guard(mutex_);
+  const Hold guard(*this);
   if (generation < destinations_generation_) {
     return;  // computed from an older state than the destinations in place
   }
@@ -152,12 +152,13 @@ void UdpWriter::set_destinations(std::vector<WriterDestination> destinations, st
 }
 
 std::vector<WriterDestination> UdpWriter::destinations() const {
+  // Not a Hold: a NACK deferred meanwhile waits for the next publish or heartbeat.
   std::lock_guard guard(mutex_);
   return destinations_;
 }
 
 void UdpWriter::send_heartbeats() noexcept {
-  std::lock_guard guard(mutex_);
+  const Hold guard(*this);
   for (const WriterDestination& d : destinations_) {
     send_heartbeat(d);
   }
@@ -180,7 +181,71 @@ void UdpWriter::send_heartbeat(const WriterDestination& destination) noexcept {
 void UdpWriter::on_nack(const Nack& nack, Endpoint from) noexcept {
   // Read before waiting for a publish() in progress to finish (see progress_).
   const std::uint64_t progress = progress_.load(std::memory_order_acquire);
-  std::lock_guard guard(mutex_);
+  DeferredNack request{.ranges = {},
+                       .count = std::min<std::size_t>(nack.range_count, kMaxNackRanges),
+                       .from = from,
+                       .progress = progress};
+  for (std::size_t i = 0; i < request.count; ++i) {
+    request.ranges[i] = nack.range(i);
+  }
+  Hold guard(*this, std::try_to_lock);
+  if (!guard.owns_lock()) {
+    // A publish is in progress: leave the NACK to it rather than wait for the
+    // whole message (the receive thread has more to read meanwhile, and a
+    // second NACK read after the message went out would resend what was
+    // only not sent yet).
+    if (defer(request)) {
+      return;
+    }
+    guard.lock();  // the queue is full: wait, as before
+  }
+  answer(request);  // deferred ones queued meanwhile follow when `guard` goes
+}
+
+bool UdpWriter::defer(const DeferredNack& request) noexcept {
+  {
+    std::lock_guard queue(deferred_mutex_);
+    if (deferred_count_ == deferred_.size()) {
+      return false;
+    }
+    deferred_[deferred_count_++] = request;
+  }
+  has_deferred_.store(true, std::memory_order_seq_cst);
+  // The holder of mutex_ looks for deferred NACKs after it unlocks; if it
+  // unlocked before it could see this one, the lock is free now: answer it here.
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  answer_deferred();
+  return true;
+}
+
+void UdpWriter::answer_deferred() noexcept {
+  // Whoever unlocks mutex_ looks here (Hold), and defer() looks after it
+  // queued: with the fences one of them sees the other, so nothing stays queued.
+  while (has_deferred_.load(std::memory_order_seq_cst)) {
+    std::unique_lock guard(mutex_, std::try_to_lock);
+    if (!guard.owns_lock()) {
+      return;  // its holder answers them after it unlocks
+    }
+    has_deferred_.store(false, std::memory_order_seq_cst);
+    std::array<DeferredNack, kDeferredNacks> taken;
+    std::size_t count = 0;
+    {
+      std::lock_guard queue(deferred_mutex_);
+      count = deferred_count_;
+      std::copy_n(deferred_.begin(), count, taken.begin());
+      deferred_count_ = 0;
+    }
+    for (std::size_t i = 0; i < count; ++i) {
+      answer(taken[i]);
+    }
+    guard.unlock();
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+  }
+}
+
+void UdpWriter::answer(const DeferredNack& request) noexcept {
+  const std::uint64_t progress = request.progress;
+  const Endpoint from = request.from;
   // The full sequence progress_ names: the newest whose low half matches
   // (sequence_ moved on by at most a few publishes since the load).
   const std::uint64_t sending = sequence_ - ((sequence_ - (progress >> 32U)) & 0xFFFFFFFFU);
@@ -190,8 +255,8 @@ void UdpWriter::on_nack(const Nack& nack, Endpoint from) noexcept {
   reply.reliable = true;
   const WriterDestination* const target[] = {&reply};
   std::uint64_t gap_sent_until = 0;
-  for (std::size_t i = 0; i < nack.range_count; ++i) {
-    const NackRange range = nack.range(i);
+  for (std::size_t i = 0; i < request.count; ++i) {
+    const NackRange& range = request.ranges[i];
     if (range.sequence > sending || range.sequence < gap_sent_until) {
       continue;  // not sent when the NACK came (or a confused or spoofed reader), or covered by the GAP just sent
     }
