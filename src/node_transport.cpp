@@ -4,11 +4,78 @@
 #include "src/config/transport_choice.hpp"
 #include "transports/shm/shm_transport.hpp"
 #include "transports/udp/participant.hpp"
+#include "transports/udp/udp_settings.hpp"
 #include "transports/udp/udp_socket.hpp"
 #include "transports/udp/udp_transport.hpp"
 
 namespace axon::detail {
 namespace {
+
+/// The node's view of its UDP participant: the transport's own routes and
+/// counters in the API's types (axon/network.hpp).
+class UdpNetworkView final : public NetworkView {
+ public:
+  explicit UdpNetworkView(std::shared_ptr<udp::Participant> participant) noexcept
+      : participant_(std::move(participant)) {}
+
+  [[nodiscard]] std::vector<TopicRoute> remote_routes(std::string_view topic) const override {
+    std::vector<TopicRoute> routes;
+    for (udp::RemoteRoute& route : participant_->remote_routes(topic)) {
+      routes.push_back(TopicRoute{.host = std::move(route.host),
+                                  .transport = TransportKind::kUdp,
+                                  .subscribers = route.subscribers,
+                                  .reliable = route.reliable});
+    }
+    return routes;
+  }
+
+  [[nodiscard]] NetworkCounters network_counters() const noexcept override {
+    const udp::UdpCounters c = participant_->counters();
+    return NetworkCounters{.datagrams_sent = c.datagrams_sent,
+                           .datagrams_received = c.datagrams_received,
+                           .datagrams_refused = c.datagrams_refused,
+                           .messages_sent = c.messages_sent,
+                           .messages_received = c.messages_received,
+                           .messages_incomplete = c.messages_incomplete,
+                           .messages_out_of_order = c.messages_out_of_order,
+                           .duplicates = c.duplicates,
+                           .fragments_in_place = c.fragments_in_place,
+                           .fragments_copied = c.fragments_copied,
+                           .fragments_stale = c.fragments_stale,
+                           .nacks_sent = c.nacks_sent,
+                           .nacks_received = c.nacks_received,
+                           .fragments_resent = c.fragments_resent,
+                           .gaps_sent = c.gaps_sent,
+                           .messages_lost = c.messages_lost,
+                           .hosts_discovered = c.hosts_discovered,
+                           .hosts_lost = c.hosts_lost,
+                           .type_mismatches = c.type_mismatches,
+                           .pool_exhausted = c.pool_exhausted,
+                           .receives_on_waiting_threads = c.receives_on_waiting_threads};
+  }
+
+ private:
+  std::shared_ptr<udp::Participant> participant_;
+};
+
+/// The deployment config's `udp:` section as the transport's settings.
+Result<udp::UdpSettings> udp_settings(const UdpConfig& udp) {
+  auto group = udp::parse_ipv4(udp.multicast_group);
+  if (!group) {
+    return group.error();
+  }
+  return udp::UdpSettings{.multicast_group = *group,
+                          .discovery_port = udp.discovery_port,
+                          .heartbeat_period_ms = udp.heartbeat_period_ms,
+                          .liveliness_timeout_ms = udp.liveliness_timeout_ms,
+                          .send_buffer_bytes = udp.send_buffer_bytes,
+                          .receive_buffer_bytes = udp.receive_buffer_bytes,
+                          .max_message_bytes = udp.max_message_bytes,
+                          .mtu = udp.mtu,
+                          .history_depth = udp.history_depth,
+                          .reassembly_timeout_ms = udp.reassembly_timeout_ms,
+                          .receive_poll_us = udp.receive_poll_us};
+}
 
 /// UDP is needed when the file names another host to reach.
 bool spans_hosts(const DeploymentConfig* deployment, const std::string& host) {
@@ -31,11 +98,15 @@ Result<std::shared_ptr<udp::Participant>> create_participant(const std::string& 
   if (!own) {
     return Error(own.error().code(), fmt::format("{}: host '{}': {}", deployment.file, host, own.error().message()));
   }
+  auto settings = udp_settings(deployment.udp);
+  if (!settings) {
+    return Error(settings.error().code(), fmt::format("{}: udp: {}", deployment.file, settings.error().message()));
+  }
   udp::ParticipantConfig config{.domain_id = domain_id,
                                 .node_name = node_name,
                                 .host = host,
                                 .host_ipv4 = *own,
-                                .udp = deployment.udp,
+                                .udp = *settings,
                                 .static_peers = {}};
   for (const std::string& peer : deployment.udp.static_peers) {
     if (peer == host) {
@@ -83,7 +154,8 @@ Result<NodeTransport> create_node_transport(const std::string& node_name, const 
     return !transport_between(&deployment, topic, "this host", "another host").has_value();
   };
   auto transport = std::make_shared<udp::UdpTransport>(std::move(*shm), *participant, std::move(stays_local));
-  return NodeTransport{.transport = std::move(transport), .network = std::move(*participant)};
+  return NodeTransport{.transport = std::move(transport),
+                       .network = std::make_shared<UdpNetworkView>(std::move(*participant))};
 }
 
 }  // namespace axon::detail

@@ -10,6 +10,7 @@
 
 #include "axon/transport.hpp"
 #include "transports/shm/shm_ports.hpp"
+#include "transports/udp/nack_planner.hpp"
 #include "transports/udp/reassembly.hpp"
 #include "transports/udp/send_context.hpp"
 
@@ -60,12 +61,14 @@ class RemoteWriter {
   }
 
   [[nodiscard]] bool reliable() const noexcept { return reliable_; }
+  /// RELIABLE: the next sequence to deliver.
+  [[nodiscard]] std::uint64_t expected() const noexcept { return expected_; }
   [[nodiscard]] std::uint64_t topic_id() const noexcept { return topic_id_; }
   [[nodiscard]] std::uint64_t sender_id() const noexcept { return sender_id_; }
   [[nodiscard]] std::uint32_t writer_id() const noexcept { return writer_id_; }
   [[nodiscard]] std::int64_t last_heard_ns() const noexcept { return last_heard_ns_; }
   [[nodiscard]] std::int64_t last_data_ns() const noexcept { return last_data_ns_; }
-  std::int64_t last_nack_ns = 0;  ///< When the participant last NACKed this stream.
+  NackHistory nacks;  ///< What the receiver's NACKs asked for (nack_planner.hpp).
 
  private:
   struct Held {

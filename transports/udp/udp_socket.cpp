@@ -3,6 +3,7 @@
 #include <arpa/inet.h>
 #include <fmt/format.h>
 #include <poll.h>
+#include <sys/ioctl.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -236,6 +237,13 @@ std::size_t UdpSocket::receive_batch(std::span<IncomingDatagram> datagrams) noex
     datagrams[i].from = Endpoint::from_sockaddr(addresses[i]);
   }
   return static_cast<std::size_t>(n);
+}
+
+bool UdpSocket::has_pending() const noexcept {
+  // FIONREAD on a UDP socket: the length of the first queued datagram, 0
+  // when none is (axon's datagrams are never empty).
+  int bytes = 0;
+  return ::ioctl(fd_, FIONREAD, &bytes) == 0 && bytes > 0;
 }
 
 }  // namespace axon::udp

@@ -99,6 +99,8 @@ class UdpSocket {
   /// its full length (so the caller can refuse it). Returns how many were
   /// received (0: none waiting).
   std::size_t receive_batch(std::span<IncomingDatagram> datagrams) noexcept;
+  /// Whether a datagram waits to be received (one ioctl).
+  [[nodiscard]] bool has_pending() const noexcept;
 
  private:
   explicit UdpSocket(int fd) noexcept : fd_(fd) {}

@@ -9,7 +9,6 @@
 #include <string>
 #include <vector>
 
-#include "axon/deployment_config.hpp"
 #include "axon/transport.hpp"
 #include "transports/shm/shm_transport.hpp"
 #include "transports/udp/participant.hpp"

@@ -6,31 +6,6 @@
 
 namespace axon::udp {
 
-NetworkCounters NetworkCounterCells::snapshot() const noexcept {
-  const auto get = [](const std::atomic<std::uint64_t>& cell) { return cell.load(std::memory_order_relaxed); };
-  return NetworkCounters{.datagrams_sent = get(datagrams_sent),
-                         .datagrams_received = get(datagrams_received),
-                         .datagrams_refused = get(datagrams_refused),
-                         .messages_sent = get(messages_sent),
-                         .messages_received = get(messages_received),
-                         .messages_incomplete = get(messages_incomplete),
-                         .messages_out_of_order = get(messages_out_of_order),
-                         .duplicates = get(duplicates),
-                         .fragments_in_place = get(fragments_in_place),
-                         .fragments_copied = get(fragments_copied),
-                         .fragments_stale = get(fragments_stale),
-                         .nacks_sent = get(nacks_sent),
-                         .nacks_received = get(nacks_received),
-                         .fragments_resent = get(fragments_resent),
-                         .gaps_sent = get(gaps_sent),
-                         .messages_lost = get(messages_lost),
-                         .hosts_discovered = get(hosts_discovered),
-                         .hosts_lost = get(hosts_lost),
-                         .type_mismatches = get(type_mismatches),
-                         .pool_exhausted = get(pool_exhausted),
-                         .receives_on_waiting_threads = get(receives_on_waiting_threads)};
-}
-
 UdpWriter::UdpWriter(SendContext context, std::shared_ptr<shm::ShmPublisherPort> local, std::uint64_t topic_id,
                      std::uint32_t writer_id, std::uint32_t history_depth)
     : context_(context),
@@ -55,7 +30,7 @@ Result<LoanedChunk> UdpWriter::loan(std::size_t payload_bytes) noexcept {
   }
   // The resend history may hold the chunks: give the oldest back until a
   // loan succeeds (a NACK for them will get a GAP).
-  std::lock_guard guard(mutex_);
+  const Hold guard(*this);
   while (history_count_ > 0) {
     drop_oldest_kept();
     chunk = local_->loan(payload_bytes);
@@ -71,7 +46,7 @@ Result<PublishStatus> UdpWriter::publish(LoanedChunk chunk, std::size_t payload_
   if (!has_destinations_.load(std::memory_order_relaxed)) {
     return local_->publish(chunk, payload_bytes, payload_offset);
   }
-  std::lock_guard guard(mutex_);
+  const Hold guard(*this);
   const bool reliable =
       std::any_of(destinations_.begin(), destinations_.end(), [](const WriterDestination& d) { return d.reliable; });
   const bool fits = payload_bytes <= context_.max_message_bytes;
@@ -98,8 +73,7 @@ Result<PublishStatus> UdpWriter::publish(LoanedChunk chunk, std::size_t payload_
   for (std::size_t i = 0; i < count; ++i) {
     targets[i] = &destinations_[i];
   }
-  const auto fragments = static_cast<std::uint32_t>(fragment_count_for(payload_bytes, context_.fragment_bytes));
-  send_fragments(sequence, message, 0, fragments, std::span(targets).first(count));
+  send_message(sequence, message, std::span(targets).first(count));
   NetworkCounterCells::add(context_.counters->messages_sent, count);
   if (reliable) {
     if (history_count_ == history_.size()) {
@@ -110,6 +84,24 @@ Result<PublishStatus> UdpWriter::publish(LoanedChunk chunk, std::size_t payload_
     ++history_count_;
   }
   return status;
+}
+
+namespace {
+constexpr std::uint64_t pack_progress(std::uint64_t sequence, std::uint32_t fragments) noexcept {
+  return (sequence << 32U) | fragments;  // the sequence's low half: see UdpWriter::on_nack()
+}
+}  // namespace
+
+void UdpWriter::send_message(std::uint64_t sequence, std::span<const std::byte> message,
+                             std::span<const WriterDestination* const> to) noexcept {
+  const auto fragments = static_cast<std::uint32_t>(fragment_count_for(message.size(), context_.fragment_bytes));
+  for (std::uint32_t first = 0; first < fragments; first += kBatch) {
+    const std::uint32_t end = std::min<std::uint32_t>(fragments, first + kBatch);
+    // Release, before the datagrams leave: a NACK that saw them missing
+    // arrives after this store (through the kernel) and its acquire load sees it.
+    progress_.store(pack_progress(sequence, end), std::memory_order_release);
+    send_fragments(sequence, message, first, end, to);
+  }
 }
 
 void UdpWriter::send_fragments(std::uint64_t sequence, std::span<const std::byte> message, std::uint32_t first,
@@ -137,8 +129,12 @@ void UdpWriter::send_fragments(std::uint64_t sequence, std::span<const std::byte
   }
 }
 
-void UdpWriter::set_destinations(std::vector<WriterDestination> destinations) {
-  std::lock_guard guard(mutex_);
+void UdpWriter::set_destinations(std::vector<WriterDestination> destinations, std::uint64_t generation) {
+  const Hold guard(*this);
+  if (generation < destinations_generation_) {
+    return;  // computed from an older state than the destinations in place
+  }
+  destinations_generation_ = generation;
   for (WriterDestination& d : destinations) {
     const auto old = std::find_if(destinations_.begin(), destinations_.end(), [&](const WriterDestination& o) {
       return o.participant == d.participant && o.reliable == d.reliable;
@@ -156,12 +152,13 @@ void UdpWriter::set_destinations(std::vector<WriterDestination> destinations) {
 }
 
 std::vector<WriterDestination> UdpWriter::destinations() const {
+  // Not a Hold: a NACK deferred meanwhile waits for the next publish or heartbeat.
   std::lock_guard guard(mutex_);
   return destinations_;
 }
 
 void UdpWriter::send_heartbeats() noexcept {
-  std::lock_guard guard(mutex_);
+  const Hold guard(*this);
   for (const WriterDestination& d : destinations_) {
     send_heartbeat(d);
   }
@@ -182,20 +179,93 @@ void UdpWriter::send_heartbeat(const WriterDestination& destination) noexcept {
 }
 
 void UdpWriter::on_nack(const Nack& nack, Endpoint from) noexcept {
-  std::lock_guard guard(mutex_);
+  // Read before waiting for a publish() in progress to finish (see progress_).
+  const std::uint64_t progress = progress_.load(std::memory_order_acquire);
+  DeferredNack request{.ranges = {},
+                       .count = std::min<std::size_t>(nack.range_count, kMaxNackRanges),
+                       .from = from,
+                       .progress = progress};
+  for (std::size_t i = 0; i < request.count; ++i) {
+    request.ranges[i] = nack.range(i);
+  }
+  Hold guard(*this, std::try_to_lock);
+  if (!guard.owns_lock()) {
+    // A publish is in progress: leave the NACK to it rather than wait for the
+    // whole message (the receive thread has more to read meanwhile, and a
+    // second NACK read after the message went out would resend what was
+    // only not sent yet).
+    if (defer(request)) {
+      return;
+    }
+    guard.lock();  // the queue is full: wait, as before
+  }
+  answer(request);  // deferred ones queued meanwhile follow when `guard` goes
+}
+
+bool UdpWriter::defer(const DeferredNack& request) noexcept {
+  {
+    std::lock_guard queue(deferred_mutex_);
+    if (deferred_count_ == deferred_.size()) {
+      return false;
+    }
+    deferred_[deferred_count_++] = request;
+  }
+  has_deferred_.store(true, std::memory_order_seq_cst);
+  // The holder of mutex_ looks for deferred NACKs after it unlocks; if it
+  // unlocked before it could see this one, the lock is free now: answer it here.
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  answer_deferred();
+  return true;
+}
+
+void UdpWriter::answer_deferred() noexcept {
+  // Whoever unlocks mutex_ looks here (Hold), and defer() looks after it
+  // queued: with the fences one of them sees the other, so nothing stays queued.
+  while (has_deferred_.load(std::memory_order_seq_cst)) {
+    std::unique_lock guard(mutex_, std::try_to_lock);
+    if (!guard.owns_lock()) {
+      return;  // its holder answers them after it unlocks
+    }
+    has_deferred_.store(false, std::memory_order_seq_cst);
+    std::array<DeferredNack, kDeferredNacks> taken;
+    std::size_t count = 0;
+    {
+      std::lock_guard queue(deferred_mutex_);
+      count = deferred_count_;
+      std::copy_n(deferred_.begin(), count, taken.begin());
+      deferred_count_ = 0;
+    }
+    for (std::size_t i = 0; i < count; ++i) {
+      answer(taken[i]);
+    }
+    guard.unlock();
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+  }
+}
+
+void UdpWriter::answer(const DeferredNack& request) noexcept {
+  const std::uint64_t progress = request.progress;
+  const Endpoint from = request.from;
+  // The full sequence progress_ names: the newest whose low half matches
+  // (sequence_ moved on by at most a few publishes since the load).
+  const std::uint64_t sending = sequence_ - ((sequence_ - (progress >> 32U)) & 0xFFFFFFFFU);
+  const auto sent_fragments = static_cast<std::uint32_t>(progress & 0xFFFFFFFFU);
   WriterDestination reply;
   reply.to = from;
   reply.reliable = true;
   const WriterDestination* const target[] = {&reply};
   std::uint64_t gap_sent_until = 0;
-  for (std::size_t i = 0; i < nack.range_count; ++i) {
-    const NackRange range = nack.range(i);
-    if (range.sequence > sequence_ || range.sequence < gap_sent_until) {
-      continue;  // not sent yet (a confused or spoofed reader), or covered by the GAP just sent
+  for (std::size_t i = 0; i < request.count; ++i) {
+    const NackRange& range = request.ranges[i];
+    if (range.sequence > sending || range.sequence < gap_sent_until) {
+      continue;  // not sent when the NACK came (or a confused or spoofed reader), or covered by the GAP just sent
     }
     if (const Kept* kept = find_kept(range.sequence)) {
       const auto count = static_cast<std::uint32_t>(fragment_count_for(kept->payload.size(), context_.fragment_bytes));
-      const std::uint32_t end = std::min(range.end_fragment, count);
+      // Fragments of the message being sent when the NACK came that had not
+      // gone out yet: they went out after it, not lost.
+      const std::uint32_t sent = range.sequence == sending ? std::min(count, sent_fragments) : count;
+      const std::uint32_t end = std::min(range.end_fragment, sent);
       if (range.first_fragment < end) {
         send_fragments(range.sequence, kept->payload, range.first_fragment, end, target);
         NetworkCounterCells::add(context_.counters->fragments_resent, end - range.first_fragment);

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <array>
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -29,9 +30,13 @@ struct WriterDestination {
 };
 
 /// Thread safety: publish(), loan() and discard() from the publishing thread;
-/// set_destinations(), on_nack() and send_heartbeats() from the participant
-/// thread. A mutex orders the two: it is held for a network publish (which
+/// set_destinations(), on_nack() and send_heartbeats() from the participant's
+/// threads. A mutex orders the two: it is held for a network publish (which
 /// makes system calls anyway) and never by a publish without destinations.
+/// It is a leaf: held only inside these methods, which call only the socket
+/// and the local shared-memory port. A NACK that finds it held is queued
+/// (deferred_mutex_, taken alone or under it) and answered by whoever
+/// releases it (Hold), so the receive thread does not wait for a publish.
 class UdpWriter {
  public:
   UdpWriter(SendContext context, std::shared_ptr<shm::ShmPublisherPort> local, std::uint64_t topic_id,
@@ -43,9 +48,11 @@ class UdpWriter {
   Result<LoanedChunk> loan(std::size_t payload_bytes) noexcept;
   Result<PublishStatus> publish(LoanedChunk chunk, std::size_t payload_bytes, std::size_t payload_offset) noexcept;
 
-  /// Replaces the destinations; new ones get a heartbeat at once (it tells
-  /// them where their stream starts).
-  void set_destinations(std::vector<WriterDestination> destinations);
+  /// Replaces the destinations, computed from the remote hosts' state
+  /// `generation` (RemoteHosts); an older generation than the last applied is
+  /// ignored (two threads may compute them concurrently). New destinations get
+  /// a heartbeat at once (it tells them where their stream starts).
+  void set_destinations(std::vector<WriterDestination> destinations, std::uint64_t generation);
   [[nodiscard]] std::vector<WriterDestination> destinations() const;
   void on_nack(const Nack& nack, Endpoint from) noexcept;
   void send_heartbeats() noexcept;
@@ -64,6 +71,45 @@ class UdpWriter {
   void send_fragments(std::uint64_t sequence, std::span<const std::byte> message, std::uint32_t first,
                       std::uint32_t end, std::span<const WriterDestination* const> to) noexcept;
   void send_heartbeat(const WriterDestination& destination) noexcept;
+
+  /// A NACK's ranges, copied, and progress_ when it came.
+  struct DeferredNack {
+    std::array<NackRange, kMaxNackRanges> ranges;
+    std::size_t count = 0;
+    Endpoint from;
+    std::uint64_t progress = 0;
+  };
+  static constexpr std::size_t kDeferredNacks = 4;
+  /// mutex_, held; on release it answers the NACKs deferred meanwhile.
+  class Hold {
+   public:
+    explicit Hold(UdpWriter& writer) : writer_(writer), lock_(writer.mutex_) {}
+    Hold(UdpWriter& writer, std::try_to_lock_t) : writer_(writer), lock_(writer.mutex_, std::try_to_lock) {}
+    Hold(const Hold&) = delete;
+    Hold& operator=(const Hold&) = delete;
+    ~Hold() {
+      if (!lock_.owns_lock()) {
+        return;  // on_nack() deferred instead
+      }
+      lock_.unlock();
+      std::atomic_thread_fence(std::memory_order_seq_cst);  // pairs with defer()'s
+      writer_.answer_deferred();
+    }
+    [[nodiscard]] bool owns_lock() const noexcept { return lock_.owns_lock(); }
+    void lock() { lock_.lock(); }
+
+   private:
+    UdpWriter& writer_;
+    std::unique_lock<std::mutex> lock_;
+  };
+  /// Queues a NACK for the holder of mutex_; false when the queue is full.
+  bool defer(const DeferredNack& request) noexcept;
+  void answer_deferred() noexcept;
+  /// Resends or GAPs for `request`; the caller holds mutex_.
+  void answer(const DeferredNack& request) noexcept;
+  /// Sends message `sequence` to `to` batch by batch, recording progress_.
+  void send_message(std::uint64_t sequence, std::span<const std::byte> message,
+                    std::span<const WriterDestination* const> to) noexcept;
   [[nodiscard]] const Kept* find_kept(std::uint64_t sequence) const noexcept;
   [[nodiscard]] std::uint64_t oldest_kept() const noexcept;
   void drop_oldest_kept() noexcept;
@@ -75,10 +121,18 @@ class UdpWriter {
 
   mutable std::mutex mutex_;
   std::vector<WriterDestination> destinations_;  ///< Guarded by mutex_.
+  std::uint64_t destinations_generation_ = 0;    ///< Guarded by mutex_.
   /// Relaxed: publish() skips the mutex when there is no destination; a
   /// destination added meanwhile starts with the next message anyway.
   std::atomic<bool> has_destinations_{false};
-  std::uint64_t sequence_ = 0;    ///< Last sequence sent on the network; guarded by mutex_.
+  std::uint64_t sequence_ = 0;  ///< Last sequence sent on the network; guarded by mutex_.
+  /// How far publish() got: the low 32 bits of the sequence it sends (high
+  /// half) and how many of its fragments went to the socket (low half), stored
+  /// before each batch is handed to the kernel. on_nack() reads it before it
+  /// waits for mutex_: what was not sent when the NACK came is sent anyway, so
+  /// it is not resent (a receiver NACKs the rest of a message when its sender
+  /// pauses in the middle of it, e.g. descheduled on a loaded host).
+  std::atomic<std::uint64_t> progress_{0};
   std::vector<Kept> history_;     ///< Ring, capacity history_depth; guarded by mutex_.
   std::size_t history_head_ = 0;  ///< Oldest entry.
   std::size_t history_count_ = 0;
@@ -87,6 +141,13 @@ class UdpWriter {
   static constexpr std::size_t kBatch = UdpSocket::kMaxBatch;
   std::array<std::array<std::byte, kDataHeaderBytes>, 2 * kBatch> headers_{};
   std::vector<OutgoingDatagram> outgoing_;
+
+  /// NACKs that came while mutex_ was held (a publish in progress): answered
+  /// by whoever releases it next. A leaf lock, taken under mutex_ or alone.
+  std::mutex deferred_mutex_;
+  std::array<DeferredNack, kDeferredNacks> deferred_{};  ///< Guarded by deferred_mutex_.
+  std::size_t deferred_count_ = 0;                       ///< Guarded by deferred_mutex_.
+  std::atomic<bool> has_deferred_{false};
 };
 
 }  // namespace axon::udp

@@ -1,0 +1,93 @@
+// The remote participants this one knows from their announcements: where they
+// receive, what they subscribe to, when they were last heard. Discovery fills
+// it, liveliness empties it, writers ask it where their topics go.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "axon/transport.hpp"
+#include "transports/udp/udp_counters.hpp"
+#include "transports/udp/udp_socket.hpp"
+#include "transports/udp/udp_writer.hpp"
+#include "transports/udp/wire_format.hpp"
+
+namespace axon::udp {
+
+/// What a writer publishes: matched against remote subscriptions.
+struct WriterTopic {
+  std::uint64_t topic_id = 0;
+  std::string topic_name;
+  TypeIdentity type;
+  bool evolution = false;  ///< allow_compatible_evolution
+};
+
+/// A remote subscription of another type than the writer's, seen for the first time.
+struct TypeMismatch {
+  std::string host;
+  std::uint64_t their_type_hash = 0;
+};
+
+/// Thread safety: every method from any thread. Its mutex is a leaf: held
+/// only inside these methods, which call no other class of the participant
+/// (and log nothing). Every change bumps generation(), so that destinations
+/// computed from an older state can be told apart (UdpWriter::set_destinations).
+class RemoteHosts {
+ public:
+  struct AnnounceOutcome {
+    bool refused = false;          ///< A known id from another endpoint or host: spoofed or stale.
+    bool new_participant = false;  ///< First announcement of this sender.
+    bool new_host = false;         ///< ... and the first participant of its host.
+    bool changed = false;          ///< Its subscriptions changed: writers' destinations must be updated.
+  };
+  /// Page `a.page` of `sender`'s announcement, heard at `now_ns`.
+  AnnounceOutcome on_announce(std::uint64_t sender, const Announce& a, std::int64_t now_ns);
+
+  /// Any other datagram of `sender` from `from`: false when the sender is
+  /// unknown or announced another endpoint; else notes that it was heard.
+  bool heard(std::uint64_t sender, Endpoint from, std::int64_t now_ns) noexcept;
+  [[nodiscard]] std::optional<Endpoint> endpoint_of(std::uint64_t sender) const noexcept;
+  /// Participants not heard for longer than `timeout_ns`.
+  [[nodiscard]] std::vector<std::uint64_t> silent(std::int64_t now_ns, std::int64_t timeout_ns) const;
+
+  struct Removed {
+    std::string host;
+    bool host_gone = false;  ///< It was the host's last participant.
+  };
+  std::optional<Removed> remove(std::uint64_t sender);
+
+  /// Remote hosts that subscribe to `topic_id`.
+  [[nodiscard]] std::vector<RemoteRoute> routes(std::uint64_t topic_id) const;
+
+  struct Destinations {
+    std::vector<WriterDestination> destinations;
+    std::vector<TypeMismatch> new_mismatches;  ///< Not reported before: the caller logs and counts them.
+    std::uint64_t generation = 0;              ///< The state they were computed from.
+  };
+  /// Where a writer of `topic` sends: one destination per host whose receiver is elected.
+  Destinations destinations_for(const WriterTopic& topic);
+
+ private:
+  struct Participant {
+    std::string host;
+    Endpoint endpoint;
+    std::int64_t last_heard_ns = 0;
+    std::vector<std::vector<AnnounceEntry>> pages;  ///< As announced ...
+    std::vector<AnnounceEntry> entries;             ///< ... and all pages in order, rebuilt when one changes.
+  };
+  /// Stores page `a.page`; true when the participant's entries changed.
+  static bool store_page(Participant& remote, const Announce& a);
+
+  mutable std::mutex mutex_;
+  std::map<std::uint64_t, Participant> remote_;                          ///< Guarded by mutex_.
+  std::set<std::pair<std::uint64_t, std::uint64_t>> mismatch_reported_;  ///< (participant, topic); mutex_.
+  std::uint64_t generation_ = 0;                                         ///< Guarded by mutex_.
+};
+
+}  // namespace axon::udp
