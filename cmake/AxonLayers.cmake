@@ -40,11 +40,7 @@ axon_rule(serializers SEES ${AXON_API})
 axon_rule(src/base SEES ${AXON_PLUG})
 # Transports (axon_shm, axon_udp): the plug and the base; udp wraps shm.
 axon_rule(transports/shm SEES src/base ${AXON_PLUG})
-axon_rule(transports/udp SEES transports/shm src/base ${AXON_PLUG}
-  # TEMPORARY, until the udp transport takes nothing of the API beyond the plug (issue 14; realtime.hpp is
-  # included by deployment_config.hpp).
-  TEMPORARY include/axon/deployment_config.hpp include/axon/network.hpp include/axon/realtime.hpp
-            include/axon/detail/transport_factories.hpp)
+axon_rule(transports/udp SEES transports/shm src/base ${AXON_PLUG})
 # Core (axon_core): node, config, scheduler and the public API; no transport.
 axon_rule(src SEES src/base include/axon)
 # The composition root (in axon): the one file that knows the transports.

@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <cstring>
 
-#include "src/clock.hpp"
-#include "src/log.hpp"
+#include "src/base/clock.hpp"
+#include "src/base/log.hpp"
 
 namespace axon::udp {
 

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "src/log.hpp"
+#include "src/base/log.hpp"
 
 namespace axon::udp {
 

@@ -11,8 +11,8 @@
 #include <cerrno>
 #include <cstring>
 
-#include "src/clock.hpp"
-#include "src/log.hpp"
+#include "src/base/clock.hpp"
+#include "src/base/log.hpp"
 
 namespace axon::udp {
 namespace {

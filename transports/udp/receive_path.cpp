@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "src/clock.hpp"
+#include "src/base/clock.hpp"
 
 namespace axon::udp {
 namespace {
