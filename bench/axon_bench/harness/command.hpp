@@ -1,0 +1,30 @@
+// The shape of an axon-bench subcommand: it registers its options on the
+// application and hands back what runs it once the whole command line is
+// parsed (so output options such as --json are known before it starts).
+#pragma once
+
+#include <cstdio>
+#include <functional>
+
+#include "results/result_log.hpp"
+
+namespace CLI {  // NOLINT(readability-identifier-naming): CLI11's namespace
+class App;
+}
+
+namespace axon_bench {
+
+/// Where a command's results go: the human-readable tables to `text`
+/// (stderr when the JSON goes to stdout), every measured case to `log`.
+struct Output {
+  std::FILE* text = stdout;
+  ResultLog log;
+};
+
+/// A registered subcommand. `run` throws std::exception on failure.
+struct Command {
+  CLI::App* app = nullptr;
+  std::function<void(Output& out)> run;
+};
+
+}  // namespace axon_bench

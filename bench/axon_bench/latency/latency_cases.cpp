@@ -1,0 +1,77 @@
+#include "latency/latency_cases.hpp"
+
+#include <algorithm>
+#include <stdexcept>
+#include <string>
+
+#include "harness/pair_runner.hpp"
+#include "harness/payload.hpp"
+#include "latency/oneway_workers.hpp"
+#include "latency/pingpong_workers.hpp"
+#include "results/table.hpp"
+
+namespace axon_bench {
+namespace {
+
+std::string case_label(const LatencyCase& c) {
+  return "latency " + format_bytes(c.payload_bytes) + (c.mode == LatencyMode::kOneWay ? " oneway" : " pingpong");
+}
+
+}  // namespace
+
+CaseResult run_latency_case(const LatencyCase& c) {
+  if (!is_supported_payload(c.payload_bytes)) {
+    throw std::invalid_argument("payload size " + std::to_string(c.payload_bytes) +
+                                " has no message type: use a power of two from 16 B to 16 MiB");
+  }
+  SharedArray<std::int64_t> samples(c.samples);
+  Shared<PairControl> control;
+  PairJob job;
+  job.label = case_label(c);
+  job.cpus = c.cpus;
+  job.progress_total = c.samples;
+  with_payload_type(c.payload_bytes, [&]<class T>() {
+    if (c.mode == LatencyMode::kOneWay) {
+      job.worker[0] = [&](PairControl& pc) { return workers::oneway_publisher<T>(c, pc); };
+      job.worker[1] = [&](PairControl& pc) { return workers::oneway_subscriber<T>(c, pc, samples); };
+    } else {
+      job.worker[0] = [&](PairControl& pc) { return workers::ping_side<T>(c, pc, samples); };
+      job.worker[1] = [&](PairControl& pc) { return workers::pong_side<T>(c, pc); };
+    }
+  });
+  const std::string error = run_pair(job, *control);
+  if (!error.empty()) {
+    remove_domain_files(c.domain_id);
+    throw std::runtime_error(case_label(c) + ": " + error);
+  }
+
+  CaseResult result;
+  result.benchmark = "latency";
+  result.mode = c.mode == LatencyMode::kOneWay ? "oneway" : "pingpong";
+  result.transport = "shm";
+  result.payload_bytes = c.payload_bytes;
+  result.touch = c.touch;
+  result.rate_hz = c.rate_hz;
+  const SideReport& sender = control->side[0];
+  const SideReport& receiver = control->side[1];
+  std::int64_t* first = samples.data();
+  std::int64_t* last = std::remove(first, first + samples.size(), workers::kMissing);
+  const auto recorded = static_cast<std::size_t>(last - first);
+  result.dropped = c.samples - recorded;
+  const LatencySummary summary = summarize({first, recorded});
+  auto messages = static_cast<double>(recorded);
+  const SideReport& clock_side = c.mode == LatencyMode::kOneWay ? receiver : sender;
+  if (c.mode == LatencyMode::kOneWay) {
+    result.latency = summary;
+  } else {
+    result.latency = summary.scaled(0.5);
+    messages *= 2;  // a ping and a pong per round trip
+  }
+  const auto wall_ns = static_cast<double>(clock_side.measure_end.wall_ns - clock_side.measure_begin.wall_ns);
+  result.msgs_per_s = wall_ns > 0 ? messages * 1e9 / wall_ns : 0.0;
+  result.mb_per_s = *result.msgs_per_s * static_cast<double>(c.payload_bytes) / 1e6;
+  record_pair_cpu(result, *control);
+  return result;
+}
+
+}  // namespace axon_bench
