@@ -66,10 +66,7 @@ CaseResult measure_round_trips(const PingPongSetup& setup, const std::string& tr
     c.side[1].measure_end = CpuTimes::now();
     return 0;
   };
-  const std::string error = run_pair(job, *control);
-  if (!error.empty()) {
-    throw std::runtime_error(error);
-  }
+  run_pair_checked(job, *control, std::nullopt);
   CaseResult result;
   result.benchmark = "baseline";
   result.mode = "pingpong";

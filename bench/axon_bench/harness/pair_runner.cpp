@@ -1,52 +1,13 @@
 #include "harness/pair_runner.hpp"
 
-#include <sched.h>
-#include <sys/mman.h>
-
 #include <algorithm>
-#include <cerrno>
-#include <cstring>
-#include <system_error>
+#include <stdexcept>
 
 #include "harness/process_group.hpp"
 
 namespace axon_bench {
 
-SharedMapping::SharedMapping(std::size_t bytes) : bytes_(bytes) {
-  void* p = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-  if (p == MAP_FAILED) {
-    throw std::system_error(errno, std::generic_category(),
-                            "mmap of " + std::to_string(bytes) + " shared bytes for the benchmark");
-  }
-  data_ = static_cast<std::byte*>(p);
-}
-
-SharedMapping::~SharedMapping() {
-  if (data_ != nullptr) {
-    ::munmap(data_, bytes_);
-  }
-}
-
-void arrive_and_wait(PairControl& control) noexcept {
-  // acq_rel/acquire: what each worker did before arriving (connecting, first
-  // writes) happens before the other leaves the barrier.
-  control.arrived.fetch_add(1, std::memory_order_acq_rel);
-  for (std::uint64_t spins = 0; control.arrived.load(std::memory_order_acquire) < 2; ++spins) {
-    if (spins < 100'000) {
-      cpu_relax();
-    } else {
-      ::sched_yield();  // both workers may share a CPU when not pinned
-    }
-  }
-}
-
-int fail(PairControl& control, int side, std::string_view message) noexcept {
-  char* out = control.side[side].error;
-  const std::size_t n = std::min(message.size(), sizeof(SideReport::error) - 1);
-  std::memcpy(out, message.data(), n);
-  out[n] = '\0';
-  return 1;
-}
+void arrive_and_wait(PairControl& control) noexcept { control.start.arrive_and_wait(2); }
 
 std::string run_pair(const PairJob& job, PairControl& control) {
   ProcessGroupJob group;
@@ -58,15 +19,21 @@ std::string run_pair(const PairJob& job, PairControl& control) {
     }
     return job.worker[side](control);
   };
-  group.record_error = [&](std::size_t side, std::string_view message) {
-    fail(control, static_cast<int>(side), message);
-  };
-  group.error_of = [&](std::size_t side) { return std::string(control.side[side].error); };
+  group.error_of = [&](std::size_t side) -> ErrorText& { return control.side[side].error; };
   group.name_of = [](std::size_t side) { return "worker " + std::to_string(side); };
   group.progress = [&] { return control.progress.load(std::memory_order_relaxed); };
   group.progress_total = job.progress_total;
   group.timeout = job.timeout;
   return run_process_group(group);
+}
+
+void run_pair_checked(const PairJob& job, PairControl& control, std::optional<std::uint32_t> domain_id) {
+  if (const std::string error = run_pair(job, control); !error.empty()) {
+    if (domain_id) {
+      remove_domain_files(*domain_id);
+    }
+    throw std::runtime_error(job.label + ": " + error);
+  }
 }
 
 void record_pair_cpu(CaseResult& result, const PairControl& control) noexcept {
@@ -75,6 +42,12 @@ void record_pair_cpu(CaseResult& result, const PairControl& control) noexcept {
   result.cpu_percent_sender = cpu_percent(sender.measure_begin, sender.measure_end);
   result.cpu_percent_receiver = cpu_percent(receiver.measure_begin, receiver.measure_end);
   result.cpu_percent = *result.cpu_percent_sender + *result.cpu_percent_receiver;
+}
+
+std::span<std::int64_t> recorded_latencies(SharedArray<std::int64_t>& slots) noexcept {
+  std::int64_t* first = slots.data();
+  std::int64_t* last = std::remove(first, first + slots.size(), kMissing);
+  return {first, static_cast<std::size_t>(last - first)};
 }
 
 }  // namespace axon_bench

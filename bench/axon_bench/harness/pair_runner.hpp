@@ -1,7 +1,6 @@
 // Runs a benchmark case as two real processes (through run_process_group):
 // the parent forks two workers, pins them to their CPUs, shows progress
-// while they run and collects what they report through shared memory. Also
-// the shared-memory helpers every multi-process benchmark uses.
+// while they run and collects what they report through shared memory.
 #pragma once
 
 #include <atomic>
@@ -9,71 +8,23 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
-#include <new>
+#include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
 
+#include "harness/shared_memory.hpp"
 #include "harness/system.hpp"
 #include "results/result_log.hpp"
 
 namespace axon_bench {
 
-inline constexpr std::size_t kCacheLine = 64;
-
-/// Anonymous MAP_SHARED memory made before fork(): the parent and both
-/// workers see the same (zero-filled) bytes. Move-only.
-class SharedMapping {
- public:
-  /// Throws std::system_error when mmap fails.
-  explicit SharedMapping(std::size_t bytes);
-  ~SharedMapping();
-  SharedMapping(SharedMapping&& other) noexcept
-      : data_(std::exchange(other.data_, nullptr)), bytes_(std::exchange(other.bytes_, 0)) {}
-  SharedMapping& operator=(SharedMapping&&) = delete;
-  SharedMapping(const SharedMapping&) = delete;
-  SharedMapping& operator=(const SharedMapping&) = delete;
-
-  [[nodiscard]] std::byte* data() const noexcept { return data_; }
-  [[nodiscard]] std::size_t bytes() const noexcept { return bytes_; }
-
- private:
-  std::byte* data_ = nullptr;
-  std::size_t bytes_ = 0;
-};
-
-/// One T in its own shared mapping (T holds atomics, not pointers).
-template <class T>
-class Shared {
- public:
-  Shared() : mapping_(sizeof(T)), value_(new (mapping_.data()) T()) {}
-  ~Shared() { value_->~T(); }
-  Shared(const Shared&) = delete;
-  Shared& operator=(const Shared&) = delete;
-  T& operator*() const noexcept { return *value_; }
-  T* operator->() const noexcept { return value_; }
-
- private:
-  SharedMapping mapping_;
-  T* value_;
-};
-
-/// `count` values in a shared mapping, zero-filled.
-template <class T>
-class SharedArray {
-  static_assert(std::is_trivially_copyable_v<T>);
-
- public:
-  explicit SharedArray(std::size_t count) : mapping_(count * sizeof(T) + 1), count_(count) {}
-  [[nodiscard]] T* data() const noexcept { return reinterpret_cast<T*>(mapping_.data()); }
-  [[nodiscard]] std::size_t size() const noexcept { return count_; }
-  T& operator[](std::size_t i) const noexcept { return data()[i]; }
-
- private:
-  SharedMapping mapping_;
-  std::size_t count_;
-};
+/// A latency slot whose message was dropped.
+inline constexpr std::int64_t kMissing = -1;
+/// `ack` value meaning "the receiving worker is through".
+inline constexpr std::uint64_t kFinished = ~std::uint64_t{0};
 
 /// What one worker reports to the parent. Written by that worker only and
 /// read by the parent after waitpid() (which orders it).
@@ -82,14 +33,14 @@ struct SideReport {
   CpuTimes measure_end;    ///< ... and when it ends.
   std::uint64_t dropped = 0;
   std::uint64_t payload_bytes = 0;  ///< Size of the messages received (serializer cases).
-  char error[512] = {};
+  ErrorText error;
 };
 
 /// The shared state of one pair run. Thread safety / memory ordering: each
 /// atomic has one writer, named below; readers load with acquire.
 struct PairControl {
-  /// Start barrier: both workers increment, then wait for 2.
-  alignas(kCacheLine) std::atomic<std::uint32_t> arrived{0};
+  /// Both workers arrive (arrive_and_wait()).
+  alignas(kCacheLine) StartBarrier start;
   /// Written by the measuring worker: samples recorded so far (for the
   /// parent's progress line).
   alignas(kCacheLine) std::atomic<std::uint64_t> progress{0};
@@ -117,15 +68,32 @@ struct PairJob {
 /// success, else what failed (a worker's own message, a crash, a timeout).
 std::string run_pair(const PairJob& job, PairControl& control);
 
+/// run_pair() that throws std::runtime_error("<label>: <what failed>") on
+/// failure, after removing the files its killed workers left in the domain
+/// `domain_id` (none: they had no domain of their own).
+void run_pair_checked(const PairJob& job, PairControl& control, std::optional<std::uint32_t> domain_id);
+
 /// Worker side: the start barrier (both workers connected and ready).
 void arrive_and_wait(PairControl& control) noexcept;
 
 /// Worker side: records `message` as worker `side`'s error; returns 1 for
 /// `return fail(...)`.
-int fail(PairControl& control, int side, std::string_view message) noexcept;
+inline int fail(PairControl& control, int side, std::string_view message) noexcept {
+  return control.side[side].error.set(message);
+}
+
+/// fail() with what failed and the error of `result`.
+template <class R>
+int fail_with(PairControl& control, int side, std::string_view what, const R& result) {
+  return fail(control, side, std::string(what) + ": " + std::string(result.error().message()));
+}
 
 /// Parent side, after run_pair(): the CPU of worker 0 (the sender) and
 /// worker 1 (the receiver) over their measured phases, and their sum.
 void record_pair_cpu(CaseResult& result, const PairControl& control) noexcept;
+
+/// Parent side, after run_pair(): the recorded latencies of `slots` moved to
+/// its front (the kMissing ones of dropped messages left out).
+std::span<std::int64_t> recorded_latencies(SharedArray<std::int64_t>& slots) noexcept;
 
 }  // namespace axon_bench

@@ -7,7 +7,9 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <stdexcept>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -35,6 +37,15 @@ inline constexpr std::size_t kMaxPayloadBytes = kMinPayloadBytes << (kPayloadSiz
 
 constexpr bool is_supported_payload(std::size_t bytes) noexcept {
   return bytes >= kMinPayloadBytes && bytes <= kMaxPayloadBytes && (bytes & (bytes - 1)) == 0;
+}
+
+/// Throws std::invalid_argument, naming `what` ("--sizes", "payload size"),
+/// unless `bytes` is a supported payload size.
+inline void require_payload_size(std::size_t bytes, std::string_view what) {
+  if (!is_supported_payload(bytes)) {
+    throw std::invalid_argument(std::string(what) + ": " + std::to_string(bytes) +
+                                " B has no message type; use powers of two from 16 B to 16 MiB");
+  }
 }
 
 /// Sizes measured when --sizes is not given: a small message, a typical

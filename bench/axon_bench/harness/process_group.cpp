@@ -24,9 +24,9 @@ constexpr auto kPollPeriod = std::chrono::milliseconds(50);
   try {
     status = job.body(index);
   } catch (const std::exception& e) {
-    job.record_error(index, e.what());
+    job.error_of(index).set(e.what());
   } catch (...) {
-    job.record_error(index, "unknown exception");
+    job.error_of(index).set("unknown exception");
   }
   std::fflush(nullptr);
   ::_exit(status);  // no atexit handlers or static destructors of the parent's copy
@@ -34,7 +34,7 @@ constexpr auto kPollPeriod = std::chrono::milliseconds(50);
 
 std::string describe_exit(const ProcessGroupJob& job, std::size_t index, int status) {
   const std::string what = job.name_of(index) + ": ";
-  if (std::string own = job.error_of(index); !own.empty()) {
+  if (std::string own = job.error_of(index).str(); !own.empty()) {
     return what + own;
   }
   if (WIFSIGNALED(status)) {

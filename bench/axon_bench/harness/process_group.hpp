@@ -10,7 +10,8 @@
 #include <cstdint>
 #include <functional>
 #include <string>
-#include <string_view>
+
+#include "harness/shared_memory.hpp"
 
 namespace axon_bench {
 
@@ -18,12 +19,11 @@ struct ProcessGroupJob {
   std::string label;        ///< Shown in the progress line and in errors.
   std::size_t workers = 0;  ///< Children to fork.
   /// Body of child `index`; returns its exit status (0 = success). Runs in
-  /// the child only; exceptions are caught and passed to `record_error`.
+  /// the child only; exceptions are caught and kept in `error_of(index)`.
   std::function<int(std::size_t index)> body;
-  /// Child side: keeps `message` where the parent's `error_of` finds it.
-  std::function<void(std::size_t index, std::string_view message)> record_error;
-  /// Parent side, after the child exited: its own error message, or "".
-  std::function<std::string(std::size_t index)> error_of;
+  /// Where child `index` keeps why it failed (shared memory): the child
+  /// writes it, the parent reads it after the child exited.
+  std::function<ErrorText&(std::size_t index)> error_of;
   /// Parent side: what to call child `index` in messages ("worker 0").
   std::function<std::string(std::size_t index)> name_of;
   /// Parent side, every poll period while children run: the progress shown

@@ -115,10 +115,7 @@ std::vector<CaseResult> run_serializer_cases(const LatencyOptions& options, cons
 
 void run_latency_command(const LatencyOptions& options, Output& out) {
   for (const auto bytes : options.sizes) {
-    if (!is_supported_payload(bytes)) {
-      throw std::invalid_argument("--sizes: " + std::to_string(bytes) +
-                                  " B has no message type; use powers of two from 16 B to 16 MiB");
-    }
+    require_payload_size(bytes, "--sizes");
   }
   if (!options.serializers.empty() &&
       (options.mode == "pingpong" || options.rate_hz > 0 || options.touch || options.start_at == "loan")) {

@@ -20,10 +20,7 @@ std::string case_label(const LatencyCase& c) {
 }  // namespace
 
 CaseResult run_latency_case(const LatencyCase& c) {
-  if (!is_supported_payload(c.payload_bytes)) {
-    throw std::invalid_argument("payload size " + std::to_string(c.payload_bytes) +
-                                " has no message type: use a power of two from 16 B to 16 MiB");
-  }
+  require_payload_size(c.payload_bytes, "payload size");
   SharedArray<std::int64_t> samples(c.samples);
   Shared<PairControl> control;
   PairJob job;
@@ -39,11 +36,7 @@ CaseResult run_latency_case(const LatencyCase& c) {
       job.worker[1] = [&](PairControl& pc) { return workers::pong_side<T>(c, pc); };
     }
   });
-  const std::string error = run_pair(job, *control);
-  if (!error.empty()) {
-    remove_domain_files(c.domain_id);
-    throw std::runtime_error(case_label(c) + ": " + error);
-  }
+  run_pair_checked(job, *control, c.domain_id);
 
   CaseResult result;
   result.benchmark = "latency";
@@ -54,12 +47,10 @@ CaseResult run_latency_case(const LatencyCase& c) {
   result.rate_hz = c.rate_hz;
   const SideReport& sender = control->side[0];
   const SideReport& receiver = control->side[1];
-  std::int64_t* first = samples.data();
-  std::int64_t* last = std::remove(first, first + samples.size(), workers::kMissing);
-  const auto recorded = static_cast<std::size_t>(last - first);
-  result.dropped = c.samples - recorded;
-  const LatencySummary summary = summarize({first, recorded});
-  auto messages = static_cast<double>(recorded);
+  const std::span<std::int64_t> recorded = recorded_latencies(samples);
+  result.dropped = c.samples - recorded.size();
+  const LatencySummary summary = summarize(recorded);
+  auto messages = static_cast<double>(recorded.size());
   const SideReport& clock_side = c.mode == LatencyMode::kOneWay ? receiver : sender;
   if (c.mode == LatencyMode::kOneWay) {
     result.latency = summary;

@@ -15,9 +15,9 @@
 #include <cstdint>
 #include <string_view>
 
+#include "harness/endpoint_calls.hpp"
 #include "harness/payload.hpp"
 #include "harness/system.hpp"
-#include "harness/worker_support.hpp"
 #include "object_list.hpp"
 #include "object_list.pb.h"
 #include "object_list_axon.h"
@@ -126,7 +126,7 @@ struct MessageWriter<Format::kRaw, K> {
   using Type = typename MessageTraits<Format::kRaw, K>::Type;
 
   axon::Result<axon::PublishStatus> publish(axon::Publisher<Type>& pub, std::uint64_t index, std::int64_t& start_ns) {
-    auto loan = workers::loan_waiting(pub);
+    auto loan = workers::loan_waiting(pub, workers::spin_once);
     if (!loan) {
       return loan.error();
     }

@@ -6,9 +6,11 @@
 #include <algorithm>
 #include <cstdint>
 
-#include "harness/pair_runner.hpp"
+#include "harness/endpoint_calls.hpp"
+#include "harness/pair_worker.hpp"
 #include "harness/payload.hpp"
-#include "harness/worker_support.hpp"
+#include "harness/worker_setup.hpp"
+#include "latency/latency_workers.hpp"
 #include <axon/axon.hpp>
 
 namespace axon_bench::workers {
@@ -17,63 +19,35 @@ namespace axon_bench::workers {
 template <class T>
 int oneway_publisher(const LatencyCase& c, PairControl& control) {
   constexpr int kSide = 0;
-  auto node = axon::Node::create("bench_pub", node_options(c, true));
-  if (!node) {
-    return fail_with(control, kSide, "Node::create", node);
-  }
-  auto pub = (*node)->advertise<T>(kOneWayTopic);
-  if (!pub) {
-    return fail_with(control, kSide, "advertise", pub);
-  }
-  if (!wait_until([&] { return (*pub)->subscriber_count() >= 1; })) {
-    return fail(control, kSide, "no subscriber connected within 10 s");
+  auto ends = set_up_worker<T>(latency_worker(c, "bench_pub", kOneWayTopic, ""));
+  if (!ends) {
+    return fail(control, kSide, ends.error().message());
   }
   arrive_and_wait(control);
   SideReport& report = control.side[kSide];
   const std::uint64_t total = c.warmup + c.samples;
-  const std::int64_t period = period_ns(c);
-  std::int64_t scheduled_ns = now_ns();
+  Pacer pacer(period_ns(c));
   for (std::uint64_t i = 0; i < total; ++i) {
     if (i == c.warmup) {
       report.measure_begin = CpuTimes::now();
     }
-    std::int64_t start_ns = 0;
-    if (period == 0) {
-      // One message in flight: wait until the subscriber handled the last.
-      // Acquire pairs with the subscriber's release store of `ack`.
-      while (control.ack.load(std::memory_order_acquire) < i) {
-        cpu_relax();
-      }
-      start_ns = now_ns();
-    } else {
-      scheduled_ns += period;
-      while (now_ns() < scheduled_ns) {
-        cpu_relax();
-      }
-      start_ns = scheduled_ns;  // a late send counts from when it was due (no coordinated omission)
+    if (!pacer.on_schedule()) {
+      wait_for_ack(control, i);  // one message in flight: the subscriber handled the last
     }
-    auto loan = loan_waiting(**pub);
-    if (!loan) {
-      return fail_with(control, kSide, "loan", loan);
-    }
-    if (c.touch) {
-      fill_payload(loan->data, sizeof(T), i);
-    }
-    write_stamp(loan->data, Stamp{.index = i, .time_ns = start_ns});
-    auto status = (*pub)->publish(std::move(*loan));
+    const std::int64_t start_ns = pacer.next();
+    auto status = publish_stamped(*ends->pub, Stamp{.index = i, .time_ns = start_ns}, c.touch);
     if (!status) {
       return fail_with(control, kSide, "publish", status);
     }
     if (status->dropped != 0) {
-      if (period == 0) {
+      if (!pacer.on_schedule()) {
         return fail(control, kSide, "the subscriber's queue was full with one message in flight");
       }
       ++report.dropped;
     }
   }
   report.measure_end = CpuTimes::now();
-  control.done.store(1, std::memory_order_release);  // pairs with the subscriber's acquire: all was published
-  wait_for_finished(control);                        // our pool holds what the subscriber still reads
+  finish_sending(control);
   return 0;
 }
 
@@ -81,41 +55,21 @@ int oneway_publisher(const LatencyCase& c, PairControl& control) {
 template <class T>
 int oneway_subscriber(const LatencyCase& c, PairControl& control, SharedArray<std::int64_t>& latencies) {
   constexpr int kSide = 1;
-  auto node = axon::Node::create("bench_sub", node_options(c, false));
-  if (!node) {
-    return fail_with(control, kSide, "Node::create", node);
-  }
-  auto sub = (*node)->subscribe<T>(kOneWayTopic, {.depth = depth_for(c.payload_bytes)});
-  if (!sub) {
-    return fail_with(control, kSide, "subscribe", sub);
-  }
-  if (!wait_until([&] { return (*sub)->publisher_count() >= 1; })) {
-    return fail(control, kSide, "no publisher connected within 10 s");
+  auto ends = set_up_worker<T>(latency_worker(c, "bench_sub", "", kOneWayTopic));
+  if (!ends) {
+    return fail(control, kSide, ends.error().message());
   }
   std::fill(latencies.data(), latencies.data() + latencies.size(), kMissing);
   arrive_and_wait(control);
   SideReport& report = control.side[kSide];
+  LatencyRecorder recorder(latencies, control, report, c.warmup);
   const std::uint64_t total = c.warmup + c.samples;
   const bool from_stamp = c.rate_hz > 0 || c.start_at == StartStamp::kLoan;
-  std::uint64_t recorded = 0;
   std::uint64_t checksum = 0;
   bool done_seen = false;
   for (;;) {
     std::uint64_t index = 0;
-    {
-      auto sample = (*sub)->take();
-      if (!sample) {
-        if (sample.error().code() != axon::ErrorCode::kNoData) {
-          return fail_with(control, kSide, "take", sample);
-        }
-        if (done_seen) {
-          break;  // taken after seeing `done`: nothing more will come
-        }
-        // Acquire pairs with the publisher's release store of `done`.
-        done_seen = control.done.load(std::memory_order_acquire) != 0;
-        cpu_relax();
-        continue;
-      }
+    auto took = try_take(*ends->sub, [&](const axon::Sample<T>& sample) {
       // Received = the subscriber holds the sample (what the latency target
       // measures: publish -> take). The message's index then comes from its
       // sequence number; only with --rate, --start-at loan or --touch does it
@@ -129,32 +83,34 @@ int oneway_subscriber(const LatencyCase& c, PairControl& control, SharedArray<st
           checksum += read_payload(sample->data, sizeof(T));
         }
         received_ns = now_ns();
-        start_ns = from_stamp ? stamp.time_ns : (*sample).info().publish_time_ns;
+        start_ns = from_stamp ? stamp.time_ns : sample.info().publish_time_ns;
         index = stamp.index;
       } else {
         received_ns = now_ns();
-        start_ns = (*sample).info().publish_time_ns;
-        index = (*sample).info().sequence - 1;  // the publisher sends index i as its (i+1)-th message
+        start_ns = sample.info().publish_time_ns;
+        index = sample.info().sequence - 1;  // the publisher sends index i as its (i+1)-th message
       }
-      if (index >= c.warmup && index < total) {
-        if (recorded == 0) {
-          report.measure_begin = CpuTimes::now();
-        }
-        latencies[index - c.warmup] = received_ns - start_ns;
-        if ((++recorded & 1023) == 0) {
-          control.progress.store(recorded, std::memory_order_relaxed);  // display only
-        }
+      recorder.record(index, received_ns - start_ns);
+    });  // the sample went back to the publisher's pool
+    if (!took) {
+      return fail_with(control, kSide, "take", took);
+    }
+    if (*took == Took::kNothing) {
+      if (done_seen) {
+        break;  // taken after seeing `done`: nothing more will come
       }
-    }  // the sample goes back to the publisher's pool here
-    // Release pairs with the publisher's acquire: the chunk is free again.
-    control.ack.store(index + 1, std::memory_order_release);
+      done_seen = sender_done(control);
+      cpu_relax();
+      continue;
+    }
+    ack(control, index + 1);
     if (index + 1 >= total) {
       break;
     }
   }
   report.measure_end = CpuTimes::now();
   keep(checksum);
-  control.ack.store(kFinished, std::memory_order_release);  // pairs with wait_for_finished()
+  signal_finished(control);
   return 0;
 }
 

@@ -65,10 +65,7 @@ CaseResult run_serializer_case(const SerializerCase& c) {
   job.cpus = c.cpus;
   job.progress_total = c.samples;
   choose_workers(c, job, latencies, starts);
-  if (const std::string error = run_pair(job, *control); !error.empty()) {
-    remove_domain_files(c.domain_id);
-    throw std::runtime_error(case_label(c) + ": " + error);
-  }
+  run_pair_checked(job, *control, c.domain_id);
 
   CaseResult result;
   result.benchmark = "latency";

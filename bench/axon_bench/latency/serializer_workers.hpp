@@ -11,9 +11,12 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
+#include <vector>
 
-#include "harness/pair_runner.hpp"
-#include "harness/worker_support.hpp"
+#include "harness/endpoint_calls.hpp"
+#include "harness/pair_worker.hpp"
+#include "harness/worker_setup.hpp"
 #include "latency/messages.hpp"
 #include "latency/serializer_cases.hpp"
 
@@ -33,31 +36,31 @@ inline std::uint32_t publisher_chunk_bytes(const SerializerCase& c) {
   return static_cast<std::uint32_t>((bytes + 63) / 64 * 64);
 }
 
-inline axon::NodeOptions serializer_node_options(const SerializerCase& c, bool publishes) {
-  axon::NodeOptions options;
-  options.domain_id = c.domain_id;
-  const std::uint32_t bytes = publisher_chunk_bytes(c);
-  // 16 chunks: the publisher keeps reusing its own (the transport's reuse
-  // cache takes an eighth of a class).
-  options.chunk_classes = publishes ? std::vector<axon::ChunkClassConfig>{{.payload_bytes = bytes, .count = 16}}
-                                    : std::vector<axon::ChunkClassConfig>{{.payload_bytes = 256, .count = 16}};
-  return options;
+/// The worker named `node` of a serializer case: the publisher's pool is
+/// 16 chunks of publisher_chunk_bytes() (it keeps reusing its own: the
+/// transport's reuse cache takes an eighth of a class); the subscriber
+/// verifies FlatBuffers unless --verification never.
+inline WorkerSpec serializer_worker(const SerializerCase& c, std::string node, bool publishes) {
+  return {.node = std::move(node),
+          .options = node_in_domain(
+              c.domain_id,
+              publishes ? std::vector<axon::ChunkClassConfig>{{.payload_bytes = publisher_chunk_bytes(c), .count = 16}}
+                        : std::vector<axon::ChunkClassConfig>{}),
+          .publishes = publishes ? kSerializerTopic : "",
+          .subscribes = publishes ? "" : kSerializerTopic,
+          .qos = axon::SubscriberQos{.depth = 4,
+                                     .verification =
+                                         c.verify ? axon::Verification::kCrossProcess : axon::Verification::kNever},
+          .subscribers = 1};
 }
 
 template <messages::Format F, messages::Kind K>
 int serializer_publisher(const SerializerCase& c, PairControl& control, SharedArray<std::int64_t>& starts) {
   using Type = typename messages::MessageTraits<F, K>::Type;
   constexpr int kSide = 0;
-  auto node = axon::Node::create("bench_pub", serializer_node_options(c, true));
-  if (!node) {
-    return fail_with(control, kSide, "Node::create", node);
-  }
-  auto pub = (*node)->template advertise<Type>(kSerializerTopic);
-  if (!pub) {
-    return fail_with(control, kSide, "advertise", pub);
-  }
-  if (!wait_until([&] { return (*pub)->subscriber_count() >= 1; })) {
-    return fail(control, kSide, "no subscriber connected within 10 s");
+  auto ends = set_up_worker<Type>(serializer_worker(c, "bench_pub", true));
+  if (!ends) {
+    return fail(control, kSide, ends.error().message());
   }
   messages::MessageWriter<F, K> writer;
   arrive_and_wait(control);
@@ -67,14 +70,10 @@ int serializer_publisher(const SerializerCase& c, PairControl& control, SharedAr
     if (i == c.warmup) {
       report.measure_begin = CpuTimes::now();
     }
-    // One message in flight. Acquire pairs with the subscriber's release
-    // store of `ack`.
-    while (control.ack.load(std::memory_order_acquire) < i) {
-      cpu_relax();
-    }
+    wait_for_ack(control, i);  // one message in flight
     // The writer stores the start into the shared slot just before it
     // calls publish(): see the file comment.
-    auto status = writer.publish(**pub, i, starts[i]);
+    auto status = writer.publish(*ends->pub, i, starts[i]);
     if (!status) {
       return fail_with(control, kSide, "publish", status);
     }
@@ -83,8 +82,7 @@ int serializer_publisher(const SerializerCase& c, PairControl& control, SharedAr
     }
   }
   report.measure_end = CpuTimes::now();
-  control.done.store(1, std::memory_order_release);  // pairs with the subscriber's acquire
-  wait_for_finished(control);                        // our pool holds what the subscriber still reads
+  finish_sending(control);
   return 0;
 }
 
@@ -94,75 +92,56 @@ int serializer_subscriber(const SerializerCase& c, PairControl& control, SharedA
   using Traits = messages::MessageTraits<F, K>;
   using Type = typename Traits::Type;
   constexpr int kSide = 1;
-  auto node = axon::Node::create("bench_sub", serializer_node_options(c, false));
-  if (!node) {
-    return fail_with(control, kSide, "Node::create", node);
-  }
-  auto sub = (*node)->template subscribe<Type>(
-      kSerializerTopic,
-      {.depth = 4, .verification = c.verify ? axon::Verification::kCrossProcess : axon::Verification::kNever});
-  if (!sub) {
-    return fail_with(control, kSide, "subscribe", sub);
-  }
-  if (!wait_until([&] { return (*sub)->publisher_count() >= 1; })) {
-    return fail(control, kSide, "no publisher connected within 10 s");
+  auto ends = set_up_worker<Type>(serializer_worker(c, "bench_sub", false));
+  if (!ends) {
+    return fail(control, kSide, ends.error().message());
   }
   arrive_and_wait(control);
   SideReport& report = control.side[kSide];
   const std::uint64_t total = c.warmup + c.samples;
-  std::uint64_t recorded = 0;
+  LatencyRecorder recorder(latencies, control, report, c.warmup);
   std::uint32_t idle = 0;
   for (std::uint64_t expected = 0; expected < total;) {
     std::int64_t received_ns = 0;
     std::uint64_t index = 0;
-    {
-      auto sample = (*sub)->take();
-      if (!sample) {
-        if (sample.error().code() != axon::ErrorCode::kNoData) {
-          return fail_with(control, kSide, "take", sample);
-        }
-        if ((++idle & 0xFFFF) == 0 && (*sub)->counters().rejected != 0) {
-          return fail(control, kSide, "a message failed verification or decoding");
-        }
-        cpu_relax();
-        continue;
-      }
+    std::uint64_t carried = 0;
+    auto took = try_take(*ends->sub, [&](const axon::Sample<Type>& sample) {
       // Holding the sample: take() verified it (FlatBuffers) or parsed it
       // (Protobuf); a raw struct is not read at all. By default the clock
       // stops here, before user code reads anything, as issue 4 measures it.
-      std::uint64_t carried = 0;
       if (c.end_after_read) {
-        carried = Traits::read_index(**sample);
+        carried = Traits::read_index(*sample);
         received_ns = now_ns();
       } else {
         received_ns = now_ns();
-        carried = Traits::read_index(**sample);
+        carried = Traits::read_index(*sample);
       }
-      index = (*sample).info().sequence - 1;  // the publisher's message i is its (i + 1)-th
-      report.payload_bytes = (*sample).info().payload_bytes;
-      if (carried != index) {
-        return fail(control, kSide, "message " + std::to_string(index) + " carries index " + std::to_string(carried));
+      index = sample.info().sequence - 1;  // the publisher's message i is its (i + 1)-th
+      report.payload_bytes = sample.info().payload_bytes;
+    });  // the sample went back
+    if (!took) {
+      return fail_with(control, kSide, "take", took);
+    }
+    if (*took == Took::kNothing) {
+      if ((++idle & 0xFFFF) == 0 && ends->sub->counters().rejected != 0) {
+        return fail(control, kSide, "a message failed verification or decoding");
       }
-    }  // the sample goes back here
+      cpu_relax();
+      continue;
+    }
+    if (carried != index) {
+      return fail(control, kSide, "message " + std::to_string(index) + " carries index " + std::to_string(carried));
+    }
     if (index != expected) {
       return fail(control, kSide,
                   "message " + std::to_string(index) + " arrived where " + std::to_string(expected) + " was expected");
     }
-    if (index >= c.warmup) {
-      if (recorded == 0) {
-        report.measure_begin = CpuTimes::now();
-      }
-      latencies[index - c.warmup] = received_ns - starts[index];
-      if ((++recorded & 255) == 0) {
-        control.progress.store(recorded, std::memory_order_relaxed);  // display only
-      }
-    }
+    recorder.record(index, received_ns - starts[index]);
     ++expected;
-    // Release pairs with the publisher's acquire: the chunk is free again.
-    control.ack.store(expected, std::memory_order_release);
+    ack(control, expected);  // the chunk is free again
   }
   report.measure_end = CpuTimes::now();
-  control.ack.store(kFinished, std::memory_order_release);  // pairs with wait_for_finished()
+  signal_finished(control);
   return 0;
 }
 

@@ -7,13 +7,13 @@
 #include <string>
 #include <vector>
 
-#include "harness/executor_wait.hpp"
 #include "harness/payload.hpp"
 #include "harness/progress.hpp"
+#include "harness/wait.hpp"
 #include "network/network_cases.hpp"
 #include "network/network_config.hpp"
 #include "results/table.hpp"
-#include "tests/support/temp_dir.hpp"
+#include "tests/support/common/temp_dir.hpp"
 
 namespace axon_bench {
 namespace {
@@ -103,10 +103,7 @@ void run_network_command(const NetworkOptions& o, Output& out) {
   for (const auto& [option, sizes] :
        {std::pair{"--sizes", &o.sizes}, std::pair{"--throughput-sizes", &o.throughput_sizes}}) {
     for (const auto bytes : *sizes) {
-      if (!is_supported_payload(bytes)) {
-        throw std::invalid_argument(std::string(option) + ": " + std::to_string(bytes) +
-                                    " B: use powers of two from 16 B to 16 MiB");
-      }
+      require_payload_size(bytes, option);
     }
   }
   if (const std::string why = axon::test::VirtualHosts::unavailable_reason(); !why.empty()) {
@@ -124,7 +121,7 @@ void run_network_command(const NetworkOptions& o, Output& out) {
   base.cpus = choose_cpu_pair(o.cpus);
   base.socket_buffer_bytes = static_cast<std::uint32_t>(o.socket_buffer_bytes);
   base.duration_s = o.duration_s;
-  base.wait = parse_executor_wait(o.axon_wait, o.axon_spin_us * 1000, o.axon_yield_us * 1000);
+  base.wait = parse_wait(o.axon_wait, 0, o.axon_spin_us * 1000, o.axon_yield_us * 1000).strategy;
   base.receive_poll_ns = std::int64_t{o.receive_poll_us} * 1000;
   out.log.run.cpus = base.cpus;
   out.log.run.notes.push_back("network: two network namespaces joined by one veth pair (MTU 1500), " +

@@ -1,5 +1,5 @@
 // `axon-bench network`: axon's UDP transport between two virtual hosts (two
-// network namespaces joined by a veth pair, tests/support/netns.hpp) next to
+// network namespaces joined by a veth pair, tests/support/common/netns.hpp) next to
 // raw UDP sockets over the same pair in the same run: round-trip latency per
 // payload size and 1 MiB throughput. Needs root.
 #pragma once

@@ -4,13 +4,15 @@
 // Receivers wait in a WaitSet: blocking (futex) by default, like the
 // baseline's blocking recv; --axon-wait picks another strategy.
 #include <chrono>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <thread>
 
-#include "harness/executor_wait.hpp"
+#include "harness/endpoint_calls.hpp"
 #include "harness/pair_runner.hpp"
 #include "harness/payload.hpp"
+#include "harness/wait.hpp"
 #include "network/network_cases.hpp"
 #include "network/network_stream.hpp"
 #include "results/table.hpp"
@@ -26,11 +28,6 @@ constexpr std::uint64_t kProbe = ~std::uint64_t{0};  ///< Index of pings sent un
 
 using Clock = std::chrono::steady_clock;
 
-template <class R>
-int fail_with(PairControl& control, int side, const std::string& what, const R& result) {
-  return fail(control, side, what + ": " + std::string(result.error().message()));
-}
-
 /// The node of worker `side` (bench_ping on host 0, bench_pong on host 1).
 axon::Result<std::shared_ptr<axon::Node>> node_on_host(const NetworkCase& c, int side) {
   if (auto entered = c.hosts->enter(static_cast<std::size_t>(side)); !entered) {
@@ -42,25 +39,14 @@ axon::Result<std::shared_ptr<axon::Node>> node_on_host(const NetworkCase& c, int
 }
 
 /// Loans a chunk, yielding while the pool is exhausted (two cores: a spin
-/// would starve the transport's threads that give chunks back).
-template <class T>
-axon::Result<axon::Loan<T>> loan_yielding(axon::Publisher<T>& pub, const PairControl& control) {
-  auto loan = pub.loan();
-  while (!loan && loan.error().code() == axon::ErrorCode::kPoolExhausted && control.done.load() == 0) {
-    std::this_thread::yield();
-    loan = pub.loan();
-  }
-  return loan;
-}
-
+/// would starve the transport's threads that give chunks back), stamps and
+/// publishes it.
 template <class T>
 axon::Result<axon::PublishStatus> publish_stamp(axon::Publisher<T>& pub, const PairControl& control, Stamp stamp) {
-  auto loan = loan_yielding(pub, control);
-  if (!loan) {
-    return loan.error();
-  }
-  write_stamp((*loan)->data, stamp);
-  return pub.publish(std::move(*loan));
+  return workers::publish_stamped(pub, stamp, false, [&] {
+    std::this_thread::yield();
+    return control.done.load() == 0;
+  });
 }
 
 /// The next message of `sub`, sleeping in `waits` up to `timeout`; kTimeout
@@ -69,19 +55,20 @@ template <class T>
 axon::Result<axon::Sample<T>> take_waiting(axon::Subscriber<T>& sub, axon::WaitSet& waits,
                                            std::chrono::nanoseconds timeout) {
   const auto deadline = Clock::now() + timeout;
-  for (;;) {
-    auto sample = sub.take();
-    if (sample || sample.error().code() != axon::ErrorCode::kNoData) {
-      return sample;
-    }
+  std::optional<axon::Error> failed;
+  auto sample = workers::take_waiting(sub, [&] {
     const auto left = deadline - Clock::now();
     if (left <= std::chrono::nanoseconds(0)) {
-      return axon::Error(axon::ErrorCode::kTimeout, "no message in time");
+      failed = axon::Error(axon::ErrorCode::kTimeout, "no message in time");
+    } else if (auto waited = waits.wait(left); !waited) {
+      failed = waited.error();
     }
-    if (auto waited = waits.wait(left); !waited) {
-      return waited.error();
-    }
+    return !failed;
+  });
+  if (failed) {
+    return *failed;
   }
+  return sample;
 }
 
 template <class T>
@@ -235,17 +222,13 @@ template <class Ping, class Pong>
 void run_workers(PairJob& job, PairControl& control, Ping ping, Pong pong) {
   job.worker[0] = std::move(ping);
   job.worker[1] = std::move(pong);
-  if (const std::string error = run_pair(job, control); !error.empty()) {
-    throw std::runtime_error(job.label + ": " + error);
-  }
+  run_pair_checked(job, control, std::nullopt);
 }
 
 }  // namespace
 
 CaseResult measure_axon_udp_pingpong(const NetworkCase& c) {
-  if (!is_supported_payload(c.payload_bytes)) {
-    throw std::invalid_argument(std::to_string(c.payload_bytes) + " B: use a power of two from 16 B to 16 MiB");
-  }
+  require_payload_size(c.payload_bytes, "payload size");
   SharedArray<std::int64_t> round_trips(c.samples);
   Shared<PairControl> control;
   PairJob job;
@@ -265,9 +248,7 @@ CaseResult measure_axon_udp_pingpong(const NetworkCase& c) {
 }
 
 CaseResult measure_axon_udp_throughput(const NetworkCase& c) {
-  if (!is_supported_payload(c.payload_bytes)) {
-    throw std::invalid_argument(std::to_string(c.payload_bytes) + " B: use a power of two from 16 B to 16 MiB");
-  }
+  require_payload_size(c.payload_bytes, "payload size");
   Shared<PairControl> control;
   Shared<StreamTally> tally;
   PairJob job;

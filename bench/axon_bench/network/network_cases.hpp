@@ -1,5 +1,5 @@
 // The cases of `axon-bench network`: two processes on two virtual hosts
-// joined by a veth pair (tests/support/netns.hpp), exchanging messages of one
+// joined by a veth pair (tests/support/common/netns.hpp), exchanging messages of one
 // size. Raw UDP sockets (raw_udp_endpoint.hpp) are the same-run baseline of
 // axon's UDP transport: same path, same bytes on the wire.
 #pragma once
@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "results/result_log.hpp"
-#include "tests/support/netns.hpp"
+#include "tests/support/common/netns.hpp"
 #include <axon/wait_strategy.hpp>
 
 namespace axon_bench {

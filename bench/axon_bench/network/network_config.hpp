@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <string>
 
-#include "tests/support/netns.hpp"
+#include "tests/support/common/netns.hpp"
 
 namespace axon_bench {
 

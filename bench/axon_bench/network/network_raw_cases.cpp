@@ -98,9 +98,7 @@ CaseResult measure_raw_udp_pingpong(const NetworkCase& c) {
       return 0;
     };
   }
-  if (const std::string error = run_pair(job, *control); !error.empty()) {
-    throw std::runtime_error(job.label + ": " + error);
-  }
+  run_pair_checked(job, *control, std::nullopt);
   CaseResult result = pingpong_result(c, {round_trips.data(), round_trips.size()}, *control);
   result.transport = "raw-udp";
   result.serializer = "none";
@@ -176,9 +174,7 @@ CaseResult measure_raw_udp_throughput(const NetworkCase& c) {
     }
     return 0;
   };
-  if (const std::string error = run_pair(job, *control); !error.empty()) {
-    throw std::runtime_error(job.label + ": " + error);
-  }
+  run_pair_checked(job, *control, std::nullopt);
   CaseResult result = stream_result(c, *tally, *control);
   result.transport = "raw-udp";
   result.serializer = "none";

@@ -143,10 +143,7 @@ void run_scenario_command(const ScenarioOptions& options, Output& out) {
     scenario.warmup_s = options.warmup_s;
   }
   if (!options.wait.empty()) {
-    scenario.blocking = options.wait == "blocking";
-    if (!scenario.blocking) {
-      scenario.wait.strategy = parse_wait_strategy(options.wait);
-    }
+    scenario.wait = parse_scenario_wait(options.wait, scenario.wait.sleep_us);
   }
   if (options.sleep_us > 0) {
     scenario.wait.sleep_us = options.sleep_us;
@@ -161,9 +158,9 @@ void run_scenario_command(const ScenarioOptions& options, Output& out) {
   out.log.run.notes.push_back("scenario '" + s.name + "' from " + s.file + ": " + std::to_string(s.components.size()) +
                               " processes on " + std::to_string(online_cpu_count()) +
                               " CPUs; idle subscribers wait with " + s.wait_name() +
-                              (s.blocking ? " (an axon::SingleThreadedExecutor with WaitStrategy::blocking() per "
-                                            "process, asleep until a message or its next publication)"
-                                          : " (polling)") +
+                              (s.wait.executor ? " (an axon::SingleThreadedExecutor with WaitStrategy::blocking() per "
+                                                 "process, asleep until a message or its next publication)"
+                                               : " (polling)") +
                               "; latency from publish()");
   for (const auto& t : s.topics) {
     if (t.subscribers.empty()) {
@@ -177,13 +174,7 @@ void run_scenario_command(const ScenarioOptions& options, Output& out) {
   job.label = "scenario " + (s.name.empty() ? s.file : s.name);
   job.workers = s.components.size();
   job.body = [&](std::size_t index) { return run_scenario_component(plan, shared, index); };
-  job.record_error = [&](std::size_t index, std::string_view message) {
-    char* dst = shared.components[index].error;
-    const std::size_t n = std::min(message.size(), sizeof(ComponentReport::error) - 1);
-    std::memcpy(dst, message.data(), n);
-    dst[n] = '\0';
-  };
-  job.error_of = [&](std::size_t index) { return std::string(shared.components[index].error); };
+  job.error_of = [&](std::size_t index) -> ErrorText& { return shared.components[index].error; };
   job.name_of = [&](std::size_t index) { return "component '" + s.components[index].name + "'"; };
   job.tick = [&] {
     ScenarioControl& control = *shared.control;

@@ -5,6 +5,7 @@
 // axon::SingleThreadedExecutor with WaitStrategy::blocking(), which sleeps
 // until a message arrives or the next publication is due; else the loop
 // polls them.
+#include <sched.h>
 #include <sys/prctl.h>
 
 #include <algorithm>
@@ -69,11 +70,7 @@ struct Subscription {
 };
 
 int fail_component(ScenarioShared& shared, std::size_t index, const std::string& message) {
-  char* out = shared.components[index].error;
-  const std::size_t n = std::min(message.size(), sizeof(ComponentReport::error) - 1);
-  std::memcpy(out, message.data(), n);
-  out[n] = '\0';
-  return 1;
+  return shared.components[index].error.set(message);
 }
 
 void sleep_until_ns(std::int64_t when_ns) {
@@ -165,8 +162,8 @@ int run_scenario_component(const ScenarioPlan& plan, ScenarioShared& shared, std
       }
     }
   };
-  const bool executor_waits = s.blocking && !subscriptions.empty();
-  axon::SingleThreadedExecutor executor({.wait_strategy = axon::WaitStrategy::blocking()});
+  const bool executor_waits = s.wait.executor && !subscriptions.empty();
+  axon::SingleThreadedExecutor executor({.wait_strategy = s.wait.strategy});
   for (auto& sub : subscriptions) {
     auto added =
         executor_waits
@@ -304,13 +301,13 @@ int run_scenario_component(const ScenarioPlan& plan, ScenarioShared& shared, std
           !slept) {
         return fail_component(shared, index, "spin_for: " + std::string(slept.error().message()));
       }
-    } else if (s.wait.strategy == WaitStrategy::kBusyPoll) {
+    } else if (s.wait.strategy.kind() == axon::WaitStrategy::Kind::kBusySpin) {
       cpu_relax();
-    } else if (subscriptions.empty() || s.wait.strategy == WaitStrategy::kSleep) {
+    } else if (subscriptions.empty() || s.wait.strategy.kind() == axon::WaitStrategy::Kind::kBlocking) {
       const std::int64_t poll_ns = subscriptions.empty() ? next_event - now : std::int64_t{s.wait.sleep_us} * 1000;
       sleep_until_ns(std::min(next_event, now + poll_ns));
     } else {
-      s.wait.idle();  // yield
+      ::sched_yield();
     }
   }
   if (!ended) {

@@ -94,6 +94,14 @@ std::uint64_t round_up_payload(std::uint64_t bytes) {
   return size;
 }
 
+BenchWait parse_scenario_wait(const std::string& text, std::uint32_t sleep_us) {
+  BenchWait wait = parse_wait(text, sleep_us);
+  if (wait.executor && wait.strategy.kind() != axon::WaitStrategy::Kind::kBlocking) {
+    throw std::invalid_argument("wait '" + text + "': use blocking, busy-poll, yield or sleep");
+  }
+  return wait;
+}
+
 Scenario load_scenario(const std::string& path) {
   YamlReader r(path);
   YAML::Node root;
@@ -130,11 +138,8 @@ Scenario load_scenario(const std::string& path) {
     }
     if (const YAML::Node wait = root["wait"]; wait.IsDefined()) {
       const std::string value = r.text(wait, "wait");
-      s.blocking = value == "blocking";
       try {
-        if (!s.blocking) {
-          s.wait.strategy = parse_wait_strategy(value);
-        }
+        s.wait = parse_scenario_wait(value, s.wait.sleep_us);
       } catch (const std::invalid_argument&) {
         r.fail(wait, "wait '" + value + "': use blocking (the default), busy-poll, yield or sleep");
       }

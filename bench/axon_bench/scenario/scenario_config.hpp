@@ -62,17 +62,20 @@ struct Scenario {
   /// WaitStrategy::blocking(), asleep on their futex words until a message
   /// arrives or the component's next publication is due. Else the component
   /// polls its subscribers and idles with `wait` (busy-poll, yield, sleep).
-  bool blocking = true;
-  WaitPolicy wait{.strategy = WaitStrategy::kSleep, .sleep_us = 100};
+  BenchWait wait{.strategy = axon::WaitStrategy::blocking(), .executor = true, .sleep_us = 100};
 
   /// "blocking", else the polling wait's name ("sleep-100us", ...).
-  [[nodiscard]] std::string wait_name() const { return blocking ? "blocking" : wait.name(); }
+  [[nodiscard]] std::string wait_name() const { return wait.name(); }
   std::vector<ScenarioTopic> topics;
   std::vector<ScenarioComponent> components;
 };
 
 /// Reads and checks `path`. Throws ScenarioError.
 Scenario load_scenario(const std::string& path);
+
+/// A scenario's `wait`: blocking (an executor), busy-poll, yield or sleep
+/// (polling, sleeping `sleep_us`). Throws std::invalid_argument.
+BenchWait parse_scenario_wait(const std::string& text, std::uint32_t sleep_us);
 
 /// The power of two from 64 B up that holds `bytes`.
 std::uint64_t round_up_payload(std::uint64_t bytes);

@@ -50,7 +50,7 @@ struct ScenarioControl {
 struct ComponentReport {
   CpuTimes measure_begin;
   CpuTimes measure_end;
-  char error[512];
+  ErrorText error;
 };
 
 /// Written by the publishing component only.

@@ -8,9 +8,9 @@
 #include <memory>
 #include <string>
 
+#include "harness/endpoint_calls.hpp"
 #include "harness/payload.hpp"
 #include "harness/system.hpp"
-#include "harness/worker_support.hpp"
 #include <axon/axon.hpp>
 
 namespace axon_bench {
@@ -53,15 +53,8 @@ class WriterOf final : public TopicWriter {
  public:
   WriterOf(std::shared_ptr<axon::Publisher<T>> pub, bool touch) : pub_(std::move(pub)), touch_(touch) {}
   axon::Result<axon::PublishStatus> send(std::uint64_t index, std::int64_t due_ns) override {
-    auto loan = pub_->loan();
-    if (!loan) {
-      return loan.error();
-    }
-    if (touch_) {
-      fill_payload(loan->data, sizeof(T), index);
-    }
-    write_stamp(loan->data, Stamp{.index = index, .time_ns = due_ns});
-    return pub_->publish(std::move(*loan));
+    // No waiting for a chunk: the loop counts a loan that failed and goes on.
+    return workers::publish_stamped(*pub_, Stamp{.index = index, .time_ns = due_ns}, touch_, [] { return false; });
   }
   [[nodiscard]] std::uint32_t subscriber_count() const override { return pub_->subscriber_count(); }
 
@@ -75,38 +68,32 @@ class ReaderOf final : public TopicReader {
  public:
   ReaderOf(std::shared_ptr<axon::Subscriber<T>> sub, bool touch) : sub_(std::move(sub)), touch_(touch) {}
   int take(Taken& out) override {
-    auto sample = sub_->take();
-    if (!sample) {
-      if (sample.error().code() == axon::ErrorCode::kNoData) {
-        return 0;
-      }
-      error_ = "take on '" + sub_->topic() + "': " + std::string(sample.error().message());
+    auto took = workers::try_take(*sub_, [&](const axon::Sample<T>& sample) { out = taken(sample); });
+    if (!took) {
+      error_ = "take on '" + sub_->topic() + "': " + std::string(took.error().message());
       return -1;
     }
-    if (touch_) {
-      checksum_ += read_payload(sample->data, sizeof(T));
-    }
-    out.due_ns = read_stamp(sample->data).time_ns;
-    out.publish_ns = (*sample).info().publish_time_ns;
-    out.received_ns = now_ns();
-    return 1;
+    return *took == workers::Took::kSample ? 1 : 0;
   }
   [[nodiscard]] std::uint32_t publisher_count() override { return sub_->publisher_count(); }
   [[nodiscard]] std::shared_ptr<axon::SubscriptionBase> subscription(
       std::function<void(const Taken&)> on_taken) override {
     return std::make_shared<axon::CallbackSubscription<T>>(
-        sub_, [this, on_taken = std::move(on_taken)](const axon::Sample<T>& sample) {
-          if (touch_) {
-            checksum_ += read_payload(sample->data, sizeof(T));
-          }
-          on_taken(Taken{.due_ns = read_stamp(sample->data).time_ns,
-                         .publish_ns = sample.info().publish_time_ns,
-                         .received_ns = now_ns()});
-        });
+        sub_, [this, on_taken = std::move(on_taken)](const axon::Sample<T>& sample) { on_taken(taken(sample)); });
   }
   ~ReaderOf() override { workers::keep(checksum_); }
 
  private:
+  /// What the loop learns from `sample` (reading every byte first with --touch).
+  Taken taken(const axon::Sample<T>& sample) {
+    if (touch_) {
+      checksum_ += read_payload(sample->data, sizeof(T));
+    }
+    return {.due_ns = read_stamp(sample->data).time_ns,
+            .publish_ns = sample.info().publish_time_ns,
+            .received_ns = now_ns()};
+  }
+
   std::shared_ptr<axon::Subscriber<T>> sub_;
   bool touch_;
   std::uint64_t checksum_ = 0;

@@ -9,9 +9,9 @@
 #include <vector>
 
 #include "baseline/baselines.hpp"
-#include "harness/executor_wait.hpp"
 #include "harness/payload.hpp"
 #include "harness/progress.hpp"
+#include "harness/wait.hpp"
 #include "results/table.hpp"
 #include "throughput/throughput_cases.hpp"
 
@@ -60,16 +60,14 @@ std::vector<int> cpus_for(const ThroughputOptions& options, std::uint32_t subscr
   return {};
 }
 
-WaitPolicy wait_for(const ThroughputOptions& options, std::uint32_t subscribers) {
-  WaitPolicy policy;
-  policy.sleep_us = options.sleep_us;
-  if (options.wait == "auto" || is_executor_wait(options.wait)) {  // executors: the start barrier's wait
-    policy.strategy =
-        static_cast<int>(subscribers) + 1 <= online_cpu_count() ? WaitStrategy::kBusyPoll : WaitStrategy::kYield;
-  } else {
-    policy.strategy = parse_wait_strategy(options.wait);
+/// --wait for a case with `subscribers`; auto: busy-poll when every process
+/// has a CPU of its own, else yield.
+BenchWait wait_for(const ThroughputOptions& options, std::uint32_t subscribers) {
+  if (options.wait == "auto") {
+    const bool fits = static_cast<int>(subscribers) + 1 <= online_cpu_count();
+    return parse_wait(fits ? "busy-poll" : "yield", options.sleep_us);
   }
-  return policy;
+  return parse_wait(options.wait, options.sleep_us);
 }
 
 std::string received_text(const CaseResult& r) {
@@ -108,10 +106,7 @@ void print_throughput_table(std::FILE* out, const std::vector<CaseResult>& cases
 
 void run_throughput_command(const ThroughputOptions& options, Output& out) {
   for (const auto bytes : options.sizes) {
-    if (!is_supported_payload(bytes)) {
-      throw std::invalid_argument("--sizes: " + std::to_string(bytes) +
-                                  " B has no message type; use powers of two from 16 B to 16 MiB");
-    }
+    require_payload_size(bytes, "--sizes");
   }
   for (const auto n : options.subscribers) {
     if (n == 0 || n > kMaxThroughputSubscribers) {
@@ -139,9 +134,6 @@ void run_throughput_command(const ThroughputOptions& options, Output& out) {
       c.depth = depth_for(options, c.payload_bytes);
       c.touch = options.touch;
       c.wait = wait_for(options, n);
-      if (is_executor_wait(options.wait)) {
-        c.executor_wait = parse_executor_wait(options.wait);
-      }
       c.cpus = cpus_for(options, n);
       c.domain_id = domain_for_case(index++);
       CaseResult result = run_throughput_case(c);
@@ -153,10 +145,9 @@ void run_throughput_command(const ThroughputOptions& options, Output& out) {
                      *result.ratio_to_memcpy, static_cast<unsigned long long>(result.lost.value_or(0)));
       }
       if (c.cpus.empty()) {
-        const std::string note =
-            "throughput x" + std::to_string(n) + ": " + std::to_string(n + 1) + " processes on " +
-            std::to_string(online_cpu_count()) + " CPUs: not pinned, subscribers wait with " +
-            (c.executor_wait ? "an executor, " + executor_wait_name(*c.executor_wait) : c.wait.name());
+        const std::string note = "throughput x" + std::to_string(n) + ": " + std::to_string(n + 1) + " processes on " +
+                                 std::to_string(online_cpu_count()) + " CPUs: not pinned, subscribers wait with " +
+                                 (c.wait.executor ? "an executor, " + c.wait.name() : c.wait.name());
         if (std::find(out.log.run.notes.begin(), out.log.run.notes.end(), note) == out.log.run.notes.end()) {
           out.log.run.notes.push_back(note);
         }
@@ -209,7 +200,7 @@ Command add_throughput_command(CLI::App& app) {
                   "What an idle subscriber does. Polling take(): busy-poll, yield (sched_yield), sleep (--sleep-us); "
                   "auto: busy-poll when every process has a CPU of its own, else yield. Or a SingleThreadedExecutor "
                   "runs a callback per message with the library's wait strategy: busy-spin, spin-yield-sleep "
-                  "(default budgets, 10 us spin, 100 us yield), blocking (futex)")
+                  "(the library's default budgets), blocking (futex)")
       ->check(CLI::IsMember({"auto", "busy-poll", "yield", "sleep", "busy-spin", "spin-yield-sleep", "blocking"}))
       ->capture_default_str();
   cmd->add_option("--sleep-us", options->sleep_us, "Sleep of --wait sleep, in microseconds")->capture_default_str();

@@ -4,7 +4,6 @@
 #include <stdexcept>
 #include <string>
 
-#include "harness/executor_wait.hpp"
 #include "harness/process_group.hpp"
 #include "results/table.hpp"
 #include "throughput/fanout_executor_worker.hpp"
@@ -20,10 +19,7 @@ std::string case_label(const ThroughputCase& c) {
 }  // namespace
 
 CaseResult run_throughput_case(const ThroughputCase& c) {
-  if (!is_supported_payload(c.payload_bytes)) {
-    throw std::invalid_argument("payload size " + std::to_string(c.payload_bytes) +
-                                " has no message type: use a power of two from 16 B to 16 MiB");
-  }
+  require_payload_size(c.payload_bytes, "payload size");
   if (c.subscribers == 0 || c.subscribers > kMaxThroughputSubscribers) {
     throw std::invalid_argument("subscribers: 1 to " + std::to_string(kMaxThroughputSubscribers));
   }
@@ -34,13 +30,13 @@ CaseResult run_throughput_case(const ThroughputCase& c) {
   job.body = [&](std::size_t index) {
     const int cpu = index < c.cpus.size() ? c.cpus[index] : -1;
     if (const std::string error = pin_to_cpu(cpu); !error.empty()) {
-      return workers::fanout_fail(*control, index, error);
+      return control->report[index].error.set(error);
     }
     int status = 1;
     with_payload_type(c.payload_bytes, [&]<class T>() {
       if (index == 0) {
         status = workers::fanout_publisher<T>(c, *control);
-      } else if (c.executor_wait) {
+      } else if (c.wait.executor) {
         status = workers::fanout_executor_subscriber<T>(c, *control, index - 1);
       } else {
         status = workers::fanout_subscriber<T>(c, *control, index - 1);
@@ -48,10 +44,7 @@ CaseResult run_throughput_case(const ThroughputCase& c) {
     });
     return status;
   };
-  job.record_error = [&](std::size_t index, std::string_view message) {
-    workers::fanout_fail(*control, index, message);
-  };
-  job.error_of = [&](std::size_t index) { return std::string(control->report[index].error); };
+  job.error_of = [&](std::size_t index) -> ErrorText& { return control->report[index].error; };
   job.name_of = [](std::size_t index) {
     std::string name = index == 0 ? "publisher" : "subscriber ";
     if (index > 0) {
@@ -75,7 +68,7 @@ CaseResult run_throughput_case(const ThroughputCase& c) {
   result.benchmark = "throughput";
   result.mode = "fanout";
   result.transport = "shm";
-  result.wait_strategy = c.executor_wait ? "executor-" + executor_wait_name(*c.executor_wait) : c.wait.name();
+  result.wait_strategy = c.wait.executor ? "executor-" + c.wait.name() : c.wait.name();
   result.payload_bytes = c.payload_bytes;
   result.touch = c.touch;
   result.has_latency = false;

@@ -6,13 +6,12 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
-#include <optional>
 #include <vector>
 
-#include "harness/pair_runner.hpp"
+#include "harness/shared_memory.hpp"
+#include "harness/system.hpp"
 #include "harness/wait.hpp"
 #include "results/result_log.hpp"
-#include <axon/wait_strategy.hpp>
 
 namespace axon_bench {
 
@@ -25,10 +24,9 @@ struct ThroughputCase {
   std::uint64_t warmup = 0;  ///< Messages sent first and not counted.
   std::uint32_t depth = 64;  ///< Each subscriber's queue.
   bool touch = false;        ///< Write and read every payload byte.
-  WaitPolicy wait;           ///< What an idle subscriber does (and the start barrier).
-  /// Set: subscribers run a SingleThreadedExecutor with this strategy instead
-  /// of polling take() with `wait`.
-  std::optional<axon::WaitStrategy> executor_wait;
+  /// How an idle subscriber waits: polling take(), or (wait.executor) a
+  /// SingleThreadedExecutor with the strategy runs a callback per message.
+  BenchWait wait;
   std::vector<int> cpus;        ///< Publisher, then each subscriber (-1 or missing: not pinned).
   std::uint32_t domain_id = 0;  ///< A domain no one else uses.
 };
@@ -42,14 +40,14 @@ struct FanoutReport {
   std::int64_t last_ns = 0;    ///< Subscriber: when the last message arrived.
   std::uint64_t received = 0;  ///< Subscriber: counted messages received.
   std::uint64_t lost = 0;      ///< Subscriber: gaps in the indices. Publisher: publishes that timed out.
-  char error[256] = {};
+  ErrorText error;
 };
 
 /// Shared state of a throughput case. Thread safety / memory ordering: each
 /// atomic has one writer, named below; readers load with acquire.
 struct FanoutControl {
-  /// Start barrier: every process increments, then waits for all.
-  alignas(kCacheLine) std::atomic<std::uint32_t> arrived{0};
+  /// Every process arrives before any starts.
+  alignas(kCacheLine) StartBarrier start;
   /// Publisher: elapsed milliseconds of the measured phase (display only).
   alignas(kCacheLine) std::atomic<std::uint64_t> progress_ms{0};
   /// Publisher: messages sent in all, 0 while it still sends.

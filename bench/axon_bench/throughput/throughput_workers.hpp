@@ -1,13 +1,15 @@
 // The processes of a throughput case. Internal to throughput_cases.cpp.
 #pragma once
 
-#include <algorithm>
+#include <chrono>
 #include <cstdint>
 #include <string>
 #include <thread>
 
+#include "harness/endpoint_calls.hpp"
 #include "harness/payload.hpp"
-#include "harness/worker_support.hpp"
+#include "harness/wait.hpp"
+#include "harness/worker_setup.hpp"
 #include "throughput/throughput_cases.hpp"
 #include <axon/axon.hpp>
 
@@ -18,25 +20,37 @@ inline constexpr std::string_view kFanoutTopic = "axon_bench/fanout";
 /// by each subscriber's take(), one loan.
 inline constexpr std::uint32_t kFanoutExtraChunks = 4;
 
-inline int fanout_fail(FanoutControl& control, std::size_t process, std::string_view message) noexcept {
-  char* out = control.report[process].error;
-  const std::size_t n = std::min(message.size(), sizeof(FanoutReport::error) - 1);
-  std::memcpy(out, message.data(), n);
-  out[n] = '\0';
-  return 1;
-}
-
 template <class R>
 int fanout_fail_with(FanoutControl& control, std::size_t process, std::string_view what, const R& result) {
-  return fanout_fail(control, process, std::string(what) + ": " + std::string(result.error().message()));
+  return control.report[process].error.set(std::string(what) + ": " + std::string(result.error().message()));
 }
 
-inline void fanout_barrier(FanoutControl& control, std::uint32_t processes, const WaitPolicy& wait) noexcept {
-  // acq_rel/acquire: every process connected before any leaves the barrier.
-  control.arrived.fetch_add(1, std::memory_order_acq_rel);
-  while (control.arrived.load(std::memory_order_acquire) < processes) {
-    wait.strategy == WaitStrategy::kBusyPoll ? cpu_relax() : std::this_thread::yield();
-  }
+/// Every process connected before any leaves.
+inline void fanout_barrier(FanoutControl& control, const ThroughputCase& c) noexcept {
+  control.start.arrive_and_wait(c.subscribers + 1);
+}
+
+/// The publisher's node and topic: its pool holds every queue's depth and a few more.
+inline WorkerSpec fanout_publisher_spec(const ThroughputCase& c) {
+  return {.node = "bench_fanout_pub",
+          .options = node_in_domain(c.domain_id, {{.payload_bytes = static_cast<std::uint32_t>(c.payload_bytes),
+                                                   .count = c.depth + kFanoutExtraChunks}}),
+          .publishes = kFanoutTopic,
+          .subscribes = "",
+          .qos = {},
+          .subscribers = c.subscribers};
+}
+
+/// Subscriber `subscriber`'s node and topic: lossless, the publisher blocks.
+inline WorkerSpec fanout_subscriber_spec(const ThroughputCase& c, std::size_t subscriber) {
+  return {.node = "bench_fanout_sub" + std::to_string(subscriber),
+          .options = node_in_domain(c.domain_id, {{.payload_bytes = 256, .count = 4}}),
+          .publishes = "",
+          .subscribes = kFanoutTopic,
+          .qos =
+              axon::SubscriberQos{
+                  .depth = c.depth, .overflow = axon::Overflow::kBlockPublisher, .block_timeout_ns = 30'000'000'000},
+          .subscribers = 1};
 }
 
 /// A subscriber counts message `index` (gaps as lost, warm-up not at all).
@@ -57,25 +71,26 @@ inline void count_fanout_message(const ThroughputCase& c, FanoutReport& report, 
   }
 }
 
+/// Subscriber: whether it has every message the publisher sent.
+inline bool fanout_complete(const FanoutControl& control, std::uint64_t next) noexcept {
+  // Acquire pairs with the publisher's release store of `total`.
+  const std::uint64_t total = control.total.load(std::memory_order_acquire);
+  return total != 0 && next >= total;
+}
+
+/// Subscriber: it is through with the publisher's chunks.
+inline void fanout_leave(FanoutControl& control) noexcept {
+  control.finished.fetch_add(1, std::memory_order_acq_rel);  // pairs with the publisher's acquire
+}
+
 template <class T>
 int fanout_publisher(const ThroughputCase& c, FanoutControl& control) {
   constexpr std::size_t kSelf = 0;
-  axon::NodeOptions options;
-  options.domain_id = c.domain_id;
-  options.chunk_classes = std::vector<axon::ChunkClassConfig>{
-      {.payload_bytes = static_cast<std::uint32_t>(sizeof(T)), .count = c.depth + kFanoutExtraChunks}};
-  auto node = axon::Node::create("bench_fanout_pub", options);
-  if (!node) {
-    return fanout_fail_with(control, kSelf, "Node::create", node);
+  auto ends = set_up_worker<T>(fanout_publisher_spec(c));
+  if (!ends) {
+    return control.report[kSelf].error.set(ends.error().message());
   }
-  auto pub = (*node)->advertise<T>(kFanoutTopic);
-  if (!pub) {
-    return fanout_fail_with(control, kSelf, "advertise", pub);
-  }
-  if (!wait_until([&] { return (*pub)->subscriber_count() >= c.subscribers; })) {
-    return fanout_fail(control, kSelf, "not every subscriber connected within 10 s");
-  }
-  fanout_barrier(control, c.subscribers + 1, c.wait);
+  fanout_barrier(control, c);
   FanoutReport& report = control.report[kSelf];
   const auto duration_ns = static_cast<std::int64_t>(c.duration_s * 1e9);
   std::int64_t begin_ns = 0;
@@ -92,15 +107,7 @@ int fanout_publisher(const ThroughputCase& c, FanoutControl& control) {
       }
       control.progress_ms.store(static_cast<std::uint64_t>(elapsed / 1'000'000), std::memory_order_relaxed);
     }
-    auto loan = loan_waiting(**pub);
-    if (!loan) {
-      return fanout_fail_with(control, kSelf, "loan", loan);
-    }
-    if (c.touch) {
-      fill_payload(loan->data, sizeof(T), i);
-    }
-    write_stamp(loan->data, Stamp{.index = i, .time_ns = 0});
-    auto status = (*pub)->publish(std::move(*loan));
+    auto status = publish_stamped(*ends->pub, Stamp{.index = i, .time_ns = 0}, c.touch);
     if (!status) {
       return fanout_fail_with(control, kSelf, "publish", status);
     }
@@ -120,50 +127,38 @@ int fanout_publisher(const ThroughputCase& c, FanoutControl& control) {
 template <class T>
 int fanout_subscriber(const ThroughputCase& c, FanoutControl& control, std::size_t subscriber) {
   const std::size_t self = 1 + subscriber;
-  axon::NodeOptions options;
-  options.domain_id = c.domain_id;
-  options.chunk_classes = std::vector<axon::ChunkClassConfig>{{.payload_bytes = 256, .count = 4}};
-  auto node = axon::Node::create("bench_fanout_sub" + std::to_string(subscriber), options);
-  if (!node) {
-    return fanout_fail_with(control, self, "Node::create", node);
+  auto ends = set_up_worker<T>(fanout_subscriber_spec(c, subscriber));
+  if (!ends) {
+    return control.report[self].error.set(ends.error().message());
   }
-  auto sub = (*node)->subscribe<T>(
-      kFanoutTopic,
-      {.depth = c.depth, .overflow = axon::Overflow::kBlockPublisher, .block_timeout_ns = 30'000'000'000});
-  if (!sub) {
-    return fanout_fail_with(control, self, "subscribe", sub);
-  }
-  if (!wait_until([&] { return (*sub)->publisher_count() >= 1; })) {
-    return fanout_fail(control, self, "no publisher connected within 10 s");
-  }
-  fanout_barrier(control, c.subscribers + 1, c.wait);
+  fanout_barrier(control, c);
   FanoutReport& report = control.report[self];
+  PollingIdle idle(c.wait);
   std::uint64_t next = 0;  // index expected next
   std::uint64_t checksum = 0;
   for (;;) {
-    auto sample = (*sub)->take();
-    if (!sample) {
-      if (sample.error().code() != axon::ErrorCode::kNoData) {
-        return fanout_fail_with(control, self, "take", sample);
+    auto took = try_take(*ends->sub, [&](const axon::Sample<T>& sample) {
+      const std::uint64_t index = read_stamp(sample->data).index;
+      if (c.touch) {
+        checksum += read_payload(sample->data, sizeof(T));
       }
-      // Acquire pairs with the publisher's release store of `total`.
-      const std::uint64_t total = control.total.load(std::memory_order_acquire);
-      if (total != 0 && next >= total) {
-        break;
-      }
-      c.wait.idle();
+      count_fanout_message(c, report, next, index);
+    });
+    if (!took) {
+      return fanout_fail_with(control, self, "take", took);
+    }
+    if (*took == Took::kSample) {
+      idle.found();
       continue;
     }
-    const std::uint64_t index = read_stamp(sample->data).index;
-    if (c.touch) {
-      checksum += read_payload(sample->data, sizeof(T));
+    if (fanout_complete(control, next)) {
+      break;
     }
-    count_fanout_message(c, report, next, index);
+    idle.idle();
   }
   report.measure_end = CpuTimes::now();
   keep(checksum);
-  // Release pairs with the publisher's acquire: we are done with its chunks.
-  control.finished.fetch_add(1, std::memory_order_acq_rel);
+  fanout_leave(control);
   return 0;
 }
 

@@ -8,9 +8,9 @@
 #include <vector>
 
 #include "baseline/baselines.hpp"
-#include "harness/executor_wait.hpp"
 #include "harness/payload.hpp"
 #include "harness/progress.hpp"
+#include "harness/wait.hpp"
 #include "results/table.hpp"
 #include "wakeup/wakeup_cases.hpp"
 #include "wakeup/wakeup_report.hpp"
@@ -42,10 +42,7 @@ std::vector<axon::WaitStrategy> strategies(const WakeupOptions& options) {
 
 void check(const WakeupOptions& options) {
   for (const auto bytes : options.sizes) {
-    if (!is_supported_payload(bytes)) {
-      throw std::invalid_argument("--sizes: " + std::to_string(bytes) +
-                                  " B has no message type; use powers of two from 16 B to 16 MiB");
-    }
+    require_payload_size(bytes, "--sizes");
   }
   if (options.gap_us[0] < 0 || options.gap_us[1] < options.gap_us[0]) {
     throw std::invalid_argument("--gap-us MIN,MAX: 0 <= MIN <= MAX");

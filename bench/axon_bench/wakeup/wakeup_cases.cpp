@@ -4,9 +4,9 @@
 #include <stdexcept>
 #include <string>
 
-#include "harness/executor_wait.hpp"
 #include "harness/pair_runner.hpp"
 #include "harness/payload.hpp"
+#include "harness/wait.hpp"
 #include "results/table.hpp"
 #include "wakeup/wakeup_workers.hpp"
 
@@ -19,15 +19,6 @@ constexpr std::size_t kIdlePayloadBytes = 64;
 std::string case_label(const WakeupCase& c) {
   return "wakeup " + format_bytes(c.payload_bytes) + " " + executor_wait_name(c.wait) +
          (c.pattern == WakeupPattern::kGap ? " gap" : format(" @%.0f Hz", c.rate_hz));
-}
-
-/// Forks the pair; throws with the reason when it failed.
-void run_checked(PairJob& job, PairControl& control, std::uint32_t domain_id) {
-  const std::string error = run_pair(job, control);
-  if (!error.empty()) {
-    remove_domain_files(domain_id);
-    throw std::runtime_error(job.label + ": " + error);
-  }
 }
 
 CaseResult wakeup_record(const axon::WaitStrategy& wait, std::size_t payload_bytes, const PairControl& control) {
@@ -43,10 +34,7 @@ CaseResult wakeup_record(const axon::WaitStrategy& wait, std::size_t payload_byt
 }  // namespace
 
 CaseResult run_wakeup_case(const WakeupCase& c) {
-  if (!is_supported_payload(c.payload_bytes)) {
-    throw std::invalid_argument("payload size " + std::to_string(c.payload_bytes) +
-                                " has no message type: use a power of two from 16 B to 16 MiB");
-  }
+  require_payload_size(c.payload_bytes, "payload size");
   SharedArray<std::int64_t> samples(c.samples);
   Shared<PairControl> control;
   PairJob job;
@@ -57,19 +45,17 @@ CaseResult run_wakeup_case(const WakeupCase& c) {
     job.worker[0] = [&](PairControl& pc) { return workers::wakeup_publisher<T>(c, pc, true); };
     job.worker[1] = [&](PairControl& pc) { return workers::wakeup_subscriber<T>(c, pc, samples, 0.0); };
   });
-  run_checked(job, *control, c.domain_id);
+  run_pair_checked(job, *control, c.domain_id);
 
   CaseResult result = wakeup_record(c.wait, c.payload_bytes, *control);
   result.mode = "oneway";
   result.rate_hz = c.pattern == WakeupPattern::kRate ? c.rate_hz : 0.0;
-  std::int64_t* first = samples.data();
-  std::int64_t* last = std::remove(first, first + samples.size(), workers::kMissing);
-  const auto recorded = static_cast<std::size_t>(last - first);
-  result.dropped = c.samples - recorded;
-  result.latency = summarize({first, recorded});
+  const std::span<std::int64_t> recorded = recorded_latencies(samples);
+  result.dropped = c.samples - recorded.size();
+  result.latency = summarize(recorded);
   const SideReport& receiver = control->side[1];
   const auto wall_ns = static_cast<double>(receiver.measure_end.wall_ns - receiver.measure_begin.wall_ns);
-  result.msgs_per_s = wall_ns > 0 ? static_cast<double>(recorded) * 1e9 / wall_ns : 0.0;
+  result.msgs_per_s = wall_ns > 0 ? static_cast<double>(recorded.size()) * 1e9 / wall_ns : 0.0;
   result.mb_per_s = *result.msgs_per_s * static_cast<double>(c.payload_bytes) / 1e6;
   return result;
 }
@@ -90,7 +76,7 @@ CaseResult run_idle_case(const IdleCase& c) {
   job.worker[1] = [&](PairControl& pc) {
     return workers::wakeup_subscriber<T>(base, pc, no_samples, c.seconds, c.node_only);
   };
-  run_checked(job, *control, c.domain_id);
+  run_pair_checked(job, *control, c.domain_id);
 
   CaseResult result = wakeup_record(c.wait, kIdlePayloadBytes, *control);
   result.mode = "idle";

@@ -3,7 +3,7 @@
 #include <string>
 #include <vector>
 
-#include "harness/executor_wait.hpp"
+#include "harness/wait.hpp"
 #include "results/table.hpp"
 
 namespace axon_bench {

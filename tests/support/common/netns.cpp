@@ -1,4 +1,4 @@
-#include "tests/support/netns.hpp"
+#include "tests/support/common/netns.hpp"
 
 #include <sched.h>
 #include <sys/mount.h>
@@ -12,9 +12,9 @@
 #include <cstring>
 #include <utility>
 
-#include "tests/support/error_text.hpp"
-#include "tests/support/netns_names.hpp"
-#include "tests/support/run_command.hpp"
+#include "tests/support/common/error_text.hpp"
+#include "tests/support/common/netns_names.hpp"
+#include "tests/support/common/run_command.hpp"
 
 namespace axon::test {
 namespace {

@@ -9,9 +9,9 @@
 #include <cstdio>
 #include <cstring>
 
-#include "tests/support/error_text.hpp"
-#include "tests/support/netns.hpp"
-#include "tests/support/run_command.hpp"
+#include "tests/support/common/error_text.hpp"
+#include "tests/support/common/netns.hpp"
+#include "tests/support/common/run_command.hpp"
 
 namespace axon::test {
 namespace {

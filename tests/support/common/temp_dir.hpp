@@ -10,7 +10,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "tests/support/error_text.hpp"
+#include "tests/support/common/error_text.hpp"
 
 namespace axon::test {
 

@@ -10,10 +10,10 @@
 #include <filesystem>
 #include <vector>
 
-#include "tests/support/error_text.hpp"
-#include "tests/support/netns.hpp"
-#include "tests/support/netns_names.hpp"
-#include "tests/support/run_command.hpp"
+#include "tests/support/common/error_text.hpp"
+#include "tests/support/common/netns.hpp"
+#include "tests/support/common/netns_names.hpp"
+#include "tests/support/common/run_command.hpp"
 
 namespace axon::test {
 namespace {

@@ -1,4 +1,4 @@
-#include "tests/support/run_command.hpp"
+#include "tests/support/common/run_command.hpp"
 
 #include <fcntl.h>
 #include <spawn.h>
@@ -10,7 +10,7 @@
 #include <cstring>
 #include <sstream>
 
-#include "tests/support/error_text.hpp"
+#include "tests/support/common/error_text.hpp"
 
 extern char** environ;  // NOLINT(readability-redundant-declaration)
 
