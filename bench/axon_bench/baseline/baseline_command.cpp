@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "baseline/baselines.hpp"
+#include "harness/cli_options.hpp"
 #include "harness/payload.hpp"
 #include "results/table.hpp"
 
@@ -63,13 +64,13 @@ void run_baseline_command(const BaselineOptions& options, Output& out) {
   }
   if (!ping_pongs.empty()) {
     print_latency_table(out.text, ping_pongs);
-    out.log.cases.insert(out.log.cases.end(), ping_pongs.begin(), ping_pongs.end());
+    out.record(ping_pongs);
   }
   if (wanted("memcpy")) {
     std::fprintf(out.text, "\nmemcpy on CPU %d (warm caches, the same two buffers each time)\n", setup.cpus[0]);
     const auto copies = measure_memcpy(options.sizes, setup.cpus[0]);
     print_memcpy_table(out.text, copies);
-    out.log.cases.insert(out.log.cases.end(), copies.begin(), copies.end());
+    out.record(copies);
   }
 }
 
@@ -77,16 +78,13 @@ void run_baseline_command(const BaselineOptions& options, Output& out) {
 
 Command add_baseline_command(CLI::App& app) {
   auto options = std::make_shared<BaselineOptions>();
-  CLI::App* cmd = app.add_subcommand(
-      "baseline",
+  CLI::App* cmd = add_measuring_command(
+      app, "baseline",
       "Measure this machine's floors: cache-line, futex, Unix-socket and UDP ping-pong between two processes "
       "(one-way = round trip / 2) and memcpy time per payload size.");
-  cmd->footer("Also: --json FILE, --report FILE.html, --quiet (see axon-bench --help).\n");
-  cmd->add_option("--cpus", options->cpus,
-                  "The two CPUs the two processes run on, e.g. 0,1 (default: 0,1 when the host has 2+ CPUs, "
-                  "else not pinned; -1 leaves a side unpinned)")
-      ->delimiter(',')
-      ->expected(2);
+  add_cpu_pair_option(*cmd, options->cpus,
+                      "The two CPUs the two processes run on, e.g. 0,1 (default: 0,1 when the host has 2+ CPUs, "
+                      "else not pinned; -1 leaves a side unpinned)");
   cmd->add_option("--samples", options->samples, "Round trips recorded per ping-pong")
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
@@ -94,11 +92,8 @@ Command add_baseline_command(CLI::App& app) {
   cmd->add_option("--message-bytes", options->message_bytes, "Message size of the socket ping-pongs (uds, udp)")
       ->capture_default_str()
       ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{65'507}));
-  cmd->add_option("--sizes", options->sizes,
-                  "Copy sizes of the memcpy baseline, comma-separated, with optional unit (64,2KiB,1MiB)")
-      ->delimiter(',')
-      ->transform(CLI::AsSizeValue(false))
-      ->capture_default_str();
+  add_size_list_option(*cmd, "--sizes", options->sizes,
+                       "Copy sizes of the memcpy baseline, comma-separated, with optional unit (64,2KiB,1MiB)");
   cmd->add_option("--only", options->only,
                   "Baselines to run, comma-separated: cacheline,futex,uds,udp,memcpy (the default), and "
                   "udp-uring, udp-uring-recv, udp-handoff (receive designs: docs/performance.md, \"Across hosts\")")

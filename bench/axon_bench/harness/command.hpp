@@ -3,8 +3,11 @@
 // parsed (so output options such as --json are known before it starts).
 #pragma once
 
+#include <algorithm>
 #include <cstdio>
 #include <functional>
+#include <string>
+#include <vector>
 
 #include "results/result_log.hpp"
 
@@ -19,6 +22,15 @@ namespace axon_bench {
 struct Output {
   std::FILE* text = stdout;
   ResultLog log;
+
+  /// Appends `cases`, in the order measured.
+  void record(const std::vector<CaseResult>& cases) { log.cases.insert(log.cases.end(), cases.begin(), cases.end()); }
+  /// Adds `note` to the run's notes unless it is there already.
+  void note_once(const std::string& note) {
+    if (std::find(log.run.notes.begin(), log.run.notes.end(), note) == log.run.notes.end()) {
+      log.run.notes.push_back(note);
+    }
+  }
 };
 
 /// A registered subcommand. `run` throws std::exception on failure.

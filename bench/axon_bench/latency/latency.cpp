@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "baseline/baselines.hpp"
+#include "harness/cli_options.hpp"
 #include "harness/payload.hpp"
 #include "harness/progress.hpp"
 #include "latency/latency_cases.hpp"
@@ -153,7 +154,7 @@ void run_latency_command(const LatencyOptions& options, Output& out) {
                                   (options.end_at == "read" && options.verification == "never" ? "; " : "") +
                                   (options.verification == "never" ? "FlatBuffers verification off" : ""));
     }
-    out.log.cases.insert(out.log.cases.end(), results.begin(), results.end());
+    out.record(results);
     return;
   }
 
@@ -199,29 +200,23 @@ void run_latency_command(const LatencyOptions& options, Output& out) {
           format_bytes(r.payload_bytes).c_str(), r.mode.c_str(), static_cast<unsigned long long>(r.dropped), r.rate_hz);
     }
   }
-  out.log.cases.insert(out.log.cases.end(), results.begin(), results.end());
+  out.record(results);
 }
 
 }  // namespace
 
 Command add_latency_command(CLI::App& app) {
   auto options = std::make_shared<LatencyOptions>();
-  CLI::App* cmd = app.add_subcommand(
-      "latency",
+  CLI::App* cmd = add_measuring_command(
+      app, "latency",
       "Latency of axon's shared-memory transport between two processes pinned to two CPUs, per payload size, "
       "next to the raw cache-line ping-pong measured first on the same CPUs.");
-  cmd->footer("Also: --json FILE, --report FILE.html, --quiet (see axon-bench --help).\n");
-  cmd->add_option("--cpus", options->cpus,
-                  "The two CPUs of the two processes (publisher/ping first), e.g. 0,1 (default: 0,1 when the "
-                  "host has 2+ CPUs, else not pinned; -1 leaves a side unpinned)")
-      ->delimiter(',')
-      ->expected(2);
-  cmd->add_option("--sizes", options->sizes,
-                  "Payload sizes, comma-separated, powers of two from 16 B to 16 MiB with optional unit "
-                  "(64,2KiB,1MiB)")
-      ->delimiter(',')
-      ->transform(CLI::AsSizeValue(false))
-      ->capture_default_str();
+  add_cpu_pair_option(*cmd, options->cpus,
+                      "The two CPUs of the two processes (publisher/ping first), e.g. 0,1 (default: 0,1 when the "
+                      "host has 2+ CPUs, else not pinned; -1 leaves a side unpinned)");
+  add_size_list_option(*cmd, "--sizes", options->sizes,
+                       "Payload sizes, comma-separated, powers of two from 16 B to 16 MiB with optional unit "
+                       "(64,2KiB,1MiB)");
   cmd->add_option("--mode", options->mode,
                   "oneway: publisher -> subscriber, latency = take time - start stamp; pingpong: ping and pong "
                   "topics, latency = round trip / 2; both")

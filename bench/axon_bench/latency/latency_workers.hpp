@@ -8,6 +8,8 @@
 #include <string>
 #include <string_view>
 
+#include "harness/endpoint_calls.hpp"
+#include "harness/pair_worker.hpp"
 #include "harness/worker_setup.hpp"
 #include "latency/latency_cases.hpp"
 
@@ -37,6 +39,24 @@ inline WorkerSpec latency_worker(std::uint32_t domain_id, std::size_t payload_by
 inline WorkerSpec latency_worker(const LatencyCase& c, std::string node, std::string_view publishes,
                                  std::string_view subscribes) {
   return latency_worker(c.domain_id, c.payload_bytes, std::move(node), publishes, subscribes);
+}
+
+/// Publishes `stamp` for worker `side`, which `pacer` paces. A full queue
+/// drops the message on a schedule (counted) and is a failure with one
+/// message in flight. Returns 0, or the worker's exit status after fail().
+template <class T>
+int publish_one(axon::Publisher<T>& pub, Stamp stamp, bool touch, const Pacer& pacer, PairControl& control, int side) {
+  auto status = publish_stamped(pub, stamp, touch);
+  if (!status) {
+    return fail_with(control, side, "publish", status);
+  }
+  if (status->dropped != 0) {
+    if (!pacer.on_schedule()) {
+      return fail(control, side, "the subscriber's queue was full with one message in flight");
+    }
+    ++control.side[side].dropped;
+  }
+  return 0;
 }
 
 }  // namespace axon_bench::workers

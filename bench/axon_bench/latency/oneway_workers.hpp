@@ -35,15 +35,10 @@ int oneway_publisher(const LatencyCase& c, PairControl& control) {
       wait_for_ack(control, i);  // one message in flight: the subscriber handled the last
     }
     const std::int64_t start_ns = pacer.next();
-    auto status = publish_stamped(*ends->pub, Stamp{.index = i, .time_ns = start_ns}, c.touch);
-    if (!status) {
-      return fail_with(control, kSide, "publish", status);
-    }
-    if (status->dropped != 0) {
-      if (!pacer.on_schedule()) {
-        return fail(control, kSide, "the subscriber's queue was full with one message in flight");
-      }
-      ++report.dropped;
+    if (const int failed =
+            publish_one(*ends->pub, Stamp{.index = i, .time_ns = start_ns}, c.touch, pacer, control, kSide);
+        failed != 0) {
+      return failed;
     }
   }
   report.measure_end = CpuTimes::now();

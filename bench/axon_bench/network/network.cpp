@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "harness/cli_options.hpp"
 #include "harness/payload.hpp"
 #include "harness/progress.hpp"
 #include "harness/wait.hpp"
@@ -200,8 +201,8 @@ void run_network_command(const NetworkOptions& o, Output& out) {
   print_pingpong_table(out.text, pingpongs);
   print_throughput_table(out.text, streams);
   print_targets(out.text, pingpongs, streams);
-  out.log.cases.insert(out.log.cases.end(), pingpongs.begin(), pingpongs.end());
-  out.log.cases.insert(out.log.cases.end(), streams.begin(), streams.end());
+  out.record(pingpongs);
+  out.record(streams);
   if (std::string left = hosts->destroy(); !left.empty()) {
     std::fprintf(stderr, "axon-bench network: %s\n", left.c_str());
   }
@@ -211,20 +212,13 @@ void run_network_command(const NetworkOptions& o, Output& out) {
 
 Command add_network_command(CLI::App& app) {
   auto options = std::make_shared<NetworkOptions>();
-  CLI::App* cmd = app.add_subcommand(
-      "network",
+  CLI::App* cmd = add_measuring_command(
+      app, "network",
       "axon's UDP transport between two virtual hosts (network namespaces joined by a veth pair; needs root), next "
       "to raw UDP sockets measured in the same run over the same pair: round-trip latency per size, and "
       "throughput.");
-  cmd->footer("Also: --json FILE, --report FILE.html, --quiet (see axon-bench --help).\n");
-  cmd->add_option("--sizes", options->sizes, "Ping-pong payload sizes, powers of two (64,2KiB,64KiB,1MiB)")
-      ->delimiter(',')
-      ->transform(CLI::AsSizeValue(false))
-      ->capture_default_str();
-  cmd->add_option("--throughput-sizes", options->throughput_sizes, "Throughput payload sizes (empty: none)")
-      ->delimiter(',')
-      ->transform(CLI::AsSizeValue(false))
-      ->capture_default_str();
+  add_size_list_option(*cmd, "--sizes", options->sizes, "Ping-pong payload sizes, powers of two (64,2KiB,64KiB,1MiB)");
+  add_size_list_option(*cmd, "--throughput-sizes", options->throughput_sizes, "Throughput payload sizes (empty: none)");
   cmd->add_option("--samples", options->samples, "Round trips per size. 0: 10000 below 1 MiB, 1000 from 1 MiB")
       ->capture_default_str();
   cmd->add_option("--duration", options->duration_s, "Seconds measured per throughput case")
@@ -239,9 +233,7 @@ Command add_network_command(CLI::App& app) {
                   "SO_SNDBUF/SO_RCVBUF of the raw sockets and the config's send/receive_buffer_bytes")
       ->transform(CLI::AsSizeValue(false))
       ->capture_default_str();
-  cmd->add_option("--cpus", options->cpus, "The CPUs of host 0's and host 1's process (default 0,1)")
-      ->delimiter(',')
-      ->expected(2);
+  add_cpu_pair_option(*cmd, options->cpus, "The CPUs of host 0's and host 1's process (default 0,1)");
   cmd->add_option("--only", options->only, "raw, axon or both")
       ->check(CLI::IsMember({"raw", "axon", "both"}))
       ->capture_default_str();

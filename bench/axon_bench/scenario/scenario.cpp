@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "harness/cli_options.hpp"
 #include "harness/process_group.hpp"
 #include "harness/progress.hpp"
 #include "results/table.hpp"
@@ -262,21 +263,20 @@ void run_scenario_command(const ScenarioOptions& options, Output& out) {
   for (const auto& note : out.log.run.notes) {
     std::fprintf(out.text, "note: %s\n", note.c_str());
   }
-  out.log.cases.insert(out.log.cases.end(), topic_results.begin(), topic_results.end());
-  out.log.cases.insert(out.log.cases.end(), cpu_results.begin(), cpu_results.end());
+  out.record(topic_results);
+  out.record(cpu_results);
 }
 
 }  // namespace
 
 Command add_scenario_command(CLI::App& app) {
   auto options = std::make_shared<ScenarioOptions>();
-  CLI::App* cmd = app.add_subcommand(
-      "scenario",
+  CLI::App* cmd = add_measuring_command(
+      app, "scenario",
       "Run a scenario file: one process per component, each publishing its topics on their schedules and "
       "taking what it subscribes; reports per topic and subscriber delivered/expected, lost, latency "
       "percentiles and jitter, and the CPU of every process. The file format is in docs/performance.md; "
       "bench/scenarios/urban.yaml is the reference scenario.");
-  cmd->footer("Also: --json FILE, --report FILE.html, --quiet (see axon-bench --help).\n");
   cmd->add_option("file", options->file, "The scenario file (YAML)")->required()->check(CLI::ExistingFile);
   cmd->add_option("--duration", options->duration_s, "Seconds measured (default: the file's duration_s, else 60)")
       ->check(CLI::PositiveNumber);

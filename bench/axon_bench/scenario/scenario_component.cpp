@@ -73,6 +73,116 @@ int fail_component(ScenarioShared& shared, std::size_t index, const std::string&
   return shared.components[index].error.set(message);
 }
 
+/// A publisher per topic component `index` publishes. Returns "" or what failed.
+std::string open_publications(const ScenarioPlan& plan, ScenarioShared& shared, std::size_t index, axon::Node& node,
+                              std::vector<Publication>& publications) {
+  const Scenario& s = plan.scenario;
+  const ScenarioComponent& self = s.components[index];
+  for (const int topic : self.publishes) {
+    const ScenarioTopic& t = s.topics[static_cast<std::size_t>(topic)];
+    Publication p;
+    p.topic = &t;
+    p.report = &shared.publications[static_cast<std::size_t>(topic)];
+    p.period_ns = period_ns_of(t);
+    std::string error;
+    with_payload_type(t.payload_bytes, [&]<class T>() {
+      auto pub = node.advertise<T>(t.name);
+      if (!pub) {
+        error = "advertise '" + t.name + "': " + std::string(pub.error().message());
+        return;
+      }
+      p.writer = std::make_unique<WriterOf<T>>(std::move(*pub), t.touch);
+    });
+    if (!error.empty()) {
+      return error;
+    }
+    publications.push_back(std::move(p));
+  }
+  return "";
+}
+
+/// A subscriber per planned subscription of component `index`. Returns ""
+/// or what failed.
+std::string open_subscriptions(const ScenarioPlan& plan, ScenarioShared& shared, std::size_t index, axon::Node& node,
+                               std::vector<Subscription>& subscriptions) {
+  const Scenario& s = plan.scenario;
+  for (std::size_t k = 0; k < plan.subscriptions.size(); ++k) {
+    const ScenarioSubscription& planned = plan.subscriptions[k];
+    if (planned.component != static_cast<int>(index)) {
+      continue;
+    }
+    const ScenarioTopic& t = s.topics[static_cast<std::size_t>(planned.topic)];
+    Subscription sub;
+    sub.report = &shared.subscriptions[k];
+    sub.latencies = shared.latencies.data() + planned.latency_offset;
+    sub.capacity = planned.capacity;
+    std::string error;
+    with_payload_type(t.payload_bytes, [&]<class T>() {
+      auto subscriber = node.subscribe<T>(
+          t.name, {.depth = t.depth,
+                   .overflow = t.block_publisher ? axon::Overflow::kBlockPublisher : axon::Overflow::kRejectNewest});
+      if (!subscriber) {
+        error = "subscribe '" + t.name + "': " + std::string(subscriber.error().message());
+        return;
+      }
+      sub.reader = std::make_unique<ReaderOf<T>>(std::move(*subscriber), t.touch);
+    });
+    if (!error.empty()) {
+      return error;
+    }
+    subscriptions.push_back(std::move(sub));
+  }
+  return "";
+}
+
+/// Whether every publisher has its subscribers and every subscriber a publisher.
+bool all_connected(const std::vector<Publication>& publications, const std::vector<Subscription>& subscriptions) {
+  bool all = true;
+  for (const auto& p : publications) {
+    all = all && p.writer->subscriber_count() >= p.topic->subscribers.size();
+  }
+  for (const auto& sub : subscriptions) {
+    all = all && sub.reader->publisher_count() >= 1;
+  }
+  return all;
+}
+
+bool in_window(const ScenarioTimes& times, std::int64_t due) {
+  return due >= times.window_begin_ns && due < times.window_end_ns;
+}
+
+/// Sends `p`'s message due by `now`. A publisher a whole period late sends
+/// the latest due message and skips the older ones (as a sensor driver
+/// would), counting them. Returns "" or what failed.
+std::string publish_due(Publication& p, std::int64_t now, const ScenarioTimes& times) {
+  while (p.next_due_ns + p.period_ns <= now && p.next_due_ns + p.period_ns < times.window_end_ns) {
+    if (in_window(times, p.next_due_ns)) {
+      ++p.report->missed;
+    }
+    ++p.next_index;
+    p.next_due_ns += p.period_ns;
+  }
+  const std::int64_t due = p.next_due_ns;
+  auto status = p.writer->send(p.next_index, due);
+  if (in_window(times, due)) {
+    if (status) {
+      ++p.report->published;
+      p.report->queue_full += status->dropped;
+      const std::int64_t late = now_ns() - due;
+      p.report->late_max_ns = std::max(p.report->late_max_ns, late);
+      p.report->late_sum_ns += late;
+    } else if (status.error().code() == axon::ErrorCode::kPoolExhausted) {
+      ++p.report->loan_failures;
+    }
+  }
+  if (!status && status.error().code() != axon::ErrorCode::kPoolExhausted) {
+    return "publish '" + p.topic->name + "': " + std::string(status.error().message());
+  }
+  ++p.next_index;
+  p.next_due_ns += p.period_ns;
+  return "";
+}
+
 void sleep_until_ns(std::int64_t when_ns) {
   timespec ts{};
   ts.tv_sec = when_ns / 1'000'000'000;
@@ -101,61 +211,18 @@ int run_scenario_component(const ScenarioPlan& plan, ScenarioShared& shared, std
     return fail_component(shared, index, "Node::create: " + std::string(node.error().message()));
   }
   std::vector<Publication> publications;
-  for (const int topic : self.publishes) {
-    const ScenarioTopic& t = s.topics[static_cast<std::size_t>(topic)];
-    Publication p;
-    p.topic = &t;
-    p.report = &shared.publications[static_cast<std::size_t>(topic)];
-    p.period_ns = period_ns_of(t);
-    std::string error;
-    with_payload_type(t.payload_bytes, [&]<class T>() {
-      auto pub = (*node)->advertise<T>(t.name);
-      if (!pub) {
-        error = "advertise '" + t.name + "': " + std::string(pub.error().message());
-        return;
-      }
-      p.writer = std::make_unique<WriterOf<T>>(std::move(*pub), t.touch);
-    });
-    if (!error.empty()) {
-      return fail_component(shared, index, error);
-    }
-    publications.push_back(std::move(p));
-  }
   std::vector<Subscription> subscriptions;
-  for (std::size_t k = 0; k < plan.subscriptions.size(); ++k) {
-    const ScenarioSubscription& planned = plan.subscriptions[k];
-    if (planned.component != static_cast<int>(index)) {
-      continue;
-    }
-    const ScenarioTopic& t = s.topics[static_cast<std::size_t>(planned.topic)];
-    Subscription sub;
-    sub.report = &shared.subscriptions[k];
-    sub.latencies = shared.latencies.data() + planned.latency_offset;
-    sub.capacity = planned.capacity;
-    std::string error;
-    with_payload_type(t.payload_bytes, [&]<class T>() {
-      auto subscriber = (*node)->subscribe<T>(
-          t.name, {.depth = t.depth,
-                   .overflow = t.block_publisher ? axon::Overflow::kBlockPublisher : axon::Overflow::kRejectNewest});
-      if (!subscriber) {
-        error = "subscribe '" + t.name + "': " + std::string(subscriber.error().message());
-        return;
-      }
-      sub.reader = std::make_unique<ReaderOf<T>>(std::move(*subscriber), t.touch);
-    });
-    if (!error.empty()) {
-      return fail_component(shared, index, error);
-    }
-    subscriptions.push_back(std::move(sub));
+  if (std::string error = open_publications(plan, shared, index, **node, publications); !error.empty()) {
+    return fail_component(shared, index, error);
+  }
+  if (std::string error = open_subscriptions(plan, shared, index, **node, subscriptions); !error.empty()) {
+    return fail_component(shared, index, error);
   }
 
   // Set once the start is known; the callbacks run only after it.
   ScenarioTimes times;
-  const auto in_window = [&times](std::int64_t due) {
-    return due >= times.window_begin_ns && due < times.window_end_ns;
-  };
-  const auto record = [&in_window](Subscription& sub, const Taken& taken) {
-    if (in_window(taken.due_ns)) {
+  const auto record = [&times](Subscription& sub, const Taken& taken) {
+    if (in_window(times, taken.due_ns)) {
       ++sub.report->delivered;
       if (sub.report->recorded < sub.capacity) {
         sub.latencies[sub.report->recorded++] = taken.received_ns - taken.publish_ns;
@@ -176,17 +243,7 @@ int run_scenario_component(const ScenarioPlan& plan, ScenarioShared& shared, std
 
   // Everyone connected before anyone starts.
   const auto deadline = std::chrono::steady_clock::now() + kScenarioConnectTimeout;
-  for (;;) {
-    bool all = true;
-    for (const auto& p : publications) {
-      all = all && p.writer->subscriber_count() >= p.topic->subscribers.size();
-    }
-    for (const auto& sub : subscriptions) {
-      all = all && sub.reader->publisher_count() >= 1;
-    }
-    if (all) {
-      break;
-    }
+  while (!all_connected(publications, subscriptions)) {
     if (std::chrono::steady_clock::now() > deadline) {
       return fail_component(shared, index, "its publishers and subscribers did not all connect within 30 s");
     }
@@ -226,34 +283,9 @@ int run_scenario_component(const ScenarioPlan& plan, ScenarioShared& shared, std
       if (p.next_due_ns >= times.window_end_ns || now < p.next_due_ns) {
         continue;
       }
-      // A publisher a whole period late sends the latest due message and
-      // skips the older ones (as a sensor driver would), counting them.
-      while (p.next_due_ns + p.period_ns <= now && p.next_due_ns + p.period_ns < times.window_end_ns) {
-        if (in_window(p.next_due_ns)) {
-          ++p.report->missed;
-        }
-        ++p.next_index;
-        p.next_due_ns += p.period_ns;
+      if (std::string error = publish_due(p, now, times); !error.empty()) {
+        return fail_component(shared, index, error);
       }
-      const std::int64_t due = p.next_due_ns;
-      auto status = p.writer->send(p.next_index, due);
-      if (in_window(due)) {
-        if (status) {
-          ++p.report->published;
-          p.report->queue_full += status->dropped;
-          const std::int64_t late = now_ns() - due;
-          p.report->late_max_ns = std::max(p.report->late_max_ns, late);
-          p.report->late_sum_ns += late;
-        } else if (status.error().code() == axon::ErrorCode::kPoolExhausted) {
-          ++p.report->loan_failures;
-        }
-      }
-      if (!status && status.error().code() != axon::ErrorCode::kPoolExhausted) {
-        return fail_component(shared, index,
-                              "publish '" + p.topic->name + "': " + std::string(status.error().message()));
-      }
-      ++p.next_index;
-      p.next_due_ns += p.period_ns;
       worked = true;
     }
     if (executor_waits) {

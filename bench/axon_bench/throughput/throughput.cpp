@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "baseline/baselines.hpp"
+#include "harness/cli_options.hpp"
 #include "harness/payload.hpp"
 #include "harness/progress.hpp"
 #include "harness/wait.hpp"
@@ -148,9 +149,7 @@ void run_throughput_command(const ThroughputOptions& options, Output& out) {
         const std::string note = "throughput x" + std::to_string(n) + ": " + std::to_string(n + 1) + " processes on " +
                                  std::to_string(online_cpu_count()) + " CPUs: not pinned, subscribers wait with " +
                                  (c.wait.executor ? "an executor, " + c.wait.name() : c.wait.name());
-        if (std::find(out.log.run.notes.begin(), out.log.run.notes.end(), note) == out.log.run.notes.end()) {
-          out.log.run.notes.push_back(note);
-        }
+        out.note_once(note);
       }
       results.push_back(result);
     }
@@ -159,26 +158,22 @@ void run_throughput_command(const ThroughputOptions& options, Output& out) {
   for (const auto& note : out.log.run.notes) {
     std::fprintf(out.text, "note: %s\n", note.c_str());
   }
-  out.log.cases.insert(out.log.cases.end(), copies.begin(), copies.end());
-  out.log.cases.insert(out.log.cases.end(), results.begin(), results.end());
+  out.record(copies);
+  out.record(results);
 }
 
 }  // namespace
 
 Command add_throughput_command(CLI::App& app) {
   auto options = std::make_shared<ThroughputOptions>();
-  CLI::App* cmd = app.add_subcommand(
-      "throughput",
+  CLI::App* cmd = add_measuring_command(
+      app, "throughput",
       "Throughput of one publisher process to N subscriber processes through shared memory, lossless "
       "(SubscriberQos::overflow = kBlockPublisher), per payload size and subscriber count, next to the memcpy "
       "bandwidth measured first in the same run.");
-  cmd->footer("Also: --json FILE, --report FILE.html, --quiet (see axon-bench --help).\n");
-  cmd->add_option("--sizes", options->sizes,
-                  "Payload sizes, comma-separated, powers of two from 16 B to 16 MiB with optional unit "
-                  "(64,2KiB,1MiB)")
-      ->delimiter(',')
-      ->transform(CLI::AsSizeValue(false))
-      ->capture_default_str();
+  add_size_list_option(*cmd, "--sizes", options->sizes,
+                       "Payload sizes, comma-separated, powers of two from 16 B to 16 MiB with optional unit "
+                       "(64,2KiB,1MiB)");
   cmd->add_option("--subscribers", options->subscribers,
                   "Subscriber process counts, comma-separated (each is a case), 1 to 32")
       ->delimiter(',')

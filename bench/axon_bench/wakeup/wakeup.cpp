@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "baseline/baselines.hpp"
+#include "harness/cli_options.hpp"
 #include "harness/payload.hpp"
 #include "harness/progress.hpp"
 #include "harness/wait.hpp"
@@ -137,28 +138,22 @@ void run_wakeup_command(const WakeupOptions& options, Output& out) {
   }
   std::fprintf(out.text, "\n");
   print_wakeup_targets(out.text, results, futex, WakeupTargets{});
-  out.log.cases.insert(out.log.cases.end(), results.begin(), results.end());
+  out.record(results);
 }
 
 }  // namespace
 
 Command add_wakeup_command(CLI::App& app) {
   auto options = std::make_shared<WakeupOptions>();
-  CLI::App* cmd = app.add_subcommand(
-      "wakeup",
+  CLI::App* cmd = add_measuring_command(
+      app, "wakeup",
       "Wake-up latency of a subscriber whose SingleThreadedExecutor runs a callback per message, for each wait "
       "strategy (busy-spin, spin-yield-sleep with the default and with --budget-us budgets, blocking), between two "
       "processes pinned to two CPUs, next to busy-spin and to a raw futex ping-pong measured first in the same run; "
       "then the CPU use of an idle subscriber with each strategy.");
-  cmd->footer("Also: --json FILE, --report FILE.html, --quiet (see axon-bench --help).\n");
-  cmd->add_option("--cpus", options->cpus,
-                  "The two CPUs: publisher, subscriber (default: 0,1 when the host has 2+ CPUs, else not pinned)")
-      ->delimiter(',')
-      ->expected(2);
-  cmd->add_option("--sizes", options->sizes, "Payload sizes, powers of two from 16 B to 16 MiB (64,2KiB)")
-      ->delimiter(',')
-      ->transform(CLI::AsSizeValue(false))
-      ->capture_default_str();
+  add_cpu_pair_option(*cmd, options->cpus,
+                      "The two CPUs: publisher, subscriber (default: 0,1 when the host has 2+ CPUs, else not pinned)");
+  add_size_list_option(*cmd, "--sizes", options->sizes, "Payload sizes, powers of two from 16 B to 16 MiB (64,2KiB)");
   cmd->add_option("--mode", options->mode,
                   "gap: one message in flight, sent a random --gap-us after the previous one was handled (a "
                   "blocking subscriber is asleep when it comes); rate: a fixed --rate; both; idle: only the idle "
