@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "harness/payload.hpp"
+#include "harness/worker_setup.hpp"
 #include "scenario/scenario_run.hpp"
 #include "scenario/scenario_topics.hpp"
 #include <axon/axon.hpp>
@@ -71,6 +72,23 @@ struct Subscription {
 
 int fail_component(ScenarioShared& shared, std::size_t index, const std::string& message) {
   return shared.components[index].error.set(message);
+}
+
+/// Component `index`'s node, on its CPU, its pool sized for what it publishes.
+axon::Result<std::shared_ptr<axon::Node>> open_node(const ScenarioPlan& plan, std::size_t index) {
+  const ScenarioComponent& self = plan.scenario.components[index];
+  if (const std::string error = pin_to_cpu(self.cpu); !error.empty()) {
+    return axon::Error(axon::ErrorCode::kSystem, error);
+  }
+  // Sleeps end within a microsecond of their time instead of the default
+  // 50 µs of timer slack.
+  ::prctl(PR_SET_TIMERSLACK, 1000UL, 0UL, 0UL, 0UL);
+  auto node =
+      axon::Node::create(self.name, workers::node_in_domain(plan.domain_id, chunk_classes_of(plan.scenario, self)));
+  if (!node) {
+    return workers::failed("Node::create", node.error());
+  }
+  return node;
 }
 
 /// A publisher per topic component `index` publishes. Returns "" or what failed.
@@ -191,24 +209,131 @@ void sleep_until_ns(std::int64_t when_ns) {
   }
 }
 
+/// Takes up to kTakeBurst samples from each polled subscriber and hands
+/// each to `record`. Returns "" or what failed; `worked` when it took any.
+template <class Record>
+std::string take_bursts(std::vector<Subscription>& subscriptions, const Record& record, bool& worked) {
+  for (auto& sub : subscriptions) {
+    Taken taken;
+    for (int burst = 0; burst < kTakeBurst; ++burst) {
+      const int got = sub.reader->take(taken);
+      if (got < 0) {
+        return sub.reader->error();
+      }
+      if (got == 0) {
+        break;
+      }
+      worked = true;
+      record(sub, taken);
+    }
+  }
+  return "";
+}
+
+/// One turn's work: the publications due by `now`, then the subscribers
+/// (their callbacks in `executor`, or taken in bursts). Returns "" or what
+/// failed; `worked` when there was any.
+template <class Record>
+std::string serve(std::vector<Publication>& publications, std::vector<Subscription>& subscriptions,
+                  axon::SingleThreadedExecutor* executor, const Record& record, const ScenarioTimes& times,
+                  std::int64_t now, bool& worked) {
+  for (auto& p : publications) {
+    if (p.next_due_ns >= times.window_end_ns || now < p.next_due_ns) {
+      continue;
+    }
+    if (std::string error = publish_due(p, now, times); !error.empty()) {
+      return error;
+    }
+    worked = true;
+  }
+  if (executor == nullptr) {
+    return take_bursts(subscriptions, record, worked);
+  }
+  auto ran = executor->spin_some();
+  if (!ran) {
+    return "spin_some: " + std::string(ran.error().message());
+  }
+  worked = worked || *ran > 0;
+  return "";
+}
+
+/// When the loop has something to do next: a publication due, the window
+/// beginning or ending, the stop.
+std::int64_t next_event_ns(const std::vector<Publication>& publications, const ScenarioTimes& times, bool begun,
+                           bool ended) {
+  std::int64_t next_event = times.stop_ns;
+  for (const auto& p : publications) {
+    if (p.next_due_ns < times.window_end_ns) {
+      next_event = std::min(next_event, p.next_due_ns);
+    }
+  }
+  if (!begun) {
+    next_event = std::min(next_event, times.window_begin_ns);
+  } else if (!ended) {
+    next_event = std::min(next_event, times.window_end_ns);
+  }
+  return next_event;
+}
+
+/// Idles until `next_event` at the latest, as the scenario's wait says:
+/// asleep in the executor (`executor`: a message wakes it), or polling.
+/// Returns "" or what failed.
+std::string idle_until(const BenchWait& wait, axon::SingleThreadedExecutor* executor, bool polls_subscribers,
+                       std::int64_t next_event) {
+  const std::int64_t now = now_ns();
+  if (executor != nullptr) {
+    if (auto slept = executor->spin_for(std::chrono::nanoseconds(std::max<std::int64_t>(0, next_event - now)));
+        !slept) {
+      return "spin_for: " + std::string(slept.error().message());
+    }
+  } else if (wait.strategy.kind() == axon::WaitStrategy::Kind::kBusySpin) {
+    cpu_relax();
+  } else if (!polls_subscribers || wait.strategy.kind() == axon::WaitStrategy::Kind::kBlocking) {
+    const std::int64_t poll_ns = polls_subscribers ? std::int64_t{wait.sleep_us} * 1000 : next_event - now;
+    sleep_until_ns(std::min(next_event, now + poll_ns));
+  } else {
+    ::sched_yield();
+  }
+  return "";
+}
+
+/// Waits until every endpoint is connected, tells the parent, and returns
+/// the start it chose (0: not connected in time).
+std::int64_t wait_for_start(ScenarioControl& control, const std::vector<Publication>& publications,
+                            const std::vector<Subscription>& subscriptions) {
+  const auto deadline = std::chrono::steady_clock::now() + kScenarioConnectTimeout;
+  while (!all_connected(publications, subscriptions)) {
+    if (std::chrono::steady_clock::now() > deadline) {
+      return 0;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  control.ready.fetch_add(1, std::memory_order_acq_rel);
+  std::int64_t start_ns = 0;
+  // Acquire pairs with the parent's release store of start_ns.
+  while ((start_ns = control.start_ns.load(std::memory_order_acquire)) == 0) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  return start_ns;
+}
+
+/// No one drops its node while another still takes: waits (at most 10 s)
+/// until all `components` are through.
+void leave_together(ScenarioControl& control, std::size_t components) {
+  control.finished.fetch_add(1, std::memory_order_acq_rel);  // acq_rel/acquire: see above
+  const auto leave_by = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (control.finished.load(std::memory_order_acquire) < components && std::chrono::steady_clock::now() < leave_by) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+}
+
 }  // namespace
 
 int run_scenario_component(const ScenarioPlan& plan, ScenarioShared& shared, std::size_t index) {
   const Scenario& s = plan.scenario;
-  const ScenarioComponent& self = s.components[index];
-  if (const std::string error = pin_to_cpu(self.cpu); !error.empty()) {
-    return fail_component(shared, index, error);
-  }
-  // Sleeps end within a microsecond of their time instead of the default
-  // 50 µs of timer slack.
-  ::prctl(PR_SET_TIMERSLACK, 1000UL, 0UL, 0UL, 0UL);
-
-  axon::NodeOptions options;
-  options.domain_id = plan.domain_id;
-  options.chunk_classes = chunk_classes_of(s, self);
-  auto node = axon::Node::create(self.name, options);
+  auto node = open_node(plan, index);
   if (!node) {
-    return fail_component(shared, index, "Node::create: " + std::string(node.error().message()));
+    return fail_component(shared, index, std::string(node.error().message()));
   }
   std::vector<Publication> publications;
   std::vector<Subscription> subscriptions;
@@ -242,19 +367,10 @@ int run_scenario_component(const ScenarioPlan& plan, ScenarioShared& shared, std
   }
 
   // Everyone connected before anyone starts.
-  const auto deadline = std::chrono::steady_clock::now() + kScenarioConnectTimeout;
-  while (!all_connected(publications, subscriptions)) {
-    if (std::chrono::steady_clock::now() > deadline) {
-      return fail_component(shared, index, "its publishers and subscribers did not all connect within 30 s");
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(2));
-  }
   ScenarioControl& control = *shared.control;
-  control.ready.fetch_add(1, std::memory_order_acq_rel);
-  std::int64_t start_ns = 0;
-  // Acquire pairs with the parent's release store of start_ns.
-  while ((start_ns = control.start_ns.load(std::memory_order_acquire)) == 0) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  const std::int64_t start_ns = wait_for_start(control, publications, subscriptions);
+  if (start_ns == 0) {
+    return fail_component(shared, index, "its publishers and subscribers did not all connect within 30 s");
   }
   times = ScenarioTimes::from(s, start_ns);
   for (auto& p : publications) {
@@ -266,7 +382,7 @@ int run_scenario_component(const ScenarioPlan& plan, ScenarioShared& shared, std
   bool begun = false;
   bool ended = false;
   for (;;) {
-    std::int64_t now = now_ns();
+    const std::int64_t now = now_ns();
     if (!begun && now >= times.window_begin_ns) {
       report.measure_begin = CpuTimes::now();
       begun = true;
@@ -279,79 +395,25 @@ int run_scenario_component(const ScenarioPlan& plan, ScenarioShared& shared, std
       break;
     }
     bool worked = false;
-    for (auto& p : publications) {
-      if (p.next_due_ns >= times.window_end_ns || now < p.next_due_ns) {
-        continue;
-      }
-      if (std::string error = publish_due(p, now, times); !error.empty()) {
-        return fail_component(shared, index, error);
-      }
-      worked = true;
-    }
-    if (executor_waits) {
-      auto ran = executor.spin_some();
-      if (!ran) {
-        return fail_component(shared, index, "spin_some: " + std::string(ran.error().message()));
-      }
-      worked = worked || *ran > 0;
-    }
-    for (std::size_t k = 0; k < subscriptions.size() && !executor_waits; ++k) {
-      Subscription& sub = subscriptions[k];
-      Taken taken;
-      for (int burst = 0; burst < kTakeBurst; ++burst) {
-        const int got = sub.reader->take(taken);
-        if (got < 0) {
-          return fail_component(shared, index, sub.reader->error());
-        }
-        if (got == 0) {
-          break;
-        }
-        worked = true;
-        record(sub, taken);
-      }
+    if (std::string error =
+            serve(publications, subscriptions, executor_waits ? &executor : nullptr, record, times, now, worked);
+        !error.empty()) {
+      return fail_component(shared, index, error);
     }
     if (worked) {
       continue;
     }
     // Idle until the next message is due, waiting for or polling subscribers meanwhile.
-    std::int64_t next_event = times.stop_ns;
-    for (const auto& p : publications) {
-      if (p.next_due_ns < times.window_end_ns) {
-        next_event = std::min(next_event, p.next_due_ns);
-      }
-    }
-    if (!begun) {
-      next_event = std::min(next_event, times.window_begin_ns);
-    } else if (!ended) {
-      next_event = std::min(next_event, times.window_end_ns);
-    }
-    now = now_ns();
-    if (executor_waits) {
-      // Asleep on the subscribers' futex words; a message wakes it, and
-      // spin_for() returns when the next publication is due.
-      if (auto slept = executor.spin_for(std::chrono::nanoseconds(std::max<std::int64_t>(0, next_event - now)));
-          !slept) {
-        return fail_component(shared, index, "spin_for: " + std::string(slept.error().message()));
-      }
-    } else if (s.wait.strategy.kind() == axon::WaitStrategy::Kind::kBusySpin) {
-      cpu_relax();
-    } else if (subscriptions.empty() || s.wait.strategy.kind() == axon::WaitStrategy::Kind::kBlocking) {
-      const std::int64_t poll_ns = subscriptions.empty() ? next_event - now : std::int64_t{s.wait.sleep_us} * 1000;
-      sleep_until_ns(std::min(next_event, now + poll_ns));
-    } else {
-      ::sched_yield();
+    if (std::string error = idle_until(s.wait, executor_waits ? &executor : nullptr, !subscriptions.empty(),
+                                       next_event_ns(publications, times, begun, ended));
+        !error.empty()) {
+      return fail_component(shared, index, error);
     }
   }
   if (!ended) {
     report.measure_end = CpuTimes::now();
   }
-  // acq_rel/acquire: no one drops its node while another still takes.
-  control.finished.fetch_add(1, std::memory_order_acq_rel);
-  const auto leave_by = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-  while (control.finished.load(std::memory_order_acquire) < s.components.size() &&
-         std::chrono::steady_clock::now() < leave_by) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  }
+  leave_together(control, s.components.size());
   return 0;
 }
 
