@@ -27,10 +27,7 @@ CaseResult measure_round_trips(const PingPongSetup& setup, const std::string& tr
   SharedArray<std::int64_t> round_trips(setup.samples);
   Shared<PairControl> control;
   const std::uint64_t total = setup.warmup + setup.samples;
-  PairJob job;
-  job.label = "baseline " + transport;
-  job.cpus = setup.cpus;
-  job.progress_total = setup.samples;
+  PairJob job{.label = "baseline " + transport, .cpus = setup.cpus, .progress_total = setup.samples};
   job.worker[0] = [&](PairControl& c) {
     arrive_and_wait(c);
     for (std::uint64_t i = 0; i < total; ++i) {

@@ -60,7 +60,7 @@ struct PairJob {
   std::string label;                 ///< Shown in the progress line.
   std::vector<int> cpus{-1, -1};     ///< CPU of worker 0 and worker 1 (-1: not pinned).
   std::uint64_t progress_total = 0;  ///< Value of `progress` at the end.
-  WorkerBody worker[2];
+  WorkerBody worker[2]{};
   std::chrono::seconds timeout{300};  ///< Both workers are killed after this.
 };
 

@@ -20,10 +20,6 @@ std::string BenchWait::name() const {
   return "?";
 }
 
-bool is_executor_wait(const std::string& text) {
-  return text == "busy-spin" || text == "spin-yield-sleep" || text == "blocking";
-}
-
 BenchWait parse_wait(const std::string& text, std::uint32_t sleep_us, std::int64_t spin_ns, std::int64_t yield_ns) {
   if (text == "busy-poll") {
     return {.strategy = axon::WaitStrategy::busy_spin(), .executor = false, .sleep_us = sleep_us};

@@ -40,10 +40,6 @@ struct BenchWait {
 inline constexpr axon::WaitStrategy kYieldForever =
     axon::WaitStrategy::spin_yield_sleep(0, std::numeric_limits<std::int64_t>::max());
 
-/// Whether `text` names an executor's strategy (busy-spin, spin-yield-sleep,
-/// blocking) rather than a polling loop's (busy-poll, yield, sleep).
-bool is_executor_wait(const std::string& text);
-
 /// Parses a polling loop's "busy-poll", "yield" or "sleep" (sleeping
 /// `sleep_us`), or an executor's "busy-spin", "spin-yield-sleep" (with
 /// budgets `spin_ns`, `yield_ns`) or "blocking". Throws

@@ -57,6 +57,9 @@ struct WorkerSpec {
   /// Of that subscription; none: what the node's deployment config says.
   std::optional<axon::SubscriberQos> qos;
   std::uint32_t subscribers = 1;  ///< Subscribers its publisher waits for.
+  /// false: return without waiting for the peers (across hosts, where
+  /// discovery takes its time and the worker probes instead).
+  bool await_peers = true;
 };
 
 /// A worker's node with its publisher and subscriber (null where the spec
@@ -118,7 +121,7 @@ axon::Result<Endpoints<T>> set_up_worker(const WorkerSpec& spec) {
     }
     ends.sub = std::move(*sub);
   }
-  if (!wait_until([&] {
+  if (spec.await_peers && !wait_until([&] {
         return (ends.pub == nullptr || ends.pub->subscriber_count() >= spec.subscribers) &&
                (ends.sub == nullptr || ends.sub->publisher_count() >= 1);
       })) {

@@ -23,10 +23,7 @@ CaseResult run_latency_case(const LatencyCase& c) {
   require_payload_size(c.payload_bytes, "payload size");
   SharedArray<std::int64_t> samples(c.samples);
   Shared<PairControl> control;
-  PairJob job;
-  job.label = case_label(c);
-  job.cpus = c.cpus;
-  job.progress_total = c.samples;
+  PairJob job{.label = case_label(c), .cpus = c.cpus, .progress_total = c.samples};
   with_payload_type(c.payload_bytes, [&]<class T>() {
     if (c.mode == LatencyMode::kOneWay) {
       job.worker[0] = [&](PairControl& pc) { return workers::oneway_publisher<T>(c, pc); };

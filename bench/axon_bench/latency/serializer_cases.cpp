@@ -60,10 +60,7 @@ CaseResult run_serializer_case(const SerializerCase& c) {
   SharedArray<std::int64_t> latencies(c.samples);
   SharedArray<std::int64_t> starts(c.warmup + c.samples);
   Shared<PairControl> control;
-  PairJob job;
-  job.label = case_label(c);
-  job.cpus = c.cpus;
-  job.progress_total = c.samples;
+  PairJob job{.label = case_label(c), .cpus = c.cpus, .progress_total = c.samples};
   choose_workers(c, job, latencies, starts);
   run_pair_checked(job, *control, c.domain_id);
 

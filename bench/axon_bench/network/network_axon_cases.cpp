@@ -13,6 +13,7 @@
 #include "harness/pair_runner.hpp"
 #include "harness/payload.hpp"
 #include "harness/wait.hpp"
+#include "harness/worker_setup.hpp"
 #include "network/network_cases.hpp"
 #include "network/network_stream.hpp"
 #include "results/table.hpp"
@@ -28,14 +29,25 @@ constexpr std::uint64_t kProbe = ~std::uint64_t{0};  ///< Index of pings sent un
 
 using Clock = std::chrono::steady_clock;
 
-/// The node of worker `side` (bench_ping on host 0, bench_pong on host 1).
-axon::Result<std::shared_ptr<axon::Node>> node_on_host(const NetworkCase& c, int side) {
+/// The node of worker `side` (bench_ping on host 0, bench_pong on host 1)
+/// with the topics it publishes and subscribes, their QoS from the
+/// deployment config. No waiting for the peers: the worker probes until
+/// discovery across the hosts has connected them.
+template <class T>
+axon::Result<workers::Endpoints<T>> endpoints_on_host(const NetworkCase& c, int side, std::string_view publishes,
+                                                      std::string_view subscribes) {
   if (auto entered = c.hosts->enter(static_cast<std::size_t>(side)); !entered) {
     return entered.error();
   }
   axon::NodeOptions options;
   options.config_path = c.config_path;
-  return axon::Node::create(side == 0 ? "bench_ping" : "bench_pong", options);
+  return workers::set_up_worker<T>({.node = side == 0 ? "bench_ping" : "bench_pong",
+                                    .options = options,
+                                    .publishes = publishes,
+                                    .subscribes = subscribes,
+                                    .qos = std::nullopt,
+                                    .subscribers = 1,
+                                    .await_peers = false});
 }
 
 /// Loans a chunk, yielding while the pool is exhausted (two cores: a spin
@@ -74,25 +86,22 @@ axon::Result<axon::Sample<T>> take_waiting(axon::Subscriber<T>& sub, axon::WaitS
 template <class T>
 int ping_worker(const NetworkCase& c, PairControl& pc, SharedArray<std::int64_t>& round_trips) {
   constexpr int kSide = 0;
-  auto node = node_on_host(c, kSide);
-  if (!node) {
-    return fail_with(pc, kSide, "ping node", node);
+  auto ends = endpoints_on_host<T>(c, kSide, "axon_bench/net_ping", "axon_bench/net_pong");
+  if (!ends) {
+    return fail_with(pc, kSide, "ping side", ends);
   }
-  auto pub = (*node)->advertise<T>("axon_bench/net_ping");
-  auto sub = (*node)->subscribe<T>("axon_bench/net_pong");
-  if (!pub || !sub) {
-    return fail(pc, kSide, "advertise/subscribe failed");
-  }
+  auto& pub = ends->pub;
+  auto& sub = ends->sub;
   axon::WaitSet waits(c.wait);
-  (void)waits.attach(*sub);
+  (void)waits.attach(sub);
   arrive_and_wait(pc);
   // Until discovery connected both ways, pings go nowhere: probe until one comes back.
   for (const auto until = Clock::now() + kConnectTimeout;;) {
     if (Clock::now() > until) {
       return fail(pc, kSide, "no pong within 20 s: did the two hosts discover each other?");
     }
-    (void)publish_stamp(**pub, pc, Stamp{.index = kProbe, .time_ns = 0});
-    if (auto pong = take_waiting(**sub, waits, kProbePeriod); pong) {
+    (void)publish_stamp(*pub, pc, Stamp{.index = kProbe, .time_ns = 0});
+    if (auto pong = take_waiting(*sub, waits, kProbePeriod); pong) {
       break;
     }
   }
@@ -102,11 +111,11 @@ int ping_worker(const NetworkCase& c, PairControl& pc, SharedArray<std::int64_t>
       pc.side[kSide].measure_begin = CpuTimes::now();
     }
     const std::int64_t start = now_ns();
-    if (auto status = publish_stamp(**pub, pc, Stamp{.index = i, .time_ns = start}); !status) {
+    if (auto status = publish_stamp(*pub, pc, Stamp{.index = i, .time_ns = start}); !status) {
       return fail_with(pc, kSide, "publish ping", status);
     }
     for (;;) {  // late answers to probes are skipped
-      auto pong = take_waiting(**sub, waits, kMessageTimeout);
+      auto pong = take_waiting(*sub, waits, kMessageTimeout);
       if (!pong) {
         return fail_with(pc, kSide, "pong " + std::to_string(i), pong);
       }
@@ -126,21 +135,18 @@ int ping_worker(const NetworkCase& c, PairControl& pc, SharedArray<std::int64_t>
 template <class T>
 int pong_worker(const NetworkCase& c, PairControl& pc) {
   constexpr int kSide = 1;
-  auto node = node_on_host(c, kSide);
-  if (!node) {
-    return fail_with(pc, kSide, "pong node", node);
+  auto ends = endpoints_on_host<T>(c, kSide, "axon_bench/net_pong", "axon_bench/net_ping");
+  if (!ends) {
+    return fail_with(pc, kSide, "pong side", ends);
   }
-  auto sub = (*node)->subscribe<T>("axon_bench/net_ping");
-  auto pub = (*node)->advertise<T>("axon_bench/net_pong");
-  if (!pub || !sub) {
-    return fail(pc, kSide, "advertise/subscribe failed");
-  }
+  auto& pub = ends->pub;
+  auto& sub = ends->sub;
   axon::WaitSet waits(c.wait);
-  (void)waits.attach(*sub);
+  (void)waits.attach(sub);
   arrive_and_wait(pc);
   const std::uint64_t total = c.warmup + c.samples;
   for (bool measuring = false;;) {
-    auto ping = take_waiting(**sub, waits, measuring ? kMessageTimeout : kConnectTimeout + kMessageTimeout);
+    auto ping = take_waiting(*sub, waits, measuring ? kMessageTimeout : kConnectTimeout + kMessageTimeout);
     if (!ping) {
       return fail_with(pc, kSide, "ping", ping);
     }
@@ -149,7 +155,7 @@ int pong_worker(const NetworkCase& c, PairControl& pc) {
       pc.side[kSide].measure_begin = CpuTimes::now();
     }
     measuring = measuring || stamp.index != kProbe;
-    if (auto status = publish_stamp(**pub, pc, stamp); !status) {
+    if (auto status = publish_stamp(*pub, pc, stamp); !status) {
       return fail_with(pc, kSide, "publish pong", status);
     }
     if (stamp.index + 1 == total) {
@@ -165,19 +171,16 @@ int pong_worker(const NetworkCase& c, PairControl& pc) {
 template <class T>
 int stream_publisher(const NetworkCase& c, PairControl& pc) {
   constexpr int kSide = 0;
-  auto node = node_on_host(c, kSide);
-  if (!node) {
-    return fail_with(pc, kSide, "publisher node", node);
+  auto ends = endpoints_on_host<T>(c, kSide, "axon_bench/net_stream", "");
+  if (!ends) {
+    return fail_with(pc, kSide, "publisher", ends);
   }
-  auto pub = (*node)->advertise<T>("axon_bench/net_stream");
-  if (!pub) {
-    return fail_with(pc, kSide, "advertise", pub);
-  }
+  auto& pub = ends->pub;
   arrive_and_wait(pc);
   pc.side[kSide].measure_begin = CpuTimes::now();
   // Acquire pairs with the receiver's release store of `done`.
   for (std::uint64_t i = 0; pc.done.load(std::memory_order_acquire) == 0; ++i) {
-    auto status = publish_stamp(**pub, pc, Stamp{.index = i, .time_ns = 0});
+    auto status = publish_stamp(*pub, pc, Stamp{.index = i, .time_ns = 0});
     if (!status && status.error().code() != axon::ErrorCode::kTimeout &&
         status.error().code() != axon::ErrorCode::kPoolExhausted) {
       return fail_with(pc, kSide, "publish", status);
@@ -190,21 +193,18 @@ int stream_publisher(const NetworkCase& c, PairControl& pc) {
 template <class T>
 int stream_subscriber(const NetworkCase& c, PairControl& pc, StreamTally& tally) {
   constexpr int kSide = 1;
-  auto node = node_on_host(c, kSide);
-  if (!node) {
-    return fail_with(pc, kSide, "subscriber node", node);
+  auto ends = endpoints_on_host<T>(c, kSide, "", "axon_bench/net_stream");
+  if (!ends) {
+    return fail_with(pc, kSide, "subscriber", ends);
   }
-  auto sub = (*node)->subscribe<T>("axon_bench/net_stream");
-  if (!sub) {
-    return fail_with(pc, kSide, "subscribe", sub);
-  }
+  auto& sub = ends->sub;
   axon::WaitSet waits(c.wait);
-  (void)waits.attach(*sub);
+  (void)waits.attach(sub);
   arrive_and_wait(pc);
   StreamCounter counter(c, tally, pc);
   std::uint64_t next = 0;
   for (bool first = true; !counter.finished(); first = false) {
-    auto sample = take_waiting(**sub, waits, first ? kConnectTimeout : kMessageTimeout);
+    auto sample = take_waiting(*sub, waits, first ? kConnectTimeout : kMessageTimeout);
     if (!sample) {
       return fail_with(pc, kSide, "take", sample);
     }
@@ -231,11 +231,10 @@ CaseResult measure_axon_udp_pingpong(const NetworkCase& c) {
   require_payload_size(c.payload_bytes, "payload size");
   SharedArray<std::int64_t> round_trips(c.samples);
   Shared<PairControl> control;
-  PairJob job;
-  job.label = "axon udp " + format_bytes(c.payload_bytes) + " pingpong";
-  job.cpus = c.cpus;
-  job.progress_total = c.samples;
-  job.timeout = std::chrono::seconds(180);
+  PairJob job{.label = "axon udp " + format_bytes(c.payload_bytes) + " pingpong",
+              .cpus = c.cpus,
+              .progress_total = c.samples,
+              .timeout = std::chrono::seconds(180)};
   with_payload_type(c.payload_bytes, [&]<class T>() {
     run_workers(
         job, *control, [&](PairControl& pc) { return ping_worker<T>(c, pc, round_trips); },
@@ -251,10 +250,9 @@ CaseResult measure_axon_udp_throughput(const NetworkCase& c) {
   require_payload_size(c.payload_bytes, "payload size");
   Shared<PairControl> control;
   Shared<StreamTally> tally;
-  PairJob job;
-  job.label = "axon udp " + format_bytes(c.payload_bytes) + " throughput";
-  job.cpus = c.cpus;
-  job.timeout = std::chrono::seconds(180);
+  PairJob job{.label = "axon udp " + format_bytes(c.payload_bytes) + " throughput",
+              .cpus = c.cpus,
+              .timeout = std::chrono::seconds(180)};
   with_payload_type(c.payload_bytes, [&]<class T>() {
     run_workers(
         job, *control, [&](PairControl& pc) { return stream_publisher<T>(c, pc); },

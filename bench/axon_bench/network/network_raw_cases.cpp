@@ -59,11 +59,10 @@ CaseResult measure_raw_udp_pingpong(const NetworkCase& c) {
   SharedArray<std::int64_t> round_trips(c.samples);
   Shared<PairControl> control;
   const std::uint64_t total = c.warmup + c.samples;
-  PairJob job;
-  job.label = "raw udp " + format_bytes(c.payload_bytes) + " pingpong";
-  job.cpus = c.cpus;
-  job.progress_total = c.samples;
-  job.timeout = std::chrono::seconds(120);
+  PairJob job{.label = "raw udp " + format_bytes(c.payload_bytes) + " pingpong",
+              .cpus = c.cpus,
+              .progress_total = c.samples,
+              .timeout = std::chrono::seconds(120)};
   for (int side = 0; side < 2; ++side) {
     job.worker[side] = [&c, &round_trips, side, total](PairControl& pc) -> int {
       RawUdpEndpoint endpoint;
@@ -109,10 +108,9 @@ CaseResult measure_raw_udp_pingpong(const NetworkCase& c) {
 CaseResult measure_raw_udp_throughput(const NetworkCase& c) {
   Shared<PairControl> control;
   Shared<StreamTally> tally;
-  PairJob job;
-  job.label = "raw udp " + format_bytes(c.payload_bytes) + " throughput";
-  job.cpus = c.cpus;
-  job.timeout = std::chrono::seconds(120);
+  PairJob job{.label = "raw udp " + format_bytes(c.payload_bytes) + " throughput",
+              .cpus = c.cpus,
+              .timeout = std::chrono::seconds(120)};
   job.worker[0] = [&](PairControl& pc) -> int {
     RawUdpEndpoint endpoint;
     if (const std::string error = open_on_host(c, 0, endpoint); !error.empty()) {

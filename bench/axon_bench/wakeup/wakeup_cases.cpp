@@ -37,10 +37,7 @@ CaseResult run_wakeup_case(const WakeupCase& c) {
   require_payload_size(c.payload_bytes, "payload size");
   SharedArray<std::int64_t> samples(c.samples);
   Shared<PairControl> control;
-  PairJob job;
-  job.label = case_label(c);
-  job.cpus = c.cpus;
-  job.progress_total = c.samples;
+  PairJob job{.label = case_label(c), .cpus = c.cpus, .progress_total = c.samples};
   with_payload_type(c.payload_bytes, [&]<class T>() {
     job.worker[0] = [&](PairControl& pc) { return workers::wakeup_publisher<T>(c, pc, true); };
     job.worker[1] = [&](PairControl& pc) { return workers::wakeup_subscriber<T>(c, pc, samples, 0.0); };
@@ -68,9 +65,8 @@ CaseResult run_idle_case(const IdleCase& c) {
   base.domain_id = c.domain_id;
   SharedArray<std::int64_t> no_samples(0);
   Shared<PairControl> control;
-  PairJob job;
-  job.label = "wakeup idle " + (c.node_only ? std::string("node only") : executor_wait_name(c.wait));
-  job.cpus = c.cpus;
+  PairJob job{.label = "wakeup idle " + (c.node_only ? std::string("node only") : executor_wait_name(c.wait)),
+              .cpus = c.cpus};
   using T = Payload<kIdlePayloadBytes>;
   job.worker[0] = [&](PairControl& pc) { return workers::wakeup_publisher<T>(base, pc, false); };
   job.worker[1] = [&](PairControl& pc) {
