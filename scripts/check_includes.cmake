@@ -3,8 +3,8 @@
 #   cmake -P scripts/check_includes.cmake                      # the whole repository
 #   cmake -DROOT=<tree> -DRULES=<AxonLayers.cmake> -DSCAN="transports;src" -P scripts/check_includes.cmake
 # Each broken rule is printed as "<file>:<line>: #include "<x>" ...: <rule>", and the script exits non-zero.
-# An include is looked up as the compiler would (beside the including file, then at the root, under include/,
-# serializers/*/include and schemas/raw); a generated message header (*.pb.h, *_axon.h) counts as schemas/.
+# An include is looked up as the compiler would (beside the including file, in its AXON_INCLUDE_ROOTS folder, at
+# the root, under include/, serializers/*/include and schemas/raw); a generated message header (*.pb.h, *_axon.h) counts as schemas/.
 cmake_minimum_required(VERSION 3.25)
 
 if(NOT DEFINED ROOT)
@@ -35,7 +35,15 @@ endfunction()
 # The repository path <include> names from a file in <dir>, "" when it is in no place the compiler looks.
 function(resolve_include dir include out)
   file(GLOB serializer_includes LIST_DIRECTORIES true "${ROOT}/serializers/*/include")
-  foreach(base IN ITEMS "${ROOT}/${dir}" "${ROOT}" "${ROOT}/include" ${serializer_includes} "${ROOT}/schemas/raw")
+  set(own_roots "")
+  foreach(root IN LISTS AXON_INCLUDE_ROOTS)
+    string(FIND "${dir}/" "${root}/" at)
+    if(at EQUAL 0)
+      list(APPEND own_roots "${ROOT}/${root}")
+    endif()
+  endforeach()
+  foreach(base IN ITEMS "${ROOT}/${dir}" ${own_roots} "${ROOT}" "${ROOT}/include" ${serializer_includes}
+                        "${ROOT}/schemas/raw")
     if(EXISTS "${base}/${include}" AND NOT IS_DIRECTORY "${base}/${include}")
       file(RELATIVE_PATH path "${ROOT}" "${base}/${include}")
       set(${out} "${path}" PARENT_SCOPE)

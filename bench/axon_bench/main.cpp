@@ -8,18 +8,18 @@
 #include <string>
 #include <vector>
 
-#include "baselines.hpp"
-#include "command.hpp"
-#include "html_report.hpp"
-#include "json_input.hpp"
-#include "latency.hpp"
-#include "network.hpp"
-#include "progress.hpp"
-#include "report.hpp"
-#include "report_command.hpp"
-#include "scenario.hpp"
-#include "throughput.hpp"
-#include "wakeup.hpp"
+#include "baseline/baselines.hpp"
+#include "harness/command.hpp"
+#include "harness/progress.hpp"
+#include "latency/latency.hpp"
+#include "network/network.hpp"
+#include "report/report_command.hpp"
+#include "results/html_report.hpp"
+#include "results/json_input.hpp"
+#include "results/result_log.hpp"
+#include "scenario/scenario.hpp"
+#include "throughput/throughput.hpp"
+#include "wakeup/wakeup.hpp"
 
 namespace {
 

@@ -149,6 +149,16 @@ def test_throughput(bench, work):
         check(r["ratio_to_memcpy"] is not None, "throughput: no memcpy ratio")
     html = check_html(h, 2)  # the memcpy baselines have distributions
     check("Throughput" in html, "throughput: no throughput table in the report")
+    # The polling waits keep their names (one wait type since issue 14: each an axon::WaitStrategy).
+    for wait, extra, name in (("busy-poll", [], "busy-poll"), ("yield", [], "yield"),
+                              ("sleep", ["--sleep-us", "50"], "sleep-50us")):
+        w = os.path.join(work, f"throughput_{wait}.json")
+        run(bench, "throughput", "--sizes", "64", "--subscribers", "1", "--duration", "0.2", "--wait", wait, *extra,
+            "--json", w, "--quiet")
+        for r in (r for r in check_json(w, ["throughput"])["results"] if r["mode"] == "throughput"):
+            check(r["wait_strategy"] == name, f"throughput --wait {wait}: {r['wait_strategy']!r}, expected {name!r}")
+            check(all(n == r["samples"] for n in r["received_per_subscriber"]),
+                  f"throughput --wait {wait}: a subscriber missed messages: {r['received_per_subscriber']}")
 
 
 def test_baseline(bench, work):

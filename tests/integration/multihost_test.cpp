@@ -11,11 +11,11 @@
 #include <vector>
 
 #include "tests/support/child_process.hpp"
+#include "tests/support/common/temp_dir.hpp"
 #include "tests/support/deployment_yaml.hpp"
 #include "tests/support/garbage_datagrams.hpp"
 #include "tests/support/host_process.hpp"
 #include "tests/support/peer_summary.hpp"
-#include "tests/support/temp_dir.hpp"
 #include "tests/support/udp_socket.hpp"
 #include "tests/support/virtual_hosts_test.hpp"
 

@@ -1,4 +1,4 @@
-// The virtual hosts themselves (tests/support/netns.hpp): reachable by
+// The virtual hosts themselves (tests/support/common/netns.hpp): reachable by
 // unicast and multicast, a /dev/shm per host, packet loss on demand, nothing
 // left behind. Needs root; skipped otherwise.
 #include <sys/stat.h>

@@ -17,7 +17,7 @@
 #include <thread>
 #include <utility>
 
-#include "tests/support/error_text.hpp"
+#include "tests/support/common/error_text.hpp"
 
 extern char** environ;  // NOLINT(readability-redundant-declaration)
 

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "tests/support/netns.hpp"
+#include "tests/support/common/netns.hpp"
 
 namespace axon::test {
 

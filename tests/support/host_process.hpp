@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "tests/support/child_process.hpp"
-#include "tests/support/netns.hpp"
+#include "tests/support/common/netns.hpp"
 
 namespace axon::test {
 

@@ -12,7 +12,7 @@
 #include <fstream>
 #include <utility>
 
-#include "tests/support/error_text.hpp"
+#include "tests/support/common/error_text.hpp"
 
 namespace axon::test {
 namespace {

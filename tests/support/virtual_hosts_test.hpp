@@ -4,7 +4,7 @@
 
 #include <gtest/gtest.h>
 
-#include "tests/support/netns.hpp"
+#include "tests/support/common/netns.hpp"
 
 namespace axon::test {
 

@@ -13,7 +13,7 @@
 #include <string>
 #include <utility>
 
-#include "tests/support/temp_dir.hpp"
+#include "tests/support/common/temp_dir.hpp"
 
 namespace axon::shm {
 namespace {

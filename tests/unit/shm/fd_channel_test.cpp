@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "tests/support/temp_dir.hpp"
+#include "tests/support/common/temp_dir.hpp"
 
 namespace axon::shm {
 namespace {

@@ -12,7 +12,7 @@
 #include <cstring>
 #include <future>
 
-#include "tests/support/temp_dir.hpp"
+#include "tests/support/common/temp_dir.hpp"
 #include "transports/shm/shm_transport.hpp"
 
 namespace axon::shm {

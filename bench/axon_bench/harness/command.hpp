@@ -1,0 +1,42 @@
+// The shape of an axon-bench subcommand: it registers its options on the
+// application and hands back what runs it once the whole command line is
+// parsed (so output options such as --json are known before it starts).
+#pragma once
+
+#include <algorithm>
+#include <cstdio>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "results/result_log.hpp"
+
+namespace CLI {  // NOLINT(readability-identifier-naming): CLI11's namespace
+class App;
+}
+
+namespace axon_bench {
+
+/// Where a command's results go: the human-readable tables to `text`
+/// (stderr when the JSON goes to stdout), every measured case to `log`.
+struct Output {
+  std::FILE* text = stdout;
+  ResultLog log;
+
+  /// Appends `cases`, in the order measured.
+  void record(const std::vector<CaseResult>& cases) { log.cases.insert(log.cases.end(), cases.begin(), cases.end()); }
+  /// Adds `note` to the run's notes unless it is there already.
+  void note_once(const std::string& note) {
+    if (std::find(log.run.notes.begin(), log.run.notes.end(), note) == log.run.notes.end()) {
+      log.run.notes.push_back(note);
+    }
+  }
+};
+
+/// A registered subcommand. `run` throws std::exception on failure.
+struct Command {
+  CLI::App* app = nullptr;
+  std::function<void(Output& out)> run;
+};
+
+}  // namespace axon_bench
