@@ -3,11 +3,13 @@
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <cerrno>
 #include <memory>
+#include <span>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -286,8 +288,8 @@ CaseResult measure_udp_pingpong(const PingPongSetup& setup, std::size_t message_
 }
 
 CaseResult measure_udp_uring_pingpong(const PingPongSetup& setup, std::size_t message_bytes, UringWait how) {
-  using axon::futex::SocketAndWordsWait;
-  if (auto probe = SocketAndWordsWait::create(); !probe) {
+  using axon::futex::WordsAndFdWait;
+  if (auto probe = WordsAndFdWait::create(); !probe) {
     throw std::runtime_error("udp-uring: " + std::string(probe.error().message()));
   }
   FdPair sockets;
@@ -298,10 +300,10 @@ CaseResult measure_udp_uring_pingpong(const PingPongSetup& setup, std::size_t me
   };
   Shared<IdleWords> idle;
   std::vector<char> buffer(message_bytes, 'x');
-  std::unique_ptr<SocketAndWordsWait> waits[2];  // made in each worker (after the fork): a ring is per process
+  std::unique_ptr<WordsAndFdWait> waits[2];  // made in each worker (after the fork): a ring is per process
   auto receive = [&](int side) {
     if (!waits[side]) {
-      auto created = SocketAndWordsWait::create();
+      auto created = WordsAndFdWait::create();
       if (!created) {
         return false;
       }
@@ -311,9 +313,13 @@ CaseResult measure_udp_uring_pingpong(const PingPongSetup& setup, std::size_t me
     axon::WakeWord* const words[] = {side == 0 ? &idle->ping : &idle->pong};
     const std::uint32_t seen[] = {words[0]->sequence.load(std::memory_order_acquire)};
     while (how == UringWait::kReceive) {  // the wake-up brings the datagram
-      const auto received = waits[side]->wait_and_receive(words, seen, fd, 1, message_bytes + 1, -1);
-      if (!received.datagrams.empty()) {
-        return received.datagrams[0].size == message_bytes;
+      iovec vector{buffer.data(), buffer.size()};
+      msghdr message{};
+      message.msg_iov = &vector;
+      message.msg_iovlen = 1;
+      const auto received = waits[side]->wait_and_receive(words, seen, fd, std::span<msghdr>(&message, 1), -1);
+      if (!received.completed.empty()) {
+        return received.completed[0].size == message_bytes;  // the datagram's real length (MSG_TRUNC)
       }
     }
     for (;;) {
@@ -323,7 +329,7 @@ CaseResult measure_udp_uring_pingpong(const PingPongSetup& setup, std::size_t me
       if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
         return false;
       }
-      (void)waits[side]->wait(words, seen, fd, -1);  // the library's wait (src/socket_and_words_wait.hpp)
+      (void)waits[side]->wait(words, seen, fd, -1);  // the library's wait (src/words_and_fd_wait.hpp)
     }
   };
   auto result = measure_round_trips(
