@@ -104,7 +104,6 @@ class ReceivePath final : private WaitingReceiver {
   void receive_datagrams(std::span<const ReceivedDatagram> datagrams, bool all_read) noexcept override;
   // ---- end of WaitingReceiver ----
 
-
   ReceivePath(const ReceiveSetup& setup, Parts parts);
 
   void store_reassembly_counters() noexcept;
