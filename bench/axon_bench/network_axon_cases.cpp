@@ -44,9 +44,9 @@ axon::Result<std::shared_ptr<axon::Node>> node_on_host(const NetworkCase& c, int
 /// Loans a chunk, yielding while the pool is exhausted (two cores: a spin
 /// would starve the transport's threads that give chunks back).
 template <class T>
-axon::Result<axon::Loan<T>> loan_yielding(axon::Publisher<T>& pub, const PairControl& control) {
+axon::LoanResult<axon::Loan<T>> loan_yielding(axon::Publisher<T>& pub, const PairControl& control) {
   auto loan = pub.loan();
-  while (!loan && loan.error().code() == axon::ErrorCode::kPoolExhausted && control.done.load() == 0) {
+  while (loan.exhausted() && control.done.load() == 0) {
     std::this_thread::yield();
     loan = pub.loan();
   }
@@ -54,8 +54,11 @@ axon::Result<axon::Loan<T>> loan_yielding(axon::Publisher<T>& pub, const PairCon
 }
 
 template <class T>
-axon::Result<axon::PublishStatus> publish_stamp(axon::Publisher<T>& pub, const PairControl& control, Stamp stamp) {
+axon::PublishResult publish_stamp(axon::Publisher<T>& pub, const PairControl& control, Stamp stamp) {
   auto loan = loan_yielding(pub, control);
+  if (loan.exhausted()) {
+    return axon::kPoolExhausted;
+  }
   if (!loan) {
     return loan.error();
   }
@@ -66,12 +69,12 @@ axon::Result<axon::PublishStatus> publish_stamp(axon::Publisher<T>& pub, const P
 /// The next message of `sub`, sleeping in `waits` up to `timeout`; kTimeout
 /// when none came.
 template <class T>
-axon::Result<axon::Sample<T>> take_waiting(axon::Subscriber<T>& sub, axon::WaitSet& waits,
-                                           std::chrono::nanoseconds timeout) {
+axon::TakeResult<axon::Sample<T>> take_waiting(axon::Subscriber<T>& sub, axon::WaitSet& waits,
+                                               std::chrono::nanoseconds timeout) {
   const auto deadline = Clock::now() + timeout;
   for (;;) {
     auto sample = sub.take();
-    if (sample || sample.error().code() != axon::ErrorCode::kNoData) {
+    if (!sample.empty()) {
       return sample;
     }
     const auto left = deadline - Clock::now();
@@ -191,8 +194,7 @@ int stream_publisher(const NetworkCase& c, PairControl& pc) {
   // Acquire pairs with the receiver's release store of `done`.
   for (std::uint64_t i = 0; pc.done.load(std::memory_order_acquire) == 0; ++i) {
     auto status = publish_stamp(**pub, pc, Stamp{.index = i, .time_ns = 0});
-    if (!status && status.error().code() != axon::ErrorCode::kTimeout &&
-        status.error().code() != axon::ErrorCode::kPoolExhausted) {
+    if (status.failed()) {
       return fail_with(pc, kSide, "publish", status);
     }
   }

@@ -105,7 +105,7 @@ int oneway_subscriber(const LatencyCase& c, PairControl& control, SharedArray<st
     {
       auto sample = (*sub)->take();
       if (!sample) {
-        if (sample.error().code() != axon::ErrorCode::kNoData) {
+        if (sample.failed()) {
           return fail_with(control, kSide, "take", sample);
         }
         if (done_seen) {

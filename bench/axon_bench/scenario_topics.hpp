@@ -20,7 +20,7 @@ class TopicWriter {
  public:
   virtual ~TopicWriter() = default;
   /// Loans, stamps and publishes message `index` due at `due_ns`.
-  virtual axon::Result<axon::PublishStatus> send(std::uint64_t index, std::int64_t due_ns) = 0;
+  virtual axon::PublishResult send(std::uint64_t index, std::int64_t due_ns) = 0;
   [[nodiscard]] virtual std::uint32_t subscriber_count() const = 0;
 };
 
@@ -52,8 +52,11 @@ template <class T>
 class WriterOf final : public TopicWriter {
  public:
   WriterOf(std::shared_ptr<axon::Publisher<T>> pub, bool touch) : pub_(std::move(pub)), touch_(touch) {}
-  axon::Result<axon::PublishStatus> send(std::uint64_t index, std::int64_t due_ns) override {
+  axon::PublishResult send(std::uint64_t index, std::int64_t due_ns) override {
     auto loan = pub_->loan();
+    if (loan.exhausted()) {
+      return axon::kPoolExhausted;
+    }
     if (!loan) {
       return loan.error();
     }
@@ -77,7 +80,7 @@ class ReaderOf final : public TopicReader {
   int take(Taken& out) override {
     auto sample = sub_->take();
     if (!sample) {
-      if (sample.error().code() == axon::ErrorCode::kNoData) {
+      if (sample.empty()) {
         return 0;
       }
       error_ = "take on '" + sub_->topic() + "': " + std::string(sample.error().message());

@@ -118,7 +118,7 @@ int serializer_subscriber(const SerializerCase& c, PairControl& control, SharedA
     {
       auto sample = (*sub)->take();
       if (!sample) {
-        if (sample.error().code() != axon::ErrorCode::kNoData) {
+        if (sample.failed()) {
           return fail_with(control, kSide, "take", sample);
         }
         if ((++idle & 0xFFFF) == 0 && (*sub)->counters().rejected != 0) {

@@ -143,7 +143,7 @@ int fanout_subscriber(const ThroughputCase& c, FanoutControl& control, std::size
   for (;;) {
     auto sample = (*sub)->take();
     if (!sample) {
-      if (sample.error().code() != axon::ErrorCode::kNoData) {
+      if (sample.failed()) {
         return fanout_fail_with(control, self, "take", sample);
       }
       // Acquire pairs with the publisher's release store of `total`.

@@ -82,9 +82,9 @@ inline void keep(std::uint64_t value) { asm volatile("" : : "r"(value)); }
 /// Loans a chunk, waiting while the pool is exhausted (the peer gives
 /// chunks back as it drops samples).
 template <class T>
-axon::Result<axon::Loan<T>> loan_waiting(axon::Publisher<T>& pub) {
+axon::LoanResult<axon::Loan<T>> loan_waiting(axon::Publisher<T>& pub) {
   auto loan = pub.loan();
-  while (!loan && loan.error().code() == axon::ErrorCode::kPoolExhausted) {
+  while (loan.exhausted()) {
     cpu_relax();
     loan = pub.loan();
   }
@@ -93,9 +93,9 @@ axon::Result<axon::Loan<T>> loan_waiting(axon::Publisher<T>& pub) {
 
 /// Busy-polls take() until a sample (or a real error) arrives.
 template <class T>
-axon::Result<axon::Sample<T>> take_spinning(axon::Subscriber<T>& sub) {
+axon::TakeResult<axon::Sample<T>> take_spinning(axon::Subscriber<T>& sub) {
   auto sample = sub.take();
-  while (!sample && sample.error().code() == axon::ErrorCode::kNoData) {
+  while (sample.empty()) {
     cpu_relax();
     sample = sub.take();
   }

@@ -62,7 +62,7 @@ ShmPublisherPort::~ShmPublisherPort() {
   block_->state.store(BlockState::kRetired, std::memory_order_release);
 }
 
-Result<LoanedChunk> ShmPublisherPort::loan(std::size_t payload_bytes) noexcept {
+LoanResult<LoanedChunk> ShmPublisherPort::loan(std::size_t payload_bytes) noexcept {
   ChunkPool& chunks = pool_->pool;
   if (payload_bytes > chunks.largest_payload()) {
     // An error, not an outcome: formatting the message may allocate.
@@ -89,7 +89,10 @@ Result<LoanedChunk> ShmPublisherPort::loan(std::size_t payload_bytes) noexcept {
     reclaim_closing();
     chunk = chunks.allocate(payload_bytes, fallback_);
     if (chunk == nullptr) {
-      return exhausted(payload_bytes, were_cached);
+      // Back-pressure: an outcome, told without formatting (no allocation);
+      // explain_exhausted() formats who holds the chunks when asked.
+      last_exhausted_ = LastExhausted{.payload_bytes = payload_bytes, .were_cached = were_cached};
+      return kPoolExhausted;
     }
   }
   // Relaxed: published to other threads through the ring (release).
@@ -97,7 +100,14 @@ Result<LoanedChunk> ShmPublisherPort::loan(std::size_t payload_bytes) noexcept {
   return LoanedChunk{.payload = chunks.payload(chunk), .capacity_bytes = chunk->capacity_bytes, .handle = chunk};
 }
 
-Error ShmPublisherPort::exhausted(std::size_t payload_bytes, std::uint32_t were_cached) const {
+std::string ShmPublisherPort::explain_exhausted() const {
+  if (last_exhausted_.payload_bytes == 0) {
+    return fmt::format("topic '{}': no loan found the pool exhausted yet", topic_name_);
+  }
+  return exhausted(last_exhausted_.payload_bytes, last_exhausted_.were_cached);
+}
+
+std::string ShmPublisherPort::exhausted(std::size_t payload_bytes, std::uint32_t were_cached) const {
   const ChunkPool& chunks = pool_->pool;
   const ChunkPool::ClassRange range = chunks.classes_for(payload_bytes, fallback_);
   constexpr std::uint64_t kConnectionBits = kNetworkBit - 1;  // bits 0..60
@@ -129,9 +139,7 @@ Error ShmPublisherPort::exhausted(std::size_t payload_bytes, std::uint32_t were_
   }
   const SizeClass& first = chunks.size_class(range.first);
   const SizeClass& last = chunks.size_class(range.last);
-  Error error(
-      ErrorCode::kPoolExhausted,
-      fmt::format("topic '{}': no free chunk for a {} B message in the {} chunks of classes {} B..{} B of node '{}' "
+  return fmt::format("topic '{}': no free chunk for a {} B message in the {} chunks of classes {} B..{} B of node '{}' "
                   "(a loan falls through at most {} larger class(es) of at most {}x its own: "
                   "NodeOptions::chunk_fallback, pool.chunk_fallback): this publisher holds {} in loans not yet "
                   "published and had {} in its reuse cache (given back now), its subscribers hold {} (queued or "
@@ -141,8 +149,7 @@ Error ShmPublisherPort::exhausted(std::size_t payload_bytes, std::uint32_t were_
                   topic_name_, payload_bytes, total, first.payload_capacity, last.payload_capacity,
                   transport_->config_.node_name, fallback_.max_classes,
                   fallback_.max_ratio == 0 ? std::string("any") : std::to_string(fallback_.max_ratio), loaned,
-                  were_cached, subscribers, kept, others));
-  return error;
+                  were_cached, subscribers, kept, others);
 }
 
 ChunkHeader* ShmPublisherPort::reuse_cached(std::size_t payload_bytes) noexcept {
@@ -191,13 +198,13 @@ void ShmPublisherPort::discard(LoanedChunk chunk) noexcept {
   pool_->pool.drop_holders(static_cast<ChunkHeader*>(chunk.handle), kLoanBit);
 }
 
-Result<PublishStatus> ShmPublisherPort::publish(LoanedChunk loaned, std::size_t payload_bytes,
-                                                std::size_t payload_offset) noexcept {
+PublishResult ShmPublisherPort::publish(LoanedChunk loaned, std::size_t payload_bytes,
+                                        std::size_t payload_offset) noexcept {
   return publish_with(loaned, payload_bytes, payload_offset, 0);
 }
 
-Result<PublishStatus> ShmPublisherPort::publish_pinned(LoanedChunk loaned, std::size_t payload_bytes,
-                                                       std::size_t payload_offset) noexcept {
+PublishResult ShmPublisherPort::publish_pinned(LoanedChunk loaned, std::size_t payload_bytes,
+                                               std::size_t payload_offset) noexcept {
   return publish_with(loaned, payload_bytes, payload_offset, kNetworkBit);
 }
 
@@ -205,8 +212,8 @@ void ShmPublisherPort::unpin(void* handle) noexcept {
   pool_->pool.drop_holders(static_cast<ChunkHeader*>(handle), kNetworkBit);  // the last holder frees it
 }
 
-Result<PublishStatus> ShmPublisherPort::publish_with(LoanedChunk loaned, std::size_t payload_bytes,
-                                                     std::size_t payload_offset, std::uint64_t network_bit) noexcept {
+PublishResult ShmPublisherPort::publish_with(LoanedChunk loaned, std::size_t payload_bytes,
+                                             std::size_t payload_offset, std::uint64_t network_bit) noexcept {
   auto* chunk = static_cast<ChunkHeader*>(loaned.handle);
   ChunkPool& chunks = pool_->pool;
   // A chunk of another pool or publisher block would record the wrong block
@@ -293,12 +300,8 @@ Result<PublishStatus> ShmPublisherPort::publish_with(LoanedChunk loaned, std::si
   } else {
     cache(chunk);
   }
-  if (delivery.reliable_timeouts != 0) {
-    return Error(ErrorCode::kTimeout,
-                 fmt::format("topic '{}': {} reliable subscriber(s) stayed full for their whole block_timeout_ns; "
-                             "message {} was not delivered to them (the others got it)",
-                             topic_name_, delivery.reliable_timeouts, entry.sequence));
-  }
+  // Subscribers that stayed full for their whole block_timeout_ns (reliable
+  // ones too) are in status.timed_out: an outcome, never an error.
   return status;
 }
 
@@ -442,7 +445,6 @@ void ShmPublisherPort::wait_for_room(Delivery& delivery, PublishStatus& status) 
         bump(conn.dropped_timeout);
         ++status.dropped;
         ++status.timed_out;
-        delivery.reliable_timeouts += conn.reliable;
       }
     }
     if (delivery.waiting == 0) {

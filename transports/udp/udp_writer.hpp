@@ -40,8 +40,8 @@ class UdpWriter {
   UdpWriter(const UdpWriter&) = delete;
   UdpWriter& operator=(const UdpWriter&) = delete;
 
-  Result<LoanedChunk> loan(std::size_t payload_bytes) noexcept;
-  Result<PublishStatus> publish(LoanedChunk chunk, std::size_t payload_bytes, std::size_t payload_offset) noexcept;
+  LoanResult<LoanedChunk> loan(std::size_t payload_bytes) noexcept;
+  PublishResult publish(LoanedChunk chunk, std::size_t payload_bytes, std::size_t payload_offset) noexcept;
 
   /// Replaces the destinations; new ones get a heartbeat at once (it tells
   /// them where their stream starts).
