@@ -26,12 +26,12 @@ struct PublishStatus {
   std::uint32_t full = 0;       ///< Queues at or above the high-water mark after this publish.
 };
 
-/// take() found nothing queued: return `kNoData` from a SubscriberPort.
-struct NoData {
-  explicit constexpr NoData() = default;
+/// take() found nothing queued: return `kNothingQueued` from a SubscriberPort.
+struct NothingQueued {
+  explicit constexpr NothingQueued() = default;
   static constexpr const char* kWhat = "nothing queued (an outcome, not an error)";
 };
-inline constexpr NoData kNoData{};
+inline constexpr NothingQueued kNothingQueued{};
 
 /// loan() found every chunk that could hold the message in use
 /// (back-pressure): return `kPoolExhausted` from a PublisherPort.
@@ -53,7 +53,7 @@ const Error& no_failure(bool outcome) noexcept {
   return outcome ? kOutcome : kValue;
 }
 
-/// A value, an outcome that has none (`Outcome`: NoData or PoolExhausted),
+/// A value, an outcome that has none (`Outcome`: NothingQueued or PoolExhausted),
 /// or an Error. The storage of TakeResult and LoanResult.
 template <class T, class Outcome>
 class [[nodiscard]] ValueOrOutcome {
@@ -167,9 +167,9 @@ class [[nodiscard]] ValueOrOutcome {
 ///     if (auto sample = sub->take()) { use(sample->field); }
 ///     else if (sample.failed()) { log(sample.error().message()); }
 template <class T>
-class [[nodiscard]] TakeResult : public detail::ValueOrOutcome<T, NoData> {
+class [[nodiscard]] TakeResult : public detail::ValueOrOutcome<T, NothingQueued> {
  public:
-  using detail::ValueOrOutcome<T, NoData>::ValueOrOutcome;
+  using detail::ValueOrOutcome<T, NothingQueued>::ValueOrOutcome;
   /// Nothing was queued: not an error.
   [[nodiscard]] bool empty() const noexcept { return this->is_outcome(); }
 };
@@ -197,9 +197,9 @@ class [[nodiscard]] LoanResult : public detail::ValueOrOutcome<T, PoolExhausted>
 /// a message the network could not carry).
 class [[nodiscard]] PublishResult {
  public:
-  PublishResult(PublishStatus status) noexcept : status_(status) {}  // NOLINT(google-explicit-constructor)
+  PublishResult(PublishStatus status) noexcept : status_(status) {}        // NOLINT(google-explicit-constructor)
   PublishResult(PoolExhausted /*outcome*/) noexcept : exhausted_(true) {}  // NOLINT(google-explicit-constructor)
-  PublishResult(Error error, PublishStatus status = {}) noexcept  // NOLINT(google-explicit-constructor)
+  PublishResult(Error error, PublishStatus status = {}) noexcept           // NOLINT(google-explicit-constructor)
       : status_(status), error_(std::move(error)) {}
 
   /// Sent: no failure, and there was a chunk to send it in.

@@ -119,7 +119,7 @@ class Subscriber {
   /// A port's take() without a chunk, as the typed result.
   static TakeResult<Sample<T>> not_taken(const TakeResult<ReceivedChunk>& chunk) noexcept {
     if (chunk.empty()) {
-      return kNoData;
+      return kNothingQueued;
     }
     return chunk.error();
   }

@@ -195,7 +195,7 @@ class PublisherPort {
 class SubscriberPort {
  public:
   virtual ~SubscriberPort() = default;
-  /// The oldest queued message of some publisher; kNoData (an outcome: no
+  /// The oldest queued message of some publisher; kNothingQueued (an outcome: no
   /// Error, no allocation) when none is queued.
   virtual TakeResult<ReceivedChunk> take() noexcept = 0;
   /// Gives a taken chunk back.

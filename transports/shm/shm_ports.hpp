@@ -92,7 +92,6 @@ class ShmPublisherPort final : public PublisherPort {
     counter.store(counter.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
   }
   void reclaim_closing() noexcept;
-  void take_busy() noexcept;
   /// After reclaiming connections in publish(): wakes the topic's subscribers
   /// so that one waiting for room connects (try_lock only; a slow path).
   void announce_room() noexcept;
@@ -154,7 +153,7 @@ class ShmPublisherPort final : public PublisherPort {
   /// loan()'s reclaim, or by the service thread while it adopts joiners or
   /// reclaims closing connections of an idle publisher, so that one thread
   /// at a time pushes to the block's rings and reclaims its connections.
-  std::atomic<bool>& busy_;
+  SpinFlag& busy_;
 };
 
 /// Thread safety: take() from one thread at a time; release() from any.

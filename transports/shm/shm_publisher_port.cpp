@@ -3,9 +3,11 @@
 
 #include <algorithm>
 #include <ctime>
+#include <mutex>
 #include <string>
 
 #include "src/clock.hpp"
+#include "src/cpu_relax.hpp"
 #include "src/futex.hpp"
 #include "src/log.hpp"
 #include "transports/shm/shared_checks.hpp"
@@ -139,17 +141,17 @@ std::string ShmPublisherPort::exhausted(std::size_t payload_bytes, std::uint32_t
   }
   const SizeClass& first = chunks.size_class(range.first);
   const SizeClass& last = chunks.size_class(range.last);
-  return fmt::format("topic '{}': no free chunk for a {} B message in the {} chunks of classes {} B..{} B of node '{}' "
-                  "(a loan falls through at most {} larger class(es) of at most {}x its own: "
-                  "NodeOptions::chunk_fallback, pool.chunk_fallback): this publisher holds {} in loans not yet "
-                  "published and had {} in its reuse cache (given back now), its subscribers hold {} (queued or "
-                  "taken), {} are kept for late joiners or resends, other publishers of the node hold {}; publish or "
-                  "drop loans sooner, lower the subscribers' depth or max_held_samples, or add chunks to that class "
-                  "(NodeOptions::chunk_classes, pool.chunk_classes)",
-                  topic_name_, payload_bytes, total, first.payload_capacity, last.payload_capacity,
-                  transport_->config_.node_name, fallback_.max_classes,
-                  fallback_.max_ratio == 0 ? std::string("any") : std::to_string(fallback_.max_ratio), loaned,
-                  were_cached, subscribers, kept, others);
+  return fmt::format(
+      "topic '{}': no free chunk for a {} B message in the {} chunks of classes {} B..{} B of node '{}' "
+      "(a loan falls through at most {} larger class(es) of at most {}x its own: "
+      "NodeOptions::chunk_fallback, pool.chunk_fallback): this publisher holds {} in loans not yet "
+      "published and had {} in its reuse cache (given back now), its subscribers hold {} (queued or "
+      "taken), {} are kept for late joiners or resends, other publishers of the node hold {}; publish or "
+      "drop loans sooner, lower the subscribers' depth or max_held_samples, or add chunks to that class "
+      "(NodeOptions::chunk_classes, pool.chunk_classes)",
+      topic_name_, payload_bytes, total, first.payload_capacity, last.payload_capacity, transport_->config_.node_name,
+      fallback_.max_classes, fallback_.max_ratio == 0 ? std::string("any") : std::to_string(fallback_.max_ratio),
+      loaned, were_cached, subscribers, kept, others);
 }
 
 ChunkHeader* ShmPublisherPort::reuse_cached(std::size_t payload_bytes) noexcept {
@@ -212,8 +214,8 @@ void ShmPublisherPort::unpin(void* handle) noexcept {
   pool_->pool.drop_holders(static_cast<ChunkHeader*>(handle), kNetworkBit);  // the last holder frees it
 }
 
-PublishResult ShmPublisherPort::publish_with(LoanedChunk loaned, std::size_t payload_bytes,
-                                             std::size_t payload_offset, std::uint64_t network_bit) noexcept {
+PublishResult ShmPublisherPort::publish_with(LoanedChunk loaned, std::size_t payload_bytes, std::size_t payload_offset,
+                                             std::uint64_t network_bit) noexcept {
   auto* chunk = static_cast<ChunkHeader*>(loaned.handle);
   ChunkPool& chunks = pool_->pool;
   // A chunk of another pool or publisher block would record the wrong block
@@ -231,16 +233,11 @@ PublishResult ShmPublisherPort::publish_with(LoanedChunk loaned, std::size_t pay
   }
   // The service thread adopts joiners and reclaims closing connections of
   // an idle publisher: exclude it for the length of the publish (it holds the
-  // flag for one reclaim or a few pushes at most).
-  struct Busy {
-    std::atomic<bool>& flag;
-    explicit Busy(std::atomic<bool>& held) noexcept : flag(held) {}
-    Busy(const Busy&) = delete;
-    Busy& operator=(const Busy&) = delete;
-    ~Busy() { flag.store(false, std::memory_order_release); }  // pairs with the acquire in take_busy()
-  };
-  take_busy();
-  const Busy busy(busy_);
+  // flag for one reclaim or a few pushes at most). lock() acquires, pairing
+  // with the service thread's unlock() (release): what it did to the block
+  // is visible; our unlock() at the end releases our pushes to it.
+  // Uncontended in steady state: one exchange on a line of this process.
+  const std::lock_guard<SpinFlag> busy(busy_);
   // Relaxed: a joiner seen late is adopted by the next publish or round.
   if (history_depth_ > 0 && block_->joining_bits.load(std::memory_order_relaxed) != 0) {
     adopt_joiners();
@@ -251,11 +248,8 @@ PublishResult ShmPublisherPort::publish_with(LoanedChunk loaned, std::size_t pay
                         .reserved = 0,
                         .publish_time_ns = monotonic_now_ns(),
                         .sequence = ++sequence_};
-  chunk->payload_bytes = entry.payload_bytes;
-  chunk->payload_offset = entry.payload_offset;
-  chunk->sequence = entry.sequence;
-  chunk->publish_time_ns = entry.publish_time_ns;
-  chunk->publisher_id = publisher_id_;
+  // Relaxed: for tools only (see ChunkHeader); subscribers read the entry.
+  chunk->publish_time_ns.store(entry.publish_time_ns, std::memory_order_relaxed);
   const std::uint64_t history_bit = remember(chunk, entry);
   // Acquire pairs with the release fetch_or in create_connection().
   // Masked: a stray bit above the connections' (other processes write this
@@ -451,7 +445,7 @@ void ShmPublisherPort::wait_for_room(Delivery& delivery, PublishStatus& status) 
       break;
     }
     if (round < 64) {
-      __builtin_ia32_pause();
+      cpu_relax();
     } else if (now - started < 50'000) {
       ::sched_yield();
     } else {
@@ -656,33 +650,21 @@ void ShmPublisherPort::adopt_joiners_if_idle() noexcept {
   if (history_depth_ == 0 || block_->joining_bits.load(std::memory_order_relaxed) == 0) {
     return;
   }
-  // Acquire pairs with publish()'s release of the flag: its history is ours to read.
-  if (busy_.exchange(true, std::memory_order_acquire)) {
+  // try_lock() acquires, pairing with publish()'s unlock() (release): its
+  // history is ours to read.
+  if (!busy_.try_lock()) {
     return;  // publish() is running and adopts them itself
   }
   adopt_joiners();
-  busy_.store(false, std::memory_order_release);
-}
-
-void ShmPublisherPort::take_busy() noexcept {
-  // Acquire pairs with the release store of the previous holder (the service
-  // thread's reclaim or adoption): what it did to the block is visible.
-  // Uncontended in steady state: one exchange on a line of this process.
-  for (std::uint32_t round = 0; busy_.exchange(true, std::memory_order_acquire); ++round) {
-    if (round < 64) {
-      __builtin_ia32_pause();
-    } else {
-      ::sched_yield();  // the holder may need this core to finish
-    }
-  }
+  busy_.unlock();  // release: pairs with the acquire of publish()'s lock()
 }
 
 void ShmPublisherPort::reclaim_closing() noexcept {
   // The service thread may be reclaiming or handing the history to one of
   // these connections: reclaim only while it cannot.
-  take_busy();
+  busy_.lock();  // acquire: pairs with the service thread's unlock() (release)
   add(totals_.rejected_reclaimed, reclaim_closing_connections(*pool_, block_index_));
-  busy_.store(false, std::memory_order_release);  // pairs with the acquire in take_busy()
+  busy_.unlock();  // release: pairs with the acquire of the service thread's try_lock()
 }
 
 std::uint32_t ShmPublisherPort::subscriber_count() const noexcept {

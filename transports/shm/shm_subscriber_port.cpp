@@ -94,7 +94,7 @@ TakeResult<ReceivedChunk> ShmSubscriberPort::take() noexcept {
     received.same_process = link.pool->owner_is_local;
     return received;
   }
-  return kNoData;  // an outcome: no Error constructed
+  return kNothingQueued;  // an outcome: no Error constructed
 }
 
 void ShmSubscriberPort::release(const ReceivedChunk& received) noexcept {

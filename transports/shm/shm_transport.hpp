@@ -19,6 +19,7 @@
 #include "axon/options.hpp"
 #include "axon/result.hpp"
 #include "axon/transport.hpp"
+#include "src/spin_flag.hpp"
 #include "transports/shm/chunk_pool.hpp"
 #include "transports/shm/domain_lock.hpp"
 #include "transports/shm/fd_channel.hpp"
@@ -204,7 +205,7 @@ class ShmTransport final : public Transport, public std::enable_shared_from_this
   /// by the service thread while it reclaims or adopts joiners for an idle
   /// publisher. Whoever holds it is the only one pushing to the block.
   struct alignas(kCacheLine) BlockBusy {
-    std::atomic<bool> flag{false};
+    SpinFlag flag;
     /// Rejections counted by connections the service thread reclaimed for
     /// the block's publisher (added to its counters().rejected_by_subscribers).
     std::atomic<std::uint64_t> rejected_reclaimed{0};

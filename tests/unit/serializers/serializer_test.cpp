@@ -218,7 +218,7 @@ TEST_F(Serializers, ProtobufSamplesHeldAtOnceAreBoundedWithoutLosingMessages) {
   auto c = sub->take();
   ASSERT_FALSE(c.ok());
   EXPECT_EQ(c.error().code(), ErrorCode::kTooManySamples);
-  a = TakeResult<Sample<PbObjectList>>(kNoData);  // drops the sample
+  a = TakeResult<Sample<PbObjectList>>(kNothingQueued);  // drops the sample
   auto third = sub->take();
   ASSERT_TRUE(third.ok());
   EXPECT_EQ(third->header().sequence(), 3U) << "the third message waited in the queue";
