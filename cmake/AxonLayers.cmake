@@ -23,7 +23,7 @@ macro(axon_rule folder)
 endmacro()
 
 # The plug (include/axon/transport.hpp and what it includes): all a transport knows of axon above it.
-set(AXON_PLUG include/axon/transport.hpp include/axon/options.hpp include/axon/result.hpp
+set(AXON_PLUG include/axon/transport.hpp include/axon/outcome.hpp include/axon/options.hpp include/axon/result.hpp
               include/axon/type_identity.hpp)
 # The public API. serializers/ (axon::flatbuffers, axon::protobuf) and schemas/ (generated messages) reach a
 # target through the targets it links, never through a view; a rule that names them lets the lint accept them.
@@ -51,11 +51,12 @@ axon_rule(tests SEES ${AXON_API} schemas src transports)
 # Benchmarks use the public API. The micro benchmarks measure the pool and the rings themselves.
 axon_rule(bench SEES ${AXON_API} schemas
   # The support library tests and axon-bench both link (virtual hosts, temporary directories); the library's YAML
-  # reader, for scenario files; the io_uring wait that the receive-design baselines measure.
-  tests/support/common src/config/yaml_reader.hpp src/base/words_and_fd_wait.hpp src/base/futex.hpp)
+  # reader, for scenario files; the io_uring wait that the receive-design baselines measure; the one cpu_relax().
+  tests/support/common src/config/yaml_reader.hpp src/base/words_and_fd_wait.hpp src/base/futex.hpp
+  src/base/cpu_relax.hpp)
 # The support library both link sees the public API only.
 axon_rule(tests/support/common SEES include/axon)
-axon_rule(bench/micro SEES bench ${AXON_API} schemas transports/shm)
+axon_rule(bench/micro SEES bench ${AXON_API} schemas transports/shm src/base/cpu_relax.hpp)
 axon_rule(examples SEES ${AXON_API} schemas)
 
 # Folders whose files include one another by paths relative to the folder ("harness/system.hpp" in axon-bench):

@@ -105,12 +105,11 @@ int main(int argc, char** argv) {
       continue;  // a signal woke us: look at the stop flag, then sleep on
     }
     auto loan = publisher->loan();
-    if (!loan) {
-      if (loan.error().code() != axon::ErrorCode::kPoolExhausted) {
-        examples::report_error("perception: loan failed", loan.error());
-        return 1;
-      }
-      ++pool_exhausted;  // an outcome, not a failure: this scan is lost
+    if (loan.exhausted()) {
+      ++pool_exhausted;  // back-pressure, an outcome, not a failure: this scan is lost
+    } else if (loan.failed()) {
+      examples::report_error("perception: loan failed", loan.error());
+      return 1;
     } else {
       fill_scan(**loan, published + 1, tick_ns, start_ns);  // in place: zero copy
       auto status = publisher->publish(std::move(*loan));

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <cstdlib>
+#include <optional>
 #include <string>
 
 #include "axon/detail/transport_factories.hpp"
@@ -81,20 +82,26 @@ std::vector<std::string> Node::config_warnings() const {
   return config_usage_ != nullptr ? config_usage_->warnings() : std::vector<std::string>{};
 }
 
-PublisherQos Node::publisher_qos_for(std::string_view topic, const PublisherQos& code) const {
+PublisherQos Node::publisher_qos_for(std::string_view topic, const std::optional<PublisherQos>& code) const {
   if (config_usage_ != nullptr) {
     config_usage_->note_topic(topic);
   }
+  if (code) {
+    return *code;  // given in code: used as it is, the defaults too
+  }
   const TopicConfig* entry = deployment_ ? deployment_->find_topic(topic) : nullptr;
-  return entry != nullptr && code == PublisherQos{} ? entry->publisher : code;
+  return entry != nullptr ? entry->publisher : PublisherQos{};
 }
 
-SubscriberQos Node::subscriber_qos_for(std::string_view topic, const SubscriberQos& code) const {
+SubscriberQos Node::subscriber_qos_for(std::string_view topic, const std::optional<SubscriberQos>& code) const {
   if (config_usage_ != nullptr) {
     config_usage_->note_topic(topic);
   }
+  if (code) {
+    return *code;
+  }
   const TopicConfig* entry = deployment_ ? deployment_->find_topic(topic) : nullptr;
-  return entry != nullptr && code == SubscriberQos{} ? entry->subscriber : code;
+  return entry != nullptr ? entry->subscriber : SubscriberQos{};
 }
 
 Result<std::shared_ptr<Node>> Node::create(std::string name, NodeOptions options) {

@@ -18,6 +18,7 @@
 
 #include "bench/micro/heap_pool.hpp"
 #include "bench/micro/thread_pinning.hpp"
+#include "src/base/cpu_relax.hpp"
 #include "transports/shm/chunk_header.hpp"
 #include "transports/shm/spsc_ring.hpp"
 
@@ -57,11 +58,11 @@ void BM_Handoff_CacheLine(benchmark::State& state) {
     if (state.thread_index() == 0) {
       lines.ping.store(i, std::memory_order_release);
       while (lines.pong.load(std::memory_order_acquire) != i) {
-        __builtin_ia32_pause();
+        axon::cpu_relax();
       }
     } else {
       while (lines.ping.load(std::memory_order_acquire) != i) {
-        __builtin_ia32_pause();
+        axon::cpu_relax();
       }
       lines.pong.store(i, std::memory_order_release);
     }
@@ -88,7 +89,7 @@ void BM_Handoff_SpscRing(benchmark::State& state) {
       out.try_push(value);
     }
     while (!in.try_pop(value)) {
-      __builtin_ia32_pause();
+      axon::cpu_relax();
     }
     if (!first) {
       out.try_push(value);
@@ -114,7 +115,7 @@ struct SequencedRing {
       if (word >> 32 == sequence) {
         return static_cast<std::uint32_t>(word);
       }
-      __builtin_ia32_pause();
+      axon::cpu_relax();
     }
   }
   void reset() noexcept {
@@ -165,8 +166,7 @@ void BM_Handoff_RingAndPool(benchmark::State& state) {
   }
   auto send = [](ChunkPool& pool, Ring& ring, std::uint64_t i) {
     ChunkHeader* chunk = pool.allocate(64);
-    chunk->sequence = i;
-    chunk->payload_bytes = 64;
+    chunk->publish_time_ns.store(static_cast<std::int64_t>(i), std::memory_order_relaxed);
     std::memcpy(pool.payload(chunk), &i, sizeof(i));
     chunk->holders.fetch_or(1, std::memory_order_release);
     ring.try_push(pool.offset_of(chunk));
@@ -175,12 +175,13 @@ void BM_Handoff_RingAndPool(benchmark::State& state) {
   auto receive = [](ChunkPool& pool, Ring& ring) {
     std::uint64_t offset = 0;
     while (!ring.try_pop(offset)) {
-      __builtin_ia32_pause();
+      axon::cpu_relax();
     }
     ChunkHeader* chunk = pool.chunk_at(offset);
     std::uint64_t stamp = 0;
     std::memcpy(&stamp, pool.payload(chunk), sizeof(stamp));
-    benchmark::DoNotOptimize(stamp + chunk->sequence);
+    benchmark::DoNotOptimize(stamp +
+                             static_cast<std::uint64_t>(chunk->publish_time_ns.load(std::memory_order_relaxed)));
     pool.drop_holders(chunk, 1);
   };
   std::uint64_t i = 0;
@@ -231,7 +232,7 @@ void BM_Handoff_SequencedSlotsAndSenderRecycling(benchmark::State& state) {
     const auto index = static_cast<std::uint32_t>(i % 64);
     CompactChunk& chunk = chunks[index];
     while (chunk.holders.load(std::memory_order_acquire) != 0) {  // pairs with the receiver's release
-      __builtin_ia32_pause();
+      axon::cpu_relax();
     }
     chunk.sequence = i;
     chunk.publish_time_ns = stamp_time ? now_ns() : 0;

@@ -6,6 +6,7 @@
 
 #include "bench/micro/heap_pool.hpp"
 #include "bench/micro/thread_pinning.hpp"
+#include "src/base/cpu_relax.hpp"
 #include "transports/shm/chunk_header.hpp"
 #include "transports/shm/spsc_ring.hpp"
 
@@ -84,18 +85,18 @@ void BM_Pool_AllocateOnOneThreadReleaseOnAnother(benchmark::State& state) {
     for (auto _ : state) {
       ChunkHeader* chunk = nullptr;
       while ((chunk = sut.allocate(64)) == nullptr) {
-        __builtin_ia32_pause();  // the consumer holds every chunk: wait for one
+        axon::cpu_relax();  // the consumer holds every chunk: wait for one
       }
       chunk->holders.store(1, std::memory_order_relaxed);  // hand our loan to "connection 0"; published by the push
       while (!ring.try_push(sut.offset_of(chunk))) {
-        __builtin_ia32_pause();
+        axon::cpu_relax();
       }
     }
   } else {
     for (auto _ : state) {
       std::uint64_t offset = 0;
       while (!ring.try_pop(offset)) {
-        __builtin_ia32_pause();
+        axon::cpu_relax();
       }
       sut.drop_holders(sut.chunk_at(offset), 1);
     }

@@ -5,6 +5,7 @@
 #include <cstdint>
 
 #include "bench/micro/thread_pinning.hpp"
+#include "src/base/cpu_relax.hpp"
 #include "transports/shm/spsc_ring.hpp"
 
 namespace {
@@ -35,14 +36,14 @@ void BM_Ring_ProducerConsumer(benchmark::State& state) {
   if (state.thread_index() == 0) {
     for (auto _ : state) {
       while (!sut.try_push(value)) {
-        __builtin_ia32_pause();
+        axon::cpu_relax();
       }
       ++value;
     }
   } else {
     for (auto _ : state) {
       while (!sut.try_pop(value)) {
-        __builtin_ia32_pause();
+        axon::cpu_relax();
       }
       benchmark::DoNotOptimize(value);
     }
@@ -70,7 +71,7 @@ void BM_Ring_RoundTrip(benchmark::State& state) {
       out.try_push(value);
     }
     while (!in.try_pop(value)) {
-      __builtin_ia32_pause();
+      axon::cpu_relax();
     }
     if (!starts) {
       out.try_push(value);

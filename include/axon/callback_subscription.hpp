@@ -125,7 +125,7 @@ class CallbackSubscription final : public SubscriptionBase {
   DispatchResult dispatch_one() noexcept override {
     auto sample = subscriber_->take();
     if (!sample) {
-      return sample.error().code() == ErrorCode::kNoData ? DispatchResult::kNoData : DispatchResult::kDropped;
+      return sample.empty() ? DispatchResult::kNoData : DispatchResult::kDropped;
     }
     callback_(*sample);
     return DispatchResult::kDispatched;

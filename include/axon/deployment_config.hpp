@@ -51,7 +51,7 @@ struct NodeConfig {
   bool lock_memory = false;
   bool huge_pages = false;
   /// For the executors of this node: hand to MultiThreadedOptions::worker_thread
-  /// or apply_thread_options() (Node::thread_options()).
+  /// or apply_thread_options() (Node::executor_thread_options()).
   ThreadOptions executor_thread;
   ConfigLocation location;
 };
@@ -59,8 +59,8 @@ struct NodeConfig {
 struct TopicConfig {
   std::string name;
   TransportKind transport = TransportKind::kAuto;
-  /// The QoS advertise()/subscribe() use when the code passes the default
-  /// QoS (see docs/configuration.md, "Precedence").
+  /// The QoS advertise()/subscribe() use when the code passes no QoS (see
+  /// docs/configuration.md, "Precedence").
   PublisherQos publisher;
   SubscriberQos subscriber;
   ConfigLocation location;

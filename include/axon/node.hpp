@@ -5,9 +5,11 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "axon/callback_subscription.hpp"
@@ -41,61 +43,50 @@ class Node {
   /// participants, ...
   static Result<std::shared_ptr<Node>> create(std::string name, NodeOptions options = {});
 
-  /// A publisher of T on `topic`, encoded by Serializer<T>. Refused when the
+  /// A publisher of T on `topic`, encoded by Serializer<T>, with the
+  /// topic's QoS from the deployment config when it lists the topic, else
+  /// the defaults (docs/configuration.md, "Precedence"). Refused when the
   /// topic carries another type, or when qos.require_zero_copy is set and
-  /// T's data path is not zero copy. A default `qos` (`{}`) means the topic's
-  /// QoS from the deployment config, when it lists the topic; any other
-  /// `qos` is used as it is (docs/configuration.md, "Precedence").
+  /// T's data path is not zero copy.
   template <class T>
-  Result<std::shared_ptr<Publisher<T>>> advertise(std::string_view topic, PublisherQos qos = {}) {
-    qos = publisher_qos_for(topic, qos);
-    static_assert(detail::HasSerializer<T>, "no axon serializer for T (see axon/serializer.hpp)");
-    if (auto ok = check_data_path(topic, Serializer<T>::kDataPath, qos.require_zero_copy, "publisher"); !ok) {
-      return ok.error();
-    }
-    if (qos.max_payload_bytes == 0 && Serializer<T>::kName == "raw") {
-      qos.max_payload_bytes = Serializer<T>::identity().size;
-    }
-    auto port = transport_->advertise(describe<T>(topic, qos.allow_compatible_evolution, qos.max_payload_bytes), qos);
-    if (!port) {
-      return port.error();
-    }
-    log_data_path(topic, Serializer<T>::kName, Serializer<T>::kDataPath, "publisher");
-    return std::make_shared<Publisher<T>>(std::move(*port), std::string(topic), qos);
+  Result<std::shared_ptr<Publisher<T>>> advertise(std::string_view topic) {
+    return make_publisher<T>(topic, std::nullopt);
+  }
+  /// A publisher with exactly `qos`, whatever the deployment config says
+  /// (also when `qos` equals the defaults); refused like advertise(topic).
+  template <class T>
+  Result<std::shared_ptr<Publisher<T>>> advertise(std::string_view topic, const PublisherQos& qos) {
+    return make_publisher<T>(topic, qos);
   }
 
-  /// A subscriber of T on `topic`; refused like advertise(). A default `qos`
-  /// means the topic's QoS from the deployment config, like advertise().
+  /// A subscriber of T on `topic`, with the deployment config's QoS for the
+  /// topic, else the defaults; refused like advertise().
   template <class T>
-  Result<std::shared_ptr<Subscriber<T>>> subscribe(std::string_view topic, SubscriberQos qos = {}) {
-    qos = subscriber_qos_for(topic, qos);
-    static_assert(detail::HasSerializer<T>, "no axon serializer for T (see axon/serializer.hpp)");
-    if (auto ok = check_data_path(topic, Serializer<T>::kDataPath, qos.require_zero_copy, "subscriber"); !ok) {
-      return ok.error();
-    }
-    auto port = transport_->subscribe(describe<T>(topic, qos.allow_compatible_evolution, 0), qos);
-    if (!port) {
-      return port.error();
-    }
-    log_data_path(topic, Serializer<T>::kName, Serializer<T>::kDataPath, "subscriber");
-    return std::make_shared<Subscriber<T>>(std::move(*port), std::string(topic), qos);
+  Result<std::shared_ptr<Subscriber<T>>> subscribe(std::string_view topic) {
+    return make_subscriber<T>(topic, std::nullopt);
+  }
+  /// A subscriber with exactly `qos`, whatever the deployment config says.
+  template <class T>
+  Result<std::shared_ptr<Subscriber<T>>> subscribe(std::string_view topic, const SubscriberQos& qos) {
+    return make_subscriber<T>(topic, qos);
   }
 
   /// A subscriber of T on `topic` whose messages an executor hands to
   /// `callback` (add the result to a SingleThreadedExecutor or
-  /// MultiThreadedExecutor). Refused like subscribe(), and when `callback`
+  /// MultiThreadedExecutor), with the deployment config's QoS for the
+  /// topic, else the defaults. Refused like subscribe(), and when `callback`
   /// is empty.
+  template <class T, class Callback>
+  requires std::is_invocable_v < Callback&, const Sample<T>
+  & > Result<std::shared_ptr<CallbackSubscription<T>>> subscribe(std::string_view topic, Callback&& callback) {
+    return make_callback_subscription<T>(topic, std::nullopt, std::forward<Callback>(callback));
+  }
+  /// The same with exactly `qos`, whatever the deployment config says.
   template <class T>
   Result<std::shared_ptr<CallbackSubscription<T>>> subscribe(
-      std::string_view topic, SubscriberQos qos, std::type_identity_t<std::function<void(const Sample<T>&)>> callback) {
-    if (!callback) {
-      return Error(ErrorCode::kInvalidArgument, "subscribe(): the callback is empty");
-    }
-    auto subscriber = subscribe<T>(topic, qos);
-    if (!subscriber) {
-      return subscriber.error();
-    }
-    return std::make_shared<CallbackSubscription<T>>(std::move(*subscriber), std::move(callback));
+      std::string_view topic, const SubscriberQos& qos,
+      std::type_identity_t<std::function<void(const Sample<T>&)>> callback) {
+    return make_callback_subscription<T>(topic, qos, std::move(callback));
   }
 
   [[nodiscard]] const std::string& name() const noexcept { return name_; }
@@ -146,9 +137,59 @@ class Node {
                            .max_payload_bytes = max_payload_bytes,
                            .allow_compatible_evolution = allow_evolution};
   }
-  /// `code` unless it is the default and the deployment config has the topic.
-  [[nodiscard]] PublisherQos publisher_qos_for(std::string_view topic, const PublisherQos& code) const;
-  [[nodiscard]] SubscriberQos subscriber_qos_for(std::string_view topic, const SubscriberQos& code) const;
+  // "No QoS given" is std::nullopt, never a QoS that happens to equal the
+  // defaults: a QoS written in code is used as it is.
+  template <class T>
+  Result<std::shared_ptr<Publisher<T>>> make_publisher(std::string_view topic,
+                                                       const std::optional<PublisherQos>& code) {
+    PublisherQos qos = publisher_qos_for(topic, code);
+    static_assert(detail::HasSerializer<T>, "no axon serializer for T (see axon/serializer.hpp)");
+    if (auto ok = check_data_path(topic, Serializer<T>::kDataPath, qos.require_zero_copy, "publisher"); !ok) {
+      return ok.error();
+    }
+    if (qos.max_payload_bytes == 0 && Serializer<T>::kName == "raw") {
+      qos.max_payload_bytes = Serializer<T>::identity().size;
+    }
+    auto port = transport_->advertise(describe<T>(topic, qos.allow_compatible_evolution, qos.max_payload_bytes), qos);
+    if (!port) {
+      return port.error();
+    }
+    log_data_path(topic, Serializer<T>::kName, Serializer<T>::kDataPath, "publisher");
+    return std::make_shared<Publisher<T>>(std::move(*port), std::string(topic), qos);
+  }
+  template <class T>
+  Result<std::shared_ptr<Subscriber<T>>> make_subscriber(std::string_view topic,
+                                                         const std::optional<SubscriberQos>& code) {
+    const SubscriberQos qos = subscriber_qos_for(topic, code);
+    static_assert(detail::HasSerializer<T>, "no axon serializer for T (see axon/serializer.hpp)");
+    if (auto ok = check_data_path(topic, Serializer<T>::kDataPath, qos.require_zero_copy, "subscriber"); !ok) {
+      return ok.error();
+    }
+    auto port = transport_->subscribe(describe<T>(topic, qos.allow_compatible_evolution, 0), qos);
+    if (!port) {
+      return port.error();
+    }
+    log_data_path(topic, Serializer<T>::kName, Serializer<T>::kDataPath, "subscriber");
+    return std::make_shared<Subscriber<T>>(std::move(*port), std::string(topic), qos);
+  }
+  template <class T>
+  Result<std::shared_ptr<CallbackSubscription<T>>> make_callback_subscription(
+      std::string_view topic, const std::optional<SubscriberQos>& code,
+      std::function<void(const Sample<T>&)> callback) {
+    if (!callback) {
+      return Error(ErrorCode::kInvalidArgument, "subscribe(): the callback is empty");
+    }
+    auto subscriber = make_subscriber<T>(topic, code);
+    if (!subscriber) {
+      return subscriber.error();
+    }
+    return std::make_shared<CallbackSubscription<T>>(std::move(*subscriber), std::move(callback));
+  }
+  /// `code` when given; else the deployment config's QoS for the topic, if
+  /// it lists the topic; else the defaults.
+  [[nodiscard]] PublisherQos publisher_qos_for(std::string_view topic, const std::optional<PublisherQos>& code) const;
+  [[nodiscard]] SubscriberQos subscriber_qos_for(std::string_view topic,
+                                                 const std::optional<SubscriberQos>& code) const;
   static Result<void> check_data_path(std::string_view topic, DataPath path, bool require_zero_copy,
                                       std::string_view role);
   static void log_data_path(std::string_view topic, std::string_view serializer, DataPath path, std::string_view role);

@@ -26,7 +26,7 @@ std::vector<ChunkClassConfig> default_chunk_classes();
 /// at most `max_classes` larger classes, each at most `max_ratio` times the
 /// payload capacity of that smallest class, so that small messages never take
 /// the few large chunks a camera topic needs (docs/design/shm-core.md, "The
-/// chunk pool"). Beyond that the loan returns kPoolExhausted.
+/// chunk pool"). Beyond that the loan comes back exhausted() (an outcome).
 struct ChunkFallback {
   std::uint32_t max_classes = 1;  ///< 0: a loan uses its own class only.
   std::uint32_t max_ratio = 16;   ///< 0: no bound on how much larger.
@@ -85,7 +85,7 @@ enum class History : std::uint8_t {
 enum class Reliability : std::uint8_t {
   kBestEffort,  ///< A full queue drops (by the overflow policy).
   kReliable,    ///< The publisher waits for room, at most block_timeout_ns, then
-                ///< publish() returns kTimeout: never a silent drop.
+                ///< publish()'s status counts it in timed_out: never a silent drop.
 };
 
 /// What a subscriber's queue does when it is full at publish time. Each

@@ -10,6 +10,7 @@
 #include <type_traits>
 
 #include "axon/loan.hpp"
+#include "axon/outcome.hpp"
 #include "axon/result.hpp"
 #include "axon/serializer.hpp"
 #include "axon/transport.hpp"
@@ -63,21 +64,39 @@ class Publisher {
   Publisher(std::shared_ptr<PublisherPort> port, std::string topic, const PublisherQos& qos = {}) noexcept
       : port_(std::move(port)), topic_(std::move(topic)), verify_every_message_(qos.verify_every_message) {}
 
+  // Move-only for every T. A publisher is one endpoint used by one thread at
+  // a time (its sequence numbers, reuse cache and FlatBuffers builder): a
+  // copy would be a second handle to the same port that breaks that rule
+  // without a word, and FlatBuffers publishers could never be copied anyway
+  // (their builder is theirs alone). Share one through the std::shared_ptr
+  // Node::advertise() returns, or advertise one per thread. A moved-from
+  // publisher may only be destroyed or assigned to.
+  Publisher(Publisher&&) noexcept = default;
+  Publisher& operator=(Publisher&&) noexcept = default;
+  Publisher(const Publisher&) = delete;
+  Publisher& operator=(const Publisher&) = delete;
+  ~Publisher() = default;
+
   /// Raw structs: memory for one message inside shared memory.
-  /// kPoolExhausted when every chunk is in use (an outcome: skip or retry).
-  [[nodiscard]] Result<Loan<T>> loan() noexcept requires detail::LoansValue<T> {
+  /// exhausted() when every chunk is in use (back-pressure, an outcome: skip
+  /// or retry; explain_exhausted() says who holds them).
+  [[nodiscard]] LoanResult<Loan<T>> loan() noexcept requires detail::LoansValue<T> {
     auto chunk = port_->loan(sizeof(T));
     if (!chunk) {
+      if (chunk.exhausted()) {
+        return kPoolExhausted;
+      }
       return chunk.error();
     }
     return Loan<T>(port_, *chunk);
   }
 
   /// Raw structs: sends the loaned message to every subscriber, no copy.
-  /// kInvalidArgument for a loan of another publisher (or an empty one): the
-  /// loan then stays with the caller, unchanged, to be published through the
+  /// The status counts who got it (see PublishResult). A loan of another
+  /// publisher (or an empty one) fails with kInvalidArgument: the loan then
+  /// stays with the caller, unchanged, to be published through the
   /// publisher that lent it or dropped (which gives it back to that one).
-  [[nodiscard]] Result<PublishStatus> publish(Loan<T>&& loan) noexcept requires detail::LoansValue<T> {
+  [[nodiscard]] PublishResult publish(Loan<T>&& loan) noexcept requires detail::LoansValue<T> {
     if (loan.port_ != port_) {
       return foreign_loan(loan.port_.get());
     }
@@ -97,9 +116,10 @@ class Publisher {
   /// is not sent, its chunk goes back, and the result is kMalformed naming
   /// what is wrong (subscribers would drop it).
   /// kInvalidArgument for a builder of another publisher: it stays with the
-  /// caller, unchanged (as for a Loan).
+  /// caller, unchanged (as for a Loan). exhausted() when the builder found
+  /// no chunk to build in (back-pressure; nothing was sent).
   template <class Builder, class Root>
-  [[nodiscard]] Result<PublishStatus> publish(Builder&& builder, Root root) noexcept requires detail::BuildsInPlace<T> {
+  [[nodiscard]] PublishResult publish(Builder&& builder, Root root) noexcept requires detail::BuildsInPlace<T> {
     if constexpr (requires { S::built_by(builder, state_); }) {
       if (!S::built_by(builder, state_)) {
         return Error(ErrorCode::kInvalidArgument,
@@ -109,6 +129,9 @@ class Publisher {
       }
     }
     auto finished = S::finish(std::forward<Builder>(builder), root, verify_every_message_);
+    if (finished.exhausted()) {
+      return kPoolExhausted;
+    }
     if (!finished) {
       if (finished.error().code() == ErrorCode::kMalformed) {
         return Error(ErrorCode::kMalformed, "topic '" + topic_ + "': " + std::string(finished.error().message()));
@@ -120,22 +143,24 @@ class Publisher {
 
   /// Encodes `value` straight into a loaned chunk and sends it (for raw
   /// structs this is the convenience copy; Protobuf serializes in place).
-  [[nodiscard]] Result<PublishStatus> publish(const T& value) noexcept requires detail::EncodesValue<T> {
+  /// exhausted() when no chunk was free (nothing sent, not an error).
+  [[nodiscard]] PublishResult publish(const T& value) noexcept requires detail::EncodesValue<T> {
     const std::size_t bytes = S::encoded_size(value);
     auto chunk = port_->loan(bytes);
     if (!chunk) {
-      return chunk.error();
+      return not_loaned(chunk);
     }
     const std::size_t written = S::encode(value, std::span<std::byte>(chunk->payload, chunk->capacity_bytes));
     return port_->publish(*chunk, written);
   }
 
   /// Sends bytes that are already an encoded message (replay, bridges). The
-  /// subscriber verifies them like any other message.
-  [[nodiscard]] Result<PublishStatus> publish_serialized(std::span<const std::byte> bytes) noexcept {
+  /// subscriber verifies them like any other message. exhausted() like
+  /// publish(value).
+  [[nodiscard]] PublishResult publish_serialized(std::span<const std::byte> bytes) noexcept {
     auto chunk = port_->loan(bytes.size());
     if (!chunk) {
-      return chunk.error();
+      return not_loaned(chunk);
     }
     std::memcpy(chunk->payload, bytes.data(), bytes.size());
     return port_->publish(*chunk, bytes.size());
@@ -152,6 +177,10 @@ class Publisher {
   [[nodiscard]] std::size_t subscriber_fill(std::span<SubscriberFill> out) const noexcept {
     return port_->subscriber_fill(out);
   }
+  /// Who holds the chunks that the last exhausted loan (or publish that
+  /// found no chunk) could have used, and what to change. Slow path: formats
+  /// the message on demand, so that back-pressure itself costs nothing.
+  [[nodiscard]] std::string explain_exhausted() const { return port_->explain_exhausted(); }
   /// Messages published, and what happened to them, over all subscribers.
   [[nodiscard]] PublisherCounters counters() const noexcept { return port_->counters(); }
   /// Called inside publish() when a subscriber's queue reaches
@@ -162,6 +191,13 @@ class Publisher {
   }
 
  private:
+  /// publish(value) without a chunk: back-pressure, or the loan's failure.
+  static PublishResult not_loaned(const LoanResult<LoanedChunk>& chunk) noexcept {
+    if (chunk.exhausted()) {
+      return kPoolExhausted;
+    }
+    return chunk.error();
+  }
   /// The error for a loan that `publish(Loan&&)` cannot send (error path:
   /// allocates the message).
   Error foreign_loan(const PublisherPort* lender) const {

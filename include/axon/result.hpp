@@ -16,8 +16,8 @@ namespace axon {
 /// message says which component and what to do.
 enum class ErrorCode : std::uint8_t {
   kOk = 0,
-  kNoData,             ///< Outcome, not a failure: nothing to take right now.
-  kPoolExhausted,      ///< Outcome: every chunk of the size class is in use.
+  // Not here: "nothing queued" and "no free chunk" are outcomes, not errors
+  // (TakeResult::empty(), LoanResult::exhausted(), axon/outcome.hpp).
   kTooManySamples,     ///< The subscriber holds its maximum number of samples.
   kPayloadTooLarge,    ///< The message does not fit the largest chunk class.
   kTypeMismatch,       ///< A topic's type identity differs from the caller's.

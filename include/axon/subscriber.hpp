@@ -9,6 +9,7 @@
 
 #include "axon/detail/decoded_pool.hpp"
 #include "axon/options.hpp"
+#include "axon/outcome.hpp"
 #include "axon/result.hpp"
 #include "axon/sample.hpp"
 #include "axon/serializer.hpp"
@@ -38,17 +39,32 @@ class Subscriber {
     }
   }
 
-  /// The oldest queued message of a publisher. kNoData (an outcome, not a
-  /// failure) when nothing is queued. Messages that fail verification are
-  /// dropped and counted (counters().rejected) and never reach user code;
-  /// a message that fails to decode is dropped, counted and returned as
-  /// kMalformed.
-  [[nodiscard]] Result<Sample<T>> take() noexcept {
+  // Move-only for every T, like Publisher<T>: take() is for one thread at a
+  // time, and a copy would be a second handle to the same queue (and
+  // decoded objects) that breaks that rule without a word. Share one through
+  // the std::shared_ptr Node::subscribe() returns. A moved-from subscriber
+  // may only be destroyed or assigned to.
+  Subscriber(Subscriber&&) noexcept = default;
+  Subscriber& operator=(Subscriber&&) noexcept = default;
+  Subscriber(const Subscriber&) = delete;
+  Subscriber& operator=(const Subscriber&) = delete;
+  ~Subscriber() = default;
+
+  /// The oldest queued message of a publisher, or empty() (an outcome, not
+  /// a failure: no Error, no allocation) when nothing is queued. Messages
+  /// that fail verification are dropped and counted (counters().rejected)
+  /// and never reach user code; a message that fails to decode is dropped,
+  /// counted and returned as a kMalformed failure, as is kTooManySamples
+  /// when every sample max_held_samples allows is held.
+  ///
+  ///     if (auto sample = sub->take()) { use(sample->field); }
+  ///     else if (sample.failed()) { log(sample.error().message()); }
+  [[nodiscard]] TakeResult<Sample<T>> take() noexcept {
     if constexpr (S::kReadsInPlace) {
       for (;;) {
         auto chunk = port_->take();
         if (!chunk) {
-          return chunk.error();
+          return not_taken(chunk);
         }
         const bool verify = verification_ == Verification::kAlways ||
                             (verification_ == Verification::kCrossProcess && !chunk->same_process);
@@ -67,7 +83,7 @@ class Subscriber {
       auto chunk = port_->take();
       if (!chunk) {
         decoded_->release(slot);
-        return chunk.error();
+        return not_taken(chunk);
       }
       T& object = decoded_->object(slot);
       if (!S::decode(bytes_of(*chunk), object)) {
@@ -102,6 +118,13 @@ class Subscriber {
   [[nodiscard]] std::int64_t deadline_ns() const noexcept { return deadline_ns_; }
 
  private:
+  /// A port's take() without a chunk, as the typed result.
+  static TakeResult<Sample<T>> not_taken(const TakeResult<ReceivedChunk>& chunk) noexcept {
+    if (chunk.empty()) {
+      return kNothingQueued;
+    }
+    return chunk.error();
+  }
   static std::span<const std::byte> bytes_of(const ReceivedChunk& chunk) noexcept {
     return {chunk.payload, chunk.info.payload_bytes};
   }

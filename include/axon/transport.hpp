@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "axon/options.hpp"
+#include "axon/outcome.hpp"
 #include "axon/result.hpp"
 #include "axon/type_identity.hpp"
 
@@ -51,16 +52,6 @@ struct ReceivedChunk {
   void* handle = nullptr;
   std::uint32_t source = 0;   ///< Transport's own index of where it came from.
   bool same_process = false;  ///< Written by this process (no need to verify it).
-};
-
-/// What publish() did, counted in subscribers.
-struct PublishStatus {
-  std::uint32_t delivered = 0;  ///< Got the message queued (some after an eviction).
-  std::uint32_t dropped = 0;    ///< Did not get it: queue full (reject newest) or timed out.
-  std::uint32_t evicted = 0;    ///< Dropped their oldest message to make room (drop oldest,
-                                ///< latest only, quarantined).
-  std::uint32_t timed_out = 0;  ///< Blocking subscribers still full after their timeout.
-  std::uint32_t full = 0;       ///< Queues at or above the high-water mark after this publish.
 };
 
 /// Why messages did not reach a subscriber, and how full its queue got.
@@ -163,12 +154,19 @@ class WaitSource {
 class PublisherPort {
  public:
   virtual ~PublisherPort() = default;
-  /// A chunk with room for `payload_bytes`. kPoolExhausted when none is free.
-  virtual Result<LoanedChunk> loan(std::size_t payload_bytes) noexcept = 0;
+  /// A chunk with room for `payload_bytes`; kPoolExhausted (an outcome: no
+  /// Error, no allocation) when none is free.
+  virtual LoanResult<LoanedChunk> loan(std::size_t payload_bytes) noexcept = 0;
+  /// Who holds the chunks that the last loan() that came back
+  /// kPoolExhausted could have used, and what to change. Slow path (formats
+  /// a message); empty when the transport does not say. Same thread rules.
+  [[nodiscard]] virtual std::string explain_exhausted() const { return {}; }
   /// Sends `payload_bytes` of the loaned chunk, starting `payload_offset`
-  /// bytes into it, to every subscriber.
-  virtual Result<PublishStatus> publish(LoanedChunk chunk, std::size_t payload_bytes,
-                                        std::size_t payload_offset = 0) noexcept = 0;
+  /// bytes into it, to every subscriber. The result always carries the
+  /// status (subscribers that timed out are counted in it, not an error);
+  /// a chunk this port did not loan is a failure (see PublishResult).
+  virtual PublishResult publish(LoanedChunk chunk, std::size_t payload_bytes,
+                                std::size_t payload_offset = 0) noexcept = 0;
   /// Gives an unpublished loan back.
   virtual void discard(LoanedChunk chunk) noexcept = 0;
   /// Subscribers currently connected.
@@ -189,8 +187,9 @@ class PublisherPort {
 class SubscriberPort {
  public:
   virtual ~SubscriberPort() = default;
-  /// The oldest queued message of some publisher; kNoData when none.
-  virtual Result<ReceivedChunk> take() noexcept = 0;
+  /// The oldest queued message of some publisher; kNothingQueued (an outcome: no
+  /// Error, no allocation) when none is queued.
+  virtual TakeResult<ReceivedChunk> take() noexcept = 0;
   /// Gives a taken chunk back.
   virtual void release(const ReceivedChunk& chunk) noexcept = 0;
   /// Gives back a chunk whose bytes are not a valid message: counted in

@@ -19,8 +19,6 @@ Error system_error(int err, std::string_view what) {
 std::string_view to_string(ErrorCode code) noexcept {
   switch (code) {
     case ErrorCode::kOk: return "ok";
-    case ErrorCode::kNoData: return "no_data";
-    case ErrorCode::kPoolExhausted: return "pool_exhausted";
     case ErrorCode::kTooManySamples: return "too_many_samples";
     case ErrorCode::kPayloadTooLarge: return "payload_too_large";
     case ErrorCode::kTypeMismatch: return "type_mismatch";

@@ -11,6 +11,7 @@
 
 #include "axon/transport.hpp"
 #include "axon/wait_strategy.hpp"
+#include "src/base/cpu_relax.hpp"
 #include "src/base/futex.hpp"
 
 namespace axon::detail {
@@ -21,14 +22,6 @@ inline constexpr std::int64_t kMaxSleepNs = 50'000'000;
 /// Longest sleep when some subscription has no futex word (or more than
 /// futex_waitv watches): those are polled.
 inline constexpr std::int64_t kPollSleepNs = 1'000'000;
-
-inline void cpu_relax() noexcept {
-#if defined(__x86_64__) || defined(__i386__)
-  __builtin_ia32_pause();
-#elif defined(__aarch64__)
-  asm volatile("yield" ::: "memory");
-#endif
-}
 
 /// One per waiting thread; not thread-safe. Does not allocate.
 class Idler {

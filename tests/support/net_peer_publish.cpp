@@ -37,16 +37,18 @@ SubscriberCount count_subscribers(const Node& node, const Publisher<T>& pub) {
 /// Loans (retrying while the pool is exhausted, until `deadline`), fills and
 /// publishes message `sequence`.
 template <class T>
-Result<PublishStatus> publish_one(Publisher<T>& pub, std::uint32_t id, std::uint64_t sequence,
-                                  Clock::time_point deadline) {
+PublishResult publish_one(Publisher<T>& pub, std::uint32_t id, std::uint64_t sequence, Clock::time_point deadline) {
   for (;;) {
     auto loan = pub.loan();
     if (loan) {
       fill_net_message(**loan, id, sequence);
       return pub.publish(std::move(*loan));
     }
-    if (loan.error().code() != ErrorCode::kPoolExhausted || Clock::now() > deadline) {
+    if (loan.failed()) {
       return loan.error();
+    }
+    if (Clock::now() > deadline) {
+      return kPoolExhausted;
     }
     std::this_thread::sleep_for(std::chrono::microseconds(100));
   }

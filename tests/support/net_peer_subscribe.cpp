@@ -3,6 +3,7 @@
 // lost publishers. Ends with one "SUMMARY key=value ..." line.
 #include <chrono>
 #include <map>
+#include <optional>
 
 #include "tests/support/net_messages.hpp"
 #include "tests/support/net_peer.hpp"
@@ -51,9 +52,10 @@ void check_message(const T& m, Tally& t) {
   }
 }
 
-SubscriberQos qos_of(const Options& o) {
+/// The QoS the options name; nullopt: the topic's QoS from the deployment config.
+std::optional<SubscriberQos> qos_of(const Options& o) {
   if (o.reliability == "config") {
-    return {};  // the topic's QoS from the deployment config
+    return std::nullopt;
   }
   SubscriberQos qos;
   qos.depth = o.depth;
@@ -64,7 +66,9 @@ SubscriberQos qos_of(const Options& o) {
 template <class T>
 int receive_messages(const Options& o, Node& node) {
   Tally tally;
-  auto sub = node.subscribe<T>(o.topic, qos_of(o), [&tally](const Sample<T>& s) { check_message(*s, tally); });
+  auto on_message = [&tally](const Sample<T>& s) { check_message(*s, tally); };
+  const std::optional<SubscriberQos> qos = qos_of(o);
+  auto sub = qos ? node.subscribe<T>(o.topic, *qos, on_message) : node.subscribe<T>(o.topic, on_message);
   if (!sub) {
     say("ERROR subscribe(" + o.topic + "): " + std::string(sub.error().message()));
     return kExitSetupFailed;

@@ -132,14 +132,14 @@ void wait_for_subscribers(axon::Publisher<T>& pub, std::uint64_t count) {
   }
 }
 
-axon::Result<axon::PublishStatus> publish_one(axon::Publisher<TestMessage>& pub, std::uint32_t id, std::uint64_t seq) {
+axon::PublishResult publish_one(axon::Publisher<TestMessage>& pub, std::uint32_t id, std::uint64_t seq) {
   for (;;) {
     auto loan = pub.loan();
     if (loan) {
       axon::test::fill(**loan, id, seq);
       return pub.publish(std::move(*loan));
     }
-    if (loan.error().code() != axon::ErrorCode::kPoolExhausted) {
+    if (loan.failed()) {
       return loan.error();
     }
     std::this_thread::sleep_for(std::chrono::microseconds(50));
@@ -223,7 +223,7 @@ int subscribe(const Args& args) {
   auto take_one = [&]() -> bool {
     auto sample = sub->take();
     if (!sample) {
-      if (sample.error().code() != axon::ErrorCode::kNoData) {
+      if (sample.failed()) {
         fail(std::string(sample.error().message()));
       }
       return false;

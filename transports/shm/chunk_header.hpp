@@ -25,14 +25,19 @@ inline constexpr std::uint64_t kNetworkBit = std::uint64_t{1} << 61;
 /// so a survivor can clear the bits of a dead subscriber without ever freeing
 /// a chunk twice; whoever clears the last bit returns the chunk to its free
 /// list (exactly one thread can see the mask go from its own bit to zero).
+///
+/// Only what someone reads is here. What a subscriber needs of a message
+/// (size, offset, sequence, publish time) travels in its RingEntry, and the
+/// publisher's identity in the subscriber's link, so the data path never
+/// reads this line for them. The publish time stays for the pool inspector
+/// of issue 17 (`axon pool`: the age of the oldest held chunk, next to
+/// `holders` and `publisher_block` for who holds it and who published it).
 struct alignas(kCacheLine) ChunkHeader {
   std::atomic<std::uint64_t> holders{0};
-  std::uint64_t sequence = 0;        ///< Per publisher, starts at 1.
-  std::int64_t publish_time_ns = 0;  ///< CLOCK_MONOTONIC at publish.
-  std::uint64_t publisher_id = 0;    ///< Registry slot << 32 | generation.
-  std::uint32_t payload_bytes = 0;   ///< Bytes the publisher wrote.
-  std::uint32_t payload_offset = 0;  ///< Where they start in the payload area
-                                     ///< (FlatBuffers builds from the end).
+  /// CLOCK_MONOTONIC at the last publish of the chunk. Written by its
+  /// publisher (relaxed: a tool reads it from another process, racing a
+  /// republish, and takes it as an estimate); not read on the data path.
+  std::atomic<std::int64_t> publish_time_ns{0};
   std::uint32_t capacity_bytes = 0;  ///< Payload capacity of the chunk's class.
   std::uint32_t chunk_index = 0;     ///< Index over all chunks of the pool.
   std::uint16_t size_class = 0;
@@ -46,6 +51,8 @@ struct alignas(kCacheLine) ChunkHeader {
 };
 
 static_assert(sizeof(ChunkHeader) == kCacheLine, "a chunk header is one cache line");
+static_assert(offsetof(ChunkHeader, publish_time_ns) == 8, "tools read the publish time at this offset");
+static_assert(std::atomic<std::int64_t>::is_always_lock_free, "a lock-free publish time, readable across processes");
 static_assert(std::is_standard_layout_v<ChunkHeader>, "shared-memory layout must be standard");
 static_assert(std::is_trivially_destructible_v<ChunkHeader>, "nothing to destroy in shared memory");
 

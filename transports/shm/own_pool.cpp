@@ -93,16 +93,16 @@ void OwnPool::reclaim_closing_of_idle_publishers() noexcept {
         !has_closing_connection(*segment, block)) {
       continue;
     }
-    std::atomic<bool>& busy = busy_[b].flag;
-    // Acquire pairs with the publisher's release of the flag: its pushes and
-    // reclaims are over. A busy publisher reclaims itself when it meets the
-    // closing connection, or we try again next round.
-    if (busy.exchange(true, std::memory_order_acquire)) {
+    SpinFlag& busy = busy_[b].flag;
+    // try_lock() acquires, pairing with the publisher's unlock() (release):
+    // its pushes and reclaims are over. A busy publisher reclaims itself when
+    // it meets the closing connection, or we try again next round.
+    if (!busy.try_lock()) {
       continue;
     }
     // Relaxed: a statistic read by the publisher's counters().
     busy_[b].rejected_reclaimed.fetch_add(reclaim_closing_connections(*pool_, b), std::memory_order_relaxed);
-    busy.store(false, std::memory_order_release);  // pairs with the acquire in ShmPublisherPort::take_busy()
+    busy.unlock();  // release: pairs with the acquire of the publisher's next lock()
   }
 }
 

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "axon/transport.hpp"
+#include "src/base/spin_flag.hpp"
 #include "transports/shm/domain.hpp"
 #include "transports/shm/mapped_pool.hpp"
 
@@ -22,7 +23,7 @@ namespace axon::shm {
 /// by the service thread while it reclaims or adopts joiners for an idle
 /// publisher. Whoever holds it is the only one pushing to the block.
 struct alignas(kCacheLine) BlockBusy {
-  std::atomic<bool> flag{false};
+  SpinFlag flag;
   /// Rejections counted by connections the service thread reclaimed for
   /// the block's publisher (added to its counters().rejected_by_subscribers).
   std::atomic<std::uint64_t> rejected_reclaimed{0};

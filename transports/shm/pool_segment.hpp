@@ -48,7 +48,7 @@ struct alignas(kCacheLine) Connection {
   std::uint32_t subscriber_slot = 0;        ///< Registry subscriber entry ...
   std::uint32_t subscriber_generation = 0;  ///< ... and its generation.
   OverflowPolicy overflow = OverflowPolicy::kRejectNewest;
-  std::uint32_t reliable = 0;  ///< A timed-out wait is an error for the publisher.
+  std::uint32_t reliable = 0;  ///< Reliability::kReliable (a timed-out wait is counted, never an error).
   std::int64_t block_timeout_ns = 0;
   std::int64_t quarantine_after_ns = 0;  ///< kBlockPublisher: 0 or when a full queue is quarantined.
   /// Written by the subscriber (its taking thread only, relaxed: single

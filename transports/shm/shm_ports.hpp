@@ -46,14 +46,13 @@ class ShmPublisherPort final : public PublisherPort {
   ShmPublisherPort(const ShmPublisherPort&) = delete;
   ShmPublisherPort& operator=(const ShmPublisherPort&) = delete;
 
-  Result<LoanedChunk> loan(std::size_t payload_bytes) noexcept override;
-  Result<PublishStatus> publish(LoanedChunk chunk, std::size_t payload_bytes,
-                                std::size_t payload_offset) noexcept override;
+  LoanResult<LoanedChunk> loan(std::size_t payload_bytes) noexcept override;
+  [[nodiscard]] std::string explain_exhausted() const override;
+  PublishResult publish(LoanedChunk chunk, std::size_t payload_bytes, std::size_t payload_offset) noexcept override;
   void discard(LoanedChunk chunk) noexcept override;
   /// publish(), and the chunk stays valid (never reused) until unpin(): a
   /// network writer reads it for resends after local subscribers let go.
-  Result<PublishStatus> publish_pinned(LoanedChunk chunk, std::size_t payload_bytes,
-                                       std::size_t payload_offset) noexcept;
+  PublishResult publish_pinned(LoanedChunk chunk, std::size_t payload_bytes, std::size_t payload_offset) noexcept;
   /// Ends a pin of publish_pinned(); frees the chunk when no one else holds it.
   /// Any thread.
   void unpin(void* handle) noexcept;
@@ -79,7 +78,6 @@ class ShmPublisherPort final : public PublisherPort {
     std::uint64_t delivered = 0;      ///< Bits whose queue got the message.
     std::uint64_t not_delivered = 0;  ///< Bits that did not (their hold is dropped).
     std::uint64_t waiting = 0;        ///< Blocking bits still full after the first pass.
-    std::uint32_t reliable_timeouts = 0;
   };
   /// A message kept for late joiners.
   struct Kept {
@@ -87,8 +85,8 @@ class ShmPublisherPort final : public PublisherPort {
     RingEntry entry;
   };
 
-  Result<PublishStatus> publish_with(LoanedChunk chunk, std::size_t payload_bytes, std::size_t payload_offset,
-                                     std::uint64_t network_bit) noexcept;
+  PublishResult publish_with(LoanedChunk chunk, std::size_t payload_bytes, std::size_t payload_offset,
+                             std::uint64_t network_bit) noexcept;
   [[nodiscard]] Connection& connection(std::uint32_t bit) const noexcept;
   void offer(std::uint32_t bit, Delivery& delivery, PublishStatus& status) noexcept;
   void evict_and_push(Connection& conn, std::uint64_t mask, Delivery& delivery, PublishStatus& status) noexcept;
@@ -110,7 +108,6 @@ class ShmPublisherPort final : public PublisherPort {
     counter.store(counter.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
   }
   void reclaim_closing() noexcept;
-  void take_busy() noexcept;
   /// After reclaiming connections in publish(): wakes the topic's subscribers
   /// so that one waiting for room connects (try_lock only; a slow path).
   void announce_room() noexcept;
@@ -120,8 +117,14 @@ class ShmPublisherPort final : public PublisherPort {
   /// The last count unconnected_subscribers() made (relaxed: a statistic).
   mutable std::atomic<std::uint32_t> last_unconnected_{0};
   ChunkHeader* reuse_cached(std::size_t payload_bytes) noexcept;
-  /// The kPoolExhausted error: who holds the chunks a loan could have used.
-  [[nodiscard]] Error exhausted(std::size_t payload_bytes, std::uint32_t were_cached) const;
+  /// Who holds the chunks a loan of `payload_bytes` could have used
+  /// (explain_exhausted(); formats, so never on the loan path).
+  [[nodiscard]] std::string exhausted(std::size_t payload_bytes, std::uint32_t were_cached) const;
+  /// The last loan that found no chunk, for explain_exhausted().
+  struct LastExhausted {
+    std::size_t payload_bytes = 0;  ///< 0: no loan came back exhausted yet.
+    std::uint32_t were_cached = 0;  ///< Chunks the reuse cache gave back then.
+  } last_exhausted_;
   void cache(ChunkHeader* chunk) noexcept;
   void uncache_oldest() noexcept;
 
@@ -191,7 +194,7 @@ class ShmSubscriberPort final : public SubscriberPort {
   ShmSubscriberPort(const ShmSubscriberPort&) = delete;
   ShmSubscriberPort& operator=(const ShmSubscriberPort&) = delete;
 
-  Result<ReceivedChunk> take() noexcept override;
+  TakeResult<ReceivedChunk> take() noexcept override;
   void release(const ReceivedChunk& chunk) noexcept override;
   void reject(const ReceivedChunk& chunk, std::string_view reason) noexcept override;
   [[nodiscard]] SubscriberCounters counters() const noexcept override;

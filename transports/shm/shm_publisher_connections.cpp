@@ -109,20 +109,21 @@ void ShmPublisherPort::adopt_joiners_if_idle() noexcept {
   if (history_depth_ == 0 || block_->joining_bits.load(std::memory_order_relaxed) == 0) {
     return;
   }
-  // Acquire pairs with publish()'s release of the flag: its history is ours to read.
-  if (busy_.flag.exchange(true, std::memory_order_acquire)) {
+  // try_lock() acquires, pairing with publish()'s unlock() (release): its
+  // history is ours to read.
+  if (!busy_.flag.try_lock()) {
     return;  // publish() is running and adopts them itself
   }
   adopt_joiners();
-  busy_.flag.store(false, std::memory_order_release);
+  busy_.flag.unlock();  // release: pairs with the acquire of publish()'s lock()
 }
 
 void ShmPublisherPort::reclaim_closing() noexcept {
   // The service thread may be reclaiming or handing the history to one of
   // these connections: reclaim only while it cannot.
-  take_busy();
+  busy_.flag.lock();  // acquire: pairs with the service thread's unlock() (release)
   add(totals_.rejected_reclaimed, reclaim_closing_connections(*pool_, block_index_));
-  busy_.flag.store(false, std::memory_order_release);  // pairs with the acquire in take_busy()
+  busy_.flag.unlock();  // release: pairs with the acquire of the service thread's try_lock()
 }
 
 }  // namespace axon::shm

@@ -10,7 +10,14 @@
 
 namespace axon::shm {
 
-Error ShmPublisherPort::exhausted(std::size_t payload_bytes, std::uint32_t were_cached) const {
+std::string ShmPublisherPort::explain_exhausted() const {
+  if (last_exhausted_.payload_bytes == 0) {
+    return fmt::format("topic '{}': no loan found the pool exhausted yet", topic_name_);
+  }
+  return exhausted(last_exhausted_.payload_bytes, last_exhausted_.were_cached);
+}
+
+std::string ShmPublisherPort::exhausted(std::size_t payload_bytes, std::uint32_t were_cached) const {
   const ChunkPool& chunks = pool_->pool;
   const ChunkPool::ClassRange range = chunks.classes_for(payload_bytes, fallback_);
   constexpr std::uint64_t kSubscriberBits = kNetworkBit - 1;  // bits 0..60
@@ -42,20 +49,17 @@ Error ShmPublisherPort::exhausted(std::size_t payload_bytes, std::uint32_t were_
   }
   const SizeClass& first = chunks.size_class(range.first);
   const SizeClass& last = chunks.size_class(range.last);
-  Error error(
-      ErrorCode::kPoolExhausted,
-      fmt::format("topic '{}': no free chunk for a {} B message in the {} chunks of classes {} B..{} B of node '{}' "
-                  "(a loan falls through at most {} larger class(es) of at most {}x its own: "
-                  "NodeOptions::chunk_fallback, pool.chunk_fallback): this publisher holds {} in loans not yet "
-                  "published and had {} in its reuse cache (given back now), its subscribers hold {} (queued or "
-                  "taken), {} are kept for late joiners or resends, other publishers of the node hold {}; publish or "
-                  "drop loans sooner, lower the subscribers' depth or max_held_samples, or add chunks to that class "
-                  "(NodeOptions::chunk_classes, pool.chunk_classes)",
-                  topic_name_, payload_bytes, total, first.payload_capacity, last.payload_capacity,
-                  domain_.config().node_name, fallback_.max_classes,
-                  fallback_.max_ratio == 0 ? std::string("any") : std::to_string(fallback_.max_ratio), loaned,
-                  were_cached, subscribers, kept, others));
-  return error;
+  return fmt::format(
+      "topic '{}': no free chunk for a {} B message in the {} chunks of classes {} B..{} B of node '{}' "
+      "(a loan falls through at most {} larger class(es) of at most {}x its own: "
+      "NodeOptions::chunk_fallback, pool.chunk_fallback): this publisher holds {} in loans not yet "
+      "published and had {} in its reuse cache (given back now), its subscribers hold {} (queued or "
+      "taken), {} are kept for late joiners or resends, other publishers of the node hold {}; publish or "
+      "drop loans sooner, lower the subscribers' depth or max_held_samples, or add chunks to that class "
+      "(NodeOptions::chunk_classes, pool.chunk_classes)",
+      topic_name_, payload_bytes, total, first.payload_capacity, last.payload_capacity, domain_.config().node_name,
+      fallback_.max_classes, fallback_.max_ratio == 0 ? std::string("any") : std::to_string(fallback_.max_ratio),
+      loaned, were_cached, subscribers, kept, others);
 }
 
 std::uint64_t ShmPublisherPort::subscriber_id(const Connection& conn) noexcept {

@@ -5,6 +5,7 @@
 #include <sched.h>
 
 #include <algorithm>
+#include <mutex>
 #include <string>
 
 #include "src/base/clock.hpp"
@@ -16,7 +17,7 @@
 
 namespace axon::shm {
 
-Result<LoanedChunk> ShmPublisherPort::loan(std::size_t payload_bytes) noexcept {
+LoanResult<LoanedChunk> ShmPublisherPort::loan(std::size_t payload_bytes) noexcept {
   ChunkPool& chunks = pool_->pool;
   if (payload_bytes > chunks.largest_payload()) {
     // An error, not an outcome: formatting the message may allocate.
@@ -43,7 +44,10 @@ Result<LoanedChunk> ShmPublisherPort::loan(std::size_t payload_bytes) noexcept {
     reclaim_closing();
     chunk = chunks.allocate(payload_bytes, fallback_);
     if (chunk == nullptr) {
-      return exhausted(payload_bytes, were_cached);
+      // Back-pressure: an outcome, told without formatting (no allocation);
+      // explain_exhausted() formats who holds the chunks when asked.
+      last_exhausted_ = LastExhausted{.payload_bytes = payload_bytes, .were_cached = were_cached};
+      return kPoolExhausted;
     }
   }
   // Relaxed: published to other threads through the ring (release).
@@ -97,13 +101,13 @@ void ShmPublisherPort::discard(LoanedChunk chunk) noexcept {
   pool_->pool.drop_holders(static_cast<ChunkHeader*>(chunk.handle), kLoanBit);
 }
 
-Result<PublishStatus> ShmPublisherPort::publish(LoanedChunk loaned, std::size_t payload_bytes,
-                                                std::size_t payload_offset) noexcept {
+PublishResult ShmPublisherPort::publish(LoanedChunk loaned, std::size_t payload_bytes,
+                                        std::size_t payload_offset) noexcept {
   return publish_with(loaned, payload_bytes, payload_offset, 0);
 }
 
-Result<PublishStatus> ShmPublisherPort::publish_pinned(LoanedChunk loaned, std::size_t payload_bytes,
-                                                       std::size_t payload_offset) noexcept {
+PublishResult ShmPublisherPort::publish_pinned(LoanedChunk loaned, std::size_t payload_bytes,
+                                               std::size_t payload_offset) noexcept {
   return publish_with(loaned, payload_bytes, payload_offset, kNetworkBit);
 }
 
@@ -111,21 +115,8 @@ void ShmPublisherPort::unpin(void* handle) noexcept {
   pool_->pool.drop_holders(static_cast<ChunkHeader*>(handle), kNetworkBit);  // the last holder frees it
 }
 
-namespace {
-
-/// Releases a block's busy flag at the end of publish().
-struct BusyRelease {
-  std::atomic<bool>& flag;
-  explicit BusyRelease(std::atomic<bool>& held) noexcept : flag(held) {}
-  BusyRelease(const BusyRelease&) = delete;
-  BusyRelease& operator=(const BusyRelease&) = delete;
-  ~BusyRelease() { flag.store(false, std::memory_order_release); }  // pairs with the acquire in take_busy()
-};
-
-}  // namespace
-
-Result<PublishStatus> ShmPublisherPort::publish_with(LoanedChunk loaned, std::size_t payload_bytes,
-                                                     std::size_t payload_offset, std::uint64_t network_bit) noexcept {
+PublishResult ShmPublisherPort::publish_with(LoanedChunk loaned, std::size_t payload_bytes, std::size_t payload_offset,
+                                             std::uint64_t network_bit) noexcept {
   auto* chunk = static_cast<ChunkHeader*>(loaned.handle);
   ChunkPool& chunks = pool_->pool;
   // A chunk of another pool or publisher block would record the wrong block
@@ -144,8 +135,11 @@ Result<PublishStatus> ShmPublisherPort::publish_with(LoanedChunk loaned, std::si
   // The service thread adopts joiners and reclaims closing connections of
   // an idle publisher: exclude it for the length of the publish (it holds the
   // flag for one reclaim or a few pushes at most).
-  take_busy();
-  const BusyRelease busy(busy_.flag);
+  // lock() acquires, pairing with the service thread's unlock() (release):
+  // what it did to the block is visible; our unlock() at the end releases our
+  // pushes to it. Uncontended in steady state: one exchange on a line of this
+  // process.
+  const std::lock_guard<SpinFlag> busy(busy_.flag);
   // Relaxed: a joiner seen late is adopted by the next publish or round.
   if (history_depth_ > 0 && block_->joining_bits.load(std::memory_order_relaxed) != 0) {
     adopt_joiners();
@@ -156,11 +150,8 @@ Result<PublishStatus> ShmPublisherPort::publish_with(LoanedChunk loaned, std::si
                         .reserved = 0,
                         .publish_time_ns = monotonic_now_ns(),
                         .sequence = ++sequence_};
-  chunk->payload_bytes = entry.payload_bytes;
-  chunk->payload_offset = entry.payload_offset;
-  chunk->sequence = entry.sequence;
-  chunk->publish_time_ns = entry.publish_time_ns;
-  chunk->publisher_id = publisher_id_;
+  // Relaxed: for tools only (see ChunkHeader); subscribers read the entry.
+  chunk->publish_time_ns.store(entry.publish_time_ns, std::memory_order_relaxed);
   const std::uint64_t history_bit = remember(chunk, entry);
   // Acquire pairs with the release fetch_or in create_connection().
   // Masked: a stray bit above the connections' (other processes write this
@@ -193,12 +184,8 @@ Result<PublishStatus> ShmPublisherPort::publish_with(LoanedChunk loaned, std::si
   } else {
     cache(chunk);
   }
-  if (delivery.reliable_timeouts != 0) {
-    return Error(ErrorCode::kTimeout,
-                 fmt::format("topic '{}': {} reliable subscriber(s) stayed full for their whole block_timeout_ns; "
-                             "message {} was not delivered to them (the others got it)",
-                             topic_name_, delivery.reliable_timeouts, entry.sequence));
-  }
+  // Subscribers that stayed full for their whole block_timeout_ns (reliable
+  // ones too) are in status.timed_out: an outcome, never an error.
   return status;
 }
 
@@ -367,19 +354,6 @@ std::uint64_t ShmPublisherPort::remember(ChunkHeader* chunk, const RingEntry& en
   history_[(history_head_ + history_count_) % kMaxDurabilityDepth] = Kept{.chunk = chunk, .entry = entry};
   ++history_count_;
   return kHistoryBit;
-}
-
-void ShmPublisherPort::take_busy() noexcept {
-  // Acquire pairs with the release store of the previous holder (the service
-  // thread's reclaim or adoption): what it did to the block is visible.
-  // Uncontended in steady state: one exchange on a line of this process.
-  for (std::uint32_t round = 0; busy_.flag.exchange(true, std::memory_order_acquire); ++round) {
-    if (round < 64) {
-      __builtin_ia32_pause();
-    } else {
-      ::sched_yield();  // the holder may need this core to finish
-    }
-  }
 }
 
 std::uint32_t ShmPublisherPort::subscriber_count() const noexcept {

@@ -5,6 +5,7 @@
 #include <ctime>
 
 #include "src/base/clock.hpp"
+#include "src/base/cpu_relax.hpp"
 #include "src/base/log.hpp"
 #include "transports/shm/shm_ports.hpp"
 
@@ -38,14 +39,13 @@ void ShmPublisherPort::wait_for_room(Delivery& delivery, PublishStatus& status) 
         bump(conn.dropped_timeout);
         ++status.dropped;
         ++status.timed_out;
-        delivery.reliable_timeouts += conn.reliable;
       }
     }
     if (delivery.waiting == 0) {
       break;
     }
     if (round < 64) {
-      __builtin_ia32_pause();
+      cpu_relax();
     } else if (now - started < 50'000) {
       ::sched_yield();
     } else {

@@ -49,7 +49,7 @@ ShmSubscriberPort::~ShmSubscriberPort() {
   });
 }
 
-Result<ReceivedChunk> ShmSubscriberPort::take() noexcept {
+TakeResult<ReceivedChunk> ShmSubscriberPort::take() noexcept {
   rescan_if_publishers_changed();
   // Relaxed for our own counter; acquire pairs with the release in release().
   const std::uint64_t taken = taken_.load(std::memory_order_relaxed);
@@ -96,7 +96,7 @@ Result<ReceivedChunk> ShmSubscriberPort::take() noexcept {
     received.same_process = link.pool->owner_is_local;
     return received;
   }
-  return Error(ErrorCode::kNoData, "no message queued");
+  return kNothingQueued;  // an outcome: no Error constructed
 }
 
 void ShmSubscriberPort::release(const ReceivedChunk& received) noexcept {

@@ -111,8 +111,8 @@ void RemoteWriter::complete(std::uint64_t sequence, const LoanedChunk& chunk, st
 
 void RemoteWriter::deliver(const LoanedChunk& chunk, std::uint32_t bytes) noexcept {
   NetworkCounterCells::add(counters_.messages_received);
-  // kTimeout (a local reliable subscriber stayed full) still delivered to the
-  // others; the shared-memory port logs and counts it.
+  // A local subscriber that stayed full is counted by the shared-memory
+  // port (its status and counters); the others got the message.
   (void)mirror_->publish(chunk, bytes, 0);
 }
 

@@ -32,7 +32,7 @@ class RemoteWriter {
   /// duplicate, not stale, fits the reorder window).
   [[nodiscard]] bool wants(std::uint64_t sequence) const noexcept;
   /// A loan for a new message from the mirror's pool.
-  Result<LoanedChunk> loan(std::size_t bytes) noexcept { return mirror_->loan(bytes); }
+  LoanResult<LoanedChunk> loan(std::size_t bytes) noexcept { return mirror_->loan(bytes); }
   void discard(const LoanedChunk& chunk) noexcept { mirror_->discard(chunk); }
   /// A complete message: delivered now, or held until the older ones came.
   void complete(std::uint64_t sequence, const LoanedChunk& chunk, std::uint32_t bytes) noexcept;

@@ -21,9 +21,9 @@ class UdpPublisherPort final : public PublisherPort {
   UdpPublisherPort(const UdpPublisherPort&) = delete;
   UdpPublisherPort& operator=(const UdpPublisherPort&) = delete;
 
-  Result<LoanedChunk> loan(std::size_t payload_bytes) noexcept override { return writer_->loan(payload_bytes); }
-  Result<PublishStatus> publish(LoanedChunk chunk, std::size_t payload_bytes,
-                                std::size_t payload_offset) noexcept override {
+  LoanResult<LoanedChunk> loan(std::size_t payload_bytes) noexcept override { return writer_->loan(payload_bytes); }
+  [[nodiscard]] std::string explain_exhausted() const override { return local_->explain_exhausted(); }
+  PublishResult publish(LoanedChunk chunk, std::size_t payload_bytes, std::size_t payload_offset) noexcept override {
     return writer_->publish(chunk, payload_bytes, payload_offset);
   }
   void discard(LoanedChunk chunk) noexcept override { local_->discard(chunk); }
@@ -52,7 +52,7 @@ class UdpSubscriberPort final : public SubscriberPort {
   UdpSubscriberPort(const UdpSubscriberPort&) = delete;
   UdpSubscriberPort& operator=(const UdpSubscriberPort&) = delete;
 
-  Result<ReceivedChunk> take() noexcept override { return local_->take(); }
+  TakeResult<ReceivedChunk> take() noexcept override { return local_->take(); }
   void release(const ReceivedChunk& chunk) noexcept override { local_->release(chunk); }
   void reject(const ReceivedChunk& chunk, std::string_view reason) noexcept override { local_->reject(chunk, reason); }
   [[nodiscard]] SubscriberCounters counters() const noexcept override { return local_->counters(); }

@@ -23,9 +23,9 @@ UdpWriter::~UdpWriter() {
   }
 }
 
-Result<LoanedChunk> UdpWriter::loan(std::size_t payload_bytes) noexcept {
+LoanResult<LoanedChunk> UdpWriter::loan(std::size_t payload_bytes) noexcept {
   auto chunk = local_->loan(payload_bytes);
-  if (chunk || chunk.error().code() != ErrorCode::kPoolExhausted) {
+  if (!chunk.exhausted()) {
     return chunk;
   }
   // The resend history may hold the chunks: give the oldest back until a
@@ -41,8 +41,7 @@ Result<LoanedChunk> UdpWriter::loan(std::size_t payload_bytes) noexcept {
   return chunk;
 }
 
-Result<PublishStatus> UdpWriter::publish(LoanedChunk chunk, std::size_t payload_bytes,
-                                         std::size_t payload_offset) noexcept {
+PublishResult UdpWriter::publish(LoanedChunk chunk, std::size_t payload_bytes, std::size_t payload_offset) noexcept {
   if (!has_destinations_.load(std::memory_order_relaxed)) {
     return local_->publish(chunk, payload_bytes, payload_offset);
   }
@@ -61,9 +60,9 @@ Result<PublishStatus> UdpWriter::publish(LoanedChunk chunk, std::size_t payload_
   }
   auto status = reliable ? local_->publish_pinned(chunk, payload_bytes, payload_offset)
                          : local_->publish(chunk, payload_bytes, payload_offset);
-  // kTimeout: a local reliable subscriber stayed full, but the message was
-  // published to the others; every other error means it was not.
-  if (!status && status.error().code() != ErrorCode::kTimeout) {
+  // A local subscriber that timed out is an outcome in the status: the
+  // message was published; a failure means it was not.
+  if (status.failed()) {
     return status;
   }
   const std::span<const std::byte> message(chunk.payload + payload_offset, payload_bytes);

@@ -45,8 +45,8 @@ class UdpWriter {
   UdpWriter(const UdpWriter&) = delete;
   UdpWriter& operator=(const UdpWriter&) = delete;
 
-  Result<LoanedChunk> loan(std::size_t payload_bytes) noexcept;
-  Result<PublishStatus> publish(LoanedChunk chunk, std::size_t payload_bytes, std::size_t payload_offset) noexcept;
+  LoanResult<LoanedChunk> loan(std::size_t payload_bytes) noexcept;
+  PublishResult publish(LoanedChunk chunk, std::size_t payload_bytes, std::size_t payload_offset) noexcept;
 
   /// Replaces the destinations, computed from the remote hosts' state
   /// `generation` (RemoteHosts); an older generation than the last applied is

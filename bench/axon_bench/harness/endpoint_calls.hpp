@@ -23,9 +23,9 @@ inline bool spin_once() noexcept {
 /// Loans a chunk; while the pool is exhausted (the peers give chunks back
 /// as they drop samples) calls `idle()`, which returns false to give up.
 template <class T, class Idle>
-axon::Result<axon::Loan<T>> loan_waiting(axon::Publisher<T>& pub, Idle&& idle) {
+axon::LoanResult<axon::Loan<T>> loan_waiting(axon::Publisher<T>& pub, Idle&& idle) {
   auto loan = pub.loan();
-  while (!loan && loan.error().code() == axon::ErrorCode::kPoolExhausted && idle()) {
+  while (loan.exhausted() && idle()) {
     loan = pub.loan();
   }
   return loan;
@@ -34,8 +34,11 @@ axon::Result<axon::Loan<T>> loan_waiting(axon::Publisher<T>& pub, Idle&& idle) {
 /// Loans (see loan_waiting()), writes every payload byte with `touch`, then
 /// `stamp`, and publishes.
 template <class T, class Idle>
-axon::Result<axon::PublishStatus> publish_stamped(axon::Publisher<T>& pub, Stamp stamp, bool touch, Idle&& idle) {
+axon::PublishResult publish_stamped(axon::Publisher<T>& pub, Stamp stamp, bool touch, Idle&& idle) {
   auto loan = loan_waiting(pub, idle);
+  if (loan.exhausted()) {
+    return axon::kPoolExhausted;
+  }
   if (!loan) {
     return loan.error();
   }
@@ -47,7 +50,7 @@ axon::Result<axon::PublishStatus> publish_stamped(axon::Publisher<T>& pub, Stamp
 }
 
 template <class T>
-axon::Result<axon::PublishStatus> publish_stamped(axon::Publisher<T>& pub, Stamp stamp, bool touch = false) {
+axon::PublishResult publish_stamped(axon::Publisher<T>& pub, Stamp stamp, bool touch = false) {
   return publish_stamped(pub, stamp, touch, spin_once);
 }
 
@@ -59,10 +62,10 @@ enum class Took : std::uint8_t { kNothing, kSample };
 template <class T, class Use>
 axon::Result<Took> try_take(axon::Subscriber<T>& sub, Use&& use) {
   auto sample = sub.take();
+  if (sample.empty()) {
+    return Took::kNothing;
+  }
   if (!sample) {
-    if (sample.error().code() == axon::ErrorCode::kNoData) {
-      return Took::kNothing;
-    }
     return sample.error();
   }
   use(*sample);
@@ -70,12 +73,12 @@ axon::Result<Took> try_take(axon::Subscriber<T>& sub, Use&& use) {
 }
 
 /// Polls take() until a sample or a real error comes; while nothing is
-/// queued calls `idle()`, which returns false to give up (the "no data"
-/// outcome is returned then).
+/// queued calls `idle()`, which returns false to give up (the empty outcome
+/// is returned then).
 template <class T, class Idle>
-axon::Result<axon::Sample<T>> take_waiting(axon::Subscriber<T>& sub, Idle&& idle) {
+axon::TakeResult<axon::Sample<T>> take_waiting(axon::Subscriber<T>& sub, Idle&& idle) {
   auto sample = sub.take();
-  while (!sample && sample.error().code() == axon::ErrorCode::kNoData && idle()) {
+  while (sample.empty() && idle()) {
     sample = sub.take();
   }
   return sample;
@@ -83,7 +86,7 @@ axon::Result<axon::Sample<T>> take_waiting(axon::Subscriber<T>& sub, Idle&& idle
 
 /// Busy-polls take() until a sample (or a real error) arrives.
 template <class T>
-axon::Result<axon::Sample<T>> take_spinning(axon::Subscriber<T>& sub) {
+axon::TakeResult<axon::Sample<T>> take_spinning(axon::Subscriber<T>& sub) {
   return take_waiting(sub, spin_once);
 }
 

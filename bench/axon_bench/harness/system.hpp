@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "src/base/cpu_relax.hpp"
+
 namespace axon_bench {
 
 /// CLOCK_MONOTONIC in nanoseconds: the clock axon stamps publish_time_ns with.
@@ -17,9 +19,8 @@ inline std::int64_t now_ns() noexcept {
   return static_cast<std::int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
 }
 
-/// The body of a busy-poll loop: tells the core we spin (and lets its SMT
-/// sibling run).
-inline void cpu_relax() noexcept { __builtin_ia32_pause(); }
+/// The body of a busy-poll loop: axon's portable spin hint.
+using axon::cpu_relax;
 
 /// strerror() without its shared buffer: the text of errno value `err`.
 std::string error_text(int err);

@@ -125,7 +125,7 @@ template <Kind K>
 struct MessageWriter<Format::kRaw, K> {
   using Type = typename MessageTraits<Format::kRaw, K>::Type;
 
-  axon::Result<axon::PublishStatus> publish(axon::Publisher<Type>& pub, std::uint64_t index, std::int64_t& start_ns) {
+  axon::PublishResult publish(axon::Publisher<Type>& pub, std::uint64_t index, std::int64_t& start_ns) {
     auto loan = workers::loan_waiting(pub, workers::spin_once);
     if (!loan) {
       return loan.error();
@@ -168,7 +168,7 @@ template <>
 struct MessageWriter<Format::kFlatBuffers, Kind::kObjectList> {
   using Type = axon::schemas::fb::ObjectList;
 
-  axon::Result<axon::PublishStatus> publish(axon::Publisher<Type>& pub, std::uint64_t index, std::int64_t& start_ns) {
+  axon::PublishResult publish(axon::Publisher<Type>& pub, std::uint64_t index, std::int64_t& start_ns) {
     namespace fb = axon::schemas::fb;
     auto loan = pub.loan_builder(max_bytes(Kind::kObjectList));
     if (!loan) {
@@ -191,7 +191,7 @@ template <>
 struct MessageWriter<Format::kFlatBuffers, Kind::kPointCloud> {
   using Type = axon::schemas::fb::PointCloud;
 
-  axon::Result<axon::PublishStatus> publish(axon::Publisher<Type>& pub, std::uint64_t index, std::int64_t& start_ns) {
+  axon::PublishResult publish(axon::Publisher<Type>& pub, std::uint64_t index, std::int64_t& start_ns) {
     namespace fb = axon::schemas::fb;
     auto loan = pub.loan_builder(max_bytes(Kind::kPointCloud));
     if (!loan) {
@@ -242,7 +242,7 @@ struct MessageWriter<Format::kProtobuf, Kind::kObjectList> {
     }
     message.mutable_header()->set_frame_id(1);
   }
-  axon::Result<axon::PublishStatus> publish(axon::Publisher<Type>& pub, std::uint64_t index, std::int64_t& start_ns) {
+  axon::PublishResult publish(axon::Publisher<Type>& pub, std::uint64_t index, std::int64_t& start_ns) {
     message.mutable_header()->set_sequence(index);
     start_ns = now_ns();
     return pub.publish(message);
@@ -266,7 +266,7 @@ struct MessageWriter<Format::kProtobuf, Kind::kPointCloud> {
     }
     message.mutable_header()->set_frame_id(2);
   }
-  axon::Result<axon::PublishStatus> publish(axon::Publisher<Type>& pub, std::uint64_t index, std::int64_t& start_ns) {
+  axon::PublishResult publish(axon::Publisher<Type>& pub, std::uint64_t index, std::int64_t& start_ns) {
     message.mutable_header()->set_sequence(index);
     start_ns = now_ns();
     return pub.publish(message);

@@ -54,7 +54,7 @@ axon::Result<workers::Endpoints<T>> endpoints_on_host(const NetworkCase& c, int 
 /// would starve the transport's threads that give chunks back), stamps and
 /// publishes it.
 template <class T>
-axon::Result<axon::PublishStatus> publish_stamp(axon::Publisher<T>& pub, const PairControl& control, Stamp stamp) {
+axon::PublishResult publish_stamp(axon::Publisher<T>& pub, const PairControl& control, Stamp stamp) {
   return workers::publish_stamped(pub, stamp, false, [&] {
     std::this_thread::yield();
     return control.done.load() == 0;
@@ -64,8 +64,8 @@ axon::Result<axon::PublishStatus> publish_stamp(axon::Publisher<T>& pub, const P
 /// The next message of `sub`, sleeping in `waits` up to `timeout`; kTimeout
 /// when none came.
 template <class T>
-axon::Result<axon::Sample<T>> take_waiting(axon::Subscriber<T>& sub, axon::WaitSet& waits,
-                                           std::chrono::nanoseconds timeout) {
+axon::TakeResult<axon::Sample<T>> take_waiting(axon::Subscriber<T>& sub, axon::WaitSet& waits,
+                                               std::chrono::nanoseconds timeout) {
   const auto deadline = Clock::now() + timeout;
   std::optional<axon::Error> failed;
   auto sample = workers::take_waiting(sub, [&] {
@@ -181,8 +181,7 @@ int stream_publisher(const NetworkCase& c, PairControl& pc) {
   // Acquire pairs with the receiver's release store of `done`.
   for (std::uint64_t i = 0; pc.done.load(std::memory_order_acquire) == 0; ++i) {
     auto status = publish_stamp(*pub, pc, Stamp{.index = i, .time_ns = 0});
-    if (!status && status.error().code() != axon::ErrorCode::kTimeout &&
-        status.error().code() != axon::ErrorCode::kPoolExhausted) {
+    if (status.failed()) {
       return fail_with(pc, kSide, "publish", status);
     }
   }

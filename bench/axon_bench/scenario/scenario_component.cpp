@@ -189,11 +189,11 @@ std::string publish_due(Publication& p, std::int64_t now, const ScenarioTimes& t
       const std::int64_t late = now_ns() - due;
       p.report->late_max_ns = std::max(p.report->late_max_ns, late);
       p.report->late_sum_ns += late;
-    } else if (status.error().code() == axon::ErrorCode::kPoolExhausted) {
+    } else if (status.exhausted()) {
       ++p.report->loan_failures;
     }
   }
-  if (!status && status.error().code() != axon::ErrorCode::kPoolExhausted) {
+  if (status.failed()) {
     return "publish '" + p.topic->name + "': " + std::string(status.error().message());
   }
   ++p.next_index;

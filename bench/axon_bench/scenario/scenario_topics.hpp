@@ -20,7 +20,7 @@ class TopicWriter {
  public:
   virtual ~TopicWriter() = default;
   /// Loans, stamps and publishes message `index` due at `due_ns`.
-  virtual axon::Result<axon::PublishStatus> send(std::uint64_t index, std::int64_t due_ns) = 0;
+  virtual axon::PublishResult send(std::uint64_t index, std::int64_t due_ns) = 0;
   [[nodiscard]] virtual std::uint32_t subscriber_count() const = 0;
 };
 
@@ -52,7 +52,7 @@ template <class T>
 class WriterOf final : public TopicWriter {
  public:
   WriterOf(std::shared_ptr<axon::Publisher<T>> pub, bool touch) : pub_(std::move(pub)), touch_(touch) {}
-  axon::Result<axon::PublishStatus> send(std::uint64_t index, std::int64_t due_ns) override {
+  axon::PublishResult send(std::uint64_t index, std::int64_t due_ns) override {
     // No waiting for a chunk: the loop counts a loan that failed and goes on.
     return workers::publish_stamped(*pub_, Stamp{.index = index, .time_ns = due_ns}, touch_, [] { return false; });
   }

@@ -27,8 +27,8 @@ TEST(Result, HoldsAnErrorWithCodeAndMessage) {
 }
 
 TEST(Result, StaticMessagesNeedNoAllocation) {
-  Error sut(ErrorCode::kNoData, "no message queued");
-  EXPECT_EQ(sut.message(), "no message queued");
+  Error sut(ErrorCode::kClosed, "the peer left");
+  EXPECT_EQ(sut.message(), "the peer left");
 }
 
 TEST(Result, ArrowReachesMembersOfPlainValues) {

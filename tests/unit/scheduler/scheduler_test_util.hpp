@@ -35,7 +35,7 @@ inline bool publish_tick(Publisher<Tick>& pub, std::uint64_t sequence, std::uint
       loan->source = source;
       return pub.publish(std::move(*loan)).ok();
     }
-    if (loan.error().code() != ErrorCode::kPoolExhausted) {
+    if (loan.failed()) {
       return false;
     }
     std::this_thread::sleep_for(std::chrono::microseconds(100));

@@ -32,10 +32,10 @@ class FakePort final : public SubscriberPort {
     const std::lock_guard lock(mutex_);
     inbox_.push_back(tick);
   }
-  Result<ReceivedChunk> take() noexcept override {
+  TakeResult<ReceivedChunk> take() noexcept override {
     const std::lock_guard lock(mutex_);
     if (inbox_.empty()) {
-      return Error(ErrorCode::kNoData, "nothing queued");
+      return kNothingQueued;
     }
     Tick& slot = taken_[next_slot_++ % taken_.size()];
     slot = inbox_.front();

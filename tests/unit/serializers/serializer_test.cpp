@@ -3,6 +3,7 @@
 
 #include <cstring>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "axon/axon.hpp"
@@ -68,6 +69,20 @@ using test::fb::ObjectList;
 using FbPointCloud = test::fb::PointCloud;
 using PbObjectList = test::pb::ObjectList;
 using PbPointCloud = ::axon::schemas::pb::PointCloud;
+
+// Publisher<T> and Subscriber<T> have one copy semantics for every T
+// (issue 14): move-only, for raw structs, FlatBuffers tables, Protobuf
+// messages and user serializers alike (publisher.hpp says why).
+struct RawPose {
+  double x = 0;
+};
+template <class T>
+constexpr bool kMoveOnly = !std::is_copy_constructible_v<T> && !std::is_copy_assignable_v<T> &&
+                           std::is_nothrow_move_constructible_v<T> && std::is_nothrow_move_assignable_v<T>;
+static_assert(kMoveOnly<Publisher<RawPose>> && kMoveOnly<Subscriber<RawPose>>, "raw struct endpoints");
+static_assert(kMoveOnly<Publisher<ObjectList>> && kMoveOnly<Subscriber<ObjectList>>, "FlatBuffers endpoints");
+static_assert(kMoveOnly<Publisher<PbObjectList>> && kMoveOnly<Subscriber<PbObjectList>>, "Protobuf endpoints");
+static_assert(kMoveOnly<Publisher<user::Note>> && kMoveOnly<Subscriber<user::Note>>, "user serializer endpoints");
 
 std::uint32_t total_free(const Node& node) {
   std::uint32_t free = 0;
@@ -203,7 +218,7 @@ TEST_F(Serializers, ProtobufSamplesHeldAtOnceAreBoundedWithoutLosingMessages) {
   auto c = sub->take();
   ASSERT_FALSE(c.ok());
   EXPECT_EQ(c.error().code(), ErrorCode::kTooManySamples);
-  a = Result<Sample<PbObjectList>>(Error(ErrorCode::kClosed, "dropped"));
+  a = TakeResult<Sample<PbObjectList>>(kNothingQueued);  // drops the sample
   auto third = sub->take();
   ASSERT_TRUE(third.ok());
   EXPECT_EQ(third->header().sequence(), 3U) << "the third message waited in the queue";
@@ -262,7 +277,7 @@ TEST_F(Serializers, SameProcessFlatBuffersSkipVerificationUnlessAskedFor) {
   const std::vector<std::byte> garbage(64, std::byte{0xFF});
   ASSERT_TRUE(pub->publish_serialized(garbage).ok());
   EXPECT_TRUE(trusting->take().ok()) << "written by this process: not verified (kCrossProcess)";
-  EXPECT_EQ(strict->take().error().code(), ErrorCode::kNoData);
+  EXPECT_TRUE(strict->take().empty());
   EXPECT_EQ(strict->counters().rejected, 1U);
 }
 

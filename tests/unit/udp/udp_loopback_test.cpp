@@ -167,7 +167,7 @@ TEST_F(UdpLoopback, FourMebibyteReliableMessagesArriveWholeAndInOrder) {
     }
   };
   for (std::uint64_t i = 1; i <= kCount; ++i) {
-    Result<Loan<BigMessage>> loan = Error(ErrorCode::kPoolExhausted, "");
+    LoanResult<Loan<BigMessage>> loan = kPoolExhausted;
     // 4 MiB chunks are few (4 by default): wait for the receiver to let go.
     ASSERT_TRUE(eventually(
         [&] {

@@ -14,6 +14,7 @@
 #include <string_view>
 #include <utility>
 
+#include "axon/outcome.hpp"
 #include "axon/result.hpp"
 #include "axon/serializer.hpp"
 #include "axon/serializers/flatbuffers_publish_check.hpp"
@@ -35,7 +36,8 @@ namespace detail {
 /// growing within the chunk moves only the builder's small scratch area;
 /// growing beyond it moves to a chunk of a larger class (the one copy).
 /// When no chunk can be had the builder gets heap memory so it keeps
-/// working, and the error is reported by publish() instead of a crash.
+/// working, and publish() reports it (exhausted(), or the loan's error)
+/// instead of a crash.
 class ChunkAllocator final : public flatbuffers::Allocator {
  public:
   explicit ChunkAllocator(std::shared_ptr<PublisherPort> port) noexcept : port_(std::move(port)) {}
@@ -47,6 +49,7 @@ class ChunkAllocator final : public flatbuffers::Allocator {
   void begin(std::size_t expected_bytes) noexcept {
     expected_bytes_ = expected_bytes;
     published_ = false;
+    exhausted_ = false;
     error_.reset();
   }
 
@@ -78,6 +81,8 @@ class ChunkAllocator final : public flatbuffers::Allocator {
   /// After Finish(): the chunk and where the message lies in it.
   [[nodiscard]] const LoanedChunk& chunk() const noexcept { return chunk_; }
   [[nodiscard]] const std::optional<Error>& error() const noexcept { return error_; }
+  /// A loan found no free chunk (back-pressure, not an error).
+  [[nodiscard]] bool exhausted() const noexcept { return exhausted_; }
   /// The chunk now belongs to the transport: never discard it.
   void mark_published() noexcept {
     published_ = true;
@@ -97,8 +102,10 @@ class ChunkAllocator final : public flatbuffers::Allocator {
       chunk_ = *loaned;
       return chunk_end() - size;
     }
-    // Keep the builder alive on the heap; publish() reports the error.
-    if (!error_) {
+    // Keep the builder alive on the heap; publish() reports what happened.
+    if (loaned.exhausted()) {
+      exhausted_ = true;
+    } else if (!error_) {
       error_ = loaned.error();
     }
     heap_ = std::make_unique<std::uint8_t[]>(size);
@@ -117,6 +124,7 @@ class ChunkAllocator final : public flatbuffers::Allocator {
   std::unique_ptr<std::uint8_t[]> heap_;
   std::size_t expected_bytes_ = 0;
   bool published_ = false;
+  bool exhausted_ = false;
   std::optional<Error> error_;
 };
 
@@ -234,15 +242,20 @@ struct Serializer<T> {
   /// Finishes the message at `root`. The publisher's first message, any
   /// built with the struct-vector pitfall and, with `verify_every_message`,
   /// every message are verified first: one that fails is kMalformed and its
-  /// chunk goes back (never published, never leaked).
-  static Result<EncodedChunk> finish(FlatBufferLoan<T>&& loan, flatbuffers::Offset<T> root,
-                                     bool verify_every_message = false) noexcept {
+  /// chunk goes back (never published, never leaked). exhausted() when the
+  /// builder found no chunk to build in.
+  static LoanResult<EncodedChunk> finish(FlatBufferLoan<T>&& loan, flatbuffers::Offset<T> root,
+                                         bool verify_every_message = false) noexcept {
     detail::FlatBufferBuilderState& state = *loan.state_;
     state.builder.Finish(root);
     if (state.allocator.error()) {
       Error error = *state.allocator.error();
       loan.reset();  // frees the builder's memory
       return error;
+    }
+    if (state.allocator.exhausted()) {
+      loan.reset();  // frees the builder's memory
+      return kPoolExhausted;
     }
     const LoanedChunk chunk = state.allocator.chunk();
     const std::uint8_t* data = state.builder.GetBufferPointer();
