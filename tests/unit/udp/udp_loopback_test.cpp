@@ -384,7 +384,7 @@ TEST_F(UdpLoopback, AnExecutorOfTheReceivingNodeReadsTheSocketItself) {
   SingleThreadedExecutor executor(ExecutorOptions{.wait_strategy = WaitStrategy::blocking()});
   constexpr std::uint64_t kCount = 200;
   std::uint64_t next = 1;
-  auto subscription = receiver->subscribe<TestMessage>("steady", {}, [&](const Sample<TestMessage>& sample) {
+  auto subscription = receiver->subscribe<TestMessage>("steady", [&](const Sample<TestMessage>& sample) {
     EXPECT_EQ(sample->sequence, next);
     next = sample->sequence + 1;
     if (next > kCount) {
