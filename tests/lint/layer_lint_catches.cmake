@@ -40,7 +40,7 @@ endif()
 # <file> <include> <what the report must say after "<file>:1: #include "<include>"">
 set(cases
   "transports/shm/registry.cpp|axon/node.hpp| (include/axon/node.hpp): the rule for transports/shm allows only"
-  "transports/udp/wire_format.cpp|src/config/yaml_reader.hpp| (src/config/yaml_reader.hpp): the rule for transports/udp allows only"
+  "transports/udp/wire_parse.cpp|src/config/yaml_reader.hpp| (src/config/yaml_reader.hpp): the rule for transports/udp allows only"
   "src/base/futex.cpp|src/scheduler/idler.hpp| (src/scheduler/idler.hpp): the rule for src/base allows only"
   "src/scheduler/wait_set.cpp|transports/shm/segment.hpp| (transports/shm/segment.hpp): the rule for src allows only"
   "include/axon/transport.hpp|axon/node.hpp| (include/axon/node.hpp): the rule for include/axon/transport.hpp allows only"
