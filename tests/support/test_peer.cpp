@@ -9,6 +9,7 @@
 // block_timeout_ms=N, quarantine_ms=N; block=1 is overflow=block with a 10 s
 // timeout.
 // Publisher QoS (publish): durability=N (transient-local, last N messages).
+// Every command: domain=N, liveness_ms=N (NodeOptions::liveness_period_ms).
 #include <unistd.h>
 
 #include <chrono>
@@ -57,6 +58,7 @@ void say(const std::string& line) {
 std::shared_ptr<axon::Node> make_node(const Args& args, const std::string& name) {
   axon::NodeOptions options;
   options.domain_id = static_cast<std::uint32_t>(args.num("domain"));
+  options.liveness_period_ms = static_cast<std::uint32_t>(args.num("liveness_ms", options.liveness_period_ms));
   auto node = axon::Node::create(name, options);
   if (!node) {
     fail(std::string(node.error().message()));
