@@ -32,9 +32,11 @@ function(governing_rule file out)
   set(${out} "${best}" PARENT_SCOPE)
 endfunction()
 
+# The serializers' include folders, found once for every lookup below.
+file(GLOB serializer_includes LIST_DIRECTORIES true "${ROOT}/serializers/*/include")
+
 # The repository path <include> names from a file in <dir>, "" when it is in no place the compiler looks.
 function(resolve_include dir include out)
-  file(GLOB serializer_includes LIST_DIRECTORIES true "${ROOT}/serializers/*/include")
   set(own_roots "")
   foreach(root IN LISTS AXON_INCLUDE_ROOTS)
     string(FIND "${dir}/" "${root}/" at)
