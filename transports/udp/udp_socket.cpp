@@ -2,6 +2,7 @@
 
 #include <arpa/inet.h>
 #include <fmt/format.h>
+#include <netinet/udp.h>
 #include <poll.h>
 #include <sys/ioctl.h>
 #include <sys/uio.h>
@@ -13,6 +14,7 @@
 #include <cstring>
 
 #include "src/base/log.hpp"
+#include "transports/udp/outgoing_batch.hpp"
 
 namespace axon::udp {
 namespace {
@@ -107,10 +109,23 @@ Result<UdpSocket> UdpSocket::open(const SocketOptions& options) {
     return Error(ErrorCode::kSystem, fmt::format("udp: getsockname failed: {}", errno_text(errno)));
   }
   socket.local_ = Endpoint::from_sockaddr(bound);
+  // The kernel has UDP_SEGMENT (Linux 4.18+) when it knows the option; whether
+  // the route's device can segment shows at the first segmented send.
+  int segment_bytes = 0;
+  socklen_t option_length = sizeof(segment_bytes);
+  socket.segmentation_.store(
+      options.segmentation && getsockopt(fd, SOL_UDP, UDP_SEGMENT, &segment_bytes, &option_length) == 0,
+      std::memory_order_relaxed);
   return socket;
 }
 
-UdpSocket::UdpSocket(UdpSocket&& other) noexcept : fd_(other.fd_), local_(other.local_) { other.fd_ = -1; }
+UdpSocket::UdpSocket(UdpSocket&& other) noexcept
+    : fd_(other.fd_),
+      local_(other.local_),
+      segmentation_(other.segmentation_.load(std::memory_order_relaxed)),
+      segmented_messages_(other.segmented_messages_.load(std::memory_order_relaxed)) {
+  other.fd_ = -1;
+}
 
 UdpSocket& UdpSocket::operator=(UdpSocket&& other) noexcept {
   if (this != &other) {
@@ -119,6 +134,8 @@ UdpSocket& UdpSocket::operator=(UdpSocket&& other) noexcept {
     }
     fd_ = other.fd_;
     local_ = other.local_;
+    segmentation_.store(other.segmentation_.load(std::memory_order_relaxed), std::memory_order_relaxed);
+    segmented_messages_.store(other.segmented_messages_.load(std::memory_order_relaxed), std::memory_order_relaxed);
     other.fd_ = -1;
   }
   return *this;
@@ -156,45 +173,60 @@ Result<void> UdpSocket::send_multicast_through(std::uint32_t interface_ipv4) {
 }
 
 std::size_t UdpSocket::send_batch(std::span<const OutgoingDatagram> datagrams) noexcept {
-  // Left uninitialized: every entry a call passes is filled first, and
-  // zeroing all 7 KiB would cost more than the typical one-or-two-datagram send.
-  std::array<mmsghdr, kMaxBatch> messages;       // NOLINT(cppcoreguidelines-pro-type-member-init)
-  std::array<iovec, 2 * kMaxBatch> vectors;      // NOLINT(cppcoreguidelines-pro-type-member-init)
-  std::array<sockaddr_in, kMaxBatch> addresses;  // NOLINT(cppcoreguidelines-pro-type-member-init)
+  OutgoingBatch batch;
   std::size_t sent = 0;
   std::size_t next = 0;
+  bool plain_once = false;  // resend a refused segmented message one datagram per message
   while (next < datagrams.size()) {
-    const std::size_t batch = std::min(kMaxBatch, datagrams.size() - next);
-    for (std::size_t i = 0; i < batch; ++i) {
-      const OutgoingDatagram& d = datagrams[next + i];
-      addresses[i] = d.to.to_sockaddr();
-      // iovec wants non-const pointers; sendmmsg only reads them.
-      vectors[2 * i] = iovec{const_cast<std::byte*>(d.header.data()), d.header.size()};
-      vectors[2 * i + 1] = iovec{const_cast<std::byte*>(d.payload.data()), d.payload.size()};
-      messages[i] = mmsghdr{};
-      messages[i].msg_hdr.msg_name = &addresses[i];
-      messages[i].msg_hdr.msg_namelen = sizeof(sockaddr_in);
-      messages[i].msg_hdr.msg_iov = &vectors[2 * i];
-      messages[i].msg_hdr.msg_iovlen = d.payload.empty() ? 1 : 2;
-    }
-    const int n = ::sendmmsg(fd_, messages.data(), static_cast<unsigned>(batch), 0);
+    const bool segment = segments() && !plain_once;
+    plain_once = false;
+    batch.build(datagrams.subspan(next), segment);
+    const int n = ::sendmmsg(fd_, batch.messages(), batch.message_count(), 0);
     if (n > 0) {
-      sent += static_cast<std::size_t>(n);
-      next += static_cast<std::size_t>(n);
+      const std::size_t carried = batch.datagrams_in_first(static_cast<std::size_t>(n));
+      sent += carried;
+      next += carried;
+      if (carried > static_cast<std::size_t>(n)) {
+        std::uint64_t segmented = 0;
+        for (int i = 0; i < n; ++i) {
+          segmented += batch.segmented(static_cast<std::size_t>(i)) ? 1 : 0;
+        }
+        segmented_messages_.fetch_add(segmented, std::memory_order_relaxed);
+      }
       continue;
     }
-    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == ENOBUFS)) {
+    const int error = errno;
+    if (n < 0 && (error == EAGAIN || error == EWOULDBLOCK || error == ENOBUFS)) {
       // The send buffer is full: wait until the kernel drained some of it.
       pollfd waiting{.fd = fd_, .events = POLLOUT, .revents = 0};
       ::poll(&waiting, 1, 10);
       continue;
     }
-    if (n < 0 && errno == EINTR) {
+    if (n < 0 && error == EINTR) {
+      continue;
+    }
+    if (batch.segmented(0)) {
+      // Refused as a whole: try its datagrams one by one (nothing of it left).
+      give_up_segmentation(error);
+      plain_once = true;
       continue;
     }
     ++next;  // the first datagram is refused (e.g. ECONNREFUSED, EMSGSIZE): skip it
   }
   return sent;
+}
+
+bool UdpSocket::give_up_segmentation(int error) noexcept {
+  // EIO: the device cannot checksum what it would segment; EINVAL: the route's
+  // MTU is below a segment, or the kernel limits segments more than we do.
+  if (error != EIO && error != EINVAL && error != EOPNOTSUPP && error != ENOPROTOOPT) {
+    return false;
+  }
+  if (segmentation_.exchange(false, std::memory_order_relaxed)) {
+    logger().info("udp: the kernel refused a segmented send ({}); sending one datagram per message from now on",
+                  errno_text(error));
+  }
+  return true;
 }
 
 bool UdpSocket::send(std::span<const std::byte> bytes, Endpoint to) noexcept {

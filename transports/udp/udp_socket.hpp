@@ -6,6 +6,7 @@
 #include <sys/socket.h>
 
 #include <array>
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -34,6 +35,10 @@ struct SocketOptions {
   bool reuse_address = false;              ///< Several sockets share the port (multicast discovery).
   std::uint32_t send_buffer_bytes = 0;     ///< 0: the kernel default.
   std::uint32_t receive_buffer_bytes = 0;  ///< 0: the kernel default.
+  /// send_batch() hands runs of equal datagrams to one destination to the
+  /// kernel as one message it cuts up (UDP_SEGMENT), when the kernel has it;
+  /// false: one message per datagram.
+  bool segmentation = true;
 };
 
 /// One datagram to send: a header and a payload, gathered by the kernel.
@@ -66,6 +71,7 @@ struct IncomingDatagram {
 /// serialises them); receive_batch() from one thread.
 class UdpSocket {
  public:
+  /// Datagrams per receive_batch().
   static constexpr std::size_t kMaxBatch = 64;
 
   UdpSocket() = default;
@@ -85,10 +91,13 @@ class UdpSocket {
   /// looped back so participants of this host hear it too.
   Result<void> send_multicast_through(std::uint32_t interface_ipv4);
 
-  /// Sends `datagrams` (any number) with sendmmsg, kMaxBatch per call; waits
-  /// (poll) while the send buffer is full. Returns how many were sent; a
-  /// datagram the kernel refuses (unreachable, too large) is skipped and counted
-  /// as not sent.
+  /// Sends `datagrams` (any number) with sendmmsg, up to 128 per call (runs
+  /// of equal datagrams to one destination as one segmented message each,
+  /// see OutgoingBatch); waits (poll) while the send buffer is full. Returns
+  /// how many were sent; a datagram the kernel refuses (unreachable, too
+  /// large) is skipped and counted as not sent. A segmented message the
+  /// kernel refuses as such (a device without checksum offload: EIO) is sent
+  /// again one datagram per message, and the socket stops segmenting.
   std::size_t send_batch(std::span<const OutgoingDatagram> datagrams) noexcept;
   /// One datagram.
   bool send(std::span<const std::byte> bytes, Endpoint to) noexcept;
@@ -101,11 +110,25 @@ class UdpSocket {
   std::size_t receive_batch(std::span<IncomingDatagram> datagrams) noexcept;
   /// Whether a datagram waits to be received (one ioctl).
   [[nodiscard]] bool has_pending() const noexcept;
+  /// Whether send_batch() segments runs (asked for, the kernel has it, and
+  /// no send refused it yet).
+  [[nodiscard]] bool segments() const noexcept { return segmentation_.load(std::memory_order_relaxed); }
+  /// Segmented messages sent so far (a statistic).
+  [[nodiscard]] std::uint64_t segmented_messages() const noexcept {
+    return segmented_messages_.load(std::memory_order_relaxed);
+  }
 
  private:
   explicit UdpSocket(int fd) noexcept : fd_(fd) {}
+  /// A segmented message was refused with `error`: whether that means the
+  /// path cannot segment (then segmentation is off for good).
+  bool give_up_segmentation(int error) noexcept;
+
   int fd_ = -1;
   Endpoint local_;
+  // Relaxed: flags and statistics, no data is published through them.
+  std::atomic<bool> segmentation_{false};
+  std::atomic<std::uint64_t> segmented_messages_{0};
 };
 
 }  // namespace axon::udp

@@ -1,7 +1,10 @@
 #include "transports/udp/udp_writer.hpp"
 
+#include <time.h>
+
 #include <algorithm>
 
+#include "src/base/clock.hpp"
 #include "src/base/log.hpp"
 
 namespace axon::udp {
@@ -45,6 +48,7 @@ PublishResult UdpWriter::publish(LoanedChunk chunk, std::size_t payload_bytes, s
   if (!has_destinations_.load(std::memory_order_relaxed)) {
     return local_->publish(chunk, payload_bytes, payload_offset);
   }
+  wait_for_pacer();
   const Hold guard(*this);
   const bool reliable =
       std::any_of(destinations_.begin(), destinations_.end(), [](const WriterDestination& d) { return d.reliable; });
@@ -91,15 +95,30 @@ constexpr std::uint64_t pack_progress(std::uint64_t sequence, std::uint32_t frag
 }
 }  // namespace
 
+void UdpWriter::wait_for_pacer() noexcept {
+  std::int64_t wait = 0;
+  {
+    const Hold guard(*this);
+    wait = pacer_.delay_ns(monotonic_now_ns());
+  }
+  if (wait > 0) {
+    // Without the mutex: NACKs are answered meanwhile, heartbeats go out.
+    const timespec duration{.tv_sec = wait / 1'000'000'000, .tv_nsec = static_cast<long>(wait % 1'000'000'000)};
+    ::nanosleep(&duration, nullptr);
+  }
+}
+
 void UdpWriter::send_message(std::uint64_t sequence, std::span<const std::byte> message,
                              std::span<const WriterDestination* const> to) noexcept {
   const auto fragments = static_cast<std::uint32_t>(fragment_count_for(message.size(), context_.fragment_bytes));
   for (std::uint32_t first = 0; first < fragments; first += kBatch) {
     const std::uint32_t end = std::min<std::uint32_t>(fragments, first + kBatch);
+    const std::size_t bytes = (std::size_t{end - first} * (context_.fragment_bytes + kDataHeaderBytes)) * to.size();
     // Release, before the datagrams leave: a NACK that saw them missing
     // arrives after this store (through the kernel) and its acquire load sees it.
     progress_.store(pack_progress(sequence, end), std::memory_order_release);
     send_fragments(sequence, message, first, end, to);
+    pacer_.sent(monotonic_now_ns(), bytes);
   }
 }
 
@@ -109,7 +128,9 @@ void UdpWriter::send_fragments(std::uint64_t sequence, std::span<const std::byte
     const auto batch_end = static_cast<std::uint32_t>(std::min<std::uint64_t>(end, batch_first + kBatch));
     outgoing_.clear();
     // Headers are encoded once per reliability variant, then gathered with
-    // the payload straight from the chunk for every destination.
+    // the payload straight from the chunk for every destination, one
+    // destination after the other: a destination's datagrams of the batch
+    // are one run, which the socket sends as a few segmented messages.
     for (std::uint32_t index = batch_first; index < batch_end; ++index) {
       const DataFragment fragment =
           make_fragment(topic_id_, writer_id_, sequence, message, context_.fragment_bytes, index);
@@ -118,9 +139,12 @@ void UdpWriter::send_fragments(std::uint64_t sequence, std::span<const std::byte
         auto& header = headers_[2 * slot + static_cast<std::size_t>(variant)];
         (void)encode_data_header(header, context_.sender_id, fragment, context_.checksum, variant == 1);
       }
-      for (const WriterDestination* d : to) {
+      payloads_[slot] = fragment.payload;
+    }
+    for (const WriterDestination* d : to) {
+      for (std::size_t slot = 0; slot < batch_end - batch_first; ++slot) {
         outgoing_.push_back(OutgoingDatagram{
-            .header = headers_[2 * slot + (d->reliable ? 1 : 0)], .payload = fragment.payload, .to = d->to});
+            .header = headers_[2 * slot + (d->reliable ? 1 : 0)], .payload = payloads_[slot], .to = d->to});
       }
     }
     const std::size_t sent = context_.socket->send_batch(outgoing_);
@@ -268,6 +292,10 @@ void UdpWriter::answer(const DeferredNack& request) noexcept {
       if (range.first_fragment < end) {
         send_fragments(range.sequence, kept->payload, range.first_fragment, end, target);
         NetworkCounterCells::add(context_.counters->fragments_resent, end - range.first_fragment);
+        // The receiver lost these: it reads slower than we send.
+        const std::int64_t now = monotonic_now_ns();
+        pacer_.on_loss(now, range.sequence, sequence_);
+        pacer_.sent(now, std::size_t{end - range.first_fragment} * (context_.fragment_bytes + kDataHeaderBytes));
       }
       continue;
     }

@@ -15,6 +15,7 @@
 #include "axon/transport.hpp"
 #include "transports/shm/shm_ports.hpp"
 #include "transports/udp/send_context.hpp"
+#include "transports/udp/send_pacer.hpp"
 #include "transports/udp/wire_format.hpp"
 
 namespace axon::udp {
@@ -29,6 +30,10 @@ struct WriterDestination {
   std::uint64_t first_sequence = 0;  ///< First message it gets (set by the writer when it is added).
 };
 
+/// Pacing: a RELIABLE stream whose receiver loses datagrams (it NACKs what
+/// has to be resent) is paced (SendPacer): publish() then sleeps before a
+/// message until the pacer lets it go, without the mutex.
+///
 /// Thread safety: publish(), loan() and discard() from the publishing thread;
 /// set_destinations(), on_nack() and send_heartbeats() from the participant's
 /// threads. A mutex orders the two: it is held for a network publish (which
@@ -105,6 +110,9 @@ class UdpWriter {
   /// Queues a NACK for the holder of mutex_; false when the queue is full.
   bool defer(const DeferredNack& request) noexcept;
   void answer_deferred() noexcept;
+  /// Sleeps until the pacer lets the next message go (at once when not
+  /// paced); takes mutex_ only to ask.
+  void wait_for_pacer() noexcept;
   /// Resends or GAPs for `request`; the caller holds mutex_.
   void answer(const DeferredNack& request) noexcept;
   /// Sends message `sequence` to `to` batch by batch, recording progress_.
@@ -133,13 +141,16 @@ class UdpWriter {
   /// it is not resent (a receiver NACKs the rest of a message when its sender
   /// pauses in the middle of it, e.g. descheduled on a loaded host).
   std::atomic<std::uint64_t> progress_{0};
+  SendPacer pacer_;               ///< Guarded by mutex_.
   std::vector<Kept> history_;     ///< Ring, capacity history_depth; guarded by mutex_.
   std::size_t history_head_ = 0;  ///< Oldest entry.
   std::size_t history_count_ = 0;
-  // Scratch for one batch of headers (two variants: best effort, reliable)
-  // and its datagrams; guarded by mutex_.
-  static constexpr std::size_t kBatch = UdpSocket::kMaxBatch;
+  // Scratch for one batch of headers (two variants: best effort, reliable),
+  // the fragments' payloads and the batch's datagrams; guarded by mutex_. A
+  // batch is what one sendmmsg call takes (OutgoingBatch::kMaxDatagrams).
+  static constexpr std::size_t kBatch = 128;
   std::array<std::array<std::byte, kDataHeaderBytes>, 2 * kBatch> headers_{};
+  std::array<std::span<const std::byte>, kBatch> payloads_{};
   std::vector<OutgoingDatagram> outgoing_;
 
   /// NACKs that came while mutex_ was held (a publish in progress): answered

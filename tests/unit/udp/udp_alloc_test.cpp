@@ -17,6 +17,7 @@
 #include "tests/support/allocation_hooks.hpp"
 #include "transports/udp/reassembly.hpp"
 #include "transports/udp/scatter_receive.hpp"
+#include "transports/udp/udp_socket.hpp"
 #include "transports/udp/wire_format.hpp"
 
 namespace axon::udp {
@@ -207,6 +208,39 @@ TEST(UdpAllocations, ReceivingInPlaceAllocatesNothing) {
   std::cout << "datagrams " << datagrams.size() << ", in place " << c.fragments_in_place << ", copied "
             << c.fragments_copied << ", stale " << kinds[static_cast<std::size_t>(Arrival::Kind::kStale)]
             << ", completed " << c.messages_completed << '\n';
+}
+
+}  // namespace
+}  // namespace axon::udp
+
+namespace axon::udp {
+namespace {
+
+TEST(UdpAllocations, SendingABatchAllocatesNothing) {
+  // Segmented and not: OutgoingBatch lives on the sender's stack.
+  for (const bool segmentation : {true, false}) {
+    auto receiver = UdpSocket::open(
+        SocketOptions{.bind = Endpoint{.ipv4 = 0x7F000001, .port = 0}, .receive_buffer_bytes = 4U << 20U});
+    auto sender =
+        UdpSocket::open(SocketOptions{.bind = Endpoint{.ipv4 = 0x7F000001, .port = 0}, .segmentation = segmentation});
+    ASSERT_TRUE(receiver.ok() && sender.ok());
+    std::array<std::byte, kDataHeaderBytes> header{};
+    std::vector<std::byte> payload(200 * 1408);
+    std::vector<OutgoingDatagram> datagrams;
+    for (std::size_t i = 0; i < 200; ++i) {
+      datagrams.push_back(OutgoingDatagram{
+          .header = header, .payload = std::span(payload).subspan(i * 1408, 1408), .to = receiver->local()});
+    }
+
+    allocations::start();
+    const std::size_t sent = sender->send_batch(datagrams);
+    const std::uint64_t allocated = allocations::stop();
+
+    EXPECT_EQ(sent, datagrams.size());
+    if (allocations::kCounted) {
+      EXPECT_EQ(allocated, 0U) << "segmentation " << segmentation;
+    }
+  }
 }
 
 }  // namespace

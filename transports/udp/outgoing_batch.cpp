@@ -1,0 +1,91 @@
+#include "transports/udp/outgoing_batch.hpp"
+
+#include <netinet/udp.h>
+
+#include <algorithm>
+#include <cstring>
+
+namespace axon::udp {
+namespace {
+
+std::size_t size_of(const OutgoingDatagram& d) noexcept { return d.header.size() + d.payload.size(); }
+
+}  // namespace
+
+std::size_t OutgoingBatch::run_length(std::span<const OutgoingDatagram> datagrams, std::size_t limit) noexcept {
+  const OutgoingDatagram& first = datagrams.front();
+  const std::size_t segment_bytes = size_of(first);
+  if (segment_bytes == 0) {
+    return 1;
+  }
+  const std::size_t longest = std::min({limit, kMaxSegments, kMaxSegmentedBytes / segment_bytes});
+  std::size_t length = 1;
+  while (length < longest && length < datagrams.size()) {
+    const OutgoingDatagram& next = datagrams[length];
+    const std::size_t bytes = size_of(next);
+    if (!(next.to == first.to) || bytes > segment_bytes || bytes == 0) {
+      break;
+    }
+    ++length;
+    if (bytes < segment_bytes) {
+      break;  // only the last segment may be shorter
+    }
+  }
+  return length;
+}
+
+void OutgoingBatch::add_message(std::span<const OutgoingDatagram> run) noexcept {
+  const std::size_t m = message_count_++;
+  iovec* const first_vector = &vectors_[vector_count_];
+  for (const OutgoingDatagram& d : run) {
+    // iovec wants non-const pointers; sendmmsg only reads them.
+    vectors_[vector_count_++] = iovec{const_cast<std::byte*>(d.header.data()), d.header.size()};
+    if (!d.payload.empty()) {
+      vectors_[vector_count_++] = iovec{const_cast<std::byte*>(d.payload.data()), d.payload.size()};
+    }
+  }
+  addresses_[m] = run.front().to.to_sockaddr();
+  datagrams_per_message_[m] = static_cast<std::uint16_t>(run.size());
+  mmsghdr& message = messages_[m];
+  message = mmsghdr{};
+  message.msg_hdr.msg_name = &addresses_[m];
+  message.msg_hdr.msg_namelen = sizeof(sockaddr_in);
+  message.msg_hdr.msg_iov = first_vector;
+  message.msg_hdr.msg_iovlen = static_cast<std::size_t>(&vectors_[vector_count_] - first_vector);
+  if (run.size() > 1) {
+    // The kernel cuts the message every `segment` bytes: each piece is one
+    // datagram of the run, header and payload.
+    const auto segment = static_cast<std::uint16_t>(size_of(run.front()));
+    message.msg_hdr.msg_control = controls_[m].bytes.data();
+    message.msg_hdr.msg_controllen = controls_[m].bytes.size();
+    cmsghdr* const control = CMSG_FIRSTHDR(&message.msg_hdr);
+    control->cmsg_level = SOL_UDP;
+    control->cmsg_type = UDP_SEGMENT;
+    control->cmsg_len = CMSG_LEN(sizeof(segment));
+    std::memcpy(CMSG_DATA(control), &segment, sizeof(segment));
+  }
+}
+
+std::size_t OutgoingBatch::build(std::span<const OutgoingDatagram> datagrams, bool segment) noexcept {
+  message_count_ = 0;
+  vector_count_ = 0;
+  std::size_t taken = 0;
+  const std::size_t budget = std::min(datagrams.size(), kMaxDatagrams);
+  while (taken < budget) {
+    const std::span<const OutgoingDatagram> rest = datagrams.subspan(taken, budget - taken);
+    const std::size_t length = segment ? run_length(rest, rest.size()) : 1;
+    add_message(rest.first(length));
+    taken += length;
+  }
+  return taken;
+}
+
+std::size_t OutgoingBatch::datagrams_in_first(std::size_t messages) const noexcept {
+  std::size_t datagrams = 0;
+  for (std::size_t i = 0; i < std::min(messages, message_count_); ++i) {
+    datagrams += datagrams_per_message_[i];
+  }
+  return datagrams;
+}
+
+}  // namespace axon::udp
