@@ -73,9 +73,15 @@ std::size_t OutgoingBatch::build(std::span<const OutgoingDatagram> datagrams, bo
   const std::size_t budget = std::min(datagrams.size(), kMaxDatagrams);
   while (taken < budget) {
     const std::span<const OutgoingDatagram> rest = datagrams.subspan(taken, budget - taken);
-    const std::size_t length = segment ? run_length(rest, rest.size()) : 1;
-    add_message(rest.first(length));
-    taken += length;
+    const std::size_t run = segment ? run_length(rest, rest.size()) : 1;
+    if (run < kMinSegments) {
+      for (std::size_t i = 0; i < run; ++i) {
+        add_message(rest.subspan(i, 1));
+      }
+    } else {
+      add_message(rest.first(run));
+    }
+    taken += run;
   }
   return taken;
 }

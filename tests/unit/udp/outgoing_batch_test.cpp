@@ -53,20 +53,38 @@ TEST(OutgoingBatch, ARunToOneDestinationIsOneSegmentedMessage) {
 
 TEST(OutgoingBatch, ADestinationChangeOrAShorterDatagramEndsARun) {
   Datagrams d;
-  d.add(kA, 1408);
-  d.add(kA, 1408);
-  d.add(kB, 1408);
+  for (int i = 0; i < 10; ++i) {
+    d.add(kA, 1408);
+  }
+  for (int i = 0; i < 9; ++i) {
+    d.add(kB, 1408);
+  }
   d.add(kB, 700);
-  d.add(kB, 1408);  // after a shorter one: a new run
+  for (int i = 0; i < 10; ++i) {
+    d.add(kB, 1408);  // after a shorter one: a new run
+  }
   OutgoingBatch sut;
 
-  EXPECT_EQ(sut.build(d.list, true), 5U);
+  EXPECT_EQ(sut.build(d.list, true), 30U);
 
   ASSERT_EQ(sut.message_count(), 3U);
-  EXPECT_EQ(sut.datagrams_in_first(1), 2U);
-  EXPECT_EQ(sut.datagrams_in_first(2), 4U);
-  EXPECT_FALSE(sut.segmented(2));
-  EXPECT_EQ(segment_of(sut.messages()[2]), 0);
+  EXPECT_EQ(sut.datagrams_in_first(1), 10U);
+  EXPECT_EQ(sut.datagrams_in_first(2), 20U);
+  EXPECT_TRUE(sut.segmented(2));
+}
+
+TEST(OutgoingBatch, AShortRunGoesOneDatagramPerMessage) {
+  Datagrams d;
+  d.add(kA, 1408);
+  d.add(kA, 640);  // a 2 KiB message: two fragments
+  OutgoingBatch sut;
+
+  EXPECT_EQ(sut.build(d.list, true), 2U);
+
+  ASSERT_EQ(sut.message_count(), 2U);
+  EXPECT_FALSE(sut.segmented(0));
+  EXPECT_FALSE(sut.segmented(1));
+  EXPECT_EQ(segment_of(sut.messages()[0]), 0);
 }
 
 TEST(OutgoingBatch, ARunStopsWhereOnePacketsLengthWouldOverflow) {
