@@ -46,8 +46,23 @@ void SendPacer::on_loss(std::int64_t now_ns, std::uint64_t lost_sequence, std::u
   // Unpaced, the rate of the last kAverageNs (not of the last burst: the
   // receiver's socket buffer absorbs bursts, what overran it is the average).
   const double base = rate_ == kUnlimited ? average_rate_ : rate_;
-  rate_ = std::max(kMinBytesPerSecond, base * kDecrease);
+  // The first cut halves: unpaced, the writer sends as fast as its CPU
+  // allows, likely far above what overran the receiver.
+  rate_ = std::max(kMinBytesPerSecond, base * (rate_ == kUnlimited ? 0.5 : kDecrease));
   step_ = base / 32;
+  last_decrease_ns_ = now_ns;
+  last_increase_ns_ = now_ns;
+  next_ns_ = std::max(next_ns_, static_cast<double>(now_ns));
+}
+
+void SendPacer::on_history_overrun(std::int64_t now_ns) noexcept {
+  if (now_ns - last_overrun_ns_ < kIncreaseIntervalNs) {
+    return;  // the GAPs of one NACK, or of one round
+  }
+  last_overrun_ns_ = now_ns;
+  const double base = rate_ == kUnlimited ? average_rate_ : rate_;
+  rate_ = std::max(kMinBytesPerSecond, base / 2);
+  step_ = rate_ / 32;
   last_decrease_ns_ = now_ns;
   last_increase_ns_ = now_ns;
   next_ns_ = std::max(next_ns_, static_cast<double>(now_ns));

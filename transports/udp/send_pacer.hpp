@@ -4,7 +4,7 @@
 // overruns the receiver's socket buffer), and a writer that sends faster than
 // its receiver reads loses datagrams, then sends them again, which loads the
 // receiver more. The receiver's NACKs are the writer's only news of it, so
-// the pacer treats a NACK that needs resends as loss: it cuts the rate by a quarter
+// the pacer treats a NACK that needs resends as loss: it halves the rate the first time, then cuts it by a quarter
 // (once per overrun: losses of messages sent before the last decrease do not count again, and at most once per
 // kDecreaseIntervalNs) and raises it again by a fraction every kIncreaseIntervalNs without loss, until no limit is left
 // (AIMD, as TCP and NORM do). Without loss it never delays anything.
@@ -36,6 +36,11 @@ class SendPacer {
   /// messages sent before the last decrease are that overrun's, not a new one.
   void on_loss(std::int64_t now_ns, std::uint64_t lost_sequence, std::uint64_t newest_sequence) noexcept;
 
+  /// A receiver asked at `now_ns` for a message the history no longer holds
+  /// (a GAP answers): it is a whole history behind, so the rate is halved at
+  /// once, whatever the rules above (at most once per kIncreaseIntervalNs).
+  void on_history_overrun(std::int64_t now_ns) noexcept;
+
   /// The current limit, kUnlimited when none.
   [[nodiscard]] double bytes_per_second() const noexcept { return rate_; }
 
@@ -46,6 +51,7 @@ class SendPacer {
   double step_ = 0;     ///< Added per kIncreaseIntervalNs without loss: 1/32 of the rate before the last cut.
   double next_ns_ = 0;  ///< When the next byte may leave at rate_.
   std::int64_t last_decrease_ns_ = 0;
+  std::int64_t last_overrun_ns_ = 0;
   std::uint64_t decreased_at_sequence_ = 0;  ///< Newest sequence sent at the last decrease.
   std::int64_t last_increase_ns_ = 0;
   std::int64_t last_sent_ns_ = 0;

@@ -309,6 +309,7 @@ void UdpWriter::answer(const DeferredNack& request) noexcept {
       NetworkCounterCells::add(context_.counters->datagrams_sent);
       NetworkCounterCells::add(context_.counters->gaps_sent);
     }
+    pacer_.on_history_overrun(monotonic_now_ns());
     gap_sent_until = end;
   }
 }

@@ -77,6 +77,17 @@ TEST(SendPacer, TheRateGrowsBackWithoutLossButNotBeyondWhatIsSent) {
   EXPECT_EQ(sut.bytes_per_second(), grown);  // a limit it does not reach does not grow
 }
 
+TEST(SendPacer, AReceiverAWholeHistoryBehindHalvesTheRateAtOnce) {
+  SendPacer sut;
+  send_steadily(sut, 1, 500, 1);
+  sut.on_loss(500 * kMs, 10, 20);
+  const double cut = sut.bytes_per_second();
+
+  sut.on_history_overrun(501 * kMs);  // within the decrease interval: cuts anyway
+
+  EXPECT_DOUBLE_EQ(sut.bytes_per_second(), cut / 2);
+}
+
 TEST(SendPacer, TheRateNeverFallsBelowTheFloor) {
   SendPacer sut;
   sut.sent(1 * kMs, 1000);
