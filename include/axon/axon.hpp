@@ -4,6 +4,7 @@
 #include "axon/callback_subscription.hpp"  // IWYU pragma: export
 #include "axon/deployment_config.hpp"      // IWYU pragma: export
 #include "axon/executor.hpp"               // IWYU pragma: export
+#include "axon/graph.hpp"                  // IWYU pragma: export
 #include "axon/loan.hpp"                   // IWYU pragma: export
 #include "axon/node.hpp"                   // IWYU pragma: export
 #include "axon/options.hpp"                // IWYU pragma: export

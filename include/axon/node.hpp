@@ -2,10 +2,13 @@
 // publishers and subscribers.
 #pragma once
 
+#include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <type_traits>
@@ -14,6 +17,7 @@
 
 #include "axon/callback_subscription.hpp"
 #include "axon/deployment_config.hpp"
+#include "axon/graph.hpp"
 #include "axon/network.hpp"
 #include "axon/options.hpp"
 #include "axon/publisher.hpp"
@@ -88,6 +92,33 @@ class Node {
       std::type_identity_t<std::function<void(const Sample<T>&)>> callback) {
     return make_callback_subscription<T>(topic, qos, std::move(callback));
   }
+
+  // Graph events (axon/graph.hpp, docs/design/graph-events.md): who
+  // publishes and subscribes a topic, and waits for that to change, across
+  // the processes of the domain. Slow path (allocates); none waits for the
+  // domain lock behind another process.
+
+  /// A watcher of `topic`'s publishers and subscribers (poll() / wait()).
+  /// kRequirementNotMet when the transport does not report the graph.
+  Result<GraphWatcher> watch_graph(std::string_view topic);
+  /// `topic`'s endpoints now; kTimeout when the domain lock stayed held by
+  /// another process for all of `timeout`.
+  Result<std::vector<GraphEndpoint>> graph_endpoints(std::string_view topic,
+                                                     std::chrono::nanoseconds timeout = std::chrono::seconds(1));
+  /// Sleeps (no polling: the graph word wakes it) until `holds(endpoints of
+  /// topic)` is true, or `timeout` passed (kTimedOut, an outcome). Negative
+  /// timeout: no timeout.
+  Result<GraphWait> wait_for_graph(std::string_view topic,
+                                   const std::function<bool(std::span<const GraphEndpoint>)>& holds,
+                                   std::chrono::nanoseconds timeout);
+  /// wait_for_graph() until `topic` has at least `at_least` endpoints of
+  /// `kind` (0: until it has none, e.g. "the publisher left").
+  Result<GraphWait> wait_for_endpoints(std::string_view topic, GraphEndpointKind kind, std::size_t at_least,
+                                       std::chrono::nanoseconds timeout);
+  /// A subscription an executor runs: `callback` gets each event of `topic`
+  /// (first: every endpoint present, as kAppeared). Add it to an executor.
+  Result<std::shared_ptr<GraphSubscription>> on_graph_event(std::string_view topic,
+                                                            GraphSubscription::Callback callback);
 
   [[nodiscard]] const std::string& name() const noexcept { return name_; }
   [[nodiscard]] std::uint32_t domain_id() const noexcept { return domain_id_; }
