@@ -68,4 +68,19 @@ Result<std::shared_ptr<GraphSubscription>> Node::on_graph_event(std::string_view
   return std::make_shared<GraphSubscription>(std::move(*watcher), std::move(callback));
 }
 
+Result<void> Node::refuse_second_server(std::string_view service, std::string_view requests_topic) {
+  auto now = graph_endpoints(requests_topic);
+  if (!now) {
+    return now.error();
+  }
+  for (const GraphEndpoint& e : *now) {
+    if (e.kind == GraphEndpointKind::kSubscriber) {
+      return Error(ErrorCode::kLimitReached, "service '" + std::string(service) + "' already has a server (node '" +
+                                                 e.node_name + "', pid " + std::to_string(e.pid) +
+                                                 "); a service has one server: stop that one or use another name");
+    }
+  }
+  return {};
+}
+
 }  // namespace axon

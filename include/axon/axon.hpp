@@ -2,6 +2,7 @@
 #pragma once
 
 #include "axon/callback_subscription.hpp"  // IWYU pragma: export
+#include "axon/client.hpp"                 // IWYU pragma: export
 #include "axon/deployment_config.hpp"      // IWYU pragma: export
 #include "axon/executor.hpp"               // IWYU pragma: export
 #include "axon/graph.hpp"                  // IWYU pragma: export
@@ -12,6 +13,7 @@
 #include "axon/realtime.hpp"               // IWYU pragma: export
 #include "axon/result.hpp"                 // IWYU pragma: export
 #include "axon/sample.hpp"                 // IWYU pragma: export
+#include "axon/service.hpp"                // IWYU pragma: export
 #include "axon/subscriber.hpp"             // IWYU pragma: export
 #include "axon/wait_set.hpp"               // IWYU pragma: export
 #include "axon/wait_strategy.hpp"          // IWYU pragma: export

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "axon/callback_subscription.hpp"
+#include "axon/client.hpp"
 #include "axon/deployment_config.hpp"
 #include "axon/graph.hpp"
 #include "axon/network.hpp"
@@ -23,6 +24,8 @@
 #include "axon/publisher.hpp"
 #include "axon/result.hpp"
 #include "axon/serializer.hpp"
+#include "axon/service.hpp"
+#include "axon/service_message.hpp"
 #include "axon/subscriber.hpp"
 #include "axon/transport.hpp"
 #include "axon/type_identity.hpp"
@@ -120,6 +123,63 @@ class Node {
   Result<std::shared_ptr<GraphSubscription>> on_graph_event(std::string_view topic,
                                                             GraphSubscription::Callback callback);
 
+  // Services (axon/service.hpp, axon/client.hpp, docs/design/services.md):
+  // request/response on topics, raw structs loaned and read in place.
+
+  /// Serves `service`: `handler(request, reply)` fills each caller's reply
+  /// in place (run it with an executor, or Server::handle_one()). Refused
+  /// when the service already has a server (kLimitReached, naming its node)
+  /// or its name is unusable.
+  template <class Req, class Rep>
+  Result<std::shared_ptr<Server<Req, Rep>>> serve(std::string_view service, typename Server<Req, Rep>::Handler handler,
+                                                  const ServiceOptions& options = {}) {
+    using ReplyMessage = detail::ServiceMessage<Rep>;
+    if (auto ok = detail::check_service_name(service); !ok) {
+      return ok.error();
+    }
+    if (!handler) {
+      return Error(ErrorCode::kInvalidArgument, "serve(): the handler is empty");
+    }
+    const std::string requests_topic = detail::request_topic(service);
+    if (auto taken = refuse_second_server(service, requests_topic); !taken) {
+      return taken.error();
+    }
+    auto requests = make_subscriber<detail::ServiceMessage<Req>>(
+        requests_topic, SubscriberQos{.history = History::kKeepAll, .depth = options.request_depth});
+    if (!requests) {
+      return requests.error();
+    }
+    std::shared_ptr<Transport> transport = transport_;
+    auto advertise = [transport](std::string_view topic) { return advertise_raw<ReplyMessage>(*transport, topic); };
+    return std::make_shared<Server<Req, Rep>>(std::string(service), std::move(*requests), std::move(handler),
+                                              std::move(advertise));
+  }
+
+  /// A client of `service` (its own reply topic). It may be created before
+  /// the server; calls fail with kNoServer until one serves.
+  template <class Req, class Rep>
+  Result<std::shared_ptr<Client<Req, Rep>>> client(std::string_view service, const ServiceOptions& options = {}) {
+    if (auto ok = detail::check_service_name(service); !ok) {
+      return ok.error();
+    }
+    const std::uint64_t key = detail::new_client_key();
+    auto replies = make_subscriber<detail::ServiceMessage<Rep>>(detail::reply_topic(service, key),
+                                                                SubscriberQos{.depth = options.reply_depth});
+    if (!replies) {
+      return replies.error();
+    }
+    auto requests = make_publisher<detail::ServiceMessage<Req>>(detail::request_topic(service), PublisherQos{});
+    if (!requests) {
+      return requests.error();
+    }
+    auto servers = watch_graph(detail::request_topic(service));
+    if (!servers) {
+      return servers.error();
+    }
+    return std::make_shared<Client<Req, Rep>>(std::string(service), key, std::move(*requests), std::move(*replies),
+                                              std::move(*servers));
+  }
+
   [[nodiscard]] const std::string& name() const noexcept { return name_; }
   [[nodiscard]] std::uint32_t domain_id() const noexcept { return domain_id_; }
   /// Free and total chunks per class of this node's pool.
@@ -216,6 +276,20 @@ class Node {
     }
     return std::make_shared<CallbackSubscription<T>>(std::move(*subscriber), std::move(callback));
   }
+  /// A publisher of a raw struct with the default QoS, on `transport` (what a
+  /// server's reply topics are advertised with, after its node may be gone).
+  template <class T>
+  static Result<std::shared_ptr<Publisher<T>>> advertise_raw(Transport& transport, std::string_view topic) {
+    PublisherQos qos;
+    qos.max_payload_bytes = sizeof(T);
+    auto port = transport.advertise(describe<T>(topic, false, qos.max_payload_bytes), qos);
+    if (!port) {
+      return port.error();
+    }
+    return std::make_shared<Publisher<T>>(std::move(*port), std::string(topic), qos);
+  }
+  /// kLimitReached naming the server when `requests_topic` has a subscriber already.
+  Result<void> refuse_second_server(std::string_view service, std::string_view requests_topic);
   /// `code` when given; else the deployment config's QoS for the topic, if
   /// it lists the topic; else the defaults.
   [[nodiscard]] PublisherQos publisher_qos_for(std::string_view topic, const std::optional<PublisherQos>& code) const;
