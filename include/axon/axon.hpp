@@ -2,8 +2,10 @@
 #pragma once
 
 #include "axon/callback_subscription.hpp"  // IWYU pragma: export
+#include "axon/client.hpp"                 // IWYU pragma: export
 #include "axon/deployment_config.hpp"      // IWYU pragma: export
 #include "axon/executor.hpp"               // IWYU pragma: export
+#include "axon/graph.hpp"                  // IWYU pragma: export
 #include "axon/loan.hpp"                   // IWYU pragma: export
 #include "axon/node.hpp"                   // IWYU pragma: export
 #include "axon/options.hpp"                // IWYU pragma: export
@@ -11,6 +13,7 @@
 #include "axon/realtime.hpp"               // IWYU pragma: export
 #include "axon/result.hpp"                 // IWYU pragma: export
 #include "axon/sample.hpp"                 // IWYU pragma: export
+#include "axon/service.hpp"                // IWYU pragma: export
 #include "axon/subscriber.hpp"             // IWYU pragma: export
 #include "axon/wait_set.hpp"               // IWYU pragma: export
 #include "axon/wait_strategy.hpp"          // IWYU pragma: export

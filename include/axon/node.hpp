@@ -2,10 +2,13 @@
 // publishers and subscribers.
 #pragma once
 
+#include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <type_traits>
@@ -13,12 +16,16 @@
 #include <vector>
 
 #include "axon/callback_subscription.hpp"
+#include "axon/client.hpp"
 #include "axon/deployment_config.hpp"
+#include "axon/graph.hpp"
 #include "axon/network.hpp"
 #include "axon/options.hpp"
 #include "axon/publisher.hpp"
 #include "axon/result.hpp"
 #include "axon/serializer.hpp"
+#include "axon/service.hpp"
+#include "axon/service_message.hpp"
 #include "axon/subscriber.hpp"
 #include "axon/transport.hpp"
 #include "axon/type_identity.hpp"
@@ -87,6 +94,90 @@ class Node {
       std::string_view topic, const SubscriberQos& qos,
       std::type_identity_t<std::function<void(const Sample<T>&)>> callback) {
     return make_callback_subscription<T>(topic, qos, std::move(callback));
+  }
+
+  // Graph events (axon/graph.hpp, docs/design/graph-events.md): who
+  // publishes and subscribes a topic, and waits for that to change, across
+  // the processes of the domain. Slow path (allocates); none waits for the
+  // domain lock behind another process.
+
+  /// A watcher of `topic`'s publishers and subscribers (poll() / wait()).
+  /// kRequirementNotMet when the transport does not report the graph.
+  Result<GraphWatcher> watch_graph(std::string_view topic);
+  /// `topic`'s endpoints now; kTimeout when the domain lock stayed held by
+  /// another process for all of `timeout`.
+  Result<std::vector<GraphEndpoint>> graph_endpoints(std::string_view topic,
+                                                     std::chrono::nanoseconds timeout = std::chrono::seconds(1));
+  /// Sleeps (no polling: the graph word wakes it) until `holds(endpoints of
+  /// topic)` is true, or `timeout` passed (kTimedOut, an outcome). Negative
+  /// timeout: no timeout.
+  Result<GraphWait> wait_for_graph(std::string_view topic,
+                                   const std::function<bool(std::span<const GraphEndpoint>)>& holds,
+                                   std::chrono::nanoseconds timeout);
+  /// wait_for_graph() until `topic` has at least `at_least` endpoints of
+  /// `kind` (0: until it has none, e.g. "the publisher left").
+  Result<GraphWait> wait_for_endpoints(std::string_view topic, GraphEndpointKind kind, std::size_t at_least,
+                                       std::chrono::nanoseconds timeout);
+  /// A subscription an executor runs: `callback` gets each event of `topic`
+  /// (first: every endpoint present, as kAppeared). Add it to an executor.
+  Result<std::shared_ptr<GraphSubscription>> on_graph_event(std::string_view topic,
+                                                            GraphSubscription::Callback callback);
+
+  // Services (axon/service.hpp, axon/client.hpp, docs/design/services.md):
+  // request/response on topics, raw structs loaned and read in place.
+
+  /// Serves `service`: `handler(request, reply)` fills each caller's reply
+  /// in place (run it with an executor, or Server::handle_one()). Refused
+  /// when the service already has a server (kLimitReached, naming its node)
+  /// or its name is unusable.
+  template <class Req, class Rep>
+  Result<std::shared_ptr<Server<Req, Rep>>> serve(std::string_view service, typename Server<Req, Rep>::Handler handler,
+                                                  const ServiceOptions& options = {}) {
+    using ReplyMessage = detail::ServiceMessage<Rep>;
+    if (auto ok = detail::check_service_name(service); !ok) {
+      return ok.error();
+    }
+    if (!handler) {
+      return Error(ErrorCode::kInvalidArgument, "serve(): the handler is empty");
+    }
+    const std::string requests_topic = detail::request_topic(service);
+    if (auto taken = refuse_second_server(service, requests_topic); !taken) {
+      return taken.error();
+    }
+    auto requests = make_subscriber<detail::ServiceMessage<Req>>(
+        requests_topic, SubscriberQos{.history = History::kKeepAll, .depth = options.request_depth});
+    if (!requests) {
+      return requests.error();
+    }
+    std::shared_ptr<Transport> transport = transport_;
+    auto advertise = [transport](std::string_view topic) { return advertise_raw<ReplyMessage>(*transport, topic); };
+    return std::make_shared<Server<Req, Rep>>(std::string(service), std::move(*requests), std::move(handler),
+                                              std::move(advertise));
+  }
+
+  /// A client of `service` (its own reply topic). It may be created before
+  /// the server; calls fail with kNoServer until one serves.
+  template <class Req, class Rep>
+  Result<std::shared_ptr<Client<Req, Rep>>> client(std::string_view service, const ServiceOptions& options = {}) {
+    if (auto ok = detail::check_service_name(service); !ok) {
+      return ok.error();
+    }
+    const std::uint64_t key = detail::new_client_key();
+    auto replies = make_subscriber<detail::ServiceMessage<Rep>>(detail::reply_topic(service, key),
+                                                                SubscriberQos{.depth = options.reply_depth});
+    if (!replies) {
+      return replies.error();
+    }
+    auto requests = make_publisher<detail::ServiceMessage<Req>>(detail::request_topic(service), PublisherQos{});
+    if (!requests) {
+      return requests.error();
+    }
+    auto servers = watch_graph(detail::request_topic(service));
+    if (!servers) {
+      return servers.error();
+    }
+    return std::make_shared<Client<Req, Rep>>(std::string(service), key, std::move(*requests), std::move(*replies),
+                                              std::move(*servers));
   }
 
   [[nodiscard]] const std::string& name() const noexcept { return name_; }
@@ -185,6 +276,20 @@ class Node {
     }
     return std::make_shared<CallbackSubscription<T>>(std::move(*subscriber), std::move(callback));
   }
+  /// A publisher of a raw struct with the default QoS, on `transport` (what a
+  /// server's reply topics are advertised with, after its node may be gone).
+  template <class T>
+  static Result<std::shared_ptr<Publisher<T>>> advertise_raw(Transport& transport, std::string_view topic) {
+    PublisherQos qos;
+    qos.max_payload_bytes = sizeof(T);
+    auto port = transport.advertise(describe<T>(topic, false, qos.max_payload_bytes), qos);
+    if (!port) {
+      return port.error();
+    }
+    return std::make_shared<Publisher<T>>(std::move(*port), std::string(topic), qos);
+  }
+  /// kLimitReached naming the server when `requests_topic` has a subscriber already.
+  Result<void> refuse_second_server(std::string_view service, std::string_view requests_topic);
   /// `code` when given; else the deployment config's QoS for the topic, if
   /// it lists the topic; else the defaults.
   [[nodiscard]] PublisherQos publisher_qos_for(std::string_view topic, const std::optional<PublisherQos>& code) const;

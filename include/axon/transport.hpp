@@ -211,6 +211,38 @@ class SubscriberPort {
   [[nodiscard]] virtual WaitSource* wait_source() noexcept { return nullptr; }
 };
 
+/// Which side of a topic a graph endpoint is.
+enum class GraphEndpointKind : std::uint8_t { kPublisher, kSubscriber };
+
+/// One publisher or subscriber of a topic as the domain's graph shows it.
+struct GraphEndpoint {
+  GraphEndpointKind kind = GraphEndpointKind::kPublisher;
+  /// Unique among the domain's live endpoints of this kind (a slot and the
+  /// generation it was taken with), so one that leaves and another that takes
+  /// its place are two endpoints.
+  std::uint64_t endpoint_id = 0;
+  std::string node_name;  ///< The participant (node) that owns it.
+  std::int32_t pid = 0;   ///< Its process.
+  friend bool operator==(const GraphEndpoint&, const GraphEndpoint&) = default;
+};
+
+/// What a transport tells of the domain's graph: who publishes and who
+/// subscribes each topic (docs/design/graph-events.md). Thread safety: any
+/// thread.
+class GraphSource {
+ public:
+  virtual ~GraphSource() = default;
+  /// A futex word whose sequence moves (release, then a wake of its
+  /// waiters) whenever an endpoint of any topic of the domain appears or
+  /// leaves, a dead process's included: sleep on it, then take a snapshot.
+  [[nodiscard]] virtual WakeWord& graph_word() noexcept = 0;
+  /// Replaces `out` with the endpoints of `topic` now. False (an outcome,
+  /// `out` untouched) when the graph cannot be read right now without
+  /// waiting behind another process (retry soon); an error when it can never
+  /// be read (damaged registry). Slow path: allocates.
+  virtual Result<bool> try_snapshot(std::string_view topic, std::vector<GraphEndpoint>& out) = 0;
+};
+
 /// Statistics of one chunk class of a node's pool.
 struct PoolClassStats {
   std::uint32_t payload_bytes = 0;
@@ -227,6 +259,8 @@ class Transport {
   virtual Result<std::shared_ptr<SubscriberPort>> subscribe(const TopicDescriptor& topic, const SubscriberQos& qos) = 0;
   /// Chunk classes of this process's pool (empty for a transport without one).
   [[nodiscard]] virtual std::vector<PoolClassStats> pool_stats() const = 0;
+  /// The domain's graph (nullptr: this transport does not tell it).
+  [[nodiscard]] virtual GraphSource* graph() noexcept { return nullptr; }
 };
 
 }  // namespace axon

@@ -31,6 +31,7 @@ std::string_view to_string(ErrorCode code) noexcept {
     case ErrorCode::kClosed: return "closed";
     case ErrorCode::kMalformed: return "malformed";
     case ErrorCode::kRequirementNotMet: return "requirement_not_met";
+    case ErrorCode::kNoServer: return "no_server";
   }
   return "unknown";
 }

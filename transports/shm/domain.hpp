@@ -40,6 +40,7 @@ class Domain {
     return registry_.topic_version(topic);
   }
   [[nodiscard]] WakeWord& subscriber_wake(std::uint32_t slot) noexcept { return registry_.subscriber_wake(slot); }
+  [[nodiscard]] WakeWord& graph_word() noexcept { return registry_.graph_word(); }
 
   /// This node's participant entry.
   [[nodiscard]] SlotRef self() const noexcept { return self_; }

@@ -41,6 +41,7 @@ void Registry::format(RegistrySegment* segment) noexcept {
   new (&segment->topics) TopicEntry[kMaxTopics]();
   new (&segment->publishers) EndpointEntry[kMaxPublishers]();
   new (&segment->subscribers) EndpointEntry[kMaxSubscribers]();
+  new (&segment->graph_wake) SubscriberWake();
 }
 
 Result<SlotRef> Registry::add_participant(const ProcessIdentity& id, std::string_view name, std::uint64_t pool_bytes) {
@@ -164,6 +165,7 @@ Result<SlotRef> Registry::add_publisher(std::uint32_t topic, SlotRef participant
   // Sleeping subscribers connect to the new publisher now, not on their
   // next timeout.
   wake_subscribers(topic);
+  graph_changed();
   return SlotRef{slot, e->generation};
 }
 
@@ -186,12 +188,14 @@ Result<SlotRef> Registry::add_subscriber(std::uint32_t topic, SlotRef participan
   // A waiter of a crashed predecessor may have left its count behind.
   seg_->subscriber_wake[slot].word.waiters.store(0, std::memory_order_relaxed);
   e->state = EntryState::kActive;
+  graph_changed();
   return SlotRef{slot, e->generation};
 }
 
 void Registry::remove_publisher(std::uint32_t slot) noexcept {
   EndpointEntry& e = seg_->publishers[slot];
   e.state = EntryState::kFree;
+  graph_changed();
   if (e.topic >= kMaxTopics) {  // written by another process: never an index unchecked
     report_corruption(
         Corruption::kPublisherEntry,
@@ -218,6 +222,7 @@ void Registry::wake_subscribers(std::uint32_t topic) noexcept {
 void Registry::remove_subscriber(std::uint32_t slot) noexcept {
   EndpointEntry& e = seg_->subscribers[slot];
   e.state = EntryState::kFree;
+  graph_changed();
   if (e.topic >= kMaxTopics) {
     report_corruption(
         Corruption::kSubscriberEntry,
@@ -252,6 +257,16 @@ void Registry::bump_version(std::uint32_t topic) noexcept {
   // Seq_cst: besides pairing with the acquire in topic_version(), ordered
   // before wake_subscribers() reads the waiter counts (futex::Waiter).
   seg_->topics[topic].publishers_version.fetch_add(1, std::memory_order_seq_cst);
+}
+
+void Registry::graph_changed() noexcept {
+  // Seq_cst: the entry written before (under the domain lock) is visible to
+  // a watcher that sees the new sequence, and the bump comes before the read
+  // of `waiters` in notify_if_waiting() (futex::Waiter's protocol: either
+  // the watcher sees the bump or we see the watcher).
+  seg_->graph_wake.word.sequence.fetch_add(1, std::memory_order_seq_cst);
+  futex::full_fence();
+  futex::notify_if_waiting(seg_->graph_wake.word);
 }
 
 void Registry::release_topic_if_unused(std::uint32_t topic) noexcept {

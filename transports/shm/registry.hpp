@@ -62,6 +62,9 @@ class Registry {
                                  const EffectiveQueue& queue = {});
   /// The futex word of a subscriber slot.
   [[nodiscard]] WakeWord& subscriber_wake(std::uint32_t slot) noexcept { return seg_->subscriber_wake[slot].word; }
+  /// The domain's graph word (lock-free): moves whenever an endpoint entry
+  /// is added or removed.
+  [[nodiscard]] WakeWord& graph_word() noexcept { return seg_->graph_wake.word; }
   /// Wakes every waiting subscriber of `topic` (its publishers changed).
   void wake_subscribers(std::uint32_t topic) noexcept;
   /// A publisher of `topic` freed connections: bumps the topic's version and
@@ -92,6 +95,8 @@ class Registry {
 
  private:
   void bump_version(std::uint32_t topic) noexcept;
+  /// An endpoint entry was added or removed: moves the graph word, wakes its waiters.
+  void graph_changed() noexcept;
   void release_topic_if_unused(std::uint32_t topic) noexcept;
 
   RegistrySegment* seg_;

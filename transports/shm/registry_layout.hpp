@@ -71,6 +71,11 @@ struct RegistrySegment {
   EndpointEntry publishers[kMaxPublishers];
   EndpointEntry subscribers[kMaxSubscribers];
   SubscriberWake subscriber_wake[kMaxSubscribers];
+  /// The domain's graph word: its sequence moves whenever a publisher or
+  /// subscriber entry is added or removed (a dead participant's by the
+  /// liveness round too), so graph watchers sleep on it instead of polling
+  /// (docs/design/graph-events.md).
+  SubscriberWake graph_wake;
 };
 
 static_assert(std::is_standard_layout_v<RegistrySegment>, "shared-memory layout must be standard");

@@ -22,6 +22,7 @@
 #include "transports/shm/service_thread.hpp"
 #include "transports/shm/service_wake.hpp"
 #include "transports/shm/shm_config.hpp"
+#include "transports/shm/shm_graph.hpp"
 
 namespace axon::shm {
 
@@ -42,6 +43,8 @@ class ShmTransport final : public Transport, public std::enable_shared_from_this
 
   /// Free and total chunks per class of this participant's pool.
   [[nodiscard]] std::vector<PoolClassStats> pool_stats() const override;
+  /// The domain's graph, from the registry (docs/design/graph-events.md).
+  [[nodiscard]] GraphSource* graph() noexcept override { return &graph_; }
   [[nodiscard]] std::uint32_t domain_id() const noexcept { return config_.domain_id; }
   /// Runs one liveness round now (tests; normally the service thread does).
   void check_liveness_now();
@@ -58,6 +61,7 @@ class ShmTransport final : public Transport, public std::enable_shared_from_this
 
   ShmConfig config_;
   DomainMembership domain_;
+  ShmGraph graph_{domain_};
   /// The parts below exist once join() succeeded.
   std::unique_ptr<OwnPool> own_;
   FdServer fd_server_;

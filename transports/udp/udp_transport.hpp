@@ -26,6 +26,10 @@ class UdpTransport final : public Transport {
   Result<std::shared_ptr<PublisherPort>> advertise(const TopicDescriptor& topic, const PublisherQos& qos) override;
   Result<std::shared_ptr<SubscriberPort>> subscribe(const TopicDescriptor& topic, const SubscriberQos& qos) override;
   [[nodiscard]] std::vector<PoolClassStats> pool_stats() const override { return shm_->pool_stats(); }
+  /// This host's graph: remote publishers appear as their mirror (a local
+  /// publisher of the receiving node) once a subscriber of this host wants
+  /// the topic; remote subscribers do not appear (docs/design/graph-events.md).
+  [[nodiscard]] GraphSource* graph() noexcept override { return shm_->graph(); }
 
   [[nodiscard]] const std::shared_ptr<Participant>& participant() const noexcept { return participant_; }
 

@@ -1,0 +1,257 @@
+// Client<Req, Rep>: the calling side of a service (docs/design/services.md).
+// A call publishes the request (loaned: zero copy) with this client's key and
+// a call id, then sleeps on its own reply topic and on the domain's graph
+// word until the reply with that id arrives, the server leaves, or the
+// timeout passes. Replies to calls that timed out are dropped and counted.
+#pragma once
+
+#include <array>
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <utility>
+
+#include "axon/graph.hpp"
+#include "axon/loan.hpp"
+#include "axon/outcome.hpp"
+#include "axon/publisher.hpp"
+#include "axon/result.hpp"
+#include "axon/sample.hpp"
+#include "axon/service_message.hpp"
+#include "axon/subscriber.hpp"
+
+namespace axon {
+
+template <class Req, class Rep>
+class Client;
+
+/// A request written in place in shared memory (Client::loan()).
+template <class Req>
+class RequestLoan {
+ public:
+  Req& operator*() noexcept { return (*loan_).body; }
+  Req* operator->() noexcept { return &(*loan_).body; }
+
+ private:
+  template <class, class>
+  friend class Client;
+  explicit RequestLoan(Loan<detail::ServiceMessage<Req>> loan) noexcept : loan_(std::move(loan)) {}
+  Loan<detail::ServiceMessage<Req>> loan_;
+};
+
+/// A reply, read in place where the server wrote it; gives its chunk back
+/// when dropped (a Sample). Move-only.
+template <class Rep>
+class Reply {
+ public:
+  explicit Reply(Sample<detail::ServiceMessage<Rep>> sample) noexcept : sample_(std::move(sample)) {}
+  const Rep& operator*() const noexcept { return sample_->body; }
+  const Rep* operator->() const noexcept { return &sample_->body; }
+  [[nodiscard]] std::uint64_t call_id() const noexcept { return sample_->header.call_id; }
+
+ private:
+  Sample<detail::ServiceMessage<Rep>> sample_;
+};
+
+/// A call sent with Client::send(), to wait for with Client::wait().
+struct CallId {
+  std::uint64_t value = 0;
+};
+
+/// What a client saw so far.
+struct ClientCounters {
+  std::uint64_t calls = 0;                 ///< Requests sent.
+  std::uint64_t replies = 0;               ///< Replies handed to the caller.
+  std::uint64_t timeouts = 0;              ///< Calls that timed out.
+  std::uint64_t servers_lost = 0;          ///< Calls whose server left (or died) before replying.
+  std::uint64_t late_replies_dropped = 0;  ///< Replies to calls that had timed out (or been given up).
+};
+
+/// Usage (Node::client() makes one):
+///   auto client = node->client<SetMode, ModeAck>("set_mode");
+///   auto reply = (*client)->call(SetMode{.mode = 2}, 100ms);
+///   if (reply) use((*reply)->accepted); else log(reply.error().message());
+///
+/// Errors, never a hang: kNoServer when no server serves the service (or it
+/// left, or died, during the call: the graph word wakes the caller), kTimeout
+/// when no reply came in time, kLimitReached when the server's request
+/// queue is full. One call is outstanding at a time: send() gives up the
+/// previous call, whose reply is then dropped and counted as late.
+///
+/// Thread safety: one thread at a time. Steady state (the same server, the
+/// graph unchanged): a call does not allocate or lock; it makes the futex
+/// calls of a sleep and a wake. When the domain's graph moved, the next call
+/// takes a snapshot of the service's endpoints (allocates).
+template <class Req, class Rep>
+class Client {
+  using RequestMessage = detail::ServiceMessage<Req>;
+  using ReplyMessage = detail::ServiceMessage<Rep>;
+
+ public:
+  Client(std::string service, std::uint64_t key, std::shared_ptr<Publisher<RequestMessage>> requests,
+         std::shared_ptr<Subscriber<ReplyMessage>> replies, GraphWatcher servers) noexcept
+      : service_(std::move(service)),
+        key_(key),
+        requests_(std::move(requests)),
+        replies_(std::move(replies)),
+        servers_(std::move(servers)) {}
+
+  /// A request in shared memory; exhausted() when the pool has no chunk.
+  [[nodiscard]] LoanResult<RequestLoan<Req>> loan() noexcept {
+    auto loan = requests_->loan();
+    if (!loan) {
+      return loan.exhausted() ? LoanResult<RequestLoan<Req>>(kPoolExhausted) : loan.error();
+    }
+    return RequestLoan<Req>(std::move(*loan));
+  }
+
+  /// Sends `request` and waits up to `timeout` for its reply.
+  Result<Reply<Rep>> call(const Req& request, std::chrono::nanoseconds timeout) noexcept {
+    auto loaned = loan();
+    if (!loaned) {
+      return loaned.exhausted() ? Error(ErrorCode::kLimitReached, "service call: no free chunk for the request")
+                                : loaned.error();
+    }
+    **loaned = request;
+    return call(std::move(*loaned), timeout);
+  }
+  /// Sends a loaned request (zero copy) and waits up to `timeout` for its reply.
+  Result<Reply<Rep>> call(RequestLoan<Req>&& request, std::chrono::nanoseconds timeout) noexcept {
+    const std::int64_t deadline = detail::monotonic_ns() + timeout.count();
+    auto id = send_until(std::move(request), deadline);
+    if (!id) {
+      return id.error();
+    }
+    return wait_until(*id, deadline);
+  }
+
+  /// Sends a loaned request without waiting for the reply (waits at most
+  /// `connect_timeout` for a server that just started to connect). Gives up
+  /// a call still outstanding.
+  Result<CallId> send(RequestLoan<Req>&& request,
+                      std::chrono::nanoseconds connect_timeout = std::chrono::seconds(1)) noexcept {
+    return send_until(std::move(request), detail::monotonic_ns() + connect_timeout.count());
+  }
+  /// Waits up to `timeout` for the reply of `call` (the outstanding one).
+  Result<Reply<Rep>> wait(CallId call, std::chrono::nanoseconds timeout) noexcept {
+    return wait_until(call, detail::monotonic_ns() + timeout.count());
+  }
+
+  /// Whether a server serves the service now (lock-free unless the graph moved).
+  [[nodiscard]] bool server_present() noexcept {
+    if (servers_.changed()) {
+      try {
+        (void)servers_.poll();  // an error keeps what was known
+      } catch (...) {           // NOLINT(bugprone-empty-catch): no memory for a snapshot: keep what was known
+      }
+    }
+    return count_endpoints(servers_.endpoints(), GraphEndpointKind::kSubscriber) > 0;
+  }
+  /// Sleeps until a server serves the service, or `timeout` passed
+  /// (kTimedOut, an outcome). Slow path (allocates snapshots).
+  Result<GraphWait> wait_for_server(std::chrono::nanoseconds timeout) {
+    auto met = servers_.wait_until(
+        [](std::span<const GraphEndpoint> now) { return count_endpoints(now, GraphEndpointKind::kSubscriber) > 0; },
+        timeout);
+    if (!met) {
+      return met.error();
+    }
+    return *met ? GraphWait::kMet : GraphWait::kTimedOut;
+  }
+  [[nodiscard]] const std::string& service() const noexcept { return service_; }
+  [[nodiscard]] ClientCounters counters() const noexcept { return counters_; }
+
+ private:
+  /// Longest single sleep: a server that connects moves no word of ours.
+  static constexpr std::int64_t kSliceNs = 10'000'000;
+
+  Result<CallId> send_until(RequestLoan<Req>&& request, std::int64_t deadline) noexcept {
+    pending_ = 0;  // an outstanding call is given up: its reply will be late
+    if (!server_present()) {
+      return Error(ErrorCode::kNoServer, "service call: no server serves this service (nobody called serve())");
+    }
+    // A server that just started links our request publisher at its next take().
+    while (requests_->subscriber_count() == 0) {
+      if (detail::monotonic_ns() >= deadline) {
+        return Error(ErrorCode::kTimeout, "service call: the server did not connect before the timeout");
+      }
+      WakeWord* graph = &servers_.word();
+      auto connected = detail::ReadyCheck{
+          .fn = [](void* self) noexcept { return static_cast<Client*>(self)->requests_->subscriber_count() != 0; },
+          .context = this};
+      (void)detail::wait_until_ready(std::span<WakeWord* const>(&graph, 1), connected, deadline, 1'000'000);
+      if (!server_present()) {
+        return Error(ErrorCode::kNoServer, "service call: the server left before the request was sent");
+      }
+    }
+    const std::uint64_t id = ++next_id_;
+    request.loan_->header = detail::ServiceHeader{.client_key = key_, .call_id = id};
+    auto sent = requests_->publish(std::move(request.loan_));
+    if (sent.failed()) {
+      return sent.error();
+    }
+    if (sent.status().delivered == 0) {
+      return Error(ErrorCode::kLimitReached,
+                   "service call: the server's request queue is full (it does not keep up; raise "
+                   "ServiceOptions::request_depth or call less often)");
+    }
+    ++counters_.calls;
+    pending_ = id;
+    return CallId{id};
+  }
+
+  Result<Reply<Rep>> wait_until(CallId call, std::int64_t deadline) noexcept {
+    if (call.value == 0 || call.value != pending_) {
+      return Error(ErrorCode::kInvalidArgument, "service call: not the outstanding call of this client");
+    }
+    std::array<WakeWord*, 2> words{replies_->wake_word(), &servers_.word()};
+    const std::span<WakeWord* const> watched(words.data() + (words[0] == nullptr ? 1 : 0), words[0] == nullptr ? 1 : 2);
+    for (;;) {
+      for (;;) {
+        auto reply = replies_->take();
+        if (!reply) {
+          if (reply.failed()) {
+            return reply.error();
+          }
+          break;
+        }
+        if (reply->header.client_key == key_ && reply->header.call_id == pending_) {
+          pending_ = 0;
+          ++counters_.replies;
+          return Reply<Rep>(std::move(*reply));
+        }
+        ++counters_.late_replies_dropped;  // a reply to a call that timed out: never the answer to this one
+      }
+      if (!server_present()) {
+        pending_ = 0;
+        ++counters_.servers_lost;
+        return Error(ErrorCode::kNoServer, "service call: the server left (or died) before it replied");
+      }
+      if (detail::monotonic_ns() >= deadline) {
+        pending_ = 0;
+        ++counters_.timeouts;
+        return Error(ErrorCode::kTimeout, "service call: no reply before the timeout");
+      }
+      auto arrived = detail::ReadyCheck{.fn =
+                                            [](void* self) noexcept {
+                                              auto* client = static_cast<Client*>(self);
+                                              return client->replies_->has_data() || client->servers_.changed();
+                                            },
+                                        .context = this};
+      (void)detail::wait_until_ready(watched, arrived, deadline, kSliceNs);
+    }
+  }
+
+  std::string service_;
+  std::uint64_t key_;
+  std::shared_ptr<Publisher<RequestMessage>> requests_;
+  std::shared_ptr<Subscriber<ReplyMessage>> replies_;
+  GraphWatcher servers_;  ///< The request topic's endpoints: its subscriber is the server.
+  std::uint64_t next_id_ = 0;
+  std::uint64_t pending_ = 0;  ///< The outstanding call's id (0: none).
+  ClientCounters counters_;
+};
+
+}  // namespace axon

@@ -1,0 +1,76 @@
+// No heap allocation in a steady-state service call over raw structs: the
+// client's call (loan, publish, sleep, take the reply) and the server's
+// handle_one() (take, handler, loan and publish the reply), both threads
+// counted, with operator new and malloc replaced by counting versions in
+// this executable (tests/support/allocation_hooks.cpp).
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <thread>
+
+#include "axon/axon.hpp"
+#include "tests/support/allocation_hooks.hpp"
+#include "tests/support/child_process.hpp"
+#include "tests/support/service_messages.hpp"
+
+namespace axon {
+namespace {
+
+namespace allocations = test::allocations;
+using namespace std::chrono_literals;
+using test::ModeReply;
+using test::ModeRequest;
+
+constexpr std::uint32_t kWarmUp = 50;
+constexpr std::uint32_t kMeasured = 500;
+
+TEST(ServiceAllocation, ASteadyStateCallOverRawStructsDoesNotAllocate) {
+  NodeOptions options;
+  options.domain_id = test::unique_domain();
+  auto node = *Node::create("service_alloc", options);
+  auto server = *node->serve<ModeRequest, ModeReply>("alloc/set_mode", [](const ModeRequest& req, ModeReply& rep) {
+    rep.seq = req.seq;
+    rep.mode_squared = req.mode * req.mode;
+  });
+  std::atomic<bool> stop{false};
+  std::thread serving([&] {
+    while (!stop.load(std::memory_order_relaxed)) {
+      (void)server->handle_one(10ms);
+    }
+  });
+  auto sut = *node->client<ModeRequest, ModeReply>("alloc/set_mode");
+  ASSERT_EQ(sut->wait_for_server(10s).value(), GraphWait::kMet);
+  auto call = [&](std::uint32_t seq) {
+    auto loan = sut->loan();
+    if (!loan) {
+      return false;
+    }
+    **loan = ModeRequest{.seq = seq, .mode = 3};
+    auto reply = sut->call(std::move(*loan), 5s);
+    return reply && (*reply)->seq == seq && (*reply)->mode_squared == 9;
+  };
+  for (std::uint32_t seq = 1; seq <= kWarmUp; ++seq) {
+    ASSERT_TRUE(call(seq));
+  }
+
+  allocations::start(allocations::Scope::kAllThreads);  // the client, the server thread, the service thread
+  std::uint32_t ok = 0;
+  for (std::uint32_t seq = kWarmUp + 1; seq <= kWarmUp + kMeasured; ++seq) {
+    ok += call(seq) ? 1 : 0;
+  }
+  // Each reply was published after the server's work on its request: the
+  // client's take of it orders the server thread's allocations before this.
+  const std::uint64_t allocated = allocations::stop();
+  stop.store(true, std::memory_order_relaxed);
+  serving.join();
+
+  EXPECT_EQ(ok, kMeasured);
+  EXPECT_EQ(sut->counters().late_replies_dropped, 0U);
+  if (allocations::kCounted) {
+    EXPECT_EQ(allocated, 0U) << "heap allocations in " << kMeasured << " service calls";
+  }
+}
+
+}  // namespace
+}  // namespace axon

@@ -1,0 +1,75 @@
+#include "transports/shm/shm_graph.hpp"
+
+#include <cstring>
+
+namespace axon::shm {
+namespace {
+
+template <std::size_t N>
+std::string_view bounded(const char (&text)[N]) noexcept {
+  // strnlen: another process may have left the text without its NUL.
+  return {text, ::strnlen(text, N)};
+}
+
+/// The slot of the active topic named `topic`, or kMaxTopics.
+std::uint32_t find_topic(const Registry& registry, std::string_view topic) noexcept {
+  for (std::uint32_t i = 0; i < kMaxTopics; ++i) {
+    const TopicEntry& t = registry.topic(i);
+    if (t.state == EntryState::kActive && bounded(t.name) == topic) {
+      return i;
+    }
+  }
+  return kMaxTopics;
+}
+
+void append_endpoint(const Registry& registry, const EndpointEntry& e, std::uint32_t slot, GraphEndpointKind kind,
+                     std::vector<GraphEndpoint>& out) {
+  if (e.participant >= kMaxParticipants) {
+    return;  // written by another process: never an index unchecked
+  }
+  const ParticipantEntry& p = registry.participant(e.participant);
+  if (p.state != EntryState::kActive || p.generation != e.participant_generation) {
+    return;  // its participant left (a removal in progress): not an endpoint any more
+  }
+  out.push_back(GraphEndpoint{.kind = kind,
+                              .endpoint_id = (std::uint64_t{slot} << 32U) | e.generation,
+                              .node_name = std::string(bounded(p.name)),
+                              .pid = p.pid});
+}
+
+}  // namespace
+
+void read_topic_endpoints(const DomainLockGuard& /*held*/, const Registry& registry, std::string_view topic,
+                          std::vector<GraphEndpoint>& out) {
+  out.clear();
+  const std::uint32_t t = find_topic(registry, topic);
+  if (t == kMaxTopics) {
+    return;  // no endpoint has the topic now
+  }
+  for (std::uint32_t i = 0; i < kMaxPublishers; ++i) {
+    const EndpointEntry& e = registry.publisher(i);
+    if (e.state == EntryState::kActive && e.topic == t) {
+      append_endpoint(registry, e, i, GraphEndpointKind::kPublisher, out);
+    }
+  }
+  for (std::uint32_t i = 0; i < kMaxSubscribers; ++i) {
+    const EndpointEntry& e = registry.subscriber(i);
+    if (e.state == EntryState::kActive && e.topic == t) {
+      append_endpoint(registry, e, i, GraphEndpointKind::kSubscriber, out);
+    }
+  }
+}
+
+Result<bool> ShmGraph::try_snapshot(std::string_view topic, std::vector<GraphEndpoint>& out) {
+  auto held = domain_.lock().try_lock();
+  if (!held) {
+    return false;  // another thread or process holds it now: the caller retries
+  }
+  if (!domain_.registry_intact(*held)) {
+    return domain_.damaged_registry_error(topic);
+  }
+  read_topic_endpoints(*held, domain_.registry(*held), topic, out);
+  return true;
+}
+
+}  // namespace axon::shm
