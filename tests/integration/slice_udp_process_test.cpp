@@ -155,5 +155,34 @@ TEST_F(SliceOverUdp, BytesThatCarryASliceReachItsTypedSubscriberOnTheOtherHost) 
   EXPECT_EQ(pub.wait(30s), 0) << pub.output();
 }
 
+TEST_F(SliceOverUdp, ASliceOfAnotherElementTypeOnTheOtherHostGetsNothingAndIsCounted) {
+  // Across hosts the type check is the UDP announcements' (no shared
+  // registry): the publisher sees the mismatch, counts it and sends nothing.
+  node.reset();  // this process is the sender on alpha this time
+  NodeOptions options;
+  options.config_path = config.string();
+  options.shm_dir = (dir / "a").string();
+  auto created = Node::create("sender", options);
+  ASSERT_TRUE(created) << created.error().message();
+  node = *created;
+  std::vector<std::string> argv{AXON_SLICE_PEER, "subscribe",
+                                "elem=f64",      "linger=1",
+                                "topic=frames",  "config=" + config.string(),
+                                "node=receiver", "shm_dir=" + (dir / "b").string()};
+  auto receiver = ChildProcess::spawn(argv);
+  ASSERT_TRUE(receiver.wait_for_line("SUBSCRIBED", 20s)) << receiver.output();
+  auto pub = node->advertise<Slice<float>>("frames");
+  ASSERT_TRUE(pub.ok());
+  const auto deadline = std::chrono::steady_clock::now() + 10s;
+  while (node->network_counters().type_mismatches == 0 && std::chrono::steady_clock::now() < deadline) {
+    auto loan = (*pub)->loan(4);
+    ASSERT_TRUE(loan.ok());
+    ASSERT_TRUE((*pub)->publish(std::move(*loan)).ok());
+    std::this_thread::sleep_for(10ms);
+  }
+  EXPECT_GE(node->network_counters().type_mismatches, 1U);
+  EXPECT_EQ(node->network_counters().messages_sent, 0U) << "nothing goes to a subscriber of another type";
+}
+
 }  // namespace
 }  // namespace axon

@@ -4,8 +4,8 @@
 //   publish   elem=u8|f32|point sizes=N,N,...   a Slice<elem> message of each size
 //   bytes     sizes=N,N,... [carries=f32]       a Bytes message of each size, on an
 //             untyped topic, or carrying Slice<float>'s identity
-//   subscribe elem=u8|f32|f64|point             tries to subscribe; prints
-//             "SUBSCRIBED" or "REFUSED <error>"
+//   subscribe elem=u8|f32|f64|point [linger=1]  tries to subscribe; prints
+//             "SUBSCRIBED" (then stays, with linger=1) or "REFUSED <error>"
 // Every command: topic=NAME, and either domain=N (shared memory; small_pool=1
 // gives the node classes of 256 B and 64 KiB) or config=FILE node=NAME
 // shm_dir=DIR (the UDP tests' hosts). publish and bytes wait for a
@@ -162,6 +162,9 @@ void try_subscribe(const Args& args) {
   auto node = make_node(args);
   auto sub = node->subscribe<axon::Slice<E>>(args.str("topic"));
   say(sub ? "SUBSCRIBED" : "REFUSED " + std::string(sub.error().message()));
+  if (sub && args.str("linger") == "1") {  // stays subscribed until killed (20 s at most)
+    std::this_thread::sleep_for(std::chrono::seconds(20));
+  }
 }
 
 }  // namespace
