@@ -1,6 +1,7 @@
 // axon: zero-copy publish/subscribe. Include this one header.
 #pragma once
 
+#include "axon/bytes.hpp"                  // IWYU pragma: export
 #include "axon/callback_subscription.hpp"  // IWYU pragma: export
 #include "axon/client.hpp"                 // IWYU pragma: export
 #include "axon/deployment_config.hpp"      // IWYU pragma: export
@@ -14,6 +15,7 @@
 #include "axon/result.hpp"                 // IWYU pragma: export
 #include "axon/sample.hpp"                 // IWYU pragma: export
 #include "axon/service.hpp"                // IWYU pragma: export
+#include "axon/slice.hpp"                  // IWYU pragma: export
 #include "axon/subscriber.hpp"             // IWYU pragma: export
 #include "axon/wait_set.hpp"               // IWYU pragma: export
 #include "axon/wait_strategy.hpp"          // IWYU pragma: export

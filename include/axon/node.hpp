@@ -15,6 +15,7 @@
 #include <utility>
 #include <vector>
 
+#include "axon/bytes.hpp"
 #include "axon/callback_subscription.hpp"
 #include "axon/client.hpp"
 #include "axon/deployment_config.hpp"
@@ -178,6 +179,29 @@ class Node {
     }
     return std::make_shared<Client<Req, Rep>>(std::string(service), key, std::move(*requests), std::move(*replies),
                                               std::move(*servers));
+  /// A bytes publisher (<axon/bytes.hpp>) of `topic` that carries messages
+  /// of the type `carries` identifies (type_identity_of<T>(), or an
+  /// identity a bridge got from a recording or a peer): it joins the topic
+  /// as that type, so it is refused like advertise<T>() would be when the
+  /// topic carries another type, and its loans must have a size that type
+  /// allows. QoS as advertise().
+  Result<std::shared_ptr<Publisher<Bytes>>> advertise_bytes(std::string_view topic, const TypeIdentity& carries) {
+    return make_publisher<Bytes>(topic, std::nullopt, carries);
+  }
+  Result<std::shared_ptr<Publisher<Bytes>>> advertise_bytes(std::string_view topic, const TypeIdentity& carries,
+                                                            const PublisherQos& qos) {
+    return make_publisher<Bytes>(topic, qos, carries);
+  }
+  /// A bytes subscriber of `topic` that joins it as the type `carries`
+  /// identifies (refused like subscribe<T>() on a topic of another type).
+  /// Its samples are the payloads as published, unchecked (a span of
+  /// bytes). For an executor, wrap it in a CallbackSubscription<Bytes>.
+  Result<std::shared_ptr<Subscriber<Bytes>>> subscribe_bytes(std::string_view topic, const TypeIdentity& carries) {
+    return make_subscriber<Bytes>(topic, std::nullopt, carries);
+  }
+  Result<std::shared_ptr<Subscriber<Bytes>>> subscribe_bytes(std::string_view topic, const TypeIdentity& carries,
+                                                             const SubscriberQos& qos) {
+    return make_subscriber<Bytes>(topic, qos, carries);
   }
 
   [[nodiscard]] const std::string& name() const noexcept { return name_; }
@@ -221,42 +245,51 @@ class Node {
         network_(std::move(network)) {}
 
  private:
-  template <class T>
-  static TopicDescriptor describe(std::string_view topic, bool allow_evolution, std::uint64_t max_payload_bytes) {
+  static TopicDescriptor describe(std::string_view topic, TypeIdentity type, bool allow_evolution,
+                                  std::uint64_t max_payload_bytes) {
     return TopicDescriptor{.name = std::string(topic),
-                           .type = Serializer<T>::identity(),
+                           .type = std::move(type),
                            .max_payload_bytes = max_payload_bytes,
                            .allow_compatible_evolution = allow_evolution};
   }
   // "No QoS given" is std::nullopt, never a QoS that happens to equal the
-  // defaults: a QoS written in code is used as it is.
+  // defaults: a QoS written in code is used as it is. `carries`: the type a
+  // bytes endpoint joins as (std::nullopt: T's own identity).
   template <class T>
-  Result<std::shared_ptr<Publisher<T>>> make_publisher(std::string_view topic,
-                                                       const std::optional<PublisherQos>& code) {
+  Result<std::shared_ptr<Publisher<T>>> make_publisher(std::string_view topic, const std::optional<PublisherQos>& code,
+                                                       const std::optional<TypeIdentity>& carries = std::nullopt) {
     PublisherQos qos = publisher_qos_for(topic, code);
     static_assert(detail::HasSerializer<T>, "no axon serializer for T (see axon/serializer.hpp)");
     if (auto ok = check_data_path(topic, Serializer<T>::kDataPath, qos.require_zero_copy, "publisher"); !ok) {
       return ok.error();
     }
-    if (qos.max_payload_bytes == 0 && Serializer<T>::kName == "raw") {
-      qos.max_payload_bytes = Serializer<T>::identity().size;
+    TypeIdentity type = carries ? *carries : Serializer<T>::identity();
+    if (qos.max_payload_bytes == 0 && type.serializer == "raw") {
+      qos.max_payload_bytes = type.size;
     }
-    auto port = transport_->advertise(describe<T>(topic, qos.allow_compatible_evolution, qos.max_payload_bytes), qos);
+    auto port =
+        transport_->advertise(describe(topic, type, qos.allow_compatible_evolution, qos.max_payload_bytes), qos);
     if (!port) {
       return port.error();
     }
     log_data_path(topic, Serializer<T>::kName, Serializer<T>::kDataPath, "publisher");
-    return std::make_shared<Publisher<T>>(std::move(*port), std::string(topic), qos);
+    if constexpr (detail::CarriesDeclaredType<T>) {
+      return std::make_shared<Publisher<T>>(std::move(*port), std::string(topic), qos, type);
+    } else {
+      return std::make_shared<Publisher<T>>(std::move(*port), std::string(topic), qos);
+    }
   }
   template <class T>
   Result<std::shared_ptr<Subscriber<T>>> make_subscriber(std::string_view topic,
-                                                         const std::optional<SubscriberQos>& code) {
+                                                         const std::optional<SubscriberQos>& code,
+                                                         const std::optional<TypeIdentity>& carries = std::nullopt) {
     const SubscriberQos qos = subscriber_qos_for(topic, code);
     static_assert(detail::HasSerializer<T>, "no axon serializer for T (see axon/serializer.hpp)");
     if (auto ok = check_data_path(topic, Serializer<T>::kDataPath, qos.require_zero_copy, "subscriber"); !ok) {
       return ok.error();
     }
-    auto port = transport_->subscribe(describe<T>(topic, qos.allow_compatible_evolution, 0), qos);
+    auto port = transport_->subscribe(
+        describe(topic, carries ? *carries : Serializer<T>::identity(), qos.allow_compatible_evolution, 0), qos);
     if (!port) {
       return port.error();
     }

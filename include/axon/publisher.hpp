@@ -1,9 +1,12 @@
 // Publisher<T>: sends messages of type T on one topic, through the
-// Serializer<T> that T selects (raw struct, FlatBuffers, Protobuf, yours).
+// Serializer<T> that T selects (raw struct, FlatBuffers, Protobuf, a slice
+// of elements, untyped bytes, yours).
 #pragma once
 
+#include <cstdint>
 #include <cstring>
 #include <functional>
+#include <limits>
 #include <memory>
 #include <span>
 #include <string>
@@ -59,10 +62,24 @@ class Publisher {
                 "FlatBuffers table (#include <axon/serializers/flatbuffers.hpp>), a Protobuf message "
                 "(#include <axon/serializers/protobuf.hpp>), or specialize axon::Serializer<T>");
   using S = Serializer<T>;
+  using Element = typename detail::ElementOf<T>::type;
 
  public:
   Publisher(std::shared_ptr<PublisherPort> port, std::string topic, const PublisherQos& qos = {}) noexcept
-      : port_(std::move(port)), topic_(std::move(topic)), verify_every_message_(qos.verify_every_message) {}
+      : port_(std::move(port)), topic_(std::move(topic)), verify_every_message_(qos.verify_every_message) {
+    if constexpr (detail::ElementMessage<T> && !detail::CarriesDeclaredType<T>) {
+      shape_.unit_bytes = sizeof(Element);
+    }
+  }
+  /// A bytes publisher that carries messages of `carries` (see
+  /// Node::advertise_bytes): its loans must have a size that type allows.
+  Publisher(std::shared_ptr<PublisherPort> port, std::string topic, const PublisherQos& qos,
+            const TypeIdentity& carries) requires detail::CarriesDeclaredType<T>
+      : port_(std::move(port)),
+        topic_(std::move(topic)),
+        verify_every_message_(qos.verify_every_message),
+        shape_(detail::payload_shape(carries)),
+        carried_type_(carries.name) {}
 
   // Move-only for every T. A publisher is one endpoint used by one thread at
   // a time (its sequence numbers, reuse cache and FlatBuffers builder): a
@@ -91,16 +108,48 @@ class Publisher {
     return Loan<T>(port_, *chunk);
   }
 
-  /// Raw structs: sends the loaned message to every subscriber, no copy.
-  /// The status counts who got it (see PublishResult). A loan of another
-  /// publisher (or an empty one) fails with kInvalidArgument: the loan then
-  /// stays with the caller, unchanged, to be published through the
-  /// publisher that lent it or dropped (which gives it back to that one).
-  [[nodiscard]] PublishResult publish(Loan<T>&& loan) noexcept requires detail::LoansValue<T> {
+  /// Slices and bytes: room for `count` elements in shared memory, left
+  /// as the chunk's previous message left them (write every one). 0 is a
+  /// valid message. exhausted() as loan(); kPayloadTooLarge when the
+  /// elements do not fit the largest chunk class (the error names the size,
+  /// the class and the config key to raise); for a bytes publisher that
+  /// carries a type, kInvalidArgument for a size that type cannot have.
+  [[nodiscard]] LoanResult<Loan<T>> loan(std::size_t count) noexcept requires detail::ElementMessage<T> {
+    return loan_elements(count, false);
+  }
+  /// The same, with every element's bytes set to zero.
+  [[nodiscard]] LoanResult<Loan<T>> loan(std::size_t count,
+                                         Zeroed /*zeroed*/) noexcept requires detail::ElementMessage<T> {
+    return loan_elements(count, true);
+  }
+
+  /// Raw structs, slices and bytes: sends the loaned message to every
+  /// subscriber, no copy. The status counts who got it (see PublishResult).
+  /// A loan of another publisher (or an empty one) fails with
+  /// kInvalidArgument: the loan then stays with the caller, unchanged, to be
+  /// published through the publisher that lent it or dropped (which gives it
+  /// back to that one).
+  [[nodiscard]] PublishResult publish(
+      Loan<T>&& loan) noexcept requires detail::LoansValue<T> || detail::ElementMessage<T> {
     if (loan.port_ != port_) {
       return foreign_loan(loan.port_.get());
     }
-    return port_->publish(loan.release(), sizeof(T));
+    const std::size_t bytes = loan.payload_bytes();
+    return port_->publish(loan.release(), bytes);
+  }
+
+  /// Slices and bytes: copies `elements` into a loaned chunk and sends them
+  /// (the convenience copy; loan(count) writes in place). Fails like
+  /// loan(count); exhausted() when no chunk was free.
+  [[nodiscard]] PublishResult publish(std::span<const Element> elements) noexcept requires detail::ElementMessage<T> {
+    auto loaned = loan_elements(elements.size(), false);
+    if (!loaned) {
+      return loaned.exhausted() ? PublishResult(kPoolExhausted) : PublishResult(loaned.error());
+    }
+    if (!elements.empty()) {
+      std::memcpy(loaned->data(), elements.data(), elements.size_bytes());
+    }
+    return publish(std::move(*loaned));
   }
 
   /// FlatBuffers: a builder whose buffer is a chunk of shared memory. Build
@@ -158,6 +207,11 @@ class Publisher {
   /// subscriber verifies them like any other message. exhausted() like
   /// publish(value).
   [[nodiscard]] PublishResult publish_serialized(std::span<const std::byte> bytes) noexcept {
+    if constexpr (detail::ElementMessage<T>) {
+      if (!shape_.allows(bytes.size())) {
+        return not_this_type(bytes.size());
+      }
+    }
     auto chunk = port_->loan(bytes.size());
     if (!chunk) {
       return not_loaned(chunk);
@@ -213,10 +267,55 @@ class Publisher {
                 "stays with the caller"};
   }
 
+  /// loan(count) of either kind.
+  LoanResult<Loan<T>> loan_elements(std::size_t count, bool zero) noexcept {
+    // SampleInfo::payload_bytes is 32 bits: a larger message cannot travel.
+    if (count > std::numeric_limits<std::uint32_t>::max() / sizeof(Element)) {
+      return too_many_elements(count);
+    }
+    const std::size_t bytes = count * sizeof(Element);
+    if constexpr (detail::CarriesDeclaredType<T>) {
+      if (!shape_.allows(bytes)) {
+        return not_this_type(bytes);
+      }
+    }
+    auto chunk = port_->loan(bytes);
+    if (!chunk) {
+      if (chunk.exhausted()) {
+        return kPoolExhausted;
+      }
+      return chunk.error();
+    }
+    if (reinterpret_cast<std::uintptr_t>(chunk->payload) % alignof(Element) != 0) {
+      port_->discard(*chunk);
+      return Error(ErrorCode::kIncompatible, "the transport loaned a payload not aligned for the element type");
+    }
+    return Loan<T>(port_, *chunk, count, zero);
+  }
+  /// Error path (allocates the message).
+  Error too_many_elements(std::size_t count) const {
+    return {ErrorCode::kPayloadTooLarge, "topic '" + topic_ + "': a loan of " + std::to_string(count) +
+                                             " elements of " + std::to_string(sizeof(Element)) +
+                                             " bytes is larger than the 4 GiB a message may have"};
+  }
+  /// Error path: a size the carried type cannot have.
+  Error not_this_type(std::size_t bytes) const {
+    const std::string rule = shape_.exact_bytes != 0
+                                 ? "exactly " + std::to_string(shape_.exact_bytes) + " bytes"
+                                 : "a whole number of its " + std::to_string(shape_.unit_bytes) + "-byte elements";
+    return {ErrorCode::kInvalidArgument, "topic '" + topic_ + "': a message of " + std::to_string(bytes) +
+                                             " bytes cannot be of type '" + carried_type_ + "', whose messages are " +
+                                             rule + " (every subscriber would reject it); send a size that type has"};
+  }
+
   std::shared_ptr<PublisherPort> port_;
   std::string topic_;
   bool verify_every_message_ = false;
   [[no_unique_address]] typename detail::PublisherStateOf<T>::type state_{};
+  /// Slices and bytes: the sizes a message may have.
+  detail::PayloadShape shape_;
+  /// Bytes that carry a declared type: its name (for errors).
+  std::string carried_type_;
 };
 
 }  // namespace axon

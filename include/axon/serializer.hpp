@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <new>
 #include <span>
 #include <string_view>
 #include <type_traits>
@@ -41,9 +42,10 @@ struct EncodedChunk {
 };
 
 /// The customization point: one specialization per message type (or family).
-/// axon ships three: raw trivially copyable structs (below), FlatBuffers
-/// tables (<axon/serializers/flatbuffers.hpp>) and Protobuf messages
-/// (<axon/serializers/protobuf.hpp>). For a type of your own, specialize it
+/// axon ships five: raw trivially copyable structs (below), FlatBuffers
+/// tables (<axon/serializers/flatbuffers.hpp>), Protobuf messages
+/// (<axon/serializers/protobuf.hpp>), and run-time sized messages:
+/// slices of elements (<axon/slice.hpp>) and untyped bytes (<axon/bytes.hpp>). For a type of your own, specialize it
 /// with the members of a *decoding* serializer (see `diagnostics::LogLine` in
 /// examples/serializers_tour.cpp):
 ///
@@ -119,7 +121,92 @@ concept DecodingSerializer = HasSerializer<T> && !Serializer<T>::kReadsInPlace &
   { Serializer<T>::decode(in, out) } -> std::convertible_to<bool>;
 };
 
+/// Element serializers (axon::Slice<E>, axon::Bytes; <axon/slice.hpp>,
+/// <axon/bytes.hpp>): a message is a run-time number of trivially copyable
+/// `Element`s, loaned with Publisher::loan(count) and read as a
+/// std::span<const Element> over shared memory. Such a serializer has
+/// `kLoansElements = true`, `using Element = E;` and
+/// `static ElementView<E> view_elements(std::span<const std::byte>) noexcept`.
+template <class T>
+concept ElementMessage = HasSerializer<T> && requires {
+  typename Serializer<T>::Element;
+  requires Serializer<T>::kLoansElements;
+};
+
+/// The element type of an element message; a placeholder for other types
+/// (so that Publisher<T> can declare its element calls for every T).
+template <class T>
+struct ElementOf {
+  struct None {};
+  using type = None;
+};
+template <ElementMessage T>
+struct ElementOf<T> {
+  using type = typename Serializer<T>::Element;
+};
+
+/// Whether T's endpoints may carry another type's identity (axon::Bytes).
+template <class T>
+concept CarriesDeclaredType = requires {
+  requires Serializer<T>::kCarriesDeclaredType;
+};
+
+/// The largest element alignment a loan promises: every transport's payload
+/// starts at least this aligned (shared memory: a cache line).
+inline constexpr std::size_t kMaxElementAlign = alignof(std::max_align_t);
+
+/// What a subscriber may hand out of a payload of elements: the elements,
+/// or why not (a static text, so that rejecting one allocates nothing).
+template <class E>
+struct ElementView {
+  std::span<const E> elements;
+  std::string_view problem;  ///< Empty: valid.
+};
+
+/// The elements in `in`, checked: bytes another process wrote become a span
+/// only when they are a whole number of aligned elements.
+template <class E>
+ElementView<E> view_elements(std::span<const std::byte> in) noexcept {
+  if (in.size() % sizeof(E) != 0) {
+    return {.elements = {}, .problem = "its size is not a whole number of the topic's elements"};
+  }
+  if (reinterpret_cast<std::uintptr_t>(in.data()) % alignof(E) != 0) {
+    return {.elements = {}, .problem = "its elements are not aligned for the topic's element type"};
+  }
+  return {.elements = std::span<const E>(reinterpret_cast<const E*>(in.data()), in.size() / sizeof(E)), .problem = {}};
+}
+
+/// The payload sizes a topic's declared type allows, read from its identity
+/// (what a bytes publisher may send without every subscriber rejecting it):
+/// a raw struct exactly its size, a slice a whole number of its elements,
+/// any other format any size (its subscribers verify or decode it).
+struct PayloadShape {
+  std::size_t exact_bytes = 0;  ///< 0: no fixed size.
+  std::size_t unit_bytes = 1;   ///< The size is a multiple of this.
+
+  [[nodiscard]] bool allows(std::size_t bytes) const noexcept {
+    return exact_bytes != 0 ? bytes == exact_bytes : bytes % unit_bytes == 0;
+  }
+};
+
+inline PayloadShape payload_shape(const TypeIdentity& type) noexcept {
+  if (type.serializer == "raw" && type.size != 0) {
+    return {.exact_bytes = type.size, .unit_bytes = 1};
+  }
+  if (type.serializer == "slice" && type.size != 0) {
+    return {.exact_bytes = 0, .unit_bytes = type.size};
+  }
+  return {};
+}
+
 }  // namespace detail
+
+/// The identity endpoints of T record in a topic (for a bytes endpoint that
+/// carries T: Node::advertise_bytes(topic, type_identity_of<T>())).
+template <class T>
+TypeIdentity type_identity_of() {
+  return Serializer<T>::identity();
+}
 
 /// Raw structs: the bytes are the message. Zero copy both ways.
 template <detail::RawMessage T>

@@ -1,5 +1,6 @@
 // Subscriber<T>: receives messages of type T from one topic, read in place
-// (raw structs, FlatBuffers) or decoded (Protobuf, user serializers).
+// (raw structs, FlatBuffers, slices and bytes) or decoded (Protobuf, user
+// serializers).
 #pragma once
 
 #include <memory>
@@ -52,15 +53,29 @@ class Subscriber {
 
   /// The oldest queued message of a publisher, or empty() (an outcome, not
   /// a failure: no Error, no allocation) when nothing is queued. Messages
-  /// that fail verification are dropped and counted (counters().rejected)
-  /// and never reach user code; a message that fails to decode is dropped,
+  /// that fail verification (for slices: a size that is not a whole number
+  /// of elements, or misaligned ones) are dropped and counted
+  /// (counters().rejected) and never reach user code; a message that fails to decode is dropped,
   /// counted and returned as a kMalformed failure, as is kTooManySamples
   /// when every sample max_held_samples allows is held.
   ///
   ///     if (auto sample = sub->take()) { use(sample->field); }
   ///     else if (sample.failed()) { log(sample.error().message()); }
   [[nodiscard]] TakeResult<Sample<T>> take() noexcept {
-    if constexpr (S::kReadsInPlace) {
+    if constexpr (detail::ElementMessage<T>) {
+      // Slices and bytes: a span only over a whole number of aligned elements.
+      for (;;) {
+        auto chunk = port_->take();
+        if (!chunk) {
+          return not_taken(chunk);
+        }
+        const auto view = S::view_elements(bytes_of(*chunk));
+        if (view.problem.empty()) {
+          return Sample<T>(port_, *chunk, view.elements);
+        }
+        port_->reject(*chunk, view.problem);
+      }
+    } else if constexpr (S::kReadsInPlace) {
       for (;;) {
         auto chunk = port_->take();
         if (!chunk) {

@@ -81,4 +81,36 @@ TypeIdentity raw_type_identity() {
   return id;
 }
 
+/// Identity of a slice of E (axon::Slice<E>, <axon/slice.hpp>): the element
+/// type's name, size, alignment and version, under serializer "slice", so a
+/// slice of another element type (or a raw E) never joins the topic. `size`
+/// and `align` are the element's.
+template <class E>
+TypeIdentity slice_type_identity() {
+  static_assert(std::is_trivially_copyable_v<E>, "axon slice elements must be trivially copyable");
+  TypeIdentity id;
+  id.name = "axon::Slice<" + std::string(message_type_name<E>()) + ">";
+  id.size = sizeof(E);
+  id.align = alignof(E);
+  id.version = message_type_version<E>();
+  id.serializer = "slice";
+  std::uint64_t h = detail::fnv1a("slice:");
+  h = detail::fnv1a(message_type_name<E>(), h);
+  h = detail::fnv1a(std::to_string(id.size) + "/" + std::to_string(id.align) + "/" + std::to_string(id.version), h);
+  id.hash = h;
+  return id;
+}
+
+/// Identity of an untyped bytes topic (axon::Bytes declared by itself,
+/// <axon/bytes.hpp>): only bytes endpoints of that identity join it.
+inline TypeIdentity bytes_type_identity() {
+  TypeIdentity id;
+  id.name = "axon::Bytes";
+  id.size = 1;
+  id.align = 1;
+  id.serializer = "bytes";
+  id.hash = detail::fnv1a("axon::Bytes", detail::fnv1a("bytes:"));
+  return id;
+}
+
 }  // namespace axon

@@ -23,7 +23,8 @@ LoanResult<LoanedChunk> ShmPublisherPort::loan(std::size_t payload_bytes) noexce
     // An error, not an outcome: formatting the message may allocate.
     return Error(ErrorCode::kPayloadTooLarge,
                  fmt::format("topic '{}': a message of {} bytes is larger than the largest chunk class ({} "
-                             "bytes); add a larger class to the node's chunk_classes",
+                             "bytes); add a larger class to pool.chunk_classes in the deployment config (or "
+                             "NodeOptions::chunk_classes)",
                              topic_name_, payload_bytes, chunks.largest_payload()));
   }
   ChunkHeader* chunk = reuse_cached(payload_bytes);
