@@ -1,8 +1,7 @@
 #include "transports/udp/udp_writer.hpp"
 
-#include <time.h>
-
 #include <algorithm>
+#include <ctime>
 
 #include "src/base/clock.hpp"
 #include "src/base/log.hpp"

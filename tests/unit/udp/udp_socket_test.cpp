@@ -3,6 +3,7 @@
 #include "transports/udp/udp_socket.hpp"
 
 #include <gtest/gtest.h>
+#include <sys/socket.h>
 
 #include <array>
 #include <chrono>
@@ -93,6 +94,25 @@ TEST(UdpSocket, WithoutSegmentationTheSameDatagramsArriveOneMessageEach) {
   const Outgoing sent(300, receiver.local());
 
   EXPECT_EQ(sut.send_batch(sent.datagrams), 300U);
+
+  EXPECT_FALSE(sut.segments());
+  EXPECT_EQ(sut.segmented_messages(), 0U);
+  expect_received(receiver, sent);
+}
+
+TEST(UdpSocket, ASegmentedSendTheKernelRefusesIsSentPlainAndSegmentationStops) {
+  UdpSocket receiver = open_on_loopback(true);
+  UdpSocket sut = open_on_loopback(true);
+  if (!sut.segments()) {
+    GTEST_SKIP() << "this kernel has no UDP_SEGMENT";
+  }
+  // Without UDP checksums the kernel refuses to segment (EINVAL), as it does
+  // (EIO) on a device that cannot checksum what it would segment.
+  const int on = 1;
+  ASSERT_EQ(::setsockopt(sut.fd(), SOL_SOCKET, SO_NO_CHECK, &on, sizeof(on)), 0);
+  const Outgoing sent(100, receiver.local());
+
+  EXPECT_EQ(sut.send_batch(sent.datagrams), 100U);
 
   EXPECT_FALSE(sut.segments());
   EXPECT_EQ(sut.segmented_messages(), 0U);
