@@ -91,6 +91,15 @@ Caller make_caller(std::uint32_t domain, const std::string& name) {
   return {*node, *client};
 }
 
+/// Kills the server and waits until `node` saw it reclaimed, so that this
+/// process, leaving last, removes the domain's files.
+void end_server(ChildProcess& server, Node& node) {
+  server.kill(SIGKILL);
+  EXPECT_EQ(server.wait(10s), 128 + SIGKILL);
+  auto gone = node.wait_for_endpoints(detail::request_topic(kService), GraphEndpointKind::kSubscriber, 0, 10s);
+  EXPECT_TRUE(gone && *gone == GraphWait::kMet);
+}
+
 TEST(Services, ACallWithoutAServerFailsAtOnceWithNoServer) {
   const std::uint32_t domain = test::unique_domain();
   auto node = Node::create("lonely_client", options_for(domain));
@@ -120,6 +129,7 @@ TEST(Services, CallsAcrossProcessesGetTheirReplies) {
   EXPECT_EQ(counters.calls, 20U);
   EXPECT_EQ(counters.replies, 20U);
   EXPECT_EQ(counters.late_replies_dropped, 0U);
+  end_server(server, *sut.node);
 }
 
 TEST(Services, ALoanedRequestIsSentInPlace) {
@@ -135,6 +145,7 @@ TEST(Services, ALoanedRequestIsSentInPlace) {
   ASSERT_TRUE(reply) << reply.error().message();
   EXPECT_EQ((*reply)->mode_squared, 81U);
   EXPECT_EQ(reply.value().call_id(), id->value);
+  end_server(server, *sut.node);
 }
 
 TEST(Services, ATimedOutCallsLateReplyIsDroppedAndCountedNeverTakenForTheNextAnswer) {
@@ -154,6 +165,7 @@ TEST(Services, ATimedOutCallsLateReplyIsDroppedAndCountedNeverTakenForTheNextAns
   EXPECT_EQ(counters.timeouts, 1U);
   EXPECT_EQ(counters.late_replies_dropped, 1U);
   EXPECT_EQ(counters.replies, 1U);
+  end_server(server, *sut.node);
 }
 
 TEST(Services, AServerKilledMidRequestFailsTheCallWithNoServerBeforeItsTimeout) {
@@ -210,8 +222,11 @@ TEST(Services, TwoClientProcessesEachGetOnlyTheirOwnReplies) {
   auto server = ChildProcess::fork_and_run([domain] { return server_child(domain, /*executor=*/true); });
   auto first = ChildProcess::fork_and_run([domain] { return client_child(domain, 1, 100); });
   auto second = ChildProcess::fork_and_run([domain] { return client_child(domain, 2, 100); });
+  auto node = Node::create("clients_test", options_for(domain));  // after the forks: it starts threads
+  ASSERT_TRUE(node);
   EXPECT_EQ(first.wait(20s), 0) << first.output() << server.output();
   EXPECT_EQ(second.wait(20s), 0) << second.output() << server.output();
+  end_server(server, **node);
 }
 
 TEST(Services, ASecondServerOfOneServiceIsRefusedNamingTheFirst) {
@@ -222,6 +237,7 @@ TEST(Services, ASecondServerOfOneServiceIsRefusedNamingTheFirst) {
   ASSERT_FALSE(sut);
   EXPECT_EQ(sut.error().code(), ErrorCode::kLimitReached);
   EXPECT_NE(sut.error().message().find("mode_server"), std::string_view::npos) << sut.error().message();
+  end_server(server, *caller.node);
 }
 
 }  // namespace
