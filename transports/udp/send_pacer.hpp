@@ -4,10 +4,14 @@
 // overruns the receiver's socket buffer), and a writer that sends faster than
 // its receiver reads loses datagrams, then sends them again, which loads the
 // receiver more. The receiver's NACKs are the writer's only news of it, so
-// the pacer treats a NACK that needs resends as loss: it halves the rate the first time, then cuts it by a quarter
-// (once per overrun: losses of messages sent before the last decrease do not count again, and at most once per
-// kDecreaseIntervalNs) and raises it again by a fraction every kIncreaseIntervalNs without loss, until no limit is left
-// (AIMD, as TCP and NORM do). Without loss it never delays anything.
+// the pacer treats a NACK that needs resends as loss (AIMD, as TCP and NORM
+// do): the first one halves the writer's recent average rate, later ones cut
+// the limit by a quarter (once per overrun: losses of messages sent before the
+// last cut do not count again, and at most once per kDecreaseIntervalNs); every
+// kIncreaseIntervalNs without loss the limit grows by 1/32 of the rate before
+// the last cut, but never beyond twice what the writer really sends (so a
+// limit it does not feel cannot grow unchecked). Until the first loss nothing
+// is delayed.
 #pragma once
 
 #include <cstddef>
@@ -21,7 +25,6 @@ class SendPacer {
   /// Rates are bytes per second; kUnlimited: no pacing.
   static constexpr double kUnlimited = 0.0;
   static constexpr double kMinBytesPerSecond = 4.0 * 1024 * 1024;
-  static constexpr double kMaxBytesPerSecond = 10e9;
   static constexpr std::int64_t kDecreaseIntervalNs = 50'000'000;
   static constexpr std::int64_t kIncreaseIntervalNs = 10'000'000;
   /// Bytes that may leave at once after a pause (a few large messages).
