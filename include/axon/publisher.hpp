@@ -303,9 +303,10 @@ class Publisher {
     const std::string rule = shape_.exact_bytes != 0
                                  ? "exactly " + std::to_string(shape_.exact_bytes) + " bytes"
                                  : "a whole number of its " + std::to_string(shape_.unit_bytes) + "-byte elements";
-    return {ErrorCode::kInvalidArgument, "topic '" + topic_ + "': a message of " + std::to_string(bytes) +
-                                             " bytes cannot be of type '" + carried_type_ + "', whose messages are " +
-                                             rule + " (every subscriber would reject it); send a size that type has"};
+    return {ErrorCode::kInvalidArgument,
+            "topic '" + topic_ + "': a message of " + std::to_string(bytes) + " bytes cannot be of type '" +
+                (carried_type_.empty() ? S::identity().name : carried_type_) + "', whose messages are " + rule +
+                " (every subscriber would reject it); send a size that type has"};
   }
 
   std::shared_ptr<PublisherPort> port_;

@@ -179,6 +179,20 @@ TEST_F(SliceTest, PublishingASpanCopiesItIntoOneMessage) {
   EXPECT_TRUE(std::ranges::equal(**sample, values));
 }
 
+TEST_F(SliceTest, SerializedBytesThatAreNotWholeElementsAreRefusedByThePublisher) {
+  auto pub = *node->advertise<Slice<float>>("ranges");
+  auto sub = *node->subscribe<Slice<float>>("ranges");
+  const std::array<std::byte, 7> seven{};
+  auto sut = pub->publish_serialized(seven);
+  ASSERT_TRUE(sut.failed());
+  EXPECT_EQ(sut.error().code(), ErrorCode::kInvalidArgument);
+  EXPECT_NE(sut.error().message().find("axon::Slice<float>"), std::string_view::npos) << sut.error().message();
+  EXPECT_TRUE(sub->take().empty());
+  const std::array<std::byte, 8> eight{};
+  EXPECT_TRUE(pub->publish_serialized(eight).ok());
+  EXPECT_EQ(sub->take()->size(), 2U);
+}
+
 TEST_F(SliceTest, ALoanOfAnotherPublisherIsRefusedAndStaysWithTheCaller) {
   auto a = *node->advertise<Slice<float>>("a");
   auto b = *node->advertise<Slice<float>>("b");
