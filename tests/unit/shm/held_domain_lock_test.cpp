@@ -11,7 +11,9 @@
 #include <chrono>
 #include <cstring>
 #include <future>
+#include <thread>
 
+#include "axon/graph.hpp"
 #include "tests/support/common/temp_dir.hpp"
 #include "transports/shm/shm_transport.hpp"
 
@@ -113,6 +115,46 @@ TEST(HeldDomainLock, NeitherLivenessNorCountersNorTheDataPathWaitForIt) {
   holder.release();
   auto joined = late.get();
   EXPECT_TRUE(joined);
+}
+
+// Graph events: a snapshot only tries the lock, so a watcher's wait() ends at
+// its timeout; once the holder lets go, the owed snapshot is taken.
+TEST(HeldDomainLock, GraphSnapshotsDoNotWaitForItAndAreTakenOnceItIsFree) {
+  test::TempDir dir("axon-held-lock-graph");
+  auto transport = ShmTransport::create(
+      ShmConfig{.domain_id = 4, .node_name = "node", .shm_dir = dir.path(), .chunk_classes = {{256, 64}}});
+  ASSERT_TRUE(transport) << transport.error().message();
+  const TopicDescriptor topic{
+      .name = "ticks", .type = TypeIdentity{.name = "u64", .hash = 1, .size = 8, .align = 8}, .max_payload_bytes = 8};
+  auto publisher = (*transport)->advertise(topic, PublisherQos{});
+  auto subscriber = (*transport)->subscribe(topic, SubscriberQos{.depth = 16});
+  ASSERT_TRUE(publisher && subscriber);
+  GraphSource* graph = (*transport)->graph();
+  ASSERT_NE(graph, nullptr);
+  GraphWatcher sut(*transport, *graph, "ticks");
+
+  LockHolder holder(dir.path() + "/axon_d4.lock");
+  ASSERT_TRUE(holder.holding());
+  const auto start = Clock::now();
+  std::vector<GraphEndpoint> endpoints;
+  auto taken = graph->try_snapshot("ticks", endpoints);
+  ASSERT_TRUE(taken);
+  EXPECT_FALSE(*taken);  // not now: an outcome
+  auto waited = sut.wait(std::chrono::milliseconds(50));
+  ASSERT_TRUE(waited);
+  EXPECT_TRUE(waited->empty());
+  std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  EXPECT_TRUE(sut.changed());  // the snapshot is still owed, retried 1 ms after the last try
+  EXPECT_LT(ms_since(start), 500.0);
+
+  holder.release();
+  auto events = sut.wait(std::chrono::seconds(5));
+  ASSERT_TRUE(events);
+  ASSERT_EQ(events->size(), 2U);
+  EXPECT_EQ(count_endpoints(sut.endpoints(), GraphEndpointKind::kPublisher), 1U);
+  EXPECT_EQ(count_endpoints(sut.endpoints(), GraphEndpointKind::kSubscriber), 1U);
+  EXPECT_EQ((*events)[0].endpoint.node_name, "node");
+  EXPECT_EQ((*events)[0].endpoint.pid, ::getpid());
 }
 
 }  // namespace
