@@ -254,7 +254,7 @@ class ShmSubscriberPort final : public SubscriberPort {
   bool link_publisher(const DomainLockGuard& held, std::uint32_t slot, const EndpointEntry& pub,
                       bool (&seen)[kMaxLinks]) noexcept;
   /// Links connections to us in pools the node retained.
-  void adopt_retained(const Registry& registry, bool (&seen)[kMaxLinks]) noexcept;
+  void adopt_retained(const DomainLockGuard& held, const Registry& registry, bool (&seen)[kMaxLinks]) noexcept;
 
   std::shared_ptr<const void> owner_;  ///< Keeps the node alive: the references below are its parts.
   Domain& domain_;
