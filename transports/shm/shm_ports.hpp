@@ -186,7 +186,7 @@ class ShmSubscriberPort final : public SubscriberPort {
   struct NodeParts {
     std::shared_ptr<const void> owner;  ///< Keeps the node (and the parts below) alive.
     Domain& domain;                     ///< The lock and the registry, the topic version.
-    PeerPools& peers;                   ///< The publishers' pools.
+    PeerPoolsForPorts peers;            ///< The publishers' pools.
   };
   ShmSubscriberPort(NodeParts node, SlotRef registry_ref, std::uint32_t topic, std::string topic_name,
                     const SubscriberQos& qos);
@@ -258,7 +258,7 @@ class ShmSubscriberPort final : public SubscriberPort {
 
   std::shared_ptr<const void> owner_;  ///< Keeps the node alive: the references below are its parts.
   Domain& domain_;
-  PeerPools& peers_;
+  PeerPoolsForPorts peers_;
   SlotRef registry_ref_;
   std::uint32_t topic_;
   std::string topic_name_;

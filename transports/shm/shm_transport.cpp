@@ -231,8 +231,9 @@ Result<std::shared_ptr<SubscriberPort>> ShmTransport::subscribe(const TopicDescr
       return sub.error();
     }
     port = std::make_shared<ShmSubscriberPort>(
-        ShmSubscriberPort::NodeParts{.owner = shared_from_this(), .domain = domain_, .peers = *peers_}, *sub,
-        *topic_slot, topic.name, qos);
+        ShmSubscriberPort::NodeParts{
+            .owner = shared_from_this(), .domain = domain_, .peers = PeerPoolsForPorts(*peers_)},
+        *sub, *topic_slot, topic.name, qos);
     port->rescan(*held);
   }
   // Pools of publishers this process has not mapped yet are being fetched by
