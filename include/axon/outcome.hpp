@@ -6,9 +6,7 @@
 #pragma once
 
 #include <cstdint>
-#include <new>
 #include <optional>
-#include <type_traits>
 #include <utility>
 
 #include "axon/result.hpp"
@@ -41,125 +39,6 @@ struct PoolExhausted {
       "no free chunk: back-pressure, an outcome, not an error (explain_exhausted() says who holds them)";
 };
 inline constexpr PoolExhausted kPoolExhausted{};
-
-namespace detail {
-
-/// The code-kOk Error that error() returns when nothing failed, so that
-/// `EXPECT_TRUE(r.ok()) << r.error().message()` reads well. Built once.
-template <class Outcome>
-const Error& no_failure(bool outcome) noexcept {
-  static const Error kOutcome(ErrorCode::kOk, Outcome::kWhat);
-  static const Error kValue(ErrorCode::kOk, "no error");
-  return outcome ? kOutcome : kValue;
-}
-
-/// A value, an outcome that has none (`Outcome`: NothingQueued or PoolExhausted),
-/// or an Error. The storage of TakeResult and LoanResult.
-template <class T, class Outcome>
-class [[nodiscard]] ValueOrOutcome {
- public:
-  ValueOrOutcome(T value) noexcept(std::is_nothrow_move_constructible_v<T>)  // NOLINT(google-explicit-constructor)
-      : state_(State::kValue) {
-    new (&storage_.value) T(std::move(value));
-  }
-  ValueOrOutcome(Outcome /*outcome*/) noexcept : state_(State::kOutcome) {}  // NOLINT(google-explicit-constructor)
-  ValueOrOutcome(Error error) noexcept : state_(State::kError) {             // NOLINT(google-explicit-constructor)
-    new (&storage_.error) Error(std::move(error));
-  }
-  ValueOrOutcome(ValueOrOutcome&& other) noexcept(std::is_nothrow_move_constructible_v<T>) { take_from(other); }
-  ValueOrOutcome& operator=(ValueOrOutcome&& other) noexcept(std::is_nothrow_move_constructible_v<T>) {
-    if (this != &other) {
-      destroy();
-      take_from(other);
-    }
-    return *this;
-  }
-  ValueOrOutcome(const ValueOrOutcome&) = delete;
-  ValueOrOutcome& operator=(const ValueOrOutcome&) = delete;
-  ~ValueOrOutcome() { destroy(); }
-
-  /// Holds a value (a sample, a loan).
-  [[nodiscard]] bool ok() const noexcept { return state_ == State::kValue; }
-  explicit operator bool() const noexcept { return ok(); }
-  /// A real failure: error() says what.
-  [[nodiscard]] bool failed() const noexcept { return state_ == State::kError; }
-
-  /// The value. Using it when !ok() aborts with what happened instead.
-  [[nodiscard]] T& value() & noexcept {
-    check();
-    return storage_.value;
-  }
-  [[nodiscard]] const T& value() const& noexcept {
-    check();
-    return storage_.value;
-  }
-  [[nodiscard]] T&& value() && noexcept {
-    check();
-    return std::move(storage_.value);
-  }
-  T& operator*() & noexcept { return value(); }
-  const T& operator*() const& noexcept { return value(); }
-  T&& operator*() && noexcept { return std::move(*this).value(); }
-  decltype(auto) operator->() noexcept {
-    if constexpr (PointerLike<T>) {
-      return value();  // forwards: the compiler applies T's operator-> next
-    } else {
-      return &value();
-    }
-  }
-  decltype(auto) operator->() const noexcept {
-    if constexpr (PointerLike<T>) {
-      return value();
-    } else {
-      return &value();
-    }
-  }
-
-  /// The failure when failed(); otherwise an Error with code kOk whose
-  /// message names the outcome.
-  [[nodiscard]] const Error& error() const noexcept {
-    return failed() ? storage_.error : no_failure<Outcome>(state_ == State::kOutcome);
-  }
-
- protected:
-  [[nodiscard]] bool is_outcome() const noexcept { return state_ == State::kOutcome; }
-
- private:
-  enum class State : std::uint8_t { kValue, kOutcome, kError };
-
-  void check() const noexcept {
-    if (state_ != State::kValue) {
-      die_on_bad_access(error());
-    }
-  }
-  void take_from(ValueOrOutcome& other) noexcept(std::is_nothrow_move_constructible_v<T>) {
-    state_ = other.state_;
-    if (state_ == State::kValue) {
-      new (&storage_.value) T(std::move(other.storage_.value));
-    } else if (state_ == State::kError) {
-      new (&storage_.error) Error(std::move(other.storage_.error));
-    }
-  }
-  void destroy() noexcept {
-    if (state_ == State::kValue) {
-      storage_.value.~T();
-    } else if (state_ == State::kError) {
-      storage_.error.~Error();
-    }
-  }
-
-  union Storage {
-    Storage() noexcept {}  // NOLINT(modernize-use-equals-default): Error has no default constructor
-    ~Storage() {}          // NOLINT(modernize-use-equals-default)
-    Storage(const Storage&) = delete;
-    Storage& operator=(const Storage&) = delete;
-    T value;
-    Error error;
-  } storage_;
-  State state_;
-};
-
-}  // namespace detail
 
 /// What take() got: a sample (ok()), nothing queued (empty(): an outcome,
 /// no Error constructed), or a failure (failed(): error()).

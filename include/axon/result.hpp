@@ -68,50 +68,58 @@ concept PointerLike = requires(P& p) {
                error.message().data());
   std::abort();
 }
-}  // namespace detail
 
-/// Either a value or an Error (like C++23 std::expected, which g++ 12 and
-/// clang-tidy 14 do not both support). Using the value of a failed Result
-/// aborts with the error's message: check `ok()` or `operator bool` first.
-///
-/// For pointer-like T (smart pointers, Loan, Sample) `operator->` forwards to
-/// T's own arrow, so `node->advertise<T>(...)` works on a Result<shared_ptr>.
-template <class T>
-class [[nodiscard]] Result {
+/// The code-kOk Error that error() returns when nothing failed, so that
+/// `EXPECT_TRUE(r.ok()) << r.error().message()` reads well. Built once.
+template <class Outcome>
+const Error& no_failure(bool outcome) noexcept {
+  static const Error kOutcome(ErrorCode::kOk, Outcome::kWhat);
+  static const Error kValue(ErrorCode::kOk, "no error");
+  return outcome ? kOutcome : kValue;
+}
+
+/// The Outcome of a Result: none (it holds a value or an Error only).
+struct NoOutcome {
+  explicit constexpr NoOutcome() = default;
+  static constexpr const char* kWhat = "no value";
+};
+
+/// A value, an outcome that has none (`Outcome`: NothingQueued or
+/// PoolExhausted, axon/outcome.hpp; NoOutcome for Result), or an Error: the
+/// storage and accessors of Result, TakeResult and LoanResult. One union and
+/// a state byte: nothing allocates, and an outcome constructs no Error.
+template <class T, class Outcome>
+class [[nodiscard]] ValueOrOutcome {
  public:
-  Result(T value) noexcept(std::is_nothrow_move_constructible_v<T>)  // NOLINT(google-explicit-constructor)
-      : has_value_(true) {
+  ValueOrOutcome(T value) noexcept(std::is_nothrow_move_constructible_v<T>)  // NOLINT(google-explicit-constructor)
+      : state_(State::kValue) {
     new (&storage_.value) T(std::move(value));
   }
-  Result(Error error) noexcept : has_value_(false) {  // NOLINT(google-explicit-constructor)
+  ValueOrOutcome(Outcome /*outcome*/) noexcept  // NOLINT(google-explicit-constructor)
+      requires(!std::is_same_v<Outcome, NoOutcome>)
+      : state_(State::kOutcome) {}
+  ValueOrOutcome(Error error) noexcept : state_(State::kError) {  // NOLINT(google-explicit-constructor)
     new (&storage_.error) Error(std::move(error));
   }
-  Result(Result&& other) noexcept(std::is_nothrow_move_constructible_v<T>) : has_value_(other.has_value_) {
-    if (has_value_) {
-      new (&storage_.value) T(std::move(other.storage_.value));
-    } else {
-      new (&storage_.error) Error(std::move(other.storage_.error));
-    }
-  }
-  Result& operator=(Result&& other) noexcept(std::is_nothrow_move_constructible_v<T>) {
+  ValueOrOutcome(ValueOrOutcome&& other) noexcept(std::is_nothrow_move_constructible_v<T>) { take_from(other); }
+  ValueOrOutcome& operator=(ValueOrOutcome&& other) noexcept(std::is_nothrow_move_constructible_v<T>) {
     if (this != &other) {
       destroy();
-      has_value_ = other.has_value_;
-      if (has_value_) {
-        new (&storage_.value) T(std::move(other.storage_.value));
-      } else {
-        new (&storage_.error) Error(std::move(other.storage_.error));
-      }
+      take_from(other);
     }
     return *this;
   }
-  Result(const Result&) = delete;
-  Result& operator=(const Result&) = delete;
-  ~Result() { destroy(); }
+  ValueOrOutcome(const ValueOrOutcome&) = delete;
+  ValueOrOutcome& operator=(const ValueOrOutcome&) = delete;
+  ~ValueOrOutcome() { destroy(); }
 
-  [[nodiscard]] bool ok() const noexcept { return has_value_; }
-  explicit operator bool() const noexcept { return has_value_; }
+  /// Holds a value.
+  [[nodiscard]] bool ok() const noexcept { return state_ == State::kValue; }
+  explicit operator bool() const noexcept { return ok(); }
+  /// A real failure: error() says what.
+  [[nodiscard]] bool failed() const noexcept { return state_ == State::kError; }
 
+  /// The value. Using it when !ok() aborts with what happened instead.
   [[nodiscard]] T& value() & noexcept {
     check();
     return storage_.value;
@@ -128,49 +136,77 @@ class [[nodiscard]] Result {
   const T& operator*() const& noexcept { return value(); }
   T&& operator*() && noexcept { return std::move(*this).value(); }
 
+  /// For pointer-like T (smart pointers, Loan, Sample) `->` forwards to T's
+  /// own arrow, so `node->advertise<T>(...)` works on a Result<shared_ptr>.
   decltype(auto) operator->() noexcept {
-    if constexpr (detail::PointerLike<T>) {
+    if constexpr (PointerLike<T>) {
       return value();  // forwards: the compiler applies T's operator-> next
     } else {
       return &value();
     }
   }
   decltype(auto) operator->() const noexcept {
-    if constexpr (detail::PointerLike<T>) {
+    if constexpr (PointerLike<T>) {
       return value();
     } else {
       return &value();
     }
   }
 
-  /// The error. Only valid when !ok().
-  [[nodiscard]] const Error& error() const noexcept { return storage_.error; }
+  /// The failure when failed(); otherwise an Error with code kOk whose
+  /// message names the outcome.
+  [[nodiscard]] const Error& error() const noexcept {
+    return failed() ? storage_.error : no_failure<Outcome>(state_ == State::kOutcome);
+  }
+
+ protected:
+  [[nodiscard]] bool is_outcome() const noexcept { return state_ == State::kOutcome; }
 
  private:
+  enum class State : std::uint8_t { kValue, kOutcome, kError };
+
   void check() const noexcept {
-    if (!has_value_) {
-      detail::die_on_bad_access(storage_.error);
+    if (state_ != State::kValue) {
+      die_on_bad_access(error());
+    }
+  }
+  void take_from(ValueOrOutcome& other) noexcept(std::is_nothrow_move_constructible_v<T>) {
+    state_ = other.state_;
+    if (state_ == State::kValue) {
+      new (&storage_.value) T(std::move(other.storage_.value));
+    } else if (state_ == State::kError) {
+      new (&storage_.error) Error(std::move(other.storage_.error));
     }
   }
   void destroy() noexcept {
-    if (has_value_) {
+    if (state_ == State::kValue) {
       storage_.value.~T();
-    } else {
+    } else if (state_ == State::kError) {
       storage_.error.~Error();
     }
   }
 
   union Storage {
-    // User-provided on purpose: `= default` would be deleted (Error has no
-    // default constructor).
-    Storage() noexcept {}  // NOLINT(modernize-use-equals-default)
+    Storage() noexcept {}  // NOLINT(modernize-use-equals-default): Error has no default constructor
     ~Storage() {}          // NOLINT(modernize-use-equals-default)
     Storage(const Storage&) = delete;
     Storage& operator=(const Storage&) = delete;
     T value;
     Error error;
   } storage_;
-  bool has_value_;
+  State state_;
+};
+
+}  // namespace detail
+
+/// Either a value or an Error (like C++23 std::expected, which g++ 12 and
+/// clang-tidy 14 do not both support). Using the value of a failed Result
+/// aborts with the error's message: check `ok()` or `operator bool` first.
+/// error() is the failure when !ok() (failed() is the same as !ok()).
+template <class T>
+class [[nodiscard]] Result : public detail::ValueOrOutcome<T, detail::NoOutcome> {
+ public:
+  using detail::ValueOrOutcome<T, detail::NoOutcome>::ValueOrOutcome;
 };
 
 /// Result of an operation without a value.

@@ -12,23 +12,15 @@
 #include "axon/axon.hpp"
 #include "tests/support/child_process.hpp"
 #include "tests/support/eventually.hpp"
+#include "tests/support/peer_domain_test.hpp"
 #include "tests/support/test_messages.hpp"
 
 namespace axon {
 namespace {
 
 using namespace std::chrono_literals;
-using test::ChildProcess;
 using test::eventually;
 using test::TestMessage;
-
-std::uint32_t total_free(const Node& node) {
-  std::uint32_t free = 0;
-  for (const auto& c : node.pool_stats()) {
-    free += c.free_chunks;
-  }
-  return free;
-}
 
 /// Mappings of this process whose name contains `text` (memfd pools appear
 /// as "/memfd:axon_pool_d<domain>_<node> (deleted)").
@@ -41,28 +33,19 @@ int mappings_containing(const std::string& text) {
   return count;
 }
 
-class CrashRecovery : public ::testing::Test {
+class CrashRecovery : public test::PeerDomainTest {
  protected:
-  ChildProcess peer(const std::string& command, std::vector<std::string> args) {
-    std::vector<std::string> argv{test::peer_path(), command, "domain=" + std::to_string(domain), "topic=objects"};
-    argv.insert(argv.end(), args.begin(), args.end());
-    return ChildProcess::spawn(argv);
-  }
-  std::shared_ptr<Node> make_node(const std::string& name) {
+  std::shared_ptr<Node> make_node(const std::string& name) const {
     NodeOptions options;
-    options.domain_id = domain;
     options.liveness_period_ms = 10;
-    auto node = Node::create(name, options);
-    EXPECT_TRUE(node.ok()) << node.error().message();
-    return *node;
+    return PeerDomainTest::make_node(name, options);
   }
   void TearDown() override { EXPECT_TRUE(test::domain_files(domain).empty()); }
-  std::uint32_t domain = test::unique_domain();
 };
 
 TEST_F(CrashRecovery, ASubscriberKilledWhileHoldingSamplesGivesEveryChunkBack) {
   auto node = make_node("publisher");
-  const std::uint32_t free_at_start = total_free(*node);
+  const std::uint32_t free_at_start = test::total_free(*node);
   auto pub = node->advertise<TestMessage>("objects");
   auto survivor = node->subscribe<TestMessage>("objects", {.depth = 64});
   auto victim = peer("hold", {"count=10"});
@@ -77,7 +60,7 @@ TEST_F(CrashRecovery, ASubscriberKilledWhileHoldingSamplesGivesEveryChunkBack) {
   }
   ASSERT_TRUE(victim.wait_for_line("HOLDING 10", 10s)) << victim.output();
   // The victim holds 10 samples and has 10 more queued.
-  EXPECT_EQ(total_free(*node), free_at_start - 20);
+  EXPECT_EQ(test::total_free(*node), free_at_start - 20);
 
   victim.kill(SIGKILL);
   ASSERT_EQ(victim.wait(10s), 128 + SIGKILL);
@@ -94,7 +77,7 @@ TEST_F(CrashRecovery, ASubscriberKilledWhileHoldingSamplesGivesEveryChunkBack) {
         return pub->subscriber_count() == 1;
       },
       10s));
-  EXPECT_EQ(total_free(*node), free_at_start);
+  EXPECT_EQ(test::total_free(*node), free_at_start);
 }
 
 TEST_F(CrashRecovery, APublisherKilledWhileHoldingALoanLeavesTheOthersWorking) {

@@ -8,27 +8,21 @@
 
 #include "axon/axon.hpp"
 #include "tests/support/child_process.hpp"
+#include "tests/support/peer_domain_test.hpp"
 #include "tests/support/test_messages.hpp"
 
 namespace axon {
 namespace {
 
 using namespace std::chrono_literals;
-using test::ChildProcess;
 using test::TestMessage;
 
-class CrossProcess : public ::testing::Test {
+class CrossProcess : public test::PeerDomainTest {
  protected:
-  ChildProcess peer(const std::string& command, std::vector<std::string> args) {
-    std::vector<std::string> argv{test::peer_path(), command, "domain=" + std::to_string(domain), "topic=objects"};
-    argv.insert(argv.end(), args.begin(), args.end());
-    return ChildProcess::spawn(argv);
-  }
   void TearDown() override {
     // Every participant has exited by now: nothing may stay in /dev/shm.
     EXPECT_TRUE(test::domain_files(domain).empty());
   }
-  std::uint32_t domain = test::unique_domain();
 };
 
 TEST_F(CrossProcess, DeliversEveryMessageInOrderToASubscriberProcess) {
@@ -56,32 +50,17 @@ TEST_F(CrossProcess, SeveralPublishersReachSeveralSubscribers) {
 }
 
 TEST_F(CrossProcess, ThisProcessReadsAnotherProcessesMessagesInPlace) {
-  NodeOptions options;
-  options.domain_id = domain;
-  auto node = Node::create("reader", options);
-  ASSERT_TRUE(node.ok());
+  auto node = make_node("reader");
+  ASSERT_TRUE(node);
   auto sub = node->subscribe<TestMessage>("objects", {.depth = 256, .overflow = Overflow::kBlockPublisher});
   ASSERT_TRUE(sub.ok());
   auto pub = peer("publish", {"count=300", "id=3", "linger_ms=3000"});
-  std::uint64_t expected = 1;
-  const auto deadline = std::chrono::steady_clock::now() + 30s;
-  while (expected <= 300 && std::chrono::steady_clock::now() < deadline) {
-    auto sample = sub->take();
-    if (!sample) {
-      std::this_thread::sleep_for(100us);
-      continue;
-    }
-    EXPECT_TRUE(test::intact(**sample));
-    EXPECT_EQ(sample->sequence, expected++);
-  }
-  EXPECT_EQ(expected, 301U);
+  EXPECT_EQ(test::take_in_order(**sub, 300, 30s), 301U);
   EXPECT_EQ(pub.wait(30s), 0) << pub.output();
 }
 
 TEST_F(CrossProcess, ALateSubscriberGetsWhatIsPublishedAfterItJoins) {
-  NodeOptions options;
-  options.domain_id = domain;
-  auto node = Node::create("late", options);
+  auto node = make_node("late");
   auto pub = node->advertise<TestMessage>("objects");
   ASSERT_TRUE(pub.ok());
   TestMessage early;
@@ -99,9 +78,7 @@ TEST_F(CrossProcess, ALateSubscriberGetsWhatIsPublishedAfterItJoins) {
 }
 
 TEST_F(CrossProcess, RefusesASubscriberProcessOfAnotherTypeNamingBothTypes) {
-  NodeOptions options;
-  options.domain_id = domain;
-  auto node = Node::create("owner", options);
+  auto node = make_node("owner");
   auto pub = node->advertise<TestMessage>("objects");
   ASSERT_TRUE(pub.ok());
   auto other = peer("other-type", {});

@@ -17,6 +17,7 @@
 #include "axon/axon.hpp"
 #include "tests/support/child_process.hpp"
 #include "tests/support/eventually.hpp"
+#include "tests/support/peer_domain_test.hpp"
 #include "tests/support/test_messages.hpp"
 
 namespace axon {
@@ -24,7 +25,6 @@ namespace {
 
 using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
-using test::ChildProcess;
 using test::eventually;
 using test::TestMessage;
 
@@ -35,7 +35,7 @@ double ms_since(Clock::time_point start) {
 /// SIGCONTs and kills a child on every path out of a test, so a stopped
 /// peer never outlives it.
 struct StoppedPeer {
-  ChildProcess& child;
+  test::ChildProcess& child;
   ~StoppedPeer() {
     child.kill(SIGCONT);
     child.kill(SIGKILL);
@@ -43,20 +43,8 @@ struct StoppedPeer {
   }
 };
 
-class PeerIsolation : public ::testing::Test {
+class PeerIsolation : public test::PeerDomainTest {
  protected:
-  ChildProcess peer(const std::string& command, std::vector<std::string> args) {
-    std::vector<std::string> argv{test::peer_path(), command, "domain=" + std::to_string(domain), "topic=objects"};
-    argv.insert(argv.end(), args.begin(), args.end());
-    return ChildProcess::spawn(argv);
-  }
-  std::shared_ptr<Node> make_node(const std::string& name) {
-    NodeOptions options;
-    options.domain_id = domain;
-    auto node = Node::create(name, options);
-    EXPECT_TRUE(node.ok()) << node.error().message();
-    return node.ok() ? *node : nullptr;
-  }
   /// The sockets of the domain's nodes, as paths.
   [[nodiscard]] std::vector<std::string> sockets() const {
     std::vector<std::string> paths;
@@ -82,21 +70,9 @@ class PeerIsolation : public ::testing::Test {
     } else {
       ASSERT_EQ(pub.wait(10s), 0) << pub.output();
     }
-    std::uint64_t expected = 1;
-    const auto deadline = Clock::now() + 5s;
-    while (expected <= 20 && Clock::now() < deadline) {
-      auto sample = (*sub)->take();
-      if (!sample) {
-        std::this_thread::sleep_for(1ms);
-        continue;
-      }
-      EXPECT_TRUE(test::intact(**sample));
-      EXPECT_EQ(sample->sequence, expected++);
-    }
-    EXPECT_EQ(expected, 21U) << "every message publish() reported delivered is received";
+    EXPECT_EQ(test::take_in_order(**sub, 20, 5s), 21U) << "every message publish() reported delivered is received";
   }
   void TearDown() override { EXPECT_TRUE(test::domain_files(domain).empty()); }
-  std::uint32_t domain = test::unique_domain();
 };
 
 /// Takes from `sub` until `expect` messages arrived or `timeout` passed.

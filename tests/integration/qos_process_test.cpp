@@ -17,6 +17,7 @@
 #include <chrono>
 #include <cstdint>
 #include <fstream>
+#include <initializer_list>
 #include <iterator>
 #include <optional>
 #include <sstream>
@@ -27,13 +28,13 @@
 #include "axon/axon.hpp"
 #include "tests/support/child_process.hpp"
 #include "tests/support/eventually.hpp"
+#include "tests/support/peer_domain_test.hpp"
 #include "tests/support/test_messages.hpp"
 
 namespace axon {
 namespace {
 
 using namespace std::chrono_literals;
-using test::ChildProcess;
 using test::eventually;
 using test::TestMessage;
 using Clock = std::chrono::steady_clock;
@@ -50,7 +51,7 @@ char process_state(pid_t pid) {
 }
 
 /// SIGSTOPs `child` and waits until the kernel reports it stopped.
-[[nodiscard]] bool stop(const ChildProcess& child) {
+[[nodiscard]] bool stop(const test::ChildProcess& child) {
   child.kill(SIGSTOP);
   return eventually([&] { return process_state(child.pid()) == 'T'; }, 10s);
 }
@@ -102,14 +103,16 @@ std::optional<SubscriberFill> fill_with_depth(const Publisher<TestMessage>& pub,
 
 bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
-class QosProcess : public ::testing::Test {
- protected:
-  ChildProcess peer(const std::string& command, std::vector<std::string> args) {
-    std::vector<std::string> argv{test::peer_path(), command, "domain=" + std::to_string(domain), "topic=objects"};
-    argv.insert(argv.end(), args.begin(), args.end());
-    return ChildProcess::spawn(argv);
+/// `child` exits with 0 (within 30 s), and its output has each of `parts`.
+void expect_exit_saying(test::ChildProcess& child, std::initializer_list<std::string> parts) {
+  EXPECT_EQ(child.wait(30s), 0) << child.output();
+  for (const std::string& part : parts) {
+    EXPECT_TRUE(contains(child.output(), part)) << "'" << part << "' not in:\n" << child.output();
   }
+}
 
+class QosProcess : public test::PeerDomainTest {
+ protected:
   /// This process's node in the test's domain.
   Node& node(std::vector<ChunkClassConfig> classes = {}) {
     if (!node_) {
@@ -127,6 +130,26 @@ class QosProcess : public ::testing::Test {
     auto pub = node().advertise<TestMessage>("objects", qos);
     EXPECT_TRUE(pub.ok()) << pub.error().message();
     return pub.ok() ? *pub : nullptr;
+  }
+
+  /// advertise() once every one of `subscribers` (peers) is ready, and
+  /// when each has linked to it: the publisher, or nullptr (and the test
+  /// failed, with the peer's output) when one did not come in time.
+  Pub advertise_to(std::initializer_list<test::ChildProcess*> subscribers, PublisherQos qos = {}) {
+    for (auto* sub : subscribers) {
+      if (!sub->wait_for_line("READY", 10s)) {
+        ADD_FAILURE() << "not ready: " << sub->output();
+        return nullptr;
+      }
+    }
+    Pub pub = advertise(qos);
+    for (auto* sub : subscribers) {
+      if (pub && !sub->wait_for_line("LINKED", 20s)) {
+        ADD_FAILURE() << "not linked: " << sub->output();
+        return nullptr;
+      }
+    }
+    return pub;
   }
 
   /// Every chunk of this process's pool is free again (after the publisher
@@ -157,7 +180,6 @@ class QosProcess : public ::testing::Test {
     EXPECT_TRUE(test::domain_files(domain).empty());
   }
 
-  std::uint32_t domain = test::unique_domain();
   std::shared_ptr<Node> node_;
 };
 
@@ -172,12 +194,8 @@ TEST_F(QosProcess, DropOldestNeverHoldsThePublisherBackAndAStoppedSubscriberGets
   auto stuck =
       peer("subscribe", {"overflow=drop-oldest", "depth=" + std::to_string(kDepth), "expect=" + std::to_string(kDepth),
                          "first_seq=" + newest_first, "extra_ms=300", "wait_pubs=1", "timeout_ms=600000"});
-  ASSERT_TRUE(steady.wait_for_line("READY", 10s)) << steady.output();
-  ASSERT_TRUE(stuck.wait_for_line("READY", 10s)) << stuck.output();
-  Pub pub = advertise();
+  Pub pub = advertise_to({&steady, &stuck});
   ASSERT_TRUE(pub);
-  ASSERT_TRUE(steady.wait_for_line("LINKED", 20s)) << steady.output();
-  ASSERT_TRUE(stuck.wait_for_line("LINKED", 20s)) << stuck.output();
   ASSERT_EQ(pub->subscriber_count(), 2U);
   ASSERT_TRUE(stop(stuck));
 
@@ -214,12 +232,8 @@ TEST_F(QosProcess, DropOldestNeverHoldsThePublisherBackAndAStoppedSubscriberGets
   EXPECT_TRUE(contains(steady.output(), "queued=100000 dropped_full=0 dropped_oldest=0 dropped_timeout=0"))
       << steady.output();
   stuck.kill(SIGCONT);
-  EXPECT_EQ(stuck.wait(30s), 0) << stuck.output();
-  EXPECT_TRUE(
-      contains(stuck.output(), "RESULT received=8 publishers=1 errors=0 first=" + newest_first + " last=100000"))
-      << stuck.output();
-  EXPECT_TRUE(contains(stuck.output(), "taken=8 publishers_lost=0 queued=100000 dropped_full=0 dropped_oldest=99992"))
-      << stuck.output();
+  expect_exit_saying(stuck, {"RESULT received=8 publishers=1 errors=0 first=" + newest_first + " last=100000",
+                             "taken=8 publishers_lost=0 queued=100000 dropped_full=0 dropped_oldest=99992"});
   EXPECT_EQ(steady.wait(30s), 0) << steady.output();
   pub.reset();
   expect_pool_whole();
@@ -228,10 +242,8 @@ TEST_F(QosProcess, DropOldestNeverHoldsThePublisherBackAndAStoppedSubscriberGets
 TEST_F(QosProcess, LatestOnlySubscriberThatWasStoppedGetsJustTheNewestMessage) {
   auto stuck = peer("subscribe", {"overflow=latest-only", "expect=1", "first_seq=1000", "extra_ms=300", "wait_pubs=1",
                                   "timeout_ms=600000"});
-  ASSERT_TRUE(stuck.wait_for_line("READY", 10s)) << stuck.output();
-  Pub pub = advertise();
+  Pub pub = advertise_to({&stuck});
   ASSERT_TRUE(pub);
-  ASSERT_TRUE(stuck.wait_for_line("LINKED", 20s)) << stuck.output();
   ASSERT_TRUE(stop(stuck));
   std::uint64_t evicted = 0;
   for (std::uint64_t seq = 1; seq <= 1000; ++seq) {
@@ -245,9 +257,7 @@ TEST_F(QosProcess, LatestOnlySubscriberThatWasStoppedGetsJustTheNewestMessage) {
   ASSERT_TRUE(fill.has_value()) << "latest-only is a queue of depth 1";
   EXPECT_EQ(fill->queued, 1U);
   stuck.kill(SIGCONT);
-  EXPECT_EQ(stuck.wait(30s), 0) << stuck.output();
-  EXPECT_TRUE(contains(stuck.output(), "RESULT received=1 publishers=1 errors=0 first=1000 last=1000"))
-      << stuck.output();
+  expect_exit_saying(stuck, {"RESULT received=1 publishers=1 errors=0 first=1000 last=1000"});
   pub.reset();
   expect_pool_whole();
 }
@@ -259,12 +269,8 @@ TEST_F(QosProcess, BlockPublisherWaitsAtMostItsTimeoutThenDropsForThatSubscriber
   auto other = peer("subscribe", {"depth=256", "expect=20", "wait_pubs=1", "timeout_ms=120000"});
   auto stuck = peer("subscribe", {"overflow=block", "depth=4", "block_timeout_ms=" + std::to_string(kTimeoutMs),
                                   "expect=4", "extra_ms=300", "wait_pubs=1", "timeout_ms=600000"});
-  ASSERT_TRUE(other.wait_for_line("READY", 10s)) << other.output();
-  ASSERT_TRUE(stuck.wait_for_line("READY", 10s)) << stuck.output();
-  Pub pub = advertise();
+  Pub pub = advertise_to({&other, &stuck});
   ASSERT_TRUE(pub);
-  ASSERT_TRUE(other.wait_for_line("LINKED", 20s)) << other.output();
-  ASSERT_TRUE(stuck.wait_for_line("LINKED", 20s)) << stuck.output();
   ASSERT_TRUE(stop(stuck));
 
   for (std::uint64_t seq = 1; seq <= 4; ++seq) {
@@ -298,9 +304,7 @@ TEST_F(QosProcess, BlockPublisherWaitsAtMostItsTimeoutThenDropsForThatSubscriber
   ASSERT_TRUE(other.wait_for_line("RESULT", 60s)) << other.output();
   EXPECT_TRUE(contains(other.output(), "RESULT received=20 publishers=1 errors=0 first=1 last=20")) << other.output();
   stuck.kill(SIGCONT);
-  EXPECT_EQ(stuck.wait(30s), 0) << stuck.output();
-  EXPECT_TRUE(contains(stuck.output(), "RESULT received=4 publishers=1 errors=0 first=1 last=4")) << stuck.output();
-  EXPECT_TRUE(contains(stuck.output(), "dropped_timeout=16")) << stuck.output();
+  expect_exit_saying(stuck, {"RESULT received=4 publishers=1 errors=0 first=1 last=4", "dropped_timeout=16"});
   EXPECT_EQ(other.wait(30s), 0) << other.output();
   pub.reset();
   expect_pool_whole();
@@ -311,10 +315,8 @@ TEST_F(QosProcess, PublisherHeldBackByAReliableSubscriberStopsWaitingWhenThatPro
   // (the node's liveness check) can end the wait in time.
   auto doomed = peer("subscribe", {"reliable=1", "depth=2", "block_timeout_ms=120000", "expect=2", "wait_pubs=1",
                                    "timeout_ms=600000"});
-  ASSERT_TRUE(doomed.wait_for_line("READY", 10s)) << doomed.output();
-  Pub pub = advertise();
+  Pub pub = advertise_to({&doomed});
   ASSERT_TRUE(pub);
-  ASSERT_TRUE(doomed.wait_for_line("LINKED", 20s)) << doomed.output();
   ASSERT_TRUE(stop(doomed));
   for (std::uint64_t seq = 1; seq <= 2; ++seq) {
     auto status = publish_seq(*pub, seq);
@@ -346,10 +348,8 @@ TEST_F(QosProcess, ReliableSubscriberThatIsSlowReceivesEveryMessageInOrder) {
   auto slow =
       peer("subscribe", {"reliable=1", "depth=4", "block_timeout_ms=30000", "sleep_us=500",
                          "expect=" + std::to_string(kCount), "extra_ms=200", "wait_pubs=1", "timeout_ms=300000"});
-  ASSERT_TRUE(slow.wait_for_line("READY", 10s)) << slow.output();
-  Pub pub = advertise();
+  Pub pub = advertise_to({&slow});
   ASSERT_TRUE(pub);
-  ASSERT_TRUE(slow.wait_for_line("LINKED", 20s)) << slow.output();
 
   for (std::uint64_t seq = 1; seq <= kCount; ++seq) {
     auto status = publish_seq(*pub, seq);
@@ -375,12 +375,8 @@ TEST_F(QosProcess, ReliableTimeoutMakesPublishReturnTimeoutWhileOthersStillGetTh
   auto other = peer("subscribe", {"depth=256", "expect=4", "wait_pubs=1", "timeout_ms=120000"});
   auto stuck = peer("subscribe", {"reliable=1", "depth=2", "block_timeout_ms=" + std::to_string(kTimeoutMs), "expect=3",
                                   "lossless=0", "report_every=1", "extra_ms=300", "wait_pubs=1", "timeout_ms=600000"});
-  ASSERT_TRUE(other.wait_for_line("READY", 10s)) << other.output();
-  ASSERT_TRUE(stuck.wait_for_line("READY", 10s)) << stuck.output();
-  Pub pub = advertise();
+  Pub pub = advertise_to({&other, &stuck});
   ASSERT_TRUE(pub);
-  ASSERT_TRUE(other.wait_for_line("LINKED", 20s)) << other.output();
-  ASSERT_TRUE(stuck.wait_for_line("LINKED", 20s)) << stuck.output();
   ASSERT_TRUE(stop(stuck));
 
   for (std::uint64_t seq = 1; seq <= 2; ++seq) {
@@ -408,11 +404,8 @@ TEST_F(QosProcess, ReliableTimeoutMakesPublishReturnTimeoutWhileOthersStillGetTh
   auto after = publish_seq(*pub, 4);
   ASSERT_TRUE(after.ok()) << after.error().message();
   EXPECT_EQ(after->delivered, 2U) << describe(*after);
-  EXPECT_EQ(stuck.wait(30s), 0) << stuck.output();
-  EXPECT_TRUE(contains(stuck.output(), "RESULT received=3 publishers=1 errors=0 first=1 last=4")) << stuck.output();
-  EXPECT_TRUE(contains(stuck.output(), "dropped_timeout=1")) << stuck.output();
-  EXPECT_EQ(other.wait(30s), 0) << other.output();
-  EXPECT_TRUE(contains(other.output(), "RESULT received=4 publishers=1 errors=0 first=1 last=4")) << other.output();
+  expect_exit_saying(stuck, {"RESULT received=3 publishers=1 errors=0 first=1 last=4", "dropped_timeout=1"});
+  expect_exit_saying(other, {"RESULT received=4 publishers=1 errors=0 first=1 last=4"});
   pub.reset();
   expect_pool_whole();
 }
@@ -495,10 +488,8 @@ TEST_F(QosProcess, QuarantinedSubscriberIsEvictedInsteadOfWaitedForUntilItDrains
   auto stuck = peer("subscribe", {"overflow=block", "depth=4", "block_timeout_ms=20000",
                                   "quarantine_ms=" + std::to_string(kQuarantineMs), "expect=5", "first_seq=17",
                                   "report_every=4", "extra_ms=3000", "wait_pubs=1", "timeout_ms=600000"});
-  ASSERT_TRUE(stuck.wait_for_line("READY", 10s)) << stuck.output();
-  Pub pub = advertise();
+  Pub pub = advertise_to({&stuck});
   ASSERT_TRUE(pub);
-  ASSERT_TRUE(stuck.wait_for_line("LINKED", 20s)) << stuck.output();
   ASSERT_TRUE(stop(stuck));
 
   for (std::uint64_t seq = 1; seq <= 4; ++seq) {
@@ -554,9 +545,8 @@ TEST_F(QosProcess, QuarantinedSubscriberIsEvictedInsteadOfWaitedForUntilItDrains
   ASSERT_TRUE(fill.has_value());
   EXPECT_FALSE(fill->quarantined);
   EXPECT_EQ(fill->counters.quarantined, 1U);
-  EXPECT_EQ(stuck.wait(30s), 0) << stuck.output();
-  EXPECT_TRUE(contains(stuck.output(), "RESULT received=5 publishers=1 errors=0 first=17 last=21")) << stuck.output();
-  EXPECT_TRUE(contains(stuck.output(), "dropped_oldest=16 dropped_timeout=0 quarantined=1")) << stuck.output();
+  expect_exit_saying(stuck, {"RESULT received=5 publishers=1 errors=0 first=17 last=21",
+                             "dropped_oldest=16 dropped_timeout=0 quarantined=1"});
   pub.reset();
   expect_pool_whole();
 }
@@ -566,12 +556,10 @@ TEST_F(QosProcess, BackpressureHandlerFiresOncePerCrossingOfTheHighWaterMark) {
   constexpr std::uint32_t kDepth = 8;  // high water at 75 %: 6 queued
   auto stuck = peer("subscribe", {"overflow=drop-oldest", "depth=8", "expect=17", "first_seq=13", "report_every=1",
                                   "extra_ms=300", "wait_pubs=1", "timeout_ms=600000"});
-  ASSERT_TRUE(stuck.wait_for_line("READY", 10s)) << stuck.output();
-  Pub pub = advertise({.high_water_percent = 75});
+  Pub pub = advertise_to({&stuck}, {.high_water_percent = 75});
   ASSERT_TRUE(pub);
   std::vector<BackpressureEvent> events;
   pub->on_backpressure([&](const BackpressureEvent& event) { events.push_back(event); });
-  ASSERT_TRUE(stuck.wait_for_line("LINKED", 20s)) << stuck.output();
   ASSERT_TRUE(stop(stuck));
 
   for (std::uint64_t seq = 1; seq <= 20; ++seq) {
@@ -607,8 +595,7 @@ TEST_F(QosProcess, BackpressureHandlerFiresOncePerCrossingOfTheHighWaterMark) {
   ASSERT_TRUE(fill.has_value());
   EXPECT_EQ(fill->queued, kDepth);
   stuck.kill(SIGCONT);
-  EXPECT_EQ(stuck.wait(30s), 0) << stuck.output();
-  EXPECT_TRUE(contains(stuck.output(), "RESULT received=17 publishers=1 errors=0 first=13 last=29")) << stuck.output();
+  expect_exit_saying(stuck, {"RESULT received=17 publishers=1 errors=0 first=13 last=29"});
   pub.reset();
   expect_pool_whole();
 }
@@ -674,10 +661,8 @@ TEST_F(QosProcess, EvictedChunksGoBackToThePoolWhileTheSubscriberIsStopped) {
   constexpr std::uint64_t kCount = 10'000;
   auto stuck = peer("subscribe", {"overflow=drop-oldest", "depth=8", "expect=8", "first_seq=9993", "extra_ms=300",
                                   "wait_pubs=1", "timeout_ms=600000"});
-  ASSERT_TRUE(stuck.wait_for_line("READY", 10s)) << stuck.output();
-  Pub pub = advertise();
+  Pub pub = advertise_to({&stuck});
   ASSERT_TRUE(pub);
-  ASSERT_TRUE(stuck.wait_for_line("LINKED", 20s)) << stuck.output();
   ASSERT_TRUE(stop(stuck));
   for (std::uint64_t seq = 1; seq <= kCount; ++seq) {
     auto loan = pub->loan();
@@ -692,9 +677,7 @@ TEST_F(QosProcess, EvictedChunksGoBackToThePoolWhileTheSubscriberIsStopped) {
   const PoolClassStats stats = node_->pool_stats().at(0);
   EXPECT_LE(stats.total_chunks - stats.free_chunks, kDepth + stats.total_chunks / 8);
   stuck.kill(SIGCONT);
-  EXPECT_EQ(stuck.wait(30s), 0) << stuck.output();
-  EXPECT_TRUE(contains(stuck.output(), "RESULT received=8 publishers=1 errors=0 first=9993 last=10000"))
-      << stuck.output();
+  expect_exit_saying(stuck, {"RESULT received=8 publishers=1 errors=0 first=9993 last=10000"});
   pub.reset();
   expect_pool_whole();
 }

@@ -13,13 +13,13 @@
 #include "axon/serializers/flatbuffers.hpp"
 #include "axon/serializers/protobuf.hpp"
 #include "tests/support/child_process.hpp"
+#include "tests/support/peer_domain_test.hpp"
 #include "tests/support/schema_messages.hpp"
 
 namespace axon {
 namespace {
 
 using namespace std::chrono_literals;
-using test::ChildProcess;
 
 /// True when `address` lies in a mapping of this process whose name has `text`.
 bool inside_mapping(const void* address, const std::string& text) {
@@ -56,20 +56,10 @@ std::uint64_t receive(Subscriber<T>& sub, std::uint64_t expect, Check check) {
   return received;
 }
 
-class SerializerProcess : public ::testing::Test {
+class SerializerProcess : public test::PeerDomainTest {
  protected:
-  ChildProcess peer(const std::string& command, std::vector<std::string> args) {
-    std::vector<std::string> argv{test::peer_path(), command, "domain=" + std::to_string(domain), "topic=objects"};
-    argv.insert(argv.end(), args.begin(), args.end());
-    return ChildProcess::spawn(argv);
-  }
-  std::shared_ptr<Node> make_node() {
-    NodeOptions options;
-    options.domain_id = domain;
-    return *Node::create("serializer-test", options);
-  }
+  std::shared_ptr<Node> make_node() const { return PeerDomainTest::make_node("serializer-test"); }
   void TearDown() override { EXPECT_TRUE(test::domain_files(domain).empty()); }
-  std::uint32_t domain = test::unique_domain();
 };
 
 TEST_F(SerializerProcess, FlatBuffersArriveIntactAndAreReadInThePublishersMemory) {

@@ -19,6 +19,7 @@
 #include "axon/axon.hpp"
 #include "tests/support/child_process.hpp"
 #include "tests/support/eventually.hpp"
+#include "tests/support/peer_domain_test.hpp"
 #include "tests/support/test_messages.hpp"
 #include "transports/shm/pool_segment.hpp"
 #include "transports/shm/registry_layout.hpp"
@@ -28,17 +29,8 @@ namespace axon {
 namespace {
 
 using namespace std::chrono_literals;
-using test::ChildProcess;
 using test::eventually;
 using test::TestMessage;
-
-std::uint32_t total_free(const Node& node) {
-  std::uint32_t free = 0;
-  for (const auto& c : node.pool_stats()) {
-    free += c.free_chunks;
-  }
-  return free;
-}
 
 /// The start of this process's mapping of the memfd named `name`, or nullptr.
 std::byte* mapping_of(const std::string& name) {
@@ -77,13 +69,8 @@ class RegistryFile {
   shm::RegistrySegment* segment_ = nullptr;
 };
 
-class ShmDamage : public ::testing::Test {
+class ShmDamage : public test::PeerDomainTest {
  protected:
-  ChildProcess peer(const std::string& command, std::vector<std::string> args) {
-    std::vector<std::string> argv{test::peer_path(), command, "domain=" + std::to_string(domain), "topic=objects"};
-    argv.insert(argv.end(), args.begin(), args.end());
-    return ChildProcess::spawn(argv);
-  }
   NodeOptions options() const {
     NodeOptions o;
     o.domain_id = domain;
@@ -97,14 +84,13 @@ class ShmDamage : public ::testing::Test {
       ::unlink(("/dev/shm/" + name).c_str());
     }
   }
-  std::uint32_t domain = test::unique_domain();
 };
 
 // Issue 13 item 7.
 TEST_F(ShmDamage, AnIdlePublisherGetsTheChunksOfAKilledSubscriberBackWithinAFewLivenessPeriods) {
   auto node = Node::create("publisher", options());
   ASSERT_TRUE(node.ok()) << node.error().message();
-  const std::uint32_t free_at_start = total_free(**node);
+  const std::uint32_t free_at_start = test::total_free(**node);
   auto pub = (*node)->advertise<TestMessage>("objects");
   ASSERT_TRUE(pub.ok());
   auto victim = peer("hold", {"count=10"});
@@ -116,14 +102,14 @@ TEST_F(ShmDamage, AnIdlePublisherGetsTheChunksOfAKilledSubscriberBackWithinAFewL
     ASSERT_TRUE((*pub)->publish(m).ok());
   }
   ASSERT_TRUE(victim.wait_for_line("HOLDING 10", 10s)) << victim.output();
-  EXPECT_EQ(total_free(**node), free_at_start - 20);
+  EXPECT_EQ(test::total_free(**node), free_at_start - 20);
 
   victim.kill(SIGKILL);
   ASSERT_EQ(victim.wait(10s), 128 + SIGKILL);
 
   // No publish from here on: the node's service thread reclaims.
-  EXPECT_TRUE(eventually([&] { return total_free(**node) == free_at_start; }, 5s))
-      << total_free(**node) << " of " << free_at_start << " chunks free";
+  EXPECT_TRUE(eventually([&] { return test::total_free(**node) == free_at_start; }, 5s))
+      << test::total_free(**node) << " of " << free_at_start << " chunks free";
   EXPECT_EQ((*pub)->subscriber_count(), 0U);
 }
 
@@ -144,7 +130,7 @@ TEST_F(ShmDamage, ACorruptPoolBlockInTheRegistryIsSkippedByAJoiningSubscriber) {
     ASSERT_TRUE(corrupted);
   }
   // The joiner runs in a child: on a crash the test fails instead of dying.
-  auto joiner = ChildProcess::fork_and_run([&] {
+  auto joiner = test::ChildProcess::fork_and_run([&] {
     auto node = Node::create("joiner", options());
     if (!node) {
       std::printf("ERROR %s\n", std::string(node.error().message()).c_str());
@@ -167,7 +153,7 @@ TEST_F(ShmDamage, ACorruptPoolBlockInTheRegistryIsSkippedByAJoiningSubscriber) {
 TEST_F(ShmDamage, ACorruptConnectionIndexInThePoolIsSkippedByThePublisher) {
   auto subscriber = peer("subscribe", {"expect=1000000", "timeout_ms=20000"});
   ASSERT_TRUE(subscriber.wait_for_line("READY", 10s)) << subscriber.output();
-  auto publisher = ChildProcess::fork_and_run([&] {
+  auto publisher = test::ChildProcess::fork_and_run([&] {
     auto node = Node::create("pub", options());
     if (!node) {
       return 1;

@@ -18,7 +18,9 @@
 #include <cstring>
 #include <map>
 #include <string>
+#include <string_view>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "axon/axon.hpp"
@@ -55,15 +57,20 @@ void say(const std::string& line) {
   std::exit(2);
 }
 
+/// The value of `result`; the peer fails with the error when there is none.
+template <class T>
+T value_or_fail(axon::Result<T> result) {
+  if (!result) {
+    fail(std::string(result.error().message()));
+  }
+  return std::move(*result);
+}
+
 std::shared_ptr<axon::Node> make_node(const Args& args, const std::string& name) {
   axon::NodeOptions options;
   options.domain_id = static_cast<std::uint32_t>(args.num("domain"));
   options.liveness_period_ms = static_cast<std::uint32_t>(args.num("liveness_ms", options.liveness_period_ms));
-  auto node = axon::Node::create(name, options);
-  if (!node) {
-    fail(std::string(node.error().message()));
-  }
-  return *node;
+  return value_or_fail(axon::Node::create(name, options));
 }
 
 [[noreturn]] void sleep_forever() {
@@ -159,19 +166,16 @@ int publish(const Args& args) {
     qos.durability = axon::Durability::kTransientLocal;
     qos.durability_depth = static_cast<std::uint32_t>(depth);
   }
-  auto pub = node->advertise<TestMessage>(args.str("topic"), qos);
-  if (!pub) {
-    fail(std::string(pub.error().message()));
-  }
+  auto pub = value_or_fail(node->advertise<TestMessage>(args.str("topic"), qos));
   say("READY");
-  wait_for_subscribers(**pub, args.num("wait_subs", 1));
+  wait_for_subscribers(*pub, args.num("wait_subs", 1));
   const auto id = static_cast<std::uint32_t>(args.num("id", 1));
   const std::uint64_t count = args.num("count", 1000);
   const std::uint64_t interval_us = args.num("interval_us", 0);
   std::uint64_t dropped = 0;
   auto send = [&](std::uint64_t first, std::uint64_t last) {
     for (std::uint64_t seq = first; seq <= last; ++seq) {
-      auto status = publish_one(**pub, id, seq);
+      auto status = publish_one(*pub, id, seq);
       if (!status) {
         fail(std::string(status.error().message()));
       }
@@ -184,7 +188,7 @@ int publish(const Args& args) {
   send(1, count);
   say("PUBLISHED " + std::to_string(count) + " dropped=" + std::to_string(dropped));
   if (const std::uint64_t more = args.num("then_count", 0); more != 0) {
-    wait_for_subscribers(**pub, args.num("then_wait_subs", 1));
+    wait_for_subscribers(*pub, args.num("then_wait_subs", 1));
     send(count + 1, count + more);
     say("PUBLISHED_MORE " + std::to_string(more) + " dropped=" + std::to_string(dropped));
   }
@@ -203,12 +207,9 @@ int publish(const Args& args) {
 /// then "COUNTERS ..." (its SubscriberCounters).
 int subscribe(const Args& args) {
   auto node = make_node(args, "peer-sub");
-  auto sub = node->subscribe<TestMessage>(args.str("topic"), subscriber_qos(args, 256));
-  if (!sub) {
-    fail(std::string(sub.error().message()));
-  }
+  auto sub = value_or_fail(node->subscribe<TestMessage>(args.str("topic"), subscriber_qos(args, 256)));
   say("READY");
-  wait_for_publishers(**sub, args.num("wait_pubs", 0));
+  wait_for_publishers(*sub, args.num("wait_pubs", 0));
   const std::uint64_t expect = args.num("expect", 1000);
   const bool lossless = args.num("lossless", 1) != 0;
   const std::uint64_t first_seq = args.num("first_seq", 1);
@@ -298,16 +299,13 @@ const char* name_of(axon::futex::WaitResult result) {
 /// more rounds until it took N messages in all (after take_first).
 int wait_on_word(const Args& args) {
   auto node = make_node(args, "peer-wait");
-  auto sub = node->subscribe<TestMessage>(args.str("topic"), subscriber_qos(args, 16));
-  if (!sub) {
-    fail(std::string(sub.error().message()));
-  }
+  auto sub = value_or_fail(node->subscribe<TestMessage>(args.str("topic"), subscriber_qos(args, 16)));
   axon::WakeWord* word = sub->wake_word();
   if (word == nullptr) {
     fail("the transport has no wake word");
   }
   say("READY");
-  wait_for_publishers(**sub, args.num("wait_pubs", 0));
+  wait_for_publishers(*sub, args.num("wait_pubs", 0));
   std::uint64_t taken = 0;
   auto drain = [&] {
     for (auto sample = sub->take(); sample; sample = sub->take()) {
@@ -349,10 +347,7 @@ int wait_on_word(const Args& args) {
 
 int hold(const Args& args) {
   auto node = make_node(args, "peer-hold");
-  auto sub = node->subscribe<TestMessage>(args.str("topic"), {.depth = 64});
-  if (!sub) {
-    fail(std::string(sub.error().message()));
-  }
+  auto sub = value_or_fail(node->subscribe<TestMessage>(args.str("topic"), {.depth = 64}));
   say("READY");
   const std::uint64_t count = args.num("count", 10);
   std::vector<axon::Sample<TestMessage>> held;
@@ -371,20 +366,17 @@ int hold(const Args& args) {
 
 int loan(const Args& args) {
   auto node = make_node(args, "peer-loan");
-  auto pub = node->advertise<TestMessage>(args.str("topic"));
-  if (!pub) {
-    fail(std::string(pub.error().message()));
-  }
+  auto pub = value_or_fail(node->advertise<TestMessage>(args.str("topic")));
   say("READY");
-  wait_for_subscribers(**pub, args.num("wait_subs", 1));
+  wait_for_subscribers(*pub, args.num("wait_subs", 1));
   const auto id = static_cast<std::uint32_t>(args.num("id", 1));
   const std::uint64_t count = args.num("publish", 0);
   for (std::uint64_t seq = 1; seq <= count; ++seq) {
-    if (!publish_one(**pub, id, seq)) {
+    if (!publish_one(*pub, id, seq)) {
       fail("publish failed");
     }
   }
-  auto kept = (*pub)->loan();
+  auto kept = pub->loan();
   if (!kept) {
     fail(std::string(kept.error().message()));
   }
@@ -394,15 +386,12 @@ int loan(const Args& args) {
 
 int spam(const Args& args) {
   auto node = make_node(args, "peer-spam");
-  auto pub = node->advertise<TestMessage>(args.str("topic"));
-  if (!pub) {
-    fail(std::string(pub.error().message()));
-  }
+  auto pub = value_or_fail(node->advertise<TestMessage>(args.str("topic")));
   say("READY");
-  wait_for_subscribers(**pub, args.num("wait_subs", 1));
+  wait_for_subscribers(*pub, args.num("wait_subs", 1));
   const auto id = static_cast<std::uint32_t>(args.num("id", 1));
   for (std::uint64_t seq = 1;; ++seq) {
-    if (!publish_one(**pub, id, seq)) {
+    if (!publish_one(*pub, id, seq)) {
       fail("publish failed");
     }
     if (seq == 100) {
@@ -431,12 +420,9 @@ int other_type(const Args& args) {
 /// FlatBuffers ObjectLists built in shared memory.
 int fb_publish(const Args& args) {
   auto node = make_node(args, "peer-fb");
-  auto pub = node->advertise<axon::test::fb::ObjectList>(args.str("topic"));
-  if (!pub) {
-    fail(std::string(pub.error().message()));
-  }
+  auto pub = value_or_fail(node->advertise<axon::test::fb::ObjectList>(args.str("topic")));
   say("READY");
-  wait_for_subscribers(**pub, args.num("wait_subs", 1));
+  wait_for_subscribers(*pub, args.num("wait_subs", 1));
   const auto targets = static_cast<std::uint32_t>(args.num("targets", 128));
   for (std::uint64_t seq = 1; seq <= args.num("count", 100); ++seq) {
     auto loan = pub->loan_builder(targets * 16 + 128);
@@ -456,12 +442,9 @@ int fb_publish(const Args& args) {
 /// Protobuf ObjectLists serialized into shared memory.
 int pb_publish(const Args& args) {
   auto node = make_node(args, "peer-pb");
-  auto pub = node->advertise<axon::test::pb::ObjectList>(args.str("topic"));
-  if (!pub) {
-    fail(std::string(pub.error().message()));
-  }
+  auto pub = value_or_fail(node->advertise<axon::test::pb::ObjectList>(args.str("topic")));
   say("READY");
-  wait_for_subscribers(**pub, args.num("wait_subs", 1));
+  wait_for_subscribers(*pub, args.num("wait_subs", 1));
   axon::test::pb::ObjectList list;
   for (std::uint64_t seq = 1; seq <= args.num("count", 100); ++seq) {
     axon::test::fill_object_list(list, seq, static_cast<std::uint32_t>(args.num("targets", 128)));
@@ -479,12 +462,9 @@ int pb_publish(const Args& args) {
 template <class T>
 int garbage(const Args& args) {
   auto node = make_node(args, "peer-garbage");
-  auto pub = node->advertise<T>(args.str("topic"));
-  if (!pub) {
-    fail(std::string(pub.error().message()));
-  }
+  auto pub = value_or_fail(node->advertise<T>(args.str("topic")));
   say("READY");
-  wait_for_subscribers(**pub, 1);
+  wait_for_subscribers(*pub, 1);
   // 1. Random-looking bytes. 2. A valid message cut short. 3. A valid message
   // whose root offset points far outside the buffer.
   std::vector<std::byte> noise(512, std::byte{0xFF});  // an offset and a varint that never end
@@ -531,31 +511,22 @@ int main(int argc, char** argv) {
       args.values[kv.substr(0, eq)] = kv.substr(eq + 1);
     }
   }
+  using Run = int (*)(const Args&);
+  // A table, three commands a line.
+  // clang-format off
+  const std::pair<std::string_view, Run> commands[] = {
+      {"publish", publish}, {"subscribe", subscribe}, {"wait", wait_on_word},
+      {"hold", hold}, {"loan", loan}, {"spam", spam},
+      {"node", node_only}, {"other-type", other_type}, {"fb-publish", fb_publish},
+      {"pb-publish", pb_publish}, {"fb-garbage", garbage<axon::test::fb::ObjectList>},
+      {"pb-garbage", garbage<axon::test::pb::ObjectList>}};
+  // clang-format on
   const std::string command = argv[1];
-  if (command == "publish")
-    return publish(args);
-  if (command == "subscribe")
-    return subscribe(args);
-  if (command == "wait")
-    return wait_on_word(args);
-  if (command == "hold")
-    return hold(args);
-  if (command == "loan")
-    return loan(args);
-  if (command == "spam")
-    return spam(args);
-  if (command == "node")
-    return node_only(args);
-  if (command == "other-type")
-    return other_type(args);
-  if (command == "fb-publish")
-    return fb_publish(args);
-  if (command == "pb-publish")
-    return pb_publish(args);
-  if (command == "fb-garbage")
-    return garbage<axon::test::fb::ObjectList>(args);
-  if (command == "pb-garbage")
-    return garbage<axon::test::pb::ObjectList>(args);
+  for (const auto& [name, run] : commands) {
+    if (command == name) {
+      return run(args);
+    }
+  }
   std::fprintf(stderr, "unknown command %s\n", command.c_str());
   return 2;
 }

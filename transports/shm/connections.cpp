@@ -19,9 +19,9 @@ OverflowPolicy policy_of(Overflow overflow) noexcept {
 
 }  // namespace
 
-Result<Connection*> create_connection(const DomainLockGuard& /*held*/, const Registry& registry,
-                                      std::uint32_t domain_id, MappedPool& pool, std::uint32_t block_index,
-                                      SlotRef subscriber, bool hand_over_history) {
+Result<Connection*> create_connection(const DomainLockGuard& held, const Registry& registry, std::uint32_t domain_id,
+                                      MappedPool& pool, std::uint32_t block_index, SlotRef subscriber,
+                                      bool hand_over_history) {
   PublisherBlock& block = pool.segment->blocks[block_index];
   // Relaxed: bits are only set under the domain lock, which we hold.
   const std::uint64_t allocated = block.allocated_bits.load(std::memory_order_acquire);
@@ -39,7 +39,7 @@ Result<Connection*> create_connection(const DomainLockGuard& /*held*/, const Reg
                                             std::memory_order_relaxed)) {
       continue;
     }
-    const EndpointEntry& sub = registry.subscriber(subscriber.slot);
+    const EndpointEntry& sub = registry.subscriber(held, subscriber.slot);
     // Another process wrote the entry; its depth and policy shape our ring.
     if (const std::string_view why = invalid_subscriber_entry(sub); !why.empty()) {
       conn.state.store(ConnectionState::kFree, std::memory_order_relaxed);  // never published

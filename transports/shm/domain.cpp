@@ -59,14 +59,14 @@ Error Domain::damaged_registry_error(std::string_view topic) const {
                       topic, registry_path(), config_.domain_id, config_.node_name, config_.domain_id)};
 }
 
-void Domain::reclaim_dead_participants(const DomainLockGuard& /*held*/) noexcept {
-  for (const std::uint32_t participant : registry_.dead_participants()) {
-    const ParticipantEntry& p = registry_.participant(participant);
+void Domain::reclaim_dead_participants(const DomainLockGuard& held) noexcept {
+  for (const std::uint32_t participant : registry_.dead_participants(held)) {
+    const ParticipantEntry& p = registry_.participant(held, participant);
     // strnlen: the name was written by another process.
     logger().warn("participant '{}' (pid {}) of domain {} is gone; reclaiming what it held",
                   std::string_view(p.name, ::strnlen(p.name, sizeof(p.name))), p.pid, config_.domain_id);
     ::unlink(socket_path(participant, p.generation).c_str());
-    registry_.remove_participant(participant);
+    registry_.remove_participant(held, participant);
   }
 }
 

@@ -24,7 +24,7 @@ class Domain {
   Domain& operator=(const Domain&) = delete;
 
   [[nodiscard]] DomainLock& lock() noexcept { return lock_; }
-  /// The registry: every call but topic_version() needs the lock, held here.
+  /// The registry, reached with the lock held; its calls take the guard too.
   [[nodiscard]] Registry& registry(const DomainLockGuard& /*held*/) noexcept { return registry_; }
   /// False (and one error logged) once the registry was truncated or
   /// overwritten while this node ran.

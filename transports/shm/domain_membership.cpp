@@ -43,7 +43,7 @@ Result<void> DomainMembership::join(const DomainLockGuard& held) {
   if (!pool_bytes) {
     return pool_bytes.error();
   }
-  auto self = registry_.add_participant(self_identity(), config_.node_name, pool_area_offset() + *pool_bytes);
+  auto self = registry_.add_participant(held, self_identity(), config_.node_name, pool_area_offset() + *pool_bytes);
   if (!self) {
     return self.error();
   }
@@ -51,8 +51,8 @@ Result<void> DomainMembership::join(const DomainLockGuard& held) {
   return {};
 }
 
-void DomainMembership::remove_self(const DomainLockGuard& /*held*/) noexcept {
-  registry_.remove_participant(self_.slot);
+void DomainMembership::remove_self(const DomainLockGuard& held) noexcept {
+  registry_.remove_participant(held, self_.slot);
 }
 
 void DomainMembership::leave(FdServer& server) noexcept {
@@ -64,12 +64,12 @@ void DomainMembership::leave(FdServer& server) noexcept {
       leave_damaged(server, held);
       return;
     }
-    if (registry_.participant_is(self_)) {
-      registry_.remove_participant(self_.slot);
+    if (registry_.participant_is(held, self_)) {
+      registry_.remove_participant(held, self_.slot);
     }
     server.close();
     reclaim_dead_participants(held);
-    if (registry_.active_participants() == 0) {
+    if (registry_.active_participants(held) == 0) {
       // Last one out: nothing of the domain stays in the shm directory.
       ::unlink(registry_path().c_str());
       lock_.unlink_while_locked(held);

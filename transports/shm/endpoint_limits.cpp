@@ -13,19 +13,19 @@ namespace {
 constexpr std::uint32_t kMaxLinks = ShmSubscriberPort::kMaxLinks;
 
 /// A participant's name as another process wrote it: never read past the field.
-std::string_view name_of(const Registry& registry, std::uint32_t participant) noexcept {
+std::string_view name_of(const DomainLockGuard& held, const Registry& registry, std::uint32_t participant) noexcept {
   if (participant >= kMaxParticipants) {
     return "?";
   }
-  const ParticipantEntry& p = registry.participant(participant);
+  const ParticipantEntry& p = registry.participant(held, participant);
   return {p.name, ::strnlen(p.name, sizeof(p.name))};
 }
 
 }  // namespace
 
-Result<void> check_subscribe_limits(const DomainLockGuard& /*held*/, const Registry& registry, std::uint32_t topic,
+Result<void> check_subscribe_limits(const DomainLockGuard& held, const Registry& registry, std::uint32_t topic,
                                     std::string_view topic_name) {
-  const EndpointCounts counts = registry.count_endpoints();
+  const EndpointCounts counts = registry.count_endpoints(held);
   const std::uint32_t publishers = counts.publishers[topic];
   const std::uint32_t subscribers = counts.subscribers[topic];
   if (publishers > kMaxLinks) {
@@ -39,7 +39,7 @@ Result<void> check_subscribe_limits(const DomainLockGuard& /*held*/, const Regis
   std::array<std::uint32_t, kMaxParticipants> added{};
   std::uint32_t some_publisher_node = kMaxParticipants;
   for (std::uint32_t p = 0; p < kMaxPublishers; ++p) {
-    const EndpointEntry& pub = registry.publisher(p);
+    const EndpointEntry& pub = registry.publisher(held, p);
     if (pub.state == EntryState::kActive && pub.topic == topic && pub.participant < kMaxParticipants) {
       ++added[pub.participant];
       some_publisher_node = pub.participant;
@@ -51,7 +51,7 @@ Result<void> check_subscribe_limits(const DomainLockGuard& /*held*/, const Regis
     return Error(ErrorCode::kLimitReached,
                  fmt::format("topic '{}' has {} subscribers connected to the publisher of node '{}'; a publisher "
                              "serves at most {}: drop a subscriber of '{}' or split the topic",
-                             topic_name, subscribers, name_of(registry, some_publisher_node),
+                             topic_name, subscribers, name_of(held, registry, some_publisher_node),
                              kMaxSubscribersPerPublisher, topic_name));
   }
   for (std::uint32_t n = 0; n < kMaxParticipants; ++n) {
@@ -60,15 +60,15 @@ Result<void> check_subscribe_limits(const DomainLockGuard& /*held*/, const Regis
                    fmt::format("node '{}' publishes topic '{}' and its pool serves {} connections (publisher x "
                                "subscriber pairs) already; a node serves at most {}: drop subscribers of that "
                                "node's topics, or publish some of them from another node",
-                               name_of(registry, n), topic_name, counts.connections[n], kMaxConnectionsPerNode));
+                               name_of(held, registry, n), topic_name, counts.connections[n], kMaxConnectionsPerNode));
     }
   }
   return {};
 }
 
-Result<void> check_advertise_limits(const DomainLockGuard& /*held*/, const Registry& registry, std::uint32_t topic,
+Result<void> check_advertise_limits(const DomainLockGuard& held, const Registry& registry, std::uint32_t topic,
                                     std::string_view topic_name, std::uint32_t self, std::string_view node_name) {
-  const EndpointCounts counts = registry.count_endpoints();
+  const EndpointCounts counts = registry.count_endpoints(held);
   const std::uint32_t publishers = counts.publishers[topic];
   const std::uint32_t subscribers = counts.subscribers[topic];
   if (publishers >= kMaxLinks) {

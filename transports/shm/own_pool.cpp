@@ -45,7 +45,7 @@ void OwnPool::close_connections_of_gone_subscribers(const DomainLockGuard& held)
           fmt::format("connection {} of node '{}' names subscriber slot {} (at most {}); closing it",
                       &conn - segment->connections, domain_.config().node_name, conn.subscriber_slot, kMaxSubscribers));
     }
-    if (corrupt || !registry.subscriber_is({conn.subscriber_slot, conn.subscriber_generation})) {
+    if (corrupt || !registry.subscriber_is(held, {conn.subscriber_slot, conn.subscriber_generation})) {
       auto expected = ConnectionState::kActive;
       // Release pairs with the acquire in the publisher's publish(): it will
       // reclaim the connection. Fails harmlessly if the subscriber closed it.
@@ -70,10 +70,10 @@ void OwnPool::reclaim_retired_blocks(const DomainLockGuard& held) noexcept {
     // registry entry behind: remove it (we hold the lock) before the block
     // may be reused, so subscribers let go of it.
     if (block.publisher_slot < kMaxPublishers) {
-      const EndpointEntry& pub = registry.publisher(block.publisher_slot);
+      const EndpointEntry& pub = registry.publisher(held, block.publisher_slot);
       if (pub.state == EntryState::kActive && pub.generation == block.publisher_generation &&
           pub.participant == self.slot && pub.pool_block == b) {
-        registry.remove_publisher(block.publisher_slot);
+        registry.remove_publisher(held, block.publisher_slot);
       }
     }
     reclaim_closing_connections(*pool_, b);

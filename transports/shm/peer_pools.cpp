@@ -95,7 +95,7 @@ void PeerPools::prune(const DomainLockGuard& held, std::int64_t now_ns) noexcept
   }
   const Registry& registry = domain_.registry(held);
   const SlotRef self = domain_.self();
-  fetcher_.forget_if([&](SlotRef owner) { return !registry.participant_is(owner); });
+  fetcher_.forget_if([&](SlotRef owner) { return !registry.participant_is(held, owner); });
   // A retained pool stays while one of its connections is active and
   // addressed to a live subscriber of this node: that subscriber may still
   // link it (and read what was queued) even if the owner is gone.
@@ -109,9 +109,9 @@ void PeerPools::prune(const DomainLockGuard& held, std::int64_t now_ns) noexcept
       if (conn.subscriber_slot >= kMaxSubscribers) {
         continue;
       }
-      const EndpointEntry& sub = registry.subscriber(conn.subscriber_slot);
-      if (registry.subscriber_is({conn.subscriber_slot, conn.subscriber_generation}) && sub.participant == self.slot &&
-          sub.participant_generation == self.generation) {
+      const EndpointEntry& sub = registry.subscriber(held, conn.subscriber_slot);
+      if (registry.subscriber_is(held, {conn.subscriber_slot, conn.subscriber_generation}) &&
+          sub.participant == self.slot && sub.participant_generation == self.generation) {
         return true;
       }
     }

@@ -97,4 +97,23 @@ class PeerPools {
   alignas(64) std::atomic<std::uint64_t> pools_mapped_{0};
 };
 
+/// What a port may use of its node's PeerPools, and nothing more: the
+/// service thread's calls (adopt(), prune(), run_fetches(), polling) and the
+/// node's own (deposits, fetch waits) are not here. Forwards inline.
+/// Thread safety: as those calls of PeerPools (any thread).
+class PeerPoolsForPorts {
+ public:
+  explicit PeerPoolsForPorts(PeerPools& pools) noexcept : pools_(pools) {}
+
+  /// PeerPools::mapped_pool().
+  std::shared_ptr<MappedPool> mapped_pool(SlotRef owner, bool fetch) { return pools_.mapped_pool(owner, fetch); }
+  /// PeerPools::retained_pools().
+  std::vector<std::shared_ptr<MappedPool>> retained_pools() { return pools_.retained_pools(); }
+  /// PeerPools::pools_mapped().
+  [[nodiscard]] std::uint64_t pools_mapped() const noexcept { return pools_.pools_mapped(); }
+
+ private:
+  PeerPools& pools_;
+};
+
 }  // namespace axon::shm

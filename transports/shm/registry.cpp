@@ -44,7 +44,8 @@ void Registry::format(RegistrySegment* segment) noexcept {
   new (&segment->graph_wake) SubscriberWake();
 }
 
-Result<SlotRef> Registry::add_participant(const ProcessIdentity& id, std::string_view name, std::uint64_t pool_bytes) {
+Result<SlotRef> Registry::add_participant(const DomainLockGuard& /*held*/, const ProcessIdentity& id,
+                                          std::string_view name, std::uint64_t pool_bytes) {
   std::uint32_t slot = 0;
   ParticipantEntry* entry = first_free(seg_->participants, slot);
   if (entry == nullptr) {
@@ -62,32 +63,32 @@ Result<SlotRef> Registry::add_participant(const ProcessIdentity& id, std::string
   return SlotRef{slot, entry->generation};
 }
 
-void Registry::remove_participant(std::uint32_t slot) noexcept {
+void Registry::remove_participant(const DomainLockGuard& held, std::uint32_t slot) noexcept {
   for (std::uint32_t i = 0; i < kMaxPublishers; ++i) {
     if (seg_->publishers[i].state == EntryState::kActive && seg_->publishers[i].participant == slot) {
-      remove_publisher(i);
+      remove_publisher(held, i);
     }
   }
   for (std::uint32_t i = 0; i < kMaxSubscribers; ++i) {
     if (seg_->subscribers[i].state == EntryState::kActive && seg_->subscribers[i].participant == slot) {
-      remove_subscriber(i);
+      remove_subscriber(held, i);
     }
   }
   seg_->participants[slot].state = EntryState::kFree;
 }
 
-bool Registry::participant_is(const SlotRef& ref) const noexcept {
+bool Registry::participant_is(const DomainLockGuard& /*held*/, const SlotRef& ref) const noexcept {
   const ParticipantEntry& p = seg_->participants[ref.slot];
   return p.state == EntryState::kActive && p.generation == ref.generation;
 }
 
-std::uint32_t Registry::active_participants() const noexcept {
+std::uint32_t Registry::active_participants(const DomainLockGuard& /*held*/) const noexcept {
   return static_cast<std::uint32_t>(
       std::count_if(std::begin(seg_->participants), std::end(seg_->participants),
                     [](const ParticipantEntry& p) { return p.state == EntryState::kActive; }));
 }
 
-std::vector<std::uint32_t> Registry::dead_participants() const {
+std::vector<std::uint32_t> Registry::dead_participants(const DomainLockGuard& /*held*/) const {
   std::vector<std::uint32_t> dead;
   for (std::uint32_t i = 0; i < kMaxParticipants; ++i) {
     const ParticipantEntry& p = seg_->participants[i];
@@ -98,7 +99,7 @@ std::vector<std::uint32_t> Registry::dead_participants() const {
   return dead;
 }
 
-Result<std::uint32_t> Registry::find_or_add_topic(const TopicDescriptor& topic) {
+Result<std::uint32_t> Registry::find_or_add_topic(const DomainLockGuard& /*held*/, const TopicDescriptor& topic) {
   if (topic.name.empty() || topic.name.size() >= kMaxTopicNameBytes) {
     return Error(ErrorCode::kInvalidArgument,
                  fmt::format("topic name '{}' must have 1 to {} characters", topic.name, kMaxTopicNameBytes - 1));
@@ -149,7 +150,8 @@ Result<std::uint32_t> Registry::find_or_add_topic(const TopicDescriptor& topic) 
   return slot;
 }
 
-Result<SlotRef> Registry::add_publisher(std::uint32_t topic, SlotRef participant, std::uint32_t pool_block) {
+Result<SlotRef> Registry::add_publisher(const DomainLockGuard& held, std::uint32_t topic, SlotRef participant,
+                                        std::uint32_t pool_block) {
   std::uint32_t slot = 0;
   EndpointEntry* e = first_free(seg_->publishers, slot);
   if (e == nullptr) {
@@ -164,13 +166,13 @@ Result<SlotRef> Registry::add_publisher(std::uint32_t topic, SlotRef participant
   bump_version(topic);
   // Sleeping subscribers connect to the new publisher now, not on their
   // next timeout.
-  wake_subscribers(topic);
+  wake_subscribers(held, topic);
   graph_changed();
   return SlotRef{slot, e->generation};
 }
 
-Result<SlotRef> Registry::add_subscriber(std::uint32_t topic, SlotRef participant, const SubscriberQos& qos,
-                                         const EffectiveQueue& queue) {
+Result<SlotRef> Registry::add_subscriber(const DomainLockGuard& /*held*/, std::uint32_t topic, SlotRef participant,
+                                         const SubscriberQos& qos, const EffectiveQueue& queue) {
   std::uint32_t slot = 0;
   EndpointEntry* e = first_free(seg_->subscribers, slot);
   if (e == nullptr) {
@@ -192,7 +194,7 @@ Result<SlotRef> Registry::add_subscriber(std::uint32_t topic, SlotRef participan
   return SlotRef{slot, e->generation};
 }
 
-void Registry::remove_publisher(std::uint32_t slot) noexcept {
+void Registry::remove_publisher(const DomainLockGuard& held, std::uint32_t slot) noexcept {
   EndpointEntry& e = seg_->publishers[slot];
   e.state = EntryState::kFree;
   graph_changed();
@@ -205,11 +207,11 @@ void Registry::remove_publisher(std::uint32_t slot) noexcept {
   bump_version(e.topic);
   // Sleeping subscribers learn that a publisher left (or died) now, not
   // with their next message.
-  wake_subscribers(e.topic);
-  release_topic_if_unused(e.topic);
+  wake_subscribers(held, e.topic);
+  release_topic_if_unused(held, e.topic);
 }
 
-void Registry::wake_subscribers(std::uint32_t topic) noexcept {
+void Registry::wake_subscribers(const DomainLockGuard& /*held*/, std::uint32_t topic) noexcept {
   // Orders the version bump before the waiter counts are read (see futex.hpp).
   std::atomic_thread_fence(std::memory_order_seq_cst);
   for (std::uint32_t i = 0; i < kMaxSubscribers; ++i) {
@@ -219,7 +221,7 @@ void Registry::wake_subscribers(std::uint32_t topic) noexcept {
   }
 }
 
-void Registry::remove_subscriber(std::uint32_t slot) noexcept {
+void Registry::remove_subscriber(const DomainLockGuard& held, std::uint32_t slot) noexcept {
   EndpointEntry& e = seg_->subscribers[slot];
   e.state = EntryState::kFree;
   graph_changed();
@@ -229,15 +231,15 @@ void Registry::remove_subscriber(std::uint32_t slot) noexcept {
         fmt::format("registry subscriber entry {} names topic {} (at most {})", slot, e.topic, kMaxTopics));
     return;
   }
-  release_topic_if_unused(e.topic);
+  release_topic_if_unused(held, e.topic);
 }
 
-bool Registry::subscriber_is(const SlotRef& ref) const noexcept {
+bool Registry::subscriber_is(const DomainLockGuard& /*held*/, const SlotRef& ref) const noexcept {
   const EndpointEntry& e = seg_->subscribers[ref.slot];
   return e.state == EntryState::kActive && e.generation == ref.generation;
 }
 
-EndpointCounts Registry::count_endpoints() const noexcept {
+EndpointCounts Registry::count_endpoints(const DomainLockGuard& /*held*/) const noexcept {
   EndpointCounts counts;
   for (const EndpointEntry& e : seg_->subscribers) {
     if (e.state == EntryState::kActive && e.topic < kMaxTopics) {
@@ -269,7 +271,7 @@ void Registry::graph_changed() noexcept {
   futex::notify_if_waiting(seg_->graph_wake.word);
 }
 
-void Registry::release_topic_if_unused(std::uint32_t topic) noexcept {
+void Registry::release_topic_if_unused(const DomainLockGuard& /*held*/, std::uint32_t topic) noexcept {
   auto uses = [topic](const EndpointEntry& e) { return e.state == EntryState::kActive && e.topic == topic; };
   if (std::none_of(std::begin(seg_->publishers), std::end(seg_->publishers), uses) &&
       std::none_of(std::begin(seg_->subscribers), std::end(seg_->subscribers), uses)) {

@@ -1,6 +1,7 @@
-// Operations on a domain's registry segment. Every call but topic_version()
-// needs the domain lock: a node reaches its registry only through
-// Domain::registry(const DomainLockGuard&) (tests own their segments).
+// Operations on a domain's registry segment. Every call that reads or writes
+// the tables needs the domain lock and takes its guard; only topic_version()
+// and subscriber_wake() (words other processes move without the lock) and
+// format() (a segment nobody else sees yet) do not.
 #pragma once
 
 #include <array>
@@ -11,6 +12,7 @@
 #include "axon/options.hpp"
 #include "axon/result.hpp"
 #include "axon/transport.hpp"
+#include "transports/shm/domain_lock.hpp"
 #include "transports/shm/process_identity.hpp"
 #include "transports/shm/registry_layout.hpp"
 
@@ -42,48 +44,57 @@ class Registry {
   /// Fresh tables; the caller set up the header.
   static void format(RegistrySegment* segment) noexcept;
 
-  Result<SlotRef> add_participant(const ProcessIdentity& id, std::string_view name, std::uint64_t pool_bytes);
+  Result<SlotRef> add_participant(const DomainLockGuard& held, const ProcessIdentity& id, std::string_view name,
+                                  std::uint64_t pool_bytes);
   /// Frees the participant and every publisher and subscriber it had.
-  void remove_participant(std::uint32_t slot) noexcept;
-  [[nodiscard]] bool participant_is(const SlotRef& ref) const noexcept;
-  [[nodiscard]] const ParticipantEntry& participant(std::uint32_t slot) const noexcept {
+  void remove_participant(const DomainLockGuard& held, std::uint32_t slot) noexcept;
+  [[nodiscard]] bool participant_is(const DomainLockGuard& held, const SlotRef& ref) const noexcept;
+  [[nodiscard]] const ParticipantEntry& participant(const DomainLockGuard& /*held*/,
+                                                    std::uint32_t slot) const noexcept {
     return seg_->participants[slot];
   }
-  [[nodiscard]] std::uint32_t active_participants() const noexcept;
+  [[nodiscard]] std::uint32_t active_participants(const DomainLockGuard& held) const noexcept;
   /// Active participants whose process is gone (checks /proc).
-  [[nodiscard]] std::vector<std::uint32_t> dead_participants() const;
+  [[nodiscard]] std::vector<std::uint32_t> dead_participants(const DomainLockGuard& held) const;
 
   /// The topic `topic.name`, created with `topic`'s type when new; an error
   /// naming both types when it exists with another type.
-  Result<std::uint32_t> find_or_add_topic(const TopicDescriptor& topic);
+  Result<std::uint32_t> find_or_add_topic(const DomainLockGuard& held, const TopicDescriptor& topic);
 
-  Result<SlotRef> add_publisher(std::uint32_t topic, SlotRef participant, std::uint32_t pool_block);
-  Result<SlotRef> add_subscriber(std::uint32_t topic, SlotRef participant, const SubscriberQos& qos,
-                                 const EffectiveQueue& queue = {});
+  Result<SlotRef> add_publisher(const DomainLockGuard& held, std::uint32_t topic, SlotRef participant,
+                                std::uint32_t pool_block);
+  Result<SlotRef> add_subscriber(const DomainLockGuard& held, std::uint32_t topic, SlotRef participant,
+                                 const SubscriberQos& qos, const EffectiveQueue& queue = {});
   /// The futex word of a subscriber slot.
   [[nodiscard]] WakeWord& subscriber_wake(std::uint32_t slot) noexcept { return seg_->subscriber_wake[slot].word; }
   /// The domain's graph word (lock-free): moves whenever an endpoint entry
   /// is added or removed.
   [[nodiscard]] WakeWord& graph_word() noexcept { return seg_->graph_wake.word; }
   /// Wakes every waiting subscriber of `topic` (its publishers changed).
-  void wake_subscribers(std::uint32_t topic) noexcept;
+  void wake_subscribers(const DomainLockGuard& held, std::uint32_t topic) noexcept;
   /// A publisher of `topic` freed connections: bumps the topic's version and
   /// wakes its subscribers, so that one that could not connect for lack of
   /// room rescans now.
-  void connections_changed(std::uint32_t topic) noexcept {
+  void connections_changed(const DomainLockGuard& held, std::uint32_t topic) noexcept {
     bump_version(topic);
-    wake_subscribers(topic);
+    wake_subscribers(held, topic);
   }
-  void remove_publisher(std::uint32_t slot) noexcept;
-  void remove_subscriber(std::uint32_t slot) noexcept;
-  [[nodiscard]] bool subscriber_is(const SlotRef& ref) const noexcept;
+  void remove_publisher(const DomainLockGuard& held, std::uint32_t slot) noexcept;
+  void remove_subscriber(const DomainLockGuard& held, std::uint32_t slot) noexcept;
+  [[nodiscard]] bool subscriber_is(const DomainLockGuard& held, const SlotRef& ref) const noexcept;
   /// Counts every active endpoint. Entries whose topic or participant is out
   /// of range (another process wrote them) are not counted.
-  [[nodiscard]] EndpointCounts count_endpoints() const noexcept;
+  [[nodiscard]] EndpointCounts count_endpoints(const DomainLockGuard& held) const noexcept;
 
-  [[nodiscard]] const EndpointEntry& publisher(std::uint32_t slot) const noexcept { return seg_->publishers[slot]; }
-  [[nodiscard]] const EndpointEntry& subscriber(std::uint32_t slot) const noexcept { return seg_->subscribers[slot]; }
-  [[nodiscard]] const TopicEntry& topic(std::uint32_t slot) const noexcept { return seg_->topics[slot]; }
+  [[nodiscard]] const EndpointEntry& publisher(const DomainLockGuard& /*held*/, std::uint32_t slot) const noexcept {
+    return seg_->publishers[slot];
+  }
+  [[nodiscard]] const EndpointEntry& subscriber(const DomainLockGuard& /*held*/, std::uint32_t slot) const noexcept {
+    return seg_->subscribers[slot];
+  }
+  [[nodiscard]] const TopicEntry& topic(const DomainLockGuard& /*held*/, std::uint32_t slot) const noexcept {
+    return seg_->topics[slot];
+  }
 
   /// Lock-free: moves whenever a publisher of `topic` comes or goes (or frees
   /// connections, see connections_changed()).
@@ -97,7 +108,7 @@ class Registry {
   void bump_version(std::uint32_t topic) noexcept;
   /// An endpoint entry was added or removed: moves the graph word, wakes its waiters.
   void graph_changed() noexcept;
-  void release_topic_if_unused(std::uint32_t topic) noexcept;
+  void release_topic_if_unused(const DomainLockGuard& held, std::uint32_t topic) noexcept;
 
   RegistrySegment* seg_;
 };

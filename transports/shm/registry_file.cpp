@@ -78,7 +78,7 @@ Result<void> DomainMembership::open_or_create_registry(const DomainLockGuard& he
       return ok.error();
     }
     reclaim_dead_participants(held);
-    if (registry_.active_participants() > 0) {
+    if (registry_.active_participants(held) > 0) {
       return {};
     }
   }

@@ -12,9 +12,9 @@ std::string_view bounded(const char (&text)[N]) noexcept {
 }
 
 /// The slot of the active topic named `topic`, or kMaxTopics.
-std::uint32_t find_topic(const Registry& registry, std::string_view topic) noexcept {
+std::uint32_t find_topic(const DomainLockGuard& held, const Registry& registry, std::string_view topic) noexcept {
   for (std::uint32_t i = 0; i < kMaxTopics; ++i) {
-    const TopicEntry& t = registry.topic(i);
+    const TopicEntry& t = registry.topic(held, i);
     if (t.state == EntryState::kActive && bounded(t.name) == topic) {
       return i;
     }
@@ -22,12 +22,12 @@ std::uint32_t find_topic(const Registry& registry, std::string_view topic) noexc
   return kMaxTopics;
 }
 
-void append_endpoint(const Registry& registry, const EndpointEntry& e, std::uint32_t slot, GraphEndpointKind kind,
+void append_endpoint(const DomainLockGuard& held, const Registry& registry, const EndpointEntry& e, std::uint32_t slot, GraphEndpointKind kind,
                      std::vector<GraphEndpoint>& out) {
   if (e.participant >= kMaxParticipants) {
     return;  // written by another process: never an index unchecked
   }
-  const ParticipantEntry& p = registry.participant(e.participant);
+  const ParticipantEntry& p = registry.participant(held, e.participant);
   if (p.state != EntryState::kActive || p.generation != e.participant_generation) {
     return;  // its participant left (a removal in progress): not an endpoint any more
   }
@@ -39,23 +39,23 @@ void append_endpoint(const Registry& registry, const EndpointEntry& e, std::uint
 
 }  // namespace
 
-void read_topic_endpoints(const DomainLockGuard& /*held*/, const Registry& registry, std::string_view topic,
+void read_topic_endpoints(const DomainLockGuard& held, const Registry& registry, std::string_view topic,
                           std::vector<GraphEndpoint>& out) {
   out.clear();
-  const std::uint32_t t = find_topic(registry, topic);
+  const std::uint32_t t = find_topic(held, registry, topic);
   if (t == kMaxTopics) {
     return;  // no endpoint has the topic now
   }
   for (std::uint32_t i = 0; i < kMaxPublishers; ++i) {
-    const EndpointEntry& e = registry.publisher(i);
+    const EndpointEntry& e = registry.publisher(held, i);
     if (e.state == EntryState::kActive && e.topic == t) {
-      append_endpoint(registry, e, i, GraphEndpointKind::kPublisher, out);
+      append_endpoint(held, registry, e, i, GraphEndpointKind::kPublisher, out);
     }
   }
   for (std::uint32_t i = 0; i < kMaxSubscribers; ++i) {
-    const EndpointEntry& e = registry.subscriber(i);
+    const EndpointEntry& e = registry.subscriber(held, i);
     if (e.state == EntryState::kActive && e.topic == t) {
-      append_endpoint(registry, e, i, GraphEndpointKind::kSubscriber, out);
+      append_endpoint(held, registry, e, i, GraphEndpointKind::kSubscriber, out);
     }
   }
 }

@@ -186,7 +186,7 @@ class ShmSubscriberPort final : public SubscriberPort {
   struct NodeParts {
     std::shared_ptr<const void> owner;  ///< Keeps the node (and the parts below) alive.
     Domain& domain;                     ///< The lock and the registry, the topic version.
-    PeerPools& peers;                   ///< The publishers' pools.
+    PeerPoolsForPorts peers;            ///< The publishers' pools.
   };
   ShmSubscriberPort(NodeParts node, SlotRef registry_ref, std::uint32_t topic, std::string topic_name,
                     const SubscriberQos& qos);
@@ -254,11 +254,11 @@ class ShmSubscriberPort final : public SubscriberPort {
   bool link_publisher(const DomainLockGuard& held, std::uint32_t slot, const EndpointEntry& pub,
                       bool (&seen)[kMaxLinks]) noexcept;
   /// Links connections to us in pools the node retained.
-  void adopt_retained(const Registry& registry, bool (&seen)[kMaxLinks]) noexcept;
+  void adopt_retained(const DomainLockGuard& held, const Registry& registry, bool (&seen)[kMaxLinks]) noexcept;
 
   std::shared_ptr<const void> owner_;  ///< Keeps the node alive: the references below are its parts.
   Domain& domain_;
-  PeerPools& peers_;
+  PeerPoolsForPorts peers_;
   SlotRef registry_ref_;
   std::uint32_t topic_;
   std::string topic_name_;

@@ -53,8 +53,8 @@ ShmPublisherPort::~ShmPublisherPort() {
     return;
   }
   Registry& registry = domain_.registry(*held);
-  if (registry.publisher(registry_ref_.slot).generation == registry_ref_.generation) {
-    registry.remove_publisher(registry_ref_.slot);
+  if (registry.publisher(*held, registry_ref_.slot).generation == registry_ref_.generation) {
+    registry.remove_publisher(*held, registry_ref_.slot);
   }
   // Release pairs with the service thread's acquire: our pushes are over,
   // it reclaims the connections once their subscribers let go.
@@ -67,7 +67,7 @@ void ShmPublisherPort::announce_room() noexcept {
   // executor does not wait for its next wake-up. Never block the publisher
   // for it: when the lock is busy, the subscriber's own retry does it.
   domain_.lock().with_lock_if_free(
-      [&](const DomainLockGuard& held) { domain_.registry(held).connections_changed(topic_); });
+      [&](const DomainLockGuard& held) { domain_.registry(held).connections_changed(held, topic_); });
 }
 
 void ShmPublisherPort::adopt_joiners() noexcept {

@@ -129,7 +129,7 @@ std::uint32_t ShmPublisherPort::unconnected_subscribers() const noexcept {
   const std::uint64_t allocated = block_->allocated_bits.load(std::memory_order_acquire);
   std::uint32_t unconnected = 0;
   for (std::uint32_t s = 0; s < kMaxSubscribers; ++s) {
-    const EndpointEntry& sub = registry.subscriber(s);
+    const EndpointEntry& sub = registry.subscriber(*held, s);
     if (sub.state != EntryState::kActive || sub.topic != topic_) {
       continue;
     }

@@ -13,11 +13,11 @@ constexpr std::int64_t kRetryDelayNs = 100'000'000;  ///< After the domain lock 
 
 /// Whether `pub` is a live publisher entry of `registry` (reached with the
 /// domain lock held). The slot comes from another process: checked first.
-bool publisher_registered(const Registry& registry, SlotRef pub) noexcept {
+bool publisher_registered(const DomainLockGuard& held, const Registry& registry, SlotRef pub) noexcept {
   if (pub.slot >= kMaxPublishers) {
     return false;
   }
-  const EndpointEntry& entry = registry.publisher(pub.slot);
+  const EndpointEntry& entry = registry.publisher(held, pub.slot);
   return entry.state == EntryState::kActive && entry.generation == pub.generation;
 }
 
@@ -43,8 +43,8 @@ ShmSubscriberPort::~ShmSubscriberPort() {
   }
   domain_.lock().with_lock([&](const DomainLockGuard& held) {
     Registry& registry = domain_.registry(held);
-    if (registry.subscriber_is(registry_ref_)) {
-      registry.remove_subscriber(registry_ref_.slot);
+    if (registry.subscriber_is(held, registry_ref_)) {
+      registry.remove_subscriber(held, registry_ref_.slot);
     }
   });
 }
@@ -205,12 +205,12 @@ void ShmSubscriberPort::rescan(const DomainLockGuard& held) noexcept {
   bool seen[kMaxLinks] = {};
   std::uint32_t unconnected = 0;
   for (std::uint32_t p = 0; p < kMaxPublishers; ++p) {
-    const EndpointEntry& pub = registry.publisher(p);
+    const EndpointEntry& pub = registry.publisher(held, p);
     if (pub.state == EntryState::kActive && pub.topic == topic_ && !link_publisher(held, p, pub, seen)) {
       ++unconnected;
     }
   }
-  adopt_retained(registry, seen);
+  adopt_retained(held, registry, seen);
   if (!domain_.registry_intact(held)) {
     return;  // damaged while we read it: what we did not see may still be there
   }
@@ -298,7 +298,8 @@ bool ShmSubscriberPort::link_publisher(const DomainLockGuard& held, std::uint32_
   return true;
 }
 
-void ShmSubscriberPort::adopt_retained(const Registry& registry, bool (&seen)[kMaxLinks]) noexcept {
+void ShmSubscriberPort::adopt_retained(const DomainLockGuard& held, const Registry& registry,
+                                       bool (&seen)[kMaxLinks]) noexcept {
   // Connections to us in pools the node kept for us (a publisher that
   // connected us, queued messages, and is gone now, or going): read what
   // they queued, then close them.
@@ -330,7 +331,7 @@ void ShmSubscriberPort::adopt_retained(const Registry& registry, bool (&seen)[kM
       // A publisher still registered is not gone: its link must not close
       // when its ring runs empty (it would drop what the publisher queues
       // next). Only a departed publisher's link drains and closes.
-      const bool departed = !publisher_registered(registry, pub_ref);
+      const bool departed = !publisher_registered(held, registry, pub_ref);
       if (const std::uint32_t slot = link(pool, &candidate, pub_ref, departed); slot != kMaxLinks) {
         seen[slot] = true;
       }

@@ -141,7 +141,7 @@ Result<std::shared_ptr<ShmPublisherPort>> ShmTransport::add_publisher(const Doma
   }
   Registry& registry = domain_.registry(held);
   const SlotRef self = domain_.self();
-  auto topic_slot = registry.find_or_add_topic(topic);
+  auto topic_slot = registry.find_or_add_topic(held, topic);
   if (!topic_slot) {
     return topic_slot.error();
   }
@@ -155,7 +155,7 @@ Result<std::shared_ptr<ShmPublisherPort>> ShmTransport::add_publisher(const Doma
     return Error(ErrorCode::kLimitReached,
                  fmt::format("node '{}' already has {} publishers", config_.node_name, kMaxPublishersPerNode));
   }
-  auto pub = registry.add_publisher(*topic_slot, self, block_index);
+  auto pub = registry.add_publisher(held, *topic_slot, self, block_index);
   if (!pub) {
     return pub.error();
   }
@@ -172,7 +172,7 @@ Result<std::shared_ptr<ShmPublisherPort>> ShmTransport::add_publisher(const Doma
   // Connect the subscribers that exist now, so nothing published from here
   // on is missed while they discover us.
   for (std::uint32_t s = 0; s < kMaxSubscribers; ++s) {
-    const EndpointEntry& sub = registry.subscriber(s);
+    const EndpointEntry& sub = registry.subscriber(held, s);
     if (sub.state == EntryState::kActive && sub.topic == *topic_slot) {
       // The history is empty yet: nothing to hand over, connect directly.
       if (auto conn =
@@ -218,7 +218,7 @@ Result<std::shared_ptr<SubscriberPort>> ShmTransport::subscribe(const TopicDescr
       return domain_.damaged_registry_error(topic.name);
     }
     Registry& registry = domain_.registry(*held);
-    auto topic_slot = registry.find_or_add_topic(topic);
+    auto topic_slot = registry.find_or_add_topic(*held, topic);
     if (!topic_slot) {
       return topic_slot.error();
     }
@@ -226,13 +226,14 @@ Result<std::shared_ptr<SubscriberPort>> ShmTransport::subscribe(const TopicDescr
     if (auto room = check_subscribe_limits(*held, registry, *topic_slot, topic.name); !room) {
       return room.error();
     }
-    auto sub = registry.add_subscriber(*topic_slot, domain_.self(), qos, *queue);
+    auto sub = registry.add_subscriber(*held, *topic_slot, domain_.self(), qos, *queue);
     if (!sub) {
       return sub.error();
     }
     port = std::make_shared<ShmSubscriberPort>(
-        ShmSubscriberPort::NodeParts{.owner = shared_from_this(), .domain = domain_, .peers = *peers_}, *sub,
-        *topic_slot, topic.name, qos);
+        ShmSubscriberPort::NodeParts{
+            .owner = shared_from_this(), .domain = domain_, .peers = PeerPoolsForPorts(*peers_)},
+        *sub, *topic_slot, topic.name, qos);
     port->rescan(*held);
   }
   // Pools of publishers this process has not mapped yet are being fetched by

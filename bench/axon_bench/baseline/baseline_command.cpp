@@ -78,29 +78,24 @@ void run_baseline_command(const BaselineOptions& options, Output& out) {
 
 Command add_baseline_command(CLI::App& app) {
   auto options = std::make_shared<BaselineOptions>();
-  CLI::App* cmd = add_measuring_command(
-      app, "baseline",
-      "Measure this machine's floors: cache-line, futex, Unix-socket and UDP ping-pong between two processes "
-      "(one-way = round trip / 2) and memcpy time per payload size.");
-  add_cpu_pair_option(*cmd, options->cpus,
-                      "The two CPUs the two processes run on, e.g. 0,1 (default: 0,1 when the host has 2+ CPUs, "
-                      "else not pinned; -1 leaves a side unpinned)");
-  cmd->add_option("--samples", options->samples, "Round trips recorded per ping-pong")
-      ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+  CLI::App* cmd = add_measuring_command(app, "baseline");
+  add_checked_option(
+      *cmd, "--only", options->only,
+      "Baselines to run, comma-separated: cacheline,futex,uds,udp,memcpy (the default), and "
+      "udp-uring, udp-uring-recv, udp-handoff (receive designs: docs/performance.md, \"Across hosts\")",
+      CLI::IsMember({"cacheline", "futex", "uds", "udp", "udp-uring", "udp-uring-recv", "udp-handoff", "memcpy"}))
+      ->delimiter(',');
+  add_cpu_pair_option(*cmd, options->cpus, cpu_pair_help("ping"));
+  add_checked_option(*cmd, "--samples", options->samples, "Round trips recorded per ping-pong", CLI::PositiveNumber);
   cmd->add_option("--warmup", options->warmup, "Round trips run first and not recorded")->capture_default_str();
-  cmd->add_option("--message-bytes", options->message_bytes, "Message size of the socket ping-pongs (uds, udp)")
-      ->capture_default_str()
-      ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{65'507}));
+  add_checked_option(*cmd, "--message-bytes", options->message_bytes,
+                     "Message size of the socket ping-pongs (uds, udp)",
+                     CLI::Range(std::uint64_t{1}, std::uint64_t{65'507}));
   add_size_list_option(*cmd, "--sizes", options->sizes,
                        "Copy sizes of the memcpy baseline, comma-separated, with optional unit (64,2KiB,1MiB)");
-  cmd->add_option("--only", options->only,
-                  "Baselines to run, comma-separated: cacheline,futex,uds,udp,memcpy (the default), and "
-                  "udp-uring, udp-uring-recv, udp-handoff (receive designs: docs/performance.md, \"Across hosts\")")
-      ->delimiter(',')
-      ->check(
-          CLI::IsMember({"cacheline", "futex", "uds", "udp", "udp-uring", "udp-uring-recv", "udp-handoff", "memcpy"}))
-      ->capture_default_str();
+  cmd->description(
+      "Measure this machine's floors: cache-line, futex, Unix-socket and UDP ping-pong between two processes "
+      "(one-way = round trip / 2) and memcpy time per payload size.");
   return {cmd, [options](Output& out) { run_baseline_command(*options, out); }};
 }
 

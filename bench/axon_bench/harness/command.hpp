@@ -23,8 +23,17 @@ struct Output {
   std::FILE* text = stdout;
   ResultLog log;
 
-  /// Appends `cases`, in the order measured.
-  void record(const std::vector<CaseResult>& cases) { log.cases.insert(log.cases.end(), cases.begin(), cases.end()); }
+  /// Appends each list of `cases` (std::vector<CaseResult>), in the order measured.
+  template <class... CaseLists>
+  void record(const CaseLists&... cases) {
+    (log.cases.insert(log.cases.end(), cases.begin(), cases.end()), ...);
+  }
+  /// Prints the run's notes to `text`, one "note: ..." line each.
+  void print_notes() const {
+    for (const auto& note : log.run.notes) {
+      std::fprintf(text, "note: %s\n", note.c_str());
+    }
+  }
   /// Adds `note` to the run's notes unless it is there already.
   void note_once(const std::string& note) {
     if (std::find(log.run.notes.begin(), log.run.notes.end(), note) == log.run.notes.end()) {

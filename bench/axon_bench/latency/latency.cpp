@@ -207,27 +207,18 @@ void run_latency_command(const LatencyOptions& options, Output& out) {
 
 Command add_latency_command(CLI::App& app) {
   auto options = std::make_shared<LatencyOptions>();
-  CLI::App* cmd = add_measuring_command(
-      app, "latency",
-      "Latency of axon's shared-memory transport between two processes pinned to two CPUs, per payload size, "
-      "next to the raw cache-line ping-pong measured first on the same CPUs.");
-  add_cpu_pair_option(*cmd, options->cpus,
-                      "The two CPUs of the two processes (publisher/ping first), e.g. 0,1 (default: 0,1 when the "
-                      "host has 2+ CPUs, else not pinned; -1 leaves a side unpinned)");
-  add_size_list_option(*cmd, "--sizes", options->sizes,
-                       "Payload sizes, comma-separated, powers of two from 16 B to 16 MiB with optional unit "
-                       "(64,2KiB,1MiB)");
-  cmd->add_option("--mode", options->mode,
-                  "oneway: publisher -> subscriber, latency = take time - start stamp; pingpong: ping and pong "
-                  "topics, latency = round trip / 2; both")
-      ->check(CLI::IsMember({"oneway", "pingpong", "both"}))
-      ->capture_default_str();
-  cmd->add_option("--rate", options->rate_hz,
-                  "Messages (round trips) per second. 0: send the next one as soon as the previous one arrived "
-                  "(one in flight, no queueing). >0: send on a fixed schedule and count latency from the "
-                  "scheduled send time, so a stall delays every later message too (no coordinated omission)")
-      ->check(CLI::NonNegativeNumber)
-      ->capture_default_str();
+  CLI::App* cmd = add_measuring_command(app, "latency");
+  add_cpu_pair_option(*cmd, options->cpus, cpu_pair_help("publisher/ping"));
+  add_size_list_option(*cmd, "--sizes", options->sizes, kPayloadSizesHelp);
+  add_checked_option(*cmd, "--mode", options->mode,
+                     "oneway: publisher -> subscriber, latency = take time - start stamp; pingpong: ping and pong "
+                     "topics, latency = round trip / 2; both",
+                     CLI::IsMember({"oneway", "pingpong", "both"}));
+  add_checked_option(*cmd, "--rate", options->rate_hz,
+                     "Messages (round trips) per second. 0: send the next one as soon as the previous one arrived "
+                     "(one in flight, no queueing). >0: send on a fixed schedule and count latency from the "
+                     "scheduled send time, so a stall delays every later message too (no coordinated omission)",
+                     CLI::NonNegativeNumber);
   cmd->add_option("--samples", options->samples,
                   "Messages (round trips) recorded per case. 0: 100000 below 1 MiB, 2000 from 1 MiB")
       ->capture_default_str();
@@ -237,11 +228,10 @@ Command add_latency_command(CLI::App& app) {
                 "Write every payload byte on send and read every byte on receipt, before the receive time is "
                 "taken (default: only a 16-byte stamp is written and read: zero copy). One-way figures start "
                 "after the writing unless --start-at loan");
-  cmd->add_option("--start-at", options->start_at,
-                  "Where a one-way latency starts without --rate. publish: SampleInfo::publish_time_ns, stamped "
-                  "inside publish(); loan: just before loan(), so loan, write and publish count too")
-      ->check(CLI::IsMember({"publish", "loan"}))
-      ->capture_default_str();
+  add_checked_option(*cmd, "--start-at", options->start_at,
+                     "Where a one-way latency starts without --rate. publish: SampleInfo::publish_time_ns, stamped "
+                     "inside publish(); loan: just before loan(), so loan, write and publish count too",
+                     CLI::IsMember({"publish", "loan"}));
   cmd->add_option("--serializer", options->serializers,
                   "Measure the serializer messages instead of --sizes: the 2 KiB ObjectList (128 targets) and a "
                   "1 MiB PointCloud in each of these serializers (raw,flatbuffers,protobuf), one-way, one in flight, "
@@ -249,24 +239,23 @@ Command add_latency_command(CLI::App& app) {
                   "parsed), next to a 64 B raw struct measured the same way")
       ->delimiter(',')
       ->check(CLI::IsMember({"raw", "flatbuffers", "protobuf"}));
-  cmd->add_option("--messages", options->messages, "With --serializer: the messages, object_list,point_cloud")
-      ->delimiter(',')
-      ->check(CLI::IsMember({"object_list", "point_cloud"}))
-      ->capture_default_str();
-  cmd->add_option("--end-at", options->end_at,
-                  "With --serializer: take: the clock stops when take() returns the sample (FlatBuffers verified, "
-                  "Protobuf parsed, a raw struct not read); read: after the subscriber also read the message's "
-                  "header (the first access of user code)")
-      ->check(CLI::IsMember({"take", "read"}))
-      ->capture_default_str();
-  cmd->add_option("--verification", options->verification,
-                  "With --serializer: cross-process (the default QoS: FlatBuffers verified) or never "
-                  "(SubscriberQos::verification = kNever, to see what verification costs)")
-      ->check(CLI::IsMember({"cross-process", "never"}))
-      ->capture_default_str();
-  cmd->add_option("--raw-samples", options->raw_samples, "Round trips of the raw cache-line ping-pong run first")
-      ->check(CLI::PositiveNumber)
-      ->capture_default_str();
+  add_checked_option(*cmd, "--messages", options->messages, "With --serializer: the messages, object_list,point_cloud",
+                     CLI::IsMember({"object_list", "point_cloud"}))
+      ->delimiter(',');
+  add_checked_option(*cmd, "--end-at", options->end_at,
+                     "With --serializer: take: the clock stops when take() returns the sample (FlatBuffers verified, "
+                     "Protobuf parsed, a raw struct not read); read: after the subscriber also read the message's "
+                     "header (the first access of user code)",
+                     CLI::IsMember({"take", "read"}));
+  add_checked_option(*cmd, "--verification", options->verification,
+                     "With --serializer: cross-process (the default QoS: FlatBuffers verified) or never "
+                     "(SubscriberQos::verification = kNever, to see what verification costs)",
+                     CLI::IsMember({"cross-process", "never"}));
+  add_checked_option(*cmd, "--raw-samples", options->raw_samples,
+                     "Round trips of the raw cache-line ping-pong run first", CLI::PositiveNumber);
+  cmd->description(
+      "Latency of axon's shared-memory transport between two processes pinned to two CPUs, per payload size, "
+      "next to the raw cache-line ping-pong measured first on the same CPUs.");
   return {cmd, [options, warmup](Output& out) {
             options->warmup_given = warmup->count() > 0;
             run_latency_command(*options, out);

@@ -260,23 +260,15 @@ void run_scenario_command(const ScenarioOptions& options, Output& out) {
   }
   std::fprintf(out.text, "\npublishers: how late publish() returned after the scheduled time (microseconds)\n");
   late.print(out.text);
-  for (const auto& note : out.log.run.notes) {
-    std::fprintf(out.text, "note: %s\n", note.c_str());
-  }
-  out.record(topic_results);
-  out.record(cpu_results);
+  out.print_notes();
+  out.record(topic_results, cpu_results);
 }
 
 }  // namespace
 
 Command add_scenario_command(CLI::App& app) {
   auto options = std::make_shared<ScenarioOptions>();
-  CLI::App* cmd = add_measuring_command(
-      app, "scenario",
-      "Run a scenario file: one process per component, each publishing its topics on their schedules and "
-      "taking what it subscribes; reports per topic and subscriber delivered/expected, lost, latency "
-      "percentiles and jitter, and the CPU of every process. The file format is in docs/performance.md; "
-      "bench/scenarios/urban.yaml is the reference scenario.");
+  CLI::App* cmd = add_measuring_command(app, "scenario");
   cmd->add_option("file", options->file, "The scenario file (YAML)")->required()->check(CLI::ExistingFile);
   cmd->add_option("--duration", options->duration_s, "Seconds measured (default: the file's duration_s, else 60)")
       ->check(CLI::PositiveNumber);
@@ -291,6 +283,11 @@ Command add_scenario_command(CLI::App& app) {
   cmd->add_option("--sleep-us", options->sleep_us,
                   "Poll period of --wait sleep (default: the file's sleep_us, else 100)");
   cmd->add_flag("--check", options->check, "Only read and check the file and print the plan; run nothing");
+  cmd->description(
+      "Run a scenario file: one process per component, each publishing its topics on their schedules and "
+      "taking what it subscribes; reports per topic and subscriber delivered/expected, lost, latency "
+      "percentiles and jitter, and the CPU of every process. The file format is in docs/performance.md; "
+      "bench/scenarios/urban.yaml is the reference scenario.");
   return {cmd, [options](Output& out) { run_scenario_command(*options, out); }};
 }
 

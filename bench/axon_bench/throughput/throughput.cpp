@@ -155,54 +155,47 @@ void run_throughput_command(const ThroughputOptions& options, Output& out) {
     }
   }
   print_throughput_table(out.text, results);
-  for (const auto& note : out.log.run.notes) {
-    std::fprintf(out.text, "note: %s\n", note.c_str());
-  }
-  out.record(copies);
-  out.record(results);
+  out.record(copies, results);
+  out.print_notes();
 }
 
 }  // namespace
 
 Command add_throughput_command(CLI::App& app) {
   auto options = std::make_shared<ThroughputOptions>();
-  CLI::App* cmd = add_measuring_command(
-      app, "throughput",
-      "Throughput of one publisher process to N subscriber processes through shared memory, lossless "
-      "(SubscriberQos::overflow = kBlockPublisher), per payload size and subscriber count, next to the memcpy "
-      "bandwidth measured first in the same run.");
-  add_size_list_option(*cmd, "--sizes", options->sizes,
-                       "Payload sizes, comma-separated, powers of two from 16 B to 16 MiB with optional unit "
-                       "(64,2KiB,1MiB)");
+  CLI::App* cmd = add_measuring_command(app, "throughput");
+  add_size_list_option(*cmd, "--sizes", options->sizes, kPayloadSizesHelp);
   cmd->add_option("--subscribers", options->subscribers,
                   "Subscriber process counts, comma-separated (each is a case), 1 to 32")
       ->delimiter(',')
       ->capture_default_str();
-  cmd->add_option("--duration", options->duration_s, "Seconds measured per case, after the warm-up")
-      ->check(CLI::PositiveNumber)
-      ->capture_default_str();
+  add_checked_option(*cmd, "--duration", options->duration_s, "Seconds measured per case, after the warm-up",
+                     CLI::PositiveNumber);
   cmd->add_option("--warmup", options->warmup, "Messages sent first in each case and not counted")
       ->capture_default_str();
-  cmd->add_option("--depth", options->depth,
-                  "Queue depth of each subscriber (lowered for large payloads so the publisher's pool stays "
-                  "within 256 MiB; at least 4)")
-      ->check(CLI::Range(1, 256))
-      ->capture_default_str();
+  add_checked_option(*cmd, "--depth", options->depth,
+                     "Queue depth of each subscriber (lowered for large payloads so the publisher's pool stays "
+                     "within 256 MiB; at least 4)",
+                     CLI::Range(1, 256));
   cmd->add_flag("--touch", options->touch,
                 "Write every payload byte on send and read every byte on receipt (default: only a 16-byte index: "
                 "zero copy)");
-  cmd->add_option("--wait", options->wait,
-                  "What an idle subscriber does. Polling take(): busy-poll, yield (sched_yield), sleep (--sleep-us); "
-                  "auto: busy-poll when every process has a CPU of its own, else yield. Or a SingleThreadedExecutor "
-                  "runs a callback per message with the library's wait strategy: busy-spin, spin-yield-sleep "
-                  "(the library's default budgets), blocking (futex)")
-      ->check(CLI::IsMember({"auto", "busy-poll", "yield", "sleep", "busy-spin", "spin-yield-sleep", "blocking"}))
-      ->capture_default_str();
+  add_checked_option(
+      *cmd, "--wait", options->wait,
+      "What an idle subscriber does. Polling take(): busy-poll, yield (sched_yield), sleep (--sleep-us); "
+      "auto: busy-poll when every process has a CPU of its own, else yield. Or a SingleThreadedExecutor "
+      "runs a callback per message with the library's wait strategy: busy-spin, spin-yield-sleep "
+      "(the library's default budgets), blocking (futex)",
+      CLI::IsMember({"auto", "busy-poll", "yield", "sleep", "busy-spin", "spin-yield-sleep", "blocking"}));
   cmd->add_option("--sleep-us", options->sleep_us, "Sleep of --wait sleep, in microseconds")->capture_default_str();
   cmd->add_option("--cpus", options->cpus,
                   "CPUs: the publisher's, then the subscribers' (used round-robin), e.g. 0,1,2 (default: one CPU "
                   "per process when there are enough, else none pinned; -1 = not pinned)")
       ->delimiter(',');
+  cmd->description(
+      "Throughput of one publisher process to N subscriber processes through shared memory, lossless "
+      "(SubscriberQos::overflow = kBlockPublisher), per payload size and subscriber count, next to the memcpy "
+      "bandwidth measured first in the same run.");
   return {cmd, [options](Output& out) { run_throughput_command(*options, out); }};
 }
 

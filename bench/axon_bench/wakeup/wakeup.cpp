@@ -145,24 +145,16 @@ void run_wakeup_command(const WakeupOptions& options, Output& out) {
 
 Command add_wakeup_command(CLI::App& app) {
   auto options = std::make_shared<WakeupOptions>();
-  CLI::App* cmd = add_measuring_command(
-      app, "wakeup",
-      "Wake-up latency of a subscriber whose SingleThreadedExecutor runs a callback per message, for each wait "
-      "strategy (busy-spin, spin-yield-sleep with the default and with --budget-us budgets, blocking), between two "
-      "processes pinned to two CPUs, next to busy-spin and to a raw futex ping-pong measured first in the same run; "
-      "then the CPU use of an idle subscriber with each strategy.");
+  CLI::App* cmd = add_measuring_command(app, "wakeup");
   add_cpu_pair_option(*cmd, options->cpus,
                       "The two CPUs: publisher, subscriber (default: 0,1 when the host has 2+ CPUs, else not pinned)");
   add_size_list_option(*cmd, "--sizes", options->sizes, "Payload sizes, powers of two from 16 B to 16 MiB (64,2KiB)");
-  cmd->add_option("--mode", options->mode,
-                  "gap: one message in flight, sent a random --gap-us after the previous one was handled (a "
-                  "blocking subscriber is asleep when it comes); rate: a fixed --rate; both; idle: only the idle "
-                  "CPU cases")
-      ->check(CLI::IsMember({"gap", "rate", "both", "idle"}))
-      ->capture_default_str();
-  cmd->add_option("--rate", options->rate_hz, "Messages per second of the rate pattern")
-      ->check(CLI::PositiveNumber)
-      ->capture_default_str();
+  add_checked_option(*cmd, "--mode", options->mode,
+                     "gap: one message in flight, sent a random --gap-us after the previous one was handled (a "
+                     "blocking subscriber is asleep when it comes); rate: a fixed --rate; both; idle: only the idle "
+                     "CPU cases",
+                     CLI::IsMember({"gap", "rate", "both", "idle"}));
+  add_checked_option(*cmd, "--rate", options->rate_hz, "Messages per second of the rate pattern", CLI::PositiveNumber);
   cmd->add_option("--gap-us", options->gap_us, "MIN,MAX: the gap pattern's pause, uniform, in microseconds")
       ->delimiter(',')
       ->expected(2)
@@ -173,19 +165,20 @@ Command add_wakeup_command(CLI::App& app) {
       ->delimiter(',')
       ->expected(2)
       ->capture_default_str();
-  cmd->add_option("--samples", options->samples, "Messages recorded per case")
-      ->check(CLI::PositiveNumber)
-      ->capture_default_str();
+  add_checked_option(*cmd, "--samples", options->samples, "Messages recorded per case", CLI::PositiveNumber);
   auto* warmup = cmd->add_option("--warmup", options->warmup,
                                  "Messages sent first in each case (default: samples / 10 + 10, "
                                  "at most 2000)");
-  cmd->add_option("--raw-samples", options->raw_samples, "Round trips of each raw ping-pong (cache line, futex)")
-      ->check(CLI::PositiveNumber)
-      ->capture_default_str();
-  cmd->add_option("--idle-seconds", options->idle_s,
-                  "How long each idle subscriber waits with nothing published (0: skip the idle cases)")
-      ->check(CLI::NonNegativeNumber)
-      ->capture_default_str();
+  add_checked_option(*cmd, "--raw-samples", options->raw_samples,
+                     "Round trips of each raw ping-pong (cache line, futex)", CLI::PositiveNumber);
+  add_checked_option(*cmd, "--idle-seconds", options->idle_s,
+                     "How long each idle subscriber waits with nothing published (0: skip the idle cases)",
+                     CLI::NonNegativeNumber);
+  cmd->description(
+      "Wake-up latency of a subscriber whose SingleThreadedExecutor runs a callback per message, for each wait "
+      "strategy (busy-spin, spin-yield-sleep with the default and with --budget-us budgets, blocking), between two "
+      "processes pinned to two CPUs, next to busy-spin and to a raw futex ping-pong measured first in the same run; "
+      "then the CPU use of an idle subscriber with each strategy.");
   return {cmd, [options, warmup](Output& out) {
             options->warmup_given = warmup->count() > 0;
             run_wakeup_command(*options, out);

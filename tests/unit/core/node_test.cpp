@@ -14,6 +14,7 @@
 
 #include "axon/axon.hpp"
 #include "tests/support/child_process.hpp"
+#include "tests/support/peer_domain_test.hpp"
 
 namespace axon {
 namespace {
@@ -29,19 +30,10 @@ struct Big {
 };
 
 NodeOptions options_for(std::uint32_t domain) {
-  NodeOptions options;
-  options.domain_id = domain;
-  options.chunk_classes = {{.payload_bytes = 256, .count = 32}, {.payload_bytes = 4096, .count = 8}};
-  return options;
+  return test::pool_options(domain, {{.payload_bytes = 256, .count = 32}, {.payload_bytes = 4096, .count = 8}});
 }
 
-std::uint32_t total_free(const Node& node) {
-  std::uint32_t free = 0;
-  for (const auto& c : node.pool_stats()) {
-    free += c.free_chunks;
-  }
-  return free;
-}
+using test::total_free;
 
 class NodeTest : public ::testing::Test {
  protected:

@@ -9,6 +9,7 @@
 #include "axon/axon.hpp"
 #include "axon/serializers/flatbuffers.hpp"
 #include "tests/support/child_process.hpp"
+#include "tests/support/peer_domain_test.hpp"
 #include "tests/support/schema_messages.hpp"
 #include "transports/shm/shm_transport.hpp"
 
@@ -23,19 +24,10 @@ struct Pose {
 using ObjectList = test::fb::ObjectList;
 
 NodeOptions options_for(std::uint32_t domain) {
-  NodeOptions options;
-  options.domain_id = domain;
-  options.chunk_classes = {{.payload_bytes = 256, .count = 8}, {.payload_bytes = 4096, .count = 4}};
-  return options;
+  return test::pool_options(domain, {{.payload_bytes = 256, .count = 8}, {.payload_bytes = 4096, .count = 4}});
 }
 
-std::uint32_t total_free(const Node& node) {
-  std::uint32_t free = 0;
-  for (const auto& c : node.pool_stats()) {
-    free += c.free_chunks;
-  }
-  return free;
-}
+using test::total_free;
 
 class PublisherOwnership : public ::testing::Test {
  protected:

@@ -11,6 +11,7 @@
 
 #include "axon/axon.hpp"
 #include "tests/support/child_process.hpp"
+#include "tests/support/peer_domain_test.hpp"
 #include "tests/support/test_messages.hpp"
 #include "tests/unit/scheduler/scheduler_test_util.hpp"
 
@@ -18,7 +19,6 @@ namespace axon {
 namespace {
 
 using namespace std::chrono_literals;
-using test::ChildProcess;
 using test::eventually;
 using test::TestMessage;
 
@@ -37,19 +37,33 @@ struct Stream {
   }
 };
 
-class SchedulerProcessTest : public ::testing::Test {
+class SchedulerProcessTest : public test::PeerDomainTest {
  protected:
   void TearDown() override {
     node.reset();
     EXPECT_TRUE(eventually([&] { return test::domain_files(domain).empty(); }, 5s)) << "files left in /dev/shm";
   }
 
-  ChildProcess peer(const std::string& command, std::vector<std::string> args) {
-    std::vector<std::string> argv{test::peer_path(), command, "domain=" + std::to_string(domain), "topic=sched"};
-    argv.insert(argv.end(), args.begin(), args.end());
-    auto child = ChildProcess::spawn(argv);
+  /// A peer on topic "sched", once it said it is ready.
+  test::ChildProcess peer(const std::string& command, std::vector<std::string> args) const {
+    auto child = PeerDomainTest::peer(command, std::move(args), "sched");
     EXPECT_TRUE(child.wait_for_line("READY", 20s).has_value()) << child.output();
     return child;
+  }
+
+  /// Spins `sut` on a thread of its own while a peer publishes `count`
+  /// messages `interval_us` apart, until `stream` has them all (30 s at
+  /// most); whether it got them.
+  template <class Executor>
+  bool receives_while_spinning(Executor& sut, const Stream& stream, std::uint64_t count, std::uint64_t interval_us) {
+    std::thread spinner([&] { EXPECT_TRUE(sut.spin().ok()); });
+    auto publisher = peer("publish", {"count=" + std::to_string(count), "interval_us=" + std::to_string(interval_us)});
+    const bool all = eventually([&] { return stream.received.load() == count; }, 30s);
+    sut.stop();
+    spinner.join();
+    EXPECT_TRUE(all) << "received " << stream.received.load() << "\n" << publisher.output();
+    EXPECT_EQ(publisher.wait(20s), 0);
+    return all;
   }
 
   std::shared_ptr<CallbackSubscription<TestMessage>> subscribe(Stream& stream, SubscriberQos qos = {.depth = 256}) {
@@ -58,12 +72,7 @@ class SchedulerProcessTest : public ::testing::Test {
     return *sub;
   }
 
-  std::uint32_t domain = test::unique_domain();
-  std::shared_ptr<Node> node = [this] {
-    NodeOptions options;
-    options.domain_id = domain;
-    return *Node::create("scheduler_process_test", options);
-  }();
+  std::shared_ptr<Node> node = make_node("scheduler_process_test");
 };
 
 TEST_F(SchedulerProcessTest, SingleThreadedExecutorReceivesFromAnotherProcess) {
@@ -72,16 +81,8 @@ TEST_F(SchedulerProcessTest, SingleThreadedExecutorReceivesFromAnotherProcess) {
     auto sub = subscribe(stream);
     SingleThreadedExecutor sut(ExecutorOptions{.wait_strategy = strategy});
     ASSERT_TRUE(sut.add(sub).ok());
-    std::thread spinner([&] { EXPECT_TRUE(sut.spin().ok()); });
-    auto publisher = peer("publish", {"count=300", "interval_us=100"});
-
-    const bool all = eventually([&] { return stream.received.load() == 300; }, 30s);
-    sut.stop();
-    spinner.join();
-
-    EXPECT_TRUE(all) << "received " << stream.received.load() << "\n" << publisher.output();
+    receives_while_spinning(sut, stream, 300, 100);
     EXPECT_EQ(stream.errors.load(), 0U);
-    EXPECT_EQ(publisher.wait(20s), 0);
   }
 }
 
@@ -90,16 +91,8 @@ TEST_F(SchedulerProcessTest, MultiThreadedExecutorReceivesFromAnotherProcess) {
   auto sub = subscribe(stream);
   MultiThreadedExecutor sut(MultiThreadedOptions{.threads = 2, .wait_strategy = WaitStrategy::blocking()});
   ASSERT_TRUE(sut.add(sub).ok());
-  std::thread spinner([&] { EXPECT_TRUE(sut.spin().ok()); });
-  auto publisher = peer("publish", {"count=300", "interval_us=100"});
-
-  const bool all = eventually([&] { return stream.received.load() == 300; }, 30s);
-  sut.stop();
-  spinner.join();
-
-  EXPECT_TRUE(all) << "received " << stream.received.load() << "\n" << publisher.output();
+  receives_while_spinning(sut, stream, 300, 100);
   EXPECT_EQ(stream.errors.load(), 0U) << "in order, intact, one callback at a time";
-  EXPECT_EQ(publisher.wait(20s), 0);
 }
 
 TEST_F(SchedulerProcessTest, BlockingExecutorIsWokenByAPublisherInAnotherProcess) {
@@ -107,15 +100,8 @@ TEST_F(SchedulerProcessTest, BlockingExecutorIsWokenByAPublisherInAnotherProcess
   auto sub = subscribe(stream);
   SingleThreadedExecutor sut(ExecutorOptions{.wait_strategy = WaitStrategy::blocking()});
   ASSERT_TRUE(sut.add(sub).ok());
-  std::thread spinner([&] { EXPECT_TRUE(sut.spin().ok()); });
   // Far apart: the executor is asleep on its futex word when each arrives.
-  auto publisher = peer("publish", {"count=5", "interval_us=100000"});
-
-  const bool all = eventually([&] { return stream.received.load() == 5; }, 30s);
-  sut.stop();
-  spinner.join();
-
-  EXPECT_TRUE(all) << "received " << stream.received.load();
+  receives_while_spinning(sut, stream, 5, 100'000);
   EXPECT_EQ(stream.errors.load(), 0U);
 }
 

@@ -15,6 +15,7 @@
 #include "axon/axon.hpp"
 #include "tests/support/child_process.hpp"
 #include "tests/support/eventually.hpp"
+#include "tests/support/peer_domain_test.hpp"
 
 namespace axon {
 namespace {
@@ -24,9 +25,7 @@ struct Tick {
 };
 
 NodeOptions small_pool(std::uint32_t domain) {
-  NodeOptions options;
-  options.domain_id = domain;
-  options.chunk_classes = {{.payload_bytes = 256, .count = 16}};
+  NodeOptions options = test::pool_options(domain, {{.payload_bytes = 256, .count = 16}});
   options.liveness_period_ms = 5;
   return options;
 }

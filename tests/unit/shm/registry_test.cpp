@@ -5,6 +5,9 @@
 #include <unistd.h>
 
 #include <memory>
+#include <optional>
+
+#include "tests/support/common/temp_dir.hpp"
 
 namespace axon::shm {
 namespace {
@@ -13,28 +16,40 @@ struct RegistryFixture : ::testing::Test {
   RegistryFixture() : segment(std::make_unique<RegistrySegment>()), sut(segment.get()) {
     Registry::format(segment.get());
   }
+  /// The guard the registry's calls ask for: a real lock, held by the test.
+  const DomainLockGuard& held() {
+    if (!guard) {
+      auto taken = lock.lock();
+      EXPECT_TRUE(taken) << taken.error().message();
+      guard.emplace(std::move(*taken));
+    }
+    return *guard;
+  }
   static TopicDescriptor topic(std::string name, std::string type, std::uint64_t hash) {
     return TopicDescriptor{
         .name = std::move(name),
         .type = TypeIdentity{.name = std::move(type), .hash = hash, .size = 8, .align = 8, .version = 0},
         .max_payload_bytes = 8};
   }
+  test::TempDir dir{"axon-registry"};
+  DomainLock lock{dir.path() + "/axon_d0.lock", 0600};
+  std::optional<DomainLockGuard> guard;
   std::unique_ptr<RegistrySegment> segment;
   Registry sut;
 };
 
 TEST_F(RegistryFixture, FindsATopicByNameOnceCreated) {
-  auto first = sut.find_or_add_topic(topic("lidar", "Cloud", 1));
-  auto second = sut.find_or_add_topic(topic("lidar", "Cloud", 1));
-  auto other = sut.find_or_add_topic(topic("radar", "Cloud", 1));
+  auto first = sut.find_or_add_topic(held(), topic("lidar", "Cloud", 1));
+  auto second = sut.find_or_add_topic(held(), topic("lidar", "Cloud", 1));
+  auto other = sut.find_or_add_topic(held(), topic("radar", "Cloud", 1));
   ASSERT_TRUE(first.ok() && second.ok() && other.ok());
   EXPECT_EQ(*first, *second);
   EXPECT_NE(*first, *other);
 }
 
 TEST_F(RegistryFixture, RefusesAnotherTypeAndNamesBothTypes) {
-  ASSERT_TRUE(sut.find_or_add_topic(topic("objects", "perception::ObjectList", 0x11)).ok());
-  auto refused = sut.find_or_add_topic(topic("objects", "perception::OldObjectList", 0x22));
+  ASSERT_TRUE(sut.find_or_add_topic(held(), topic("objects", "perception::ObjectList", 0x11)).ok());
+  auto refused = sut.find_or_add_topic(held(), topic("objects", "perception::OldObjectList", 0x22));
   ASSERT_FALSE(refused.ok());
   EXPECT_EQ(refused.error().code(), ErrorCode::kTypeMismatch);
   const std::string message(refused.error().message());
@@ -46,72 +61,72 @@ TEST_F(RegistryFixture, RefusesAnotherTypeAndNamesBothTypes) {
 TEST_F(RegistryFixture, AcceptsAnotherSchemaOfTheSameTypeOnlyWhenEvolutionIsAllowed) {
   auto v1 = topic("cmd", "axon.ControlCommand", 1);
   v1.type.serializer = "protobuf";
-  ASSERT_TRUE(sut.find_or_add_topic(v1).ok());
+  ASSERT_TRUE(sut.find_or_add_topic(held(), v1).ok());
   auto v2 = topic("cmd", "axon.ControlCommand", 2);
   v2.type.serializer = "protobuf";
-  EXPECT_EQ(sut.find_or_add_topic(v2).error().code(), ErrorCode::kTypeMismatch);
+  EXPECT_EQ(sut.find_or_add_topic(held(), v2).error().code(), ErrorCode::kTypeMismatch);
   v2.allow_compatible_evolution = true;
-  EXPECT_TRUE(sut.find_or_add_topic(v2).ok());
+  EXPECT_TRUE(sut.find_or_add_topic(held(), v2).ok());
   auto renamed = topic("cmd", "axon.OtherCommand", 3);
   renamed.type.serializer = "protobuf";
   renamed.allow_compatible_evolution = true;
-  EXPECT_EQ(sut.find_or_add_topic(renamed).error().code(), ErrorCode::kTypeMismatch) << "names must match";
+  EXPECT_EQ(sut.find_or_add_topic(held(), renamed).error().code(), ErrorCode::kTypeMismatch) << "names must match";
 }
 
 TEST_F(RegistryFixture, RawStructsNeverEvolve) {
-  ASSERT_TRUE(sut.find_or_add_topic(topic("pose", "Pose", 1)).ok());
+  ASSERT_TRUE(sut.find_or_add_topic(held(), topic("pose", "Pose", 1)).ok());
   auto changed = topic("pose", "Pose", 2);
   changed.allow_compatible_evolution = true;
-  EXPECT_EQ(sut.find_or_add_topic(changed).error().code(), ErrorCode::kTypeMismatch);
+  EXPECT_EQ(sut.find_or_add_topic(held(), changed).error().code(), ErrorCode::kTypeMismatch);
 }
 
 TEST_F(RegistryFixture, RejectsEmptyAndOverlongTopicNames) {
-  EXPECT_EQ(sut.find_or_add_topic(topic("", "T", 1)).error().code(), ErrorCode::kInvalidArgument);
-  EXPECT_EQ(sut.find_or_add_topic(topic(std::string(kMaxTopicNameBytes, 'x'), "T", 1)).error().code(),
+  EXPECT_EQ(sut.find_or_add_topic(held(), topic("", "T", 1)).error().code(), ErrorCode::kInvalidArgument);
+  EXPECT_EQ(sut.find_or_add_topic(held(), topic(std::string(kMaxTopicNameBytes, 'x'), "T", 1)).error().code(),
             ErrorCode::kInvalidArgument);
 }
 
 TEST_F(RegistryFixture, BumpsTheTopicVersionWhenPublishersComeAndGo) {
-  auto participant = sut.add_participant(self_identity(), "test", 0);
-  auto t = sut.find_or_add_topic(topic("a", "T", 1));
+  auto participant = sut.add_participant(held(), self_identity(), "test", 0);
+  auto t = sut.find_or_add_topic(held(), topic("a", "T", 1));
   const std::uint64_t v0 = sut.topic_version(*t);
-  auto pub = sut.add_publisher(*t, *participant, 0);
+  auto pub = sut.add_publisher(held(), *t, *participant, 0);
   ASSERT_TRUE(pub.ok());
   const std::uint64_t v1 = sut.topic_version(*t);
   EXPECT_GT(v1, v0);
-  ASSERT_TRUE(sut.add_subscriber(*t, *participant, {}).ok());
+  ASSERT_TRUE(sut.add_subscriber(held(), *t, *participant, {}).ok());
   EXPECT_EQ(sut.topic_version(*t), v1) << "subscribers do not disturb publisher discovery";
-  sut.remove_publisher(pub->slot);
+  sut.remove_publisher(held(), pub->slot);
   EXPECT_GT(sut.topic_version(*t), v1);
 }
 
 TEST_F(RegistryFixture, FreesATopicWhenItsLastEndpointLeavesSoTheTypeMayChange) {
-  auto participant = sut.add_participant(self_identity(), "test", 0);
-  auto t = sut.find_or_add_topic(topic("a", "Old", 1));
-  auto sub = sut.add_subscriber(*t, *participant, {});
-  sut.remove_subscriber(sub->slot);
-  EXPECT_TRUE(sut.find_or_add_topic(topic("a", "New", 2)).ok());
+  auto participant = sut.add_participant(held(), self_identity(), "test", 0);
+  auto t = sut.find_or_add_topic(held(), topic("a", "Old", 1));
+  auto sub = sut.add_subscriber(held(), *t, *participant, {});
+  sut.remove_subscriber(held(), sub->slot);
+  EXPECT_TRUE(sut.find_or_add_topic(held(), topic("a", "New", 2)).ok());
 }
 
 TEST_F(RegistryFixture, RemovingAParticipantRemovesItsEndpoints) {
-  auto p = sut.add_participant(self_identity(), "test", 0);
-  auto t = sut.find_or_add_topic(topic("a", "T", 1));
-  auto pub = sut.add_publisher(*t, *p, 0);
-  auto sub = sut.add_subscriber(*t, *p, {});
-  sut.remove_participant(p->slot);
-  EXPECT_FALSE(sut.participant_is(*p));
-  EXPECT_FALSE(sut.subscriber_is(*sub));
-  EXPECT_EQ(sut.publisher(pub->slot).state, EntryState::kFree);
-  EXPECT_EQ(sut.active_participants(), 0U);
+  auto p = sut.add_participant(held(), self_identity(), "test", 0);
+  auto t = sut.find_or_add_topic(held(), topic("a", "T", 1));
+  auto pub = sut.add_publisher(held(), *t, *p, 0);
+  auto sub = sut.add_subscriber(held(), *t, *p, {});
+  sut.remove_participant(held(), p->slot);
+  EXPECT_FALSE(sut.participant_is(held(), *p));
+  EXPECT_FALSE(sut.subscriber_is(held(), *sub));
+  EXPECT_EQ(sut.publisher(held(), pub->slot).state, EntryState::kFree);
+  EXPECT_EQ(sut.active_participants(held()), 0U);
 }
 
 TEST_F(RegistryFixture, ANewOccupantOfASlotHasANewGeneration) {
-  auto first = sut.add_participant(self_identity(), "one", 0);
-  sut.remove_participant(first->slot);
-  auto second = sut.add_participant(self_identity(), "two", 0);
+  auto first = sut.add_participant(held(), self_identity(), "one", 0);
+  sut.remove_participant(held(), first->slot);
+  auto second = sut.add_participant(held(), self_identity(), "two", 0);
   EXPECT_EQ(first->slot, second->slot);
   EXPECT_NE(first->generation, second->generation);
-  EXPECT_FALSE(sut.participant_is(*first));
+  EXPECT_FALSE(sut.participant_is(held(), *first));
 }
 
 TEST_F(RegistryFixture, ReportsParticipantsWhoseProcessDied) {
@@ -123,11 +138,11 @@ TEST_F(RegistryFixture, ReportsParticipantsWhoseProcessDied) {
   // Read the child's identity before reaping: a zombie already counts as dead.
   int status = 0;
   ::waitpid(child, &status, 0);
-  ASSERT_TRUE(sut.add_participant(self_identity(), "alive", 0).ok());
-  ASSERT_TRUE(sut.add_participant(dead, "dead", 0).ok());
-  const auto found = sut.dead_participants();
+  ASSERT_TRUE(sut.add_participant(held(), self_identity(), "alive", 0).ok());
+  ASSERT_TRUE(sut.add_participant(held(), dead, "dead", 0).ok());
+  const auto found = sut.dead_participants(held());
   ASSERT_EQ(found.size(), 1U);
-  EXPECT_STREQ(sut.participant(found[0]).name, "dead");
+  EXPECT_STREQ(sut.participant(held(), found[0]).name, "dead");
 }
 
 TEST(ProcessIdentity, ARecycledPidWithAnotherStartTimeIsNotAlive) {
