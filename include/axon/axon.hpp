@@ -1,12 +1,14 @@
 // axon: zero-copy publish/subscribe. Include this one header.
 #pragma once
 
+#include "axon/block_pool.hpp"             // IWYU pragma: export
 #include "axon/callback_subscription.hpp"  // IWYU pragma: export
 #include "axon/deployment_config.hpp"      // IWYU pragma: export
 #include "axon/executor.hpp"               // IWYU pragma: export
 #include "axon/loan.hpp"                   // IWYU pragma: export
 #include "axon/node.hpp"                   // IWYU pragma: export
 #include "axon/options.hpp"                // IWYU pragma: export
+#include "axon/pool_allocator.hpp"         // IWYU pragma: export
 #include "axon/publisher.hpp"              // IWYU pragma: export
 #include "axon/realtime.hpp"               // IWYU pragma: export
 #include "axon/result.hpp"                 // IWYU pragma: export
