@@ -1,6 +1,7 @@
 // axon: zero-copy publish/subscribe. Include this one header.
 #pragma once
 
+#include "axon/block_pool.hpp"             // IWYU pragma: export
 #include "axon/bytes.hpp"                  // IWYU pragma: export
 #include "axon/callback_subscription.hpp"  // IWYU pragma: export
 #include "axon/client.hpp"                 // IWYU pragma: export
@@ -10,6 +11,7 @@
 #include "axon/loan.hpp"                   // IWYU pragma: export
 #include "axon/node.hpp"                   // IWYU pragma: export
 #include "axon/options.hpp"                // IWYU pragma: export
+#include "axon/pool_allocator.hpp"         // IWYU pragma: export
 #include "axon/publisher.hpp"              // IWYU pragma: export
 #include "axon/realtime.hpp"               // IWYU pragma: export
 #include "axon/result.hpp"                 // IWYU pragma: export

@@ -113,6 +113,13 @@ enum class Durability : std::uint8_t {
   kTransientLocal,  ///< Also the publisher's last durability_depth messages.
 };
 
+/// What a publisher's loan does when every chunk it reserved
+/// (PublisherQos::reserved_chunks) is in use.
+enum class BeyondReservation : std::uint8_t {
+  kShared,  ///< Loan from the node's shared classes, as NodeOptions::chunk_fallback allows.
+  kRefuse,  ///< Come back exhausted(): the publisher never takes what other topics need.
+};
+
 struct PublisherQos {
   /// Largest payload this publisher will send (0: sizeof(T) for raw structs,
   /// the largest chunk class for variable-size messages).
@@ -137,6 +144,14 @@ struct PublisherQos {
   /// Costs one verification per message. API only (not in the deployment
   /// config).
   bool verify_every_message = false;
+  /// Chunks of this publisher's class (the smallest that holds
+  /// max_payload_bytes, or the type's size) taken from the node's pool at
+  /// advertise() and kept for this publisher alone until it is destroyed, so
+  /// that other topics of the node can never take them (0..64; 0: none).
+  /// advertise() fails with kNoSpace when the class has fewer free.
+  std::uint32_t reserved_chunks = 0;
+  /// Where a loan goes when all reserved chunks are in use.
+  BeyondReservation beyond_reservation = BeyondReservation::kShared;
 
   bool operator==(const PublisherQos&) const = default;
 };

@@ -243,11 +243,20 @@ class GraphSource {
   virtual Result<bool> try_snapshot(std::string_view topic, std::vector<GraphEndpoint>& out) = 0;
 };
 
+/// What the chunks of one class a publisher of the node holds.
+struct PoolTopicShare {
+  std::string topic;
+  std::uint32_t reserved_chunks = 0;  ///< Kept for this publisher alone (PublisherQos::reserved_chunks).
+  std::uint32_t chunks_in_use = 0;    ///< Loaned, queued, taken or kept for late joiners now.
+};
+
 /// Statistics of one chunk class of a node's pool.
 struct PoolClassStats {
   std::uint32_t payload_bytes = 0;
   std::uint32_t total_chunks = 0;
-  std::uint32_t free_chunks = 0;
+  std::uint32_t free_chunks = 0;       ///< Free for any publisher (reserved chunks are not).
+  std::uint32_t reserved_chunks = 0;   ///< Reserved by publishers, in use or not.
+  std::vector<PoolTopicShare> topics;  ///< One entry per publisher that reserves or holds chunks of the class.
 };
 
 /// A transport: creates ports for topics.

@@ -11,6 +11,8 @@ constexpr std::size_t kMaxTopicNameChars = 127;
 constexpr std::uint64_t kMaxDepth = 256;
 constexpr std::uint64_t kMaxDurabilityDepth = 16;
 constexpr std::uint64_t kMaxPayloadBytes = 1U << 30U;
+/// Chunks one publisher may reserve (ChunkReservation::kMaxChunks).
+constexpr std::uint64_t kMaxReservedChunks = 64;
 /// One hour: longer waits are a mistake, not a policy.
 constexpr double kMaxMilliseconds = 3'600'000;
 
@@ -79,6 +81,17 @@ void read_publisher_qos(YamlReader& r, const YAML::Node& item, PublisherQos& qos
   if (const YAML::Node v = item["max_payload_bytes"]; v.IsDefined()) {
     qos.max_payload_bytes = r.size(v, what + " max_payload_bytes", 1, kMaxPayloadBytes);
   }
+  if (const YAML::Node v = item["reserved_chunks"]; v.IsDefined()) {
+    qos.reserved_chunks = static_cast<std::uint32_t>(r.integer(v, what + " reserved_chunks", 0, kMaxReservedChunks));
+  }
+  if (const YAML::Node v = item["beyond_reservation"]; v.IsDefined()) {
+    qos.beyond_reservation = r.choice(v, what + " beyond_reservation", {"shared", "refuse"}) == "refuse"
+                                 ? BeyondReservation::kRefuse
+                                 : BeyondReservation::kShared;
+    if (r.ok() && qos.reserved_chunks == 0) {
+      r.fail(v, what + " beyond_reservation only applies with reserved_chunks (the topic reserves none)");
+    }
+  }
 }
 
 /// The key a QoS conflict is reported at: the setting that most likely
@@ -123,11 +136,11 @@ std::vector<TopicConfig> read_topics(YamlReader& r, const YAML::Node& list, cons
     if (!r.expect_map(item, where)) {
       break;
     }
-    r.check_keys(
-        item,
-        {"name", "transport", "history", "depth", "reliability", "overflow", "block_timeout_ms", "quarantine_after_ms",
-         "deadline_ms", "verification", "durability", "durability_depth", "high_water_percent", "max_payload_bytes"},
-        where);
+    r.check_keys(item,
+                 {"name", "transport", "history", "depth", "reliability", "overflow", "block_timeout_ms",
+                  "quarantine_after_ms", "deadline_ms", "verification", "durability", "durability_depth",
+                  "high_water_percent", "max_payload_bytes", "reserved_chunks", "beyond_reservation"},
+                 where);
     TopicConfig topic;
     topic.location = location_of(item);
     topic.name = r.text(r.field(item, "name", where, true), where + " name");

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "transports/shm/chunk_reservation.hpp"
 #include "transports/shm/connections.hpp"
 #include "transports/shm/shared_checks.hpp"
 
@@ -22,10 +23,70 @@ std::vector<PoolClassStats> OwnPool::stats() const {
   const ChunkPool& pool = pool_->pool;
   for (std::uint32_t i = 0; i < pool.class_count(); ++i) {
     const SizeClass& sc = pool.size_class(i);
-    stats.push_back(
-        {.payload_bytes = sc.payload_capacity, .total_chunks = sc.chunk_count, .free_chunks = pool.free_chunks(i)});
+    PoolClassStats one{.payload_bytes = sc.payload_capacity,
+                       .total_chunks = sc.chunk_count,
+                       .free_chunks = pool.free_chunks(i),
+                       .reserved_chunks = 0,
+                       .topics = shares(i)};
+    for (const PoolTopicShare& share : one.topics) {
+      one.reserved_chunks += share.reserved_chunks;
+    }
+    stats.push_back(std::move(one));
   }
   return stats;
+}
+
+void OwnPool::name_block(std::uint32_t block, std::string topic, std::uint32_t reserved_class, std::uint32_t reserved) {
+  const std::lock_guard<std::mutex> lock(topics_mutex_);
+  topics_[block] = {.topic = std::move(topic), .reserved_class = reserved_class, .reserved = reserved};
+}
+
+void OwnPool::forget_block(std::uint32_t block) {
+  const std::lock_guard<std::mutex> lock(topics_mutex_);
+  topics_[block] = {};
+}
+
+std::vector<PoolTopicShare> OwnPool::shares(std::uint32_t size_class, std::uint32_t except_block) const {
+  const ChunkPool& pool = pool_->pool;
+  const SizeClass& sc = pool.size_class(size_class);
+  std::array<std::uint32_t, kMaxPublishersPerNode> in_use{};
+  for (std::uint32_t k = 0; k < sc.chunk_count; ++k) {
+    const ChunkHeader* chunk = pool.chunk_by_index(sc.first_index + k);
+    // Acquire: a statistics read that sees releases made by other threads.
+    const std::uint64_t holders = chunk->holders.load(std::memory_order_acquire);
+    // Relaxed: statistics; a block number out of range (another process
+    // wrote the header) is not counted.
+    const std::uint32_t block = chunk->publisher_block.load(std::memory_order_relaxed);
+    // Relaxed: statistics (1: in the reuse cache, 2: a parked reserved chunk).
+    const std::uint32_t mark = chunk->cached.load(std::memory_order_relaxed);
+    const bool unused = holders == kLoanBit && (mark == 1 || mark == ChunkReservation::kReservedMark);
+    if (holders == 0 || unused || block >= kMaxPublishersPerNode) {
+      continue;  // free, or waiting unused in a publisher's reuse cache or reservation
+    }
+    ++in_use[block];
+  }
+  std::vector<PoolTopicShare> out;
+  const std::lock_guard<std::mutex> lock(topics_mutex_);
+  for (std::uint32_t b = 0; b < kMaxPublishersPerNode; ++b) {
+    const BlockTopic& named = topics_[b];
+    const std::uint32_t reserved = named.reserved_class == size_class ? named.reserved : 0;
+    if (b == except_block || named.topic.empty() || (reserved == 0 && in_use[b] == 0)) {
+      continue;
+    }
+    out.push_back({.topic = named.topic, .reserved_chunks = reserved, .chunks_in_use = in_use[b]});
+  }
+  return out;
+}
+
+std::string OwnPool::holders_text(std::uint32_t size_class, std::uint32_t except_block) const {
+  std::string text;
+  for (const PoolTopicShare& share : shares(size_class, except_block)) {
+    text += fmt::format("{}'{}' {}", text.empty() ? "" : ", ", share.topic, share.chunks_in_use);
+    if (share.reserved_chunks > 0) {
+      text += fmt::format(" ({} reserved)", share.reserved_chunks);
+    }
+  }
+  return text.empty() ? std::string("none") : text;
 }
 
 void OwnPool::close_connections_of_gone_subscribers(const DomainLockGuard& held) noexcept {

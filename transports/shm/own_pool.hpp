@@ -8,6 +8,8 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <mutex>
+#include <string>
 #include <vector>
 
 #include "axon/transport.hpp"
@@ -41,8 +43,19 @@ class OwnPool {
   [[nodiscard]] BlockBusy& busy(std::uint32_t block) noexcept { return busy_[block]; }
   /// A free publisher block, or kMaxPublishersPerNode when all are in use.
   [[nodiscard]] std::uint32_t free_block(const DomainLockGuard& held) const noexcept;
-  /// Free and total chunks per class. Allocates.
+  /// Free, reserved and total chunks per class, and what each publisher of
+  /// the node holds of it (by topic). Allocates.
   [[nodiscard]] std::vector<PoolClassStats> stats() const;
+
+  /// Names the publisher of `block` (its topic and its reservation) for
+  /// stats() and exhausted-messages; forget_block() when it is destroyed.
+  /// Any thread; takes a process-local mutex (never on the data path).
+  void name_block(std::uint32_t block, std::string topic, std::uint32_t reserved_class, std::uint32_t reserved);
+  void forget_block(std::uint32_t block);
+  /// What the publishers of the node hold of class `size_class`, except the
+  /// one of `except_block` (kMaxPublishersPerNode: none), as "'topic' 3 (2
+  /// reserved), ...". Allocates; for explain_exhausted().
+  [[nodiscard]] std::string holders_text(std::uint32_t size_class, std::uint32_t except_block) const;
 
   /// Moves active connections whose subscriber left the registry (or whose
   /// subscriber slot is corrupt) to kClosing, for their publisher to reclaim.
@@ -56,9 +69,23 @@ class OwnPool {
   void reclaim_closing_of_idle_publishers() noexcept;
 
  private:
+  /// The chunks of class `size_class` each named block (but `except_block`)
+  /// holds now, and its reservation.
+  [[nodiscard]] std::vector<PoolTopicShare> shares(std::uint32_t size_class,
+                                                   std::uint32_t except_block = kMaxPublishersPerNode) const;
+
+  /// Process-local: who publishes through each block (name_block()).
+  struct BlockTopic {
+    std::string topic;  ///< Empty: the block has no publisher of this process.
+    std::uint32_t reserved_class = 0;
+    std::uint32_t reserved = 0;
+  };
+
   Domain& domain_;
   std::shared_ptr<MappedPool> pool_;
   std::array<BlockBusy, kMaxPublishersPerNode> busy_{};
+  mutable std::mutex topics_mutex_;  ///< Guards topics_ (slow paths only).
+  std::array<BlockTopic, kMaxPublishersPerNode> topics_{};
 };
 
 }  // namespace axon::shm

@@ -12,6 +12,7 @@
 #include <string>
 
 #include "axon/transport.hpp"
+#include "transports/shm/chunk_reservation.hpp"
 #include "transports/shm/domain.hpp"
 #include "transports/shm/durable_publishers.hpp"
 #include "transports/shm/mapped_pool.hpp"
@@ -39,12 +40,18 @@ class ShmPublisherPort final : public PublisherPort {
     std::shared_ptr<MappedPool> pool;  ///< The node's own pool.
     BlockBusy& busy;                   ///< The flag of `block`.
     DurablePublishers& durable;        ///< Lists a transient-local publisher.
+    OwnPool& own;                      ///< Who holds which chunks (stats, explain_exhausted()).
   };
   ShmPublisherPort(NodeParts node, std::uint32_t block, SlotRef registry_ref, std::uint32_t topic,
                    std::string topic_name, const PublisherQos& qos);
   ~ShmPublisherPort() override;
   ShmPublisherPort(const ShmPublisherPort&) = delete;
   ShmPublisherPort& operator=(const ShmPublisherPort&) = delete;
+
+  /// Takes the chunks `qos` reserves (PublisherQos::reserved_chunks) of the
+  /// class that holds `max_payload_bytes`, and names the publisher in the
+  /// node's stats. Once, right after construction; allocates.
+  Result<void> reserve(std::size_t max_payload_bytes, const PublisherQos& qos);
 
   LoanResult<LoanedChunk> loan(std::size_t payload_bytes) noexcept override;
   [[nodiscard]] std::string explain_exhausted() const override;
@@ -124,7 +131,13 @@ class ShmPublisherPort final : public PublisherPort {
   struct LastExhausted {
     std::size_t payload_bytes = 0;  ///< 0: no loan came back exhausted yet.
     std::uint32_t were_cached = 0;  ///< Chunks the reuse cache gave back then.
+    bool reservation_only = false;  ///< BeyondReservation::kRefuse refused it.
   } last_exhausted_;
+  /// The message for a loan refused because every reserved chunk is in use.
+  [[nodiscard]] std::string reservation_exhausted(std::size_t payload_bytes) const;
+  /// Parks `chunk` in the reservation when it is reserved, else caches it
+  /// (or drops the loan bit when `keep` is false: a history or pin holds it).
+  void put_back(ChunkHeader* chunk, bool keep) noexcept;
   void cache(ChunkHeader* chunk) noexcept;
   void uncache_oldest() noexcept;
 
@@ -146,6 +159,9 @@ class ShmPublisherPort final : public PublisherPort {
   /// Chunks of each class in the cache: at most an eighth of a class, so one
   /// publisher never hoards what the node's other publishers need.
   std::array<std::uint32_t, kMaxSizeClasses> cached_per_class_{};
+  /// Chunks kept for this publisher alone (PublisherQos::reserved_chunks).
+  ChunkReservation reservation_;
+  BeyondReservation beyond_reservation_ = BeyondReservation::kShared;
 
   std::uint32_t high_water_percent_ = 75;
   std::function<void(const BackpressureEvent&)> backpressure_;
@@ -173,6 +189,7 @@ class ShmPublisherPort final : public PublisherPort {
   /// The lock and the registry (our entry, counters()), the subscribers' wake words.
   Domain& domain_;
   DurablePublishers& durable_;
+  OwnPool& own_;
 };
 
 /// Thread safety: take() from one thread at a time; release() from any.

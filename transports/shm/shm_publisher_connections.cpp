@@ -2,6 +2,8 @@
 // to retirement, and its connections: late joiners of a transient-local
 // publisher get the history, closing connections are reclaimed, and
 // subscribers waiting for room are told.
+#include <fmt/format.h>
+
 #include <algorithm>
 
 #include "src/base/log.hpp"
@@ -26,7 +28,28 @@ ShmPublisherPort::ShmPublisherPort(NodeParts node, std::uint32_t block, SlotRef 
       history_depth_(block_->history_depth),
       busy_(node.busy),
       domain_(node.domain),
-      durable_(node.durable) {}
+      durable_(node.durable),
+      own_(node.own) {}
+
+Result<void> ShmPublisherPort::reserve(std::size_t max_payload_bytes, const PublisherQos& qos) {
+  beyond_reservation_ = qos.beyond_reservation;
+  if (qos.reserved_chunks > 0) {
+    if (max_payload_bytes == 0) {
+      return Error(ErrorCode::kInvalidArgument,
+                   fmt::format("topic '{}': PublisherQos::reserved_chunks needs max_payload_bytes (the message "
+                               "type has no fixed size) to know which chunk class to reserve",
+                               topic_name_));
+    }
+    if (auto reserved =
+            reservation_.reserve(pool_->pool, max_payload_bytes, qos.reserved_chunks,
+                                 static_cast<std::uint16_t>(block_index_), topic_name_, domain_.config().node_name);
+        !reserved) {
+      return reserved.error();
+    }
+  }
+  own_.name_block(block_index_, topic_name_, reservation_.size_class(), reservation_.count());
+  return {};
+}
 
 ShmPublisherPort::~ShmPublisherPort() {
   if (history_depth_ > 0) {
@@ -39,6 +62,9 @@ ShmPublisherPort::~ShmPublisherPort() {
   for (std::uint32_t i = 0; i < history_count_; ++i) {
     pool_->pool.drop_holders(history_[(history_head_ + i) % kMaxDurabilityDepth].chunk, kHistoryBit);
   }
+  // No loan is out (each keeps the port alive): every reserved chunk is parked.
+  reservation_.release_all(pool_->pool);
+  own_.forget_block(block_index_);
   auto held = domain_.lock().lock();
   if (!held) {
     // The block is in our own pool: retire it anyway, so that its connections

@@ -14,7 +14,19 @@ std::string ShmPublisherPort::explain_exhausted() const {
   if (last_exhausted_.payload_bytes == 0) {
     return fmt::format("topic '{}': no loan found the pool exhausted yet", topic_name_);
   }
+  if (last_exhausted_.reservation_only) {
+    return reservation_exhausted(last_exhausted_.payload_bytes);
+  }
   return exhausted(last_exhausted_.payload_bytes, last_exhausted_.were_cached);
+}
+
+std::string ShmPublisherPort::reservation_exhausted(std::size_t payload_bytes) const {
+  return fmt::format(
+      "topic '{}': all {} chunks it reserved ({} B each) are in use ({} loaned or held by subscribers) and "
+      "beyond_reservation is refuse, so a {} B loan does not take the node's shared chunks; publish or drop loans "
+      "sooner, lower the subscribers' depth or max_held_samples, raise reserved_chunks, or set beyond_reservation "
+      "to shared",
+      topic_name_, reservation_.count(), reservation_.capacity_bytes(), reservation_.busy(), payload_bytes);
 }
 
 std::string ShmPublisherPort::exhausted(std::size_t payload_bytes, std::uint32_t were_cached) const {
@@ -54,12 +66,16 @@ std::string ShmPublisherPort::exhausted(std::size_t payload_bytes, std::uint32_t
       "(a loan falls through at most {} larger class(es) of at most {}x its own: "
       "NodeOptions::chunk_fallback, pool.chunk_fallback): this publisher holds {} in loans not yet "
       "published and had {} in its reuse cache (given back now), its subscribers hold {} (queued or "
-      "taken), {} are kept for late joiners or resends, other publishers of the node hold {}; publish or "
-      "drop loans sooner, lower the subscribers' depth or max_held_samples, or add chunks to that class "
-      "(NodeOptions::chunk_classes, pool.chunk_classes)",
+      "taken), {} are kept for late joiners or resends{}, other publishers of the node hold {} (by topic, "
+      "in the {} B class: {}); publish or drop loans sooner, lower the subscribers' depth or max_held_samples, "
+      "or add chunks to that class (NodeOptions::chunk_classes, pool.chunk_classes)",
       topic_name_, payload_bytes, total, first.payload_capacity, last.payload_capacity, domain_.config().node_name,
       fallback_.max_classes, fallback_.max_ratio == 0 ? std::string("any") : std::to_string(fallback_.max_ratio),
-      loaned, were_cached, subscribers, kept, others);
+      loaned, were_cached, subscribers, kept,
+      reservation_.count() == 0 ? std::string()
+                                : fmt::format(", its own {} reserved chunks of {} B are all in use",
+                                              reservation_.count(), reservation_.capacity_bytes()),
+      others, first.payload_capacity, own_.holders_text(range.first, block_index_));
 }
 
 std::uint64_t ShmPublisherPort::subscriber_id(const Connection& conn) noexcept {

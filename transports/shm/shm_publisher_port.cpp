@@ -19,6 +19,16 @@ namespace axon::shm {
 
 LoanResult<LoanedChunk> ShmPublisherPort::loan(std::size_t payload_bytes) noexcept {
   ChunkPool& chunks = pool_->pool;
+  if (reservation_.serves(payload_bytes)) {
+    if (ChunkHeader* chunk = reservation_.take(); chunk != nullptr) {
+      // publisher_block was set by reserve() and stays ours.
+      return LoanedChunk{.payload = chunks.payload(chunk), .capacity_bytes = chunk->capacity_bytes, .handle = chunk};
+    }
+    if (beyond_reservation_ == BeyondReservation::kRefuse) {
+      last_exhausted_ = LastExhausted{.payload_bytes = payload_bytes, .were_cached = 0, .reservation_only = true};
+      return kPoolExhausted;  // an outcome: nothing formatted
+    }
+  }
   if (payload_bytes > chunks.largest_payload()) {
     // An error, not an outcome: formatting the message may allocate.
     return Error(ErrorCode::kPayloadTooLarge,
@@ -47,7 +57,8 @@ LoanResult<LoanedChunk> ShmPublisherPort::loan(std::size_t payload_bytes) noexce
     if (chunk == nullptr) {
       // Back-pressure: an outcome, told without formatting (no allocation);
       // explain_exhausted() formats who holds the chunks when asked.
-      last_exhausted_ = LastExhausted{.payload_bytes = payload_bytes, .were_cached = were_cached};
+      last_exhausted_ =
+          LastExhausted{.payload_bytes = payload_bytes, .were_cached = were_cached, .reservation_only = false};
       return kPoolExhausted;
     }
   }
@@ -99,7 +110,21 @@ void ShmPublisherPort::uncache_oldest() noexcept {
 }
 
 void ShmPublisherPort::discard(LoanedChunk chunk) noexcept {
-  pool_->pool.drop_holders(static_cast<ChunkHeader*>(chunk.handle), kLoanBit);
+  auto* header = static_cast<ChunkHeader*>(chunk.handle);
+  if (!reservation_.give_back(header)) {
+    pool_->pool.drop_holders(header, kLoanBit);
+  }
+}
+
+void ShmPublisherPort::put_back(ChunkHeader* chunk, bool keep) noexcept {
+  if (reservation_.give_back(chunk)) {
+    return;  // keeps its loan bit: never on the shared free list while we live
+  }
+  if (keep) {
+    cache(chunk);
+  } else {
+    pool_->pool.drop_holders(chunk, kLoanBit);  // a history or pin keeps it; never reused from the cache
+  }
 }
 
 PublishResult ShmPublisherPort::publish(LoanedChunk loaned, std::size_t payload_bytes,
@@ -130,7 +155,7 @@ PublishResult ShmPublisherPort::publish_with(LoanedChunk loaned, std::size_t pay
                              topic_name_));
   }
   if (payload_offset > chunk->capacity_bytes || payload_bytes > chunk->capacity_bytes - payload_offset) {
-    chunks.drop_holders(chunk, kLoanBit);
+    put_back(chunk, false);
     return Error(ErrorCode::kPayloadTooLarge, "payload_bytes and payload_offset exceed the loaned chunk");
   }
   // The service thread adopts joiners and reclaims closing connections of
@@ -180,11 +205,7 @@ PublishResult ShmPublisherPort::publish_with(LoanedChunk loaned, std::size_t pay
     release_undelivered(chunk, delivery.not_delivered);
   }
   count(status);
-  if ((history_bit | network_bit) != 0) {
-    chunks.drop_holders(chunk, kLoanBit);  // a history keeps it; never reused from the cache
-  } else {
-    cache(chunk);
-  }
+  put_back(chunk, (history_bit | network_bit) == 0);
   // Subscribers that stayed full for their whole block_timeout_ns (reliable
   // ones too) are in status.timed_out: an outcome, never an error.
   return status;

@@ -126,6 +126,12 @@ Result<std::shared_ptr<PublisherPort>> ShmTransport::advertise(const TopicDescri
     }
     port = std::move(*added);
   }
+  // Lock-free pops from our own pool: no need for the domain lock. A failure
+  // destroys the port, which retires its block.
+  const std::uint64_t max_payload = qos.max_payload_bytes != 0 ? qos.max_payload_bytes : topic.max_payload_bytes;
+  if (auto reserved = port->reserve(max_payload, qos); !reserved) {
+    return reserved.error();
+  }
   // Before the first publish: the nodes of the subscribers we just connected
   // hold our pool from now on, even if they never took anything and we exit.
   peers_->deposit_own_pool(subscriber_nodes);
@@ -191,7 +197,8 @@ Result<std::shared_ptr<ShmPublisherPort>> ShmTransport::add_publisher(const Doma
                                                                              .domain = domain_,
                                                                              .pool = own_->pool(),
                                                                              .busy = own_->busy(block_index),
-                                                                             .durable = durable_},
+                                                                             .durable = durable_,
+                                                                             .own = *own_},
                                                  block_index, *pub, *topic_slot, topic.name, qos);
   if (block.history_depth > 0) {
     durable_.add(port.get());  // until its destructor calls forget()

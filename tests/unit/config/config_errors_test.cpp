@@ -120,6 +120,12 @@ const Case kCases[] = {
      "block_publisher"},
     {"durability depth when volatile", "topics:\n  - {name: a, durability_depth: 4}\n",
      "bad.yaml:2:33:", "durability_depth only applies to durability: transient_local"},
+    {"too many reserved chunks", "topics:\n  - {name: a, reserved_chunks: 65}\n",
+     "bad.yaml:2:32:", "reserved_chunks must be"},
+    {"unknown beyond_reservation", "topics:\n  - {name: a, reserved_chunks: 2, beyond_reservation: borrow}\n",
+     "bad.yaml:2:55:", "shared"},
+    {"beyond_reservation without a reservation", "topics:\n  - {name: a, beyond_reservation: refuse}\n",
+     "bad.yaml:2:35:", "beyond_reservation only applies with reserved_chunks"},
     {"rdma on a host without device",
      "hosts:\n  - {name: a, address: 10.0.0.1, rdma_device: mlx5_0}\n  - {name: b, address: 10.0.0.2}\n"
      "topics:\n  - {name: t, transport: rdma}\n",
