@@ -13,10 +13,14 @@ void liveness_round(const DomainLockGuard& held, Domain& domain, OwnPool& own, P
     if (watch != nullptr) {
       try {
         watch->sync(domain.registry(held));
-        watch->exits_handled();
       } catch (...) {  // NOLINT(bugprone-empty-catch): out of memory: the next round syncs again
       }
     }
+  }
+  if (watch != nullptr) {
+    // Handled, or (a damaged registry) nothing to be done: either way the
+    // service thread must not run the round again at once, in a loop.
+    watch->exits_handled();
   }
   own.reclaim_closing_of_idle_publishers();
   own.reclaim_retired_blocks(held);
