@@ -184,8 +184,8 @@ void run_discovery(const DomainOptions& options, Output& out) {
       CaseResult detect = domain_case(shape, "dead-node");
       detect.latency = summarize(o.detect_ns);
       table.add_row({shape.describe(), format("%.3f s", connect.latency.p50_ns / 1e9),
-                     format("%.3f s", connect.latency.max_ns / 1e9), format_us(detect.latency.p50_ns) + " us",
-                     format_us(detect.latency.max_ns) + " us", std::to_string(o.detect_ns.size())});
+                     format("%.3f s", connect.latency.max_ns / 1e9), format("%.1f ms", detect.latency.p50_ns / 1e6),
+                     format("%.1f ms", detect.latency.max_ns / 1e6), std::to_string(o.detect_ns.size())});
       out.record({connect, detect});
     }
   }
