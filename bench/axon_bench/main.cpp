@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "baseline/baselines.hpp"
+#include "domain/domain_commands.hpp"
 #include "harness/command.hpp"
 #include "harness/progress.hpp"
 #include "latency/latency.hpp"
@@ -48,6 +49,7 @@ int run(int argc, char** argv) {
       axon_bench::add_baseline_command(app),   axon_bench::add_latency_command(app),
       axon_bench::add_throughput_command(app), axon_bench::add_scenario_command(app),
       axon_bench::add_wakeup_command(app),     axon_bench::add_network_command(app),
+      axon_bench::add_idle_command(app),       axon_bench::add_discovery_command(app),
       axon_bench::add_report_command(app),  // report stays last
   };
 

@@ -35,7 +35,7 @@ RECORD_FIELDS = [
 LATENCY_FIELDS = ["mean_ns", "stddev_ns", "p50_ns", "p90_ns", "p99_ns", "p999_ns", "p9999_ns", "max_ns"]
 TOP_FIELDS = ["tool", "git_revision", "date_utc", "command_line", "machine", "cpus", "notes", "results"]
 SKIP = 77  # ctest SKIP_RETURN_CODE of bench.network
-MODE = re.compile(r"^(latency|throughput|scenario|wakeup|network|baseline:[a-z-]+)$")
+MODE = re.compile(r"^(latency|throughput|scenario|wakeup|network|domain|baseline:[a-z-]+)$")
 
 
 class Failure(Exception):
@@ -234,6 +234,20 @@ def test_urban(bench, work):
         check(topic in result.stdout, f"urban: topic {topic} not in the plan")
 
 
+def test_domain(bench, work):
+    j = os.path.join(work, "idle.json")
+    result = run(bench, "idle", "--nodes", "4", "--processes", "2", "--seconds", "0.5", "--json", j, "--quiet")
+    check("4 nodes / 2 processes / 4 topics" in result.stdout, "idle: no row for the domain")
+    doc = check_json(j, ["domain"])
+    check(all(r["cpu_percent"] is not None and r["cpu_percent"] >= 0 for r in doc["results"]), "idle: no CPU figure")
+    j = os.path.join(work, "discovery.json")
+    result = run(bench, "discovery", "--nodes", "6", "--processes", "3", "--topics", "12", "--json", j, "--quiet")
+    check("dead detected" in result.stdout, "discovery: no detection column")
+    doc = check_json(j, ["domain"])
+    dead = [r for r in doc["results"] if r["pattern"] == "dead-node"]
+    check(len(dead) == 1 and dead[0]["samples"] >= 1, "discovery: no survivor measured the dead node")
+
+
 def test_wakeup(bench, work):
     j, h = os.path.join(work, "wakeup.json"), os.path.join(work, "wakeup.html")
     result = run(bench, "wakeup", "--samples", "200", "--warmup", "20", "--raw-samples", "1000", "--rate", "5000",
@@ -329,6 +343,7 @@ TESTS = {
     "urban": test_urban,
     "malformed": test_malformed,
     "wakeup": test_wakeup,
+    "domain": test_domain,
     "network": test_network,
     "receive_designs": test_receive_designs,
 }

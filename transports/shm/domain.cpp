@@ -5,8 +5,10 @@
 #include <unistd.h>
 
 #include <cstring>
+#include <vector>
 
 #include "src/base/log.hpp"
+#include "transports/shm/peer_watch.hpp"
 
 namespace axon::shm {
 
@@ -59,8 +61,23 @@ Error Domain::damaged_registry_error(std::string_view topic) const {
                       topic, registry_path(), config_.domain_id, config_.node_name, config_.domain_id)};
 }
 
-void Domain::reclaim_dead_participants(const DomainLockGuard& held) noexcept {
-  for (const std::uint32_t participant : registry_.dead_participants(held)) {
+void Domain::reclaim_dead_participants(const DomainLockGuard& held, const PeerWatch* watch) noexcept {
+  std::vector<std::uint32_t> dead;
+  try {
+    if (watch == nullptr) {
+      dead = registry_.dead_participants(held);
+    } else {
+      for (std::uint32_t slot = 0; slot < kMaxParticipants; ++slot) {
+        const ParticipantEntry& p = registry_.participant(held, slot);
+        if (p.state == EntryState::kActive && watch->is_dead({.pid = p.pid, .start_time = p.start_time})) {
+          dead.push_back(slot);
+        }
+      }
+    }
+  } catch (...) {  // out of memory: the next round tries again
+    return;
+  }
+  for (const std::uint32_t participant : dead) {
     const ParticipantEntry& p = registry_.participant(held, participant);
     // strnlen: the name was written by another process.
     logger().warn("participant '{}' (pid {}) of domain {} is gone; reclaiming what it held",

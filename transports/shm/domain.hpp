@@ -17,6 +17,8 @@
 
 namespace axon::shm {
 
+class PeerWatch;
+
 /// Thread safety: any thread. What needs the domain lock takes its guard.
 class Domain {
  public:
@@ -31,8 +33,9 @@ class Domain {
   [[nodiscard]] bool registry_intact(const DomainLockGuard& held) noexcept;
   [[nodiscard]] Error damaged_registry_error(std::string_view topic) const;
   /// Removes the participants whose process is gone from the registry (their
-  /// socket files too).
-  void reclaim_dead_participants(const DomainLockGuard& held) noexcept;
+  /// socket files too): as `watch` says (pidfds; /proc only for the processes
+  /// it has none of), or without one by reading /proc for every participant.
+  void reclaim_dead_participants(const DomainLockGuard& held, const PeerWatch* watch = nullptr) noexcept;
 
   // Lock-free (the data path): words of the registry that other processes
   // move without the lock.

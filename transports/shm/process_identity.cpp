@@ -52,8 +52,10 @@ bool read_stat(pid_t pid, StatFields& out) noexcept {
 
 }  // namespace
 
-ProcessIdentity self_identity() noexcept {
-  ProcessIdentity id{.pid = ::getpid(), .start_time = 0};
+ProcessIdentity self_identity() noexcept { return identity_of(::getpid()); }
+
+ProcessIdentity identity_of(pid_t pid) noexcept {
+  ProcessIdentity id{.pid = pid, .start_time = 0};
   StatFields fields;
   if (read_stat(id.pid, fields)) {
     id.start_time = fields.start_time;

@@ -14,6 +14,8 @@ struct ProcessIdentity {
 
 /// This process.
 ProcessIdentity self_identity() noexcept;
+/// The process that has `pid` now (start time 0 when it cannot be read).
+ProcessIdentity identity_of(pid_t pid) noexcept;
 
 /// True while the process `id` names runs: it exists, is not a zombie, and
 /// started at `id.start_time` (so a recycled pid is not taken for it).

@@ -1,13 +1,15 @@
 #include "transports/shm/service_thread.hpp"
 
 #include <algorithm>
+#include <span>
 
 #include "src/base/clock.hpp"
 #include "transports/shm/liveness.hpp"
 
 namespace axon::shm {
 
-ServiceThread::ServiceThread(ServiceParts parts) : parts_(parts), thread_([this] { loop(); }) {}
+ServiceThread::ServiceThread(ServiceParts parts)
+    : parts_(parts), watch_(self_identity()), thread_([this] { loop(); }) {}
 
 ServiceThread::~ServiceThread() {
   stopping_.store(true, std::memory_order_relaxed);  // the eventfd write wakes the thread
@@ -16,24 +18,44 @@ ServiceThread::~ServiceThread() {
 }
 
 void ServiceThread::loop() noexcept {
-  std::int64_t next_check = 0;
   const std::int64_t period_ns = std::int64_t{parts_.domain.config().liveness_period_ms} * 1'000'000;
+  const std::int64_t sweep_ns = period_ns * kSweepPeriods;
+  std::int64_t next_round = 0;  // the first round watches the participants there are
+  std::int64_t last_round = 0;
   while (!stopping_.load(std::memory_order_relaxed)) {
-    wait(std::min({next_check, parts_.server.next_deadline_ns(), parts_.peers.next_deadline_ns()}));
+    const bool activity =
+        wait(std::min({next_round, parts_.server.next_deadline_ns(), parts_.peers.next_deadline_ns()}));
     serve_and_fetch();
-    if (monotonic_now_ns() >= next_check) {
+    const std::int64_t now = monotonic_now_ns();
+    if (watch_.exit_pending()) {
+      next_round = now;  // a watched peer exited: reclaim it now
+    } else if (activity) {
+      // Something happened (a fetch, a deposit, an endpoint of this node):
+      // a new participant may be there to watch, now rather than a whole
+      // period later. Rounds stay kActivityGapNs apart while it goes on.
+      next_round = std::min(next_round, last_round + std::min(period_ns, kActivityGapNs));
+    }
+    if (now >= next_round) {
       // Never block here: a peer may hold the lock (see check_liveness_now()).
-      parts_.domain.lock().with_lock_if_free([&](const DomainLockGuard& held) {
-        liveness_round(held, parts_.domain, parts_.own);
-        parts_.peers.prune(held, monotonic_now_ns());
+      const bool ran = parts_.domain.lock().with_lock_if_free([&](const DomainLockGuard& held) {
+        liveness_round(held, parts_.domain, parts_.own, &watch_);
+        parts_.peers.prune(held, now);
       });
-      next_check = monotonic_now_ns() + period_ns;
+      if (ran) {
+        last_round = now;
+        // Participants without a pidfd, and reclaims left over, need the
+        // round every period; else only the sweep, for peers that joined
+        // without anything waking this thread.
+        next_round = now + (watch_.polls_proc() || reclaims_pending(parts_.own) ? period_ns : sweep_ns);
+      } else {
+        next_round = now + std::min(period_ns, kBusyRetryNs);
+      }
     }
     parts_.durable.adopt_joiners();
   }
 }
 
-void ServiceThread::wait(std::int64_t wake_at_ns) noexcept {
+bool ServiceThread::wait(std::int64_t wake_at_ns) noexcept {
   const std::int64_t now = monotonic_now_ns();
   int timeout_ms = wake_at_ns > now ? static_cast<int>((wake_at_ns - now) / 1'000'000) + 1 : 0;
   // Transient-local publishers: late joiners get the history within a few
@@ -42,18 +64,27 @@ void ServiceThread::wait(std::int64_t wake_at_ns) noexcept {
     timeout_ms = std::min(timeout_ms, DurablePublishers::kAdoptPeriodMs);
   }
   // Our eventfd, the listening socket, clients that have not sent their
-  // request yet, and our own requests waiting for an answer: one silent
-  // peer never keeps this thread from the others.
+  // request yet, our own requests waiting for an answer, and the pidfds of
+  // the peer processes: one silent peer never keeps this thread from the
+  // others.
   fds_.assign(1, parts_.wake.fd());
   parts_.server.poll_fds(fds_);
   parts_.peers.poll_fds(fds_);
+  const std::size_t first_pidfd = fds_.size();
+  watch_.poll_fds(fds_);
   polled_.clear();
   for (const int fd : fds_) {
     polled_.push_back({.fd = fd, .events = POLLIN, .revents = 0});
   }
-  if (::poll(polled_.data(), polled_.size(), timeout_ms) > 0 && (polled_[0].revents & POLLIN) != 0) {
+  if (::poll(polled_.data(), polled_.size(), timeout_ms) <= 0) {
+    return false;
+  }
+  if ((polled_[0].revents & POLLIN) != 0) {
     parts_.wake.drain();
   }
+  watch_.note_polled(polled_, first_pidfd);
+  return std::any_of(polled_.begin(), polled_.begin() + static_cast<std::ptrdiff_t>(first_pidfd),
+                     [](const pollfd& p) { return p.revents != 0; });
 }
 
 void ServiceThread::serve_and_fetch() noexcept {

@@ -135,6 +135,7 @@ Result<std::shared_ptr<PublisherPort>> ShmTransport::advertise(const TopicDescri
   // Before the first publish: the nodes of the subscribers we just connected
   // hold our pool from now on, even if they never took anything and we exit.
   peers_->deposit_own_pool(subscriber_nodes);
+  wake_.wake();  // the service thread watches the processes of the peers we connected
   return std::shared_ptr<PublisherPort>(std::move(port));
 }
 
@@ -252,6 +253,7 @@ Result<std::shared_ptr<SubscriberPort>> ShmTransport::subscribe(const TopicDescr
     events = peers_->wait_for_fetch(events, deadline);
     port->rescan();
   }
+  wake_.wake();  // the service thread watches the processes of the peers we connected
   return std::shared_ptr<SubscriberPort>(port);
 }
 

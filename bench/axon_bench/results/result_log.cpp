@@ -181,6 +181,8 @@ std::string CaseResult::label() const {
     }
   } else if (benchmark == "wakeup") {
     name = "wakeup " + wait_strategy + " " + (mode == "idle" ? "idle" : size);
+  } else if (benchmark == "domain") {
+    name = mode + " " + message;
   } else if (benchmark == "baseline") {
     name = "baseline " + transport + " " + mode + " " + size;
   } else if (!message.empty()) {
