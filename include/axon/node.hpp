@@ -179,6 +179,8 @@ class Node {
     }
     return std::make_shared<Client<Req, Rep>>(std::string(service), key, std::move(*requests), std::move(*replies),
                                               std::move(*servers));
+  }
+
   /// A bytes publisher (<axon/bytes.hpp>) of `topic` that carries messages
   /// of the type `carries` identifies (type_identity_of<T>(), or an
   /// identity a bridge got from a recording or a peer): it joins the topic
@@ -315,7 +317,7 @@ class Node {
   static Result<std::shared_ptr<Publisher<T>>> advertise_raw(Transport& transport, std::string_view topic) {
     PublisherQos qos;
     qos.max_payload_bytes = sizeof(T);
-    auto port = transport.advertise(describe<T>(topic, false, qos.max_payload_bytes), qos);
+    auto port = transport.advertise(describe(topic, Serializer<T>::identity(), false, qos.max_payload_bytes), qos);
     if (!port) {
       return port.error();
     }

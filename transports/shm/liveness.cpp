@@ -12,7 +12,7 @@ void liveness_round(const DomainLockGuard& held, Domain& domain, OwnPool& own, P
     own.close_connections_of_gone_subscribers(held);
     if (watch != nullptr) {
       try {
-        watch->sync(domain.registry(held));
+        watch->sync(held, domain.registry(held));
       } catch (...) {  // NOLINT(bugprone-empty-catch): out of memory: the next round syncs again
       }
     }

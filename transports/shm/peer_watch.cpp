@@ -60,13 +60,13 @@ PeerWatch::~PeerWatch() {
   }
 }
 
-void PeerWatch::sync(const Registry& registry) {
+void PeerWatch::sync(const DomainLockGuard& held, const Registry& registry) {
   for (Watched& w : watched_) {
     w.named = false;
   }
   unwatched_.clear();
   for (std::uint32_t slot = 0; slot < kMaxParticipants; ++slot) {
-    const ParticipantEntry& p = registry.participant(slot);
+    const ParticipantEntry& p = registry.participant(held, slot);
     if (p.state != EntryState::kActive) {
       continue;
     }

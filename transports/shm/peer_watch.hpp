@@ -38,7 +38,7 @@ class PeerWatch {
   /// pidfd for the new ones, whose start time is checked after the open, so
   /// a recycled pid is never watched in place of the participant), and
   /// stops watching processes no participant names any more. Allocates.
-  void sync(const Registry& registry);
+  void sync(const DomainLockGuard& held, const Registry& registry);
 
   /// Whether the participant `id` has exited: from the pidfd, no system
   /// call; for an unwatched one by reading /proc (is_alive()).

@@ -163,7 +163,7 @@ void run_idle(const DomainOptions& options, Output& out) {
       r.has_latency = false;
       r.cpu_percent = o.proc_cpu_percent;
       r.cpu_percent_receiver = o.rusage_cpu_percent;
-      out.record({r});
+      out.record(std::vector<CaseResult>{r});
     }
   }
   std::fprintf(out.text,
@@ -186,7 +186,7 @@ void run_discovery(const DomainOptions& options, Output& out) {
       table.add_row({shape.describe(), format("%.3f s", connect.latency.p50_ns / 1e9),
                      format("%.3f s", connect.latency.max_ns / 1e9), format("%.1f ms", detect.latency.p50_ns / 1e6),
                      format("%.1f ms", detect.latency.max_ns / 1e6), std::to_string(o.detect_ns.size())});
-      out.record({connect, detect});
+      out.record(std::vector<CaseResult>{connect, detect});
     }
   }
   std::fprintf(out.text,

@@ -10,10 +10,12 @@
 #include <cerrno>
 #include <csignal>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "src/base/clock.hpp"
+#include "tests/support/common/temp_dir.hpp"
 
 namespace axon::shm {
 namespace {
@@ -56,7 +58,18 @@ struct PeerWatchFixture : ::testing::Test {
   PeerWatchFixture() : segment(std::make_unique<RegistrySegment>()), registry(segment.get()) {
     Registry::format(segment.get());
   }
-  void add(const ProcessIdentity& id, const char* name) { ASSERT_TRUE(registry.add_participant(id, name, 0).ok()); }
+  /// The guard the registry's calls ask for: a real lock, held by the test.
+  const DomainLockGuard& held() {
+    if (!guard) {
+      auto taken = lock.lock();
+      EXPECT_TRUE(taken) << taken.error().message();
+      guard.emplace(std::move(*taken));
+    }
+    return *guard;
+  }
+  void add(const ProcessIdentity& id, const char* name) {
+    ASSERT_TRUE(registry.add_participant(held(), id, name, 0).ok());
+  }
   /// Polls what `sut` watches for up to `timeout_ms`; true when one exited.
   static bool poll_watch(PeerWatch& sut, int timeout_ms) {
     std::vector<int> fds;
@@ -71,6 +84,9 @@ struct PeerWatchFixture : ::testing::Test {
     }
     return sut.note_polled(polled, 0);
   }
+  test::TempDir dir{"axon-peer-watch"};
+  DomainLock lock{dir.path() + "/axon_d0.lock", 0600};
+  std::optional<DomainLockGuard> guard;
   std::unique_ptr<RegistrySegment> segment;
   Registry registry;
 };
@@ -79,7 +95,7 @@ TEST_F(PeerWatchFixture, APeerKilledWithSigkillWakesThePollAtOnce) {
   Sleeper peer;
   add(peer.id(), "peer");
   PeerWatch sut(self_identity());
-  sut.sync(registry);
+  sut.sync(held(), registry);
   ASSERT_EQ(sut.watched_processes(), 1U);
   EXPECT_FALSE(sut.polls_proc());
   EXPECT_FALSE(sut.is_dead(peer.id()));
@@ -100,7 +116,7 @@ TEST_F(PeerWatchFixture, AStoppedPeerIsNotDead) {
   Sleeper peer;
   add(peer.id(), "peer");
   PeerWatch sut(self_identity());
-  sut.sync(registry);
+  sut.sync(held(), registry);
   ::kill(peer.pid(), SIGSTOP);
   EXPECT_FALSE(poll_watch(sut, 300));
   EXPECT_FALSE(sut.is_dead(peer.id()));
@@ -117,7 +133,7 @@ TEST_F(PeerWatchFixture, ARecycledPidIsNotTakenForTheParticipant) {
   recycled.start_time += 1;
   add(recycled, "gone");
   PeerWatch sut(self_identity());
-  sut.sync(registry);
+  sut.sync(held(), registry);
   EXPECT_TRUE(sut.exit_pending());
   EXPECT_TRUE(sut.is_dead(recycled));
   EXPECT_FALSE(sut.is_dead(other.id())) << "the process that has the pid now is alive";
@@ -129,7 +145,7 @@ TEST_F(PeerWatchFixture, AParticipantDeadBeforeTheWatchBeganIsDead) {
   peer.reset();  // killed and reaped: its pid names nothing
   add(id, "gone");
   PeerWatch sut(self_identity());
-  sut.sync(registry);
+  sut.sync(held(), registry);
   EXPECT_TRUE(sut.is_dead(id));
 }
 
@@ -139,7 +155,7 @@ TEST_F(PeerWatchFixture, OwnProcessIsNotWatchedAndProcessesAreWatchedOnce) {
   add(peer.id(), "one");
   add(peer.id(), "two");  // two nodes of one process: one pidfd
   PeerWatch sut(self_identity());
-  sut.sync(registry);
+  sut.sync(held(), registry);
   EXPECT_EQ(sut.watched_processes(), 1U);
   EXPECT_FALSE(sut.polls_proc());
   EXPECT_FALSE(sut.is_dead(self_identity()));
@@ -147,13 +163,13 @@ TEST_F(PeerWatchFixture, OwnProcessIsNotWatchedAndProcessesAreWatchedOnce) {
 
 TEST_F(PeerWatchFixture, AProcessNoParticipantNamesAnyMoreIsNoLongerWatched) {
   Sleeper peer;
-  auto ref = registry.add_participant(peer.id(), "peer", 0);
+  auto ref = registry.add_participant(held(), peer.id(), "peer", 0);
   ASSERT_TRUE(ref.ok());
   PeerWatch sut(self_identity());
-  sut.sync(registry);
+  sut.sync(held(), registry);
   ASSERT_EQ(sut.watched_processes(), 1U);
-  registry.remove_participant(ref->slot);
-  sut.sync(registry);
+  registry.remove_participant(held(), ref->slot);
+  sut.sync(held(), registry);
   EXPECT_EQ(sut.watched_processes(), 0U);
 }
 
@@ -167,7 +183,7 @@ TEST_F(PeerWatchFixture, WithoutPidfdOpenPeersAreCheckedThroughProc) {
   add(alive.id(), "alive");
   add(gone_id, "gone");
   PeerWatch sut(self_identity(), &no_pidfd);
-  sut.sync(registry);
+  sut.sync(held(), registry);
   EXPECT_EQ(sut.watched_processes(), 0U);
   EXPECT_TRUE(sut.polls_proc()) << "the service thread then runs a round every liveness period";
   EXPECT_FALSE(sut.is_dead(alive.id()));
