@@ -18,12 +18,12 @@ namespace axon {
 template <class T>
 class Publisher;
 
-/// Asks Publisher::loan(count, axon::zeroed) for elements set to zero bytes
+/// Asks Publisher::loan(count, axon::kZeroed) for elements set to zero bytes
 /// (a plain loan(count) leaves them as the chunk's last message left them).
 struct Zeroed {
   explicit constexpr Zeroed() = default;
 };
-inline constexpr Zeroed zeroed{};
+inline constexpr Zeroed kZeroed{};
 
 /// Move-only. Write the message through `*loan` or `loan->field`, then hand
 /// it to Publisher::publish(); a loan dropped unpublished goes back to the

@@ -119,7 +119,7 @@ class Publisher {
   }
   /// The same, with every element's bytes set to zero.
   [[nodiscard]] LoanResult<Loan<T>> loan(std::size_t count,
-                                         Zeroed /*zeroed*/) noexcept requires detail::ElementMessage<T> {
+                                         Zeroed /*kZeroed*/) noexcept requires detail::ElementMessage<T> {
     return loan_elements(count, true);
   }
 
@@ -293,13 +293,13 @@ class Publisher {
     return Loan<T>(port_, *chunk, count, zero);
   }
   /// Error path (allocates the message).
-  Error too_many_elements(std::size_t count) const {
+  [[nodiscard]] Error too_many_elements(std::size_t count) const {
     return {ErrorCode::kPayloadTooLarge, "topic '" + topic_ + "': a loan of " + std::to_string(count) +
                                              " elements of " + std::to_string(sizeof(Element)) +
                                              " bytes is larger than the 4 GiB a message may have"};
   }
   /// Error path: a size the carried type cannot have.
-  Error not_this_type(std::size_t bytes) const {
+  [[nodiscard]] Error not_this_type(std::size_t bytes) const {
     const std::string rule = shape_.exact_bytes != 0
                                  ? "exactly " + std::to_string(shape_.exact_bytes) + " bytes"
                                  : "a whole number of its " + std::to_string(shape_.unit_bytes) + "-byte elements";

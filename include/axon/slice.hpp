@@ -3,7 +3,7 @@
 // loaned and read in place in shared memory without a schema.
 //
 //     auto pub = *node->advertise<axon::Slice<std::uint8_t>>("camera/image");
-//     auto loan = pub->loan(width * height * 3);   // or loan(n, axon::zeroed)
+//     auto loan = pub->loan(width * height * 3);   // or loan(n, axon::kZeroed)
 //     if (loan) { fill(loan->data(), loan->size()); (void)pub->publish(std::move(*loan)); }
 //
 //     auto sub = *node->subscribe<axon::Slice<std::uint8_t>>("camera/image");

@@ -78,7 +78,7 @@ std::size_t receive_sizes(Subscriber<T>& sub, const std::vector<std::size_t>& si
 }
 
 /// The peer's chunk classes with small_pool=1: the largest holds 64 KiB.
-constexpr std::size_t kLargestClass = 64 * 1024;
+constexpr std::size_t kLargestClass = std::size_t{64} * 1024;
 
 class SliceProcess : public ::testing::Test {
  protected:

@@ -41,6 +41,8 @@ class SliceOverUdp : public ::testing::Test {
     std::filesystem::create_directories(dir / "a");
     std::filesystem::create_directories(dir / "b");
     config = dir / "deploy.yaml";
+    // Liveliness 3 s: on a loaded CI machine a 20 ms heartbeat can be late by
+    // far more than half a second, and a host declared lost misses messages.
     std::ofstream(config) << "domain: " << 100000 + unique % 100000 << R"(
 hosts:
   - {name: alpha, address: 127.0.0.1}
@@ -55,7 +57,7 @@ udp:
     static_peers: [alpha, beta]
     port: )" << port << R"(
   heartbeat_period_ms: 20
-  liveliness_timeout_ms: 500
+  liveliness_timeout_ms: 3000
   receive_buffer_bytes: 16 MiB
 )";
     NodeOptions options;

@@ -52,7 +52,7 @@ void say(const std::string& line) {
 
 [[noreturn]] void fail(const std::string& what) {
   say("ERROR " + what);
-  std::exit(2);
+  std::exit(2);  // NOLINT(concurrency-mt-unsafe): the peer ends here, whatever its threads do
 }
 
 std::shared_ptr<axon::Node> make_node(const Args& args) {

@@ -82,7 +82,11 @@ TEST_F(BytesTest, BytesThatCarryATypeReachItsTypedSubscribersAndBack) {
   auto raw = bridge_out->take();
   ASSERT_TRUE(raw.ok());
   ASSERT_EQ(raw->size(), sizeof(Pose));
-  EXPECT_EQ(std::memcmp(raw->data(), &pose, sizeof(Pose)), 0);
+  Pose copy;
+  std::memcpy(&copy, raw->data(), sizeof(Pose));
+  EXPECT_EQ(copy.x, pose.x);
+  EXPECT_EQ(copy.y, pose.y);
+  EXPECT_EQ(copy.stamp, pose.stamp);
 }
 
 TEST_F(BytesTest, ABytesPublisherRefusesASizeItsCarriedTypeCannotHave) {

@@ -51,7 +51,7 @@ std::size_t count_of(std::uint64_t i, std::size_t largest) { return (i * 37) % (
 template <class T>
 bool loan_publish_take(Publisher<T>& pub, Subscriber<T>& sub, std::uint64_t i, std::size_t largest) {
   const std::size_t n = count_of(i, largest);
-  auto loan = i % 3 == 0 ? pub.loan(n, zeroed) : pub.loan(n);
+  auto loan = i % 3 == 0 ? pub.loan(n, kZeroed) : pub.loan(n);
   if (!loan) {
     return false;
   }
@@ -85,14 +85,16 @@ void expect_no_allocation(Node& node, std::size_t largest) {
 }
 
 TEST_F(SliceAllocation, LoanPublishTakeOfByteSlicesDoesNotAllocate) {
-  expect_no_allocation<Slice<std::uint8_t>>(*node, 16 * 1024);
+  expect_no_allocation<Slice<std::uint8_t>>(*node, std::size_t{16} * 1024);
 }
 
 TEST_F(SliceAllocation, LoanPublishTakeOfStructSlicesDoesNotAllocate) {
-  expect_no_allocation<Slice<Point>>(*node, 16 * 1024 / sizeof(Point));
+  expect_no_allocation<Slice<Point>>(*node, std::size_t{16} * 1024 / sizeof(Point));
 }
 
-TEST_F(SliceAllocation, LoanPublishTakeOfBytesDoesNotAllocate) { expect_no_allocation<Bytes>(*node, 16 * 1024); }
+TEST_F(SliceAllocation, LoanPublishTakeOfBytesDoesNotAllocate) {
+  expect_no_allocation<Bytes>(*node, std::size_t{16} * 1024);
+}
 
 TEST_F(SliceAllocation, BytesThatCarryATypeDoNotAllocateEither) {
   auto pub = *node->advertise_bytes("floats", type_identity_of<Slice<float>>());

@@ -119,7 +119,7 @@ TEST_F(SliceTest, AZeroedLoanIsZeroEvenInAChunkThatHeldAMessage) {
     ASSERT_TRUE(pub->publish(std::move(*dirty)).ok());
     ASSERT_TRUE(sub->take().ok());
   }
-  auto sut = pub->loan(64, zeroed);
+  auto sut = pub->loan(64, kZeroed);
   ASSERT_TRUE(sut.ok());
   EXPECT_TRUE(std::ranges::all_of(*sut, [](std::uint32_t v) { return v == 0; }));
 }
@@ -127,7 +127,7 @@ TEST_F(SliceTest, AZeroedLoanIsZeroEvenInAChunkThatHeldAMessage) {
 TEST_F(SliceTest, TheLargestClassIsServedAndOneElementMoreIsAnErrorNamingTheSizesAndTheKey) {
   auto pub = *node->advertise<Slice<float>>("largest");
   auto sub = *node->subscribe<Slice<float>>("largest");
-  auto largest = pub->loan(64 * 1024 / sizeof(float));
+  auto largest = pub->loan(std::size_t{64} * 1024 / sizeof(float));
   ASSERT_TRUE(largest.ok()) << largest.error().message();
   (*largest)[16383] = 3.0F;
   ASSERT_TRUE(pub->publish(std::move(*largest)).ok());
@@ -136,7 +136,7 @@ TEST_F(SliceTest, TheLargestClassIsServedAndOneElementMoreIsAnErrorNamingTheSize
   EXPECT_EQ(sample->size(), 16384U);
   EXPECT_EQ((*sample)[16383], 3.0F);
 
-  auto sut = pub->loan(64 * 1024 / sizeof(float) + 1);
+  auto sut = pub->loan(std::size_t{64} * 1024 / sizeof(float) + 1);
   ASSERT_TRUE(sut.failed()) << "too large is an error, not back-pressure";
   EXPECT_EQ(sut.error().code(), ErrorCode::kPayloadTooLarge);
   const std::string message(sut.error().message());
