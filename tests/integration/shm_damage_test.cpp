@@ -210,9 +210,12 @@ TEST_F(ShmDamage, AConnectionWithACorruptBitIsNotLinkedByItsSubscriber) {
   std::byte* base = mapping_of("axon_pool_d" + std::to_string(domain) + "_pub");
   ASSERT_NE(base, nullptr);
   shm::Connection* conn = nullptr;
-  for (auto& candidate : reinterpret_cast<shm::PoolSegment*>(base)->connections) {
-    if (candidate.state.load() == shm::ConnectionState::kActive) {
-      conn = &candidate;
+  const auto* segment = reinterpret_cast<shm::PoolSegment*>(base);
+  const auto layout = shm::PoolLayout::of(segment->connection_count, segment->queue_slot_count);
+  auto* table = reinterpret_cast<shm::Connection*>(base + layout.connections_offset);
+  for (std::uint32_t i = 0; i < layout.connections; ++i) {
+    if (table[i].state.load() == shm::ConnectionState::kActive) {
+      conn = &table[i];
     }
   }
   ASSERT_NE(conn, nullptr);

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <bit>
 #include <cstring>
 #include <new>
 
@@ -43,7 +44,8 @@ void Registry::format(RegistrySegment* segment) noexcept {
   new (&segment->subscribers) EndpointEntry[kMaxSubscribers]();
 }
 
-Result<SlotRef> Registry::add_participant(const ProcessIdentity& id, std::string_view name, std::uint64_t pool_bytes) {
+Result<SlotRef> Registry::add_participant(const ProcessIdentity& id, std::string_view name, std::uint64_t pool_bytes,
+                                          std::uint32_t connections, std::uint32_t queue_slots) {
   std::uint32_t slot = 0;
   ParticipantEntry* entry = first_free(seg_->participants, slot);
   if (entry == nullptr) {
@@ -56,6 +58,8 @@ Result<SlotRef> Registry::add_participant(const ProcessIdentity& id, std::string
   entry->pid = id.pid;
   entry->start_time = id.start_time;
   entry->pool_bytes = pool_bytes;
+  entry->connections = connections;
+  entry->queue_slots = queue_slots;
   copy_name(entry->name, name);
   entry->state = EntryState::kActive;
   return SlotRef{slot, entry->generation};
@@ -232,17 +236,23 @@ bool Registry::subscriber_is(const SlotRef& ref) const noexcept {
   return e.state == EntryState::kActive && e.generation == ref.generation;
 }
 
+std::uint32_t queue_slots_for_depth(std::uint32_t depth) noexcept {
+  return std::bit_ceil(std::clamp<std::uint32_t>(depth, 1, kRingCapacity));
+}
+
 EndpointCounts Registry::count_endpoints() const noexcept {
   EndpointCounts counts;
   for (const EndpointEntry& e : seg_->subscribers) {
     if (e.state == EntryState::kActive && e.topic < kMaxTopics) {
       ++counts.subscribers[e.topic];
+      counts.subscriber_queue_slots[e.topic] += queue_slots_for_depth(e.depth);
     }
   }
   for (const EndpointEntry& e : seg_->publishers) {
     if (e.state == EntryState::kActive && e.topic < kMaxTopics && e.participant < kMaxParticipants) {
       ++counts.publishers[e.topic];
       counts.connections[e.participant] += counts.subscribers[e.topic];
+      counts.queue_slots[e.participant] += counts.subscriber_queue_slots[e.topic];
     }
   }
   return counts;

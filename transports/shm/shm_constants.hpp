@@ -9,7 +9,7 @@ namespace axon::shm {
 
 inline constexpr std::size_t kCacheLine = 64;
 
-inline constexpr std::uint32_t kLayoutVersion = 3;
+inline constexpr std::uint32_t kLayoutVersion = 4;
 
 /// Registry tables (one registry per domain).
 inline constexpr std::uint32_t kMaxParticipants = 64;
