@@ -138,7 +138,10 @@ Result<std::uint32_t> Registry::find_or_add_topic(const TopicDescriptor& topic) 
   std::uint32_t slot = 0;
   TopicEntry* t = first_free(seg_->topics, slot);
   if (t == nullptr) {
-    return Error(ErrorCode::kLimitReached, fmt::format("the domain already has {} topics", kMaxTopics));
+    return Error(ErrorCode::kLimitReached,
+                 fmt::format("the domain already has {} topics (kMaxTopics, a build constant of "
+                             "transports/shm/shm_constants.hpp); a topic is freed with its last endpoint",
+                             kMaxTopics));
   }
   t->generation += 1;
   t->type_hash = topic.type.hash;
@@ -156,7 +159,10 @@ Result<SlotRef> Registry::add_publisher(std::uint32_t topic, SlotRef participant
   std::uint32_t slot = 0;
   EndpointEntry* e = first_free(seg_->publishers, slot);
   if (e == nullptr) {
-    return Error(ErrorCode::kLimitReached, fmt::format("the domain already has {} publishers", kMaxPublishers));
+    return Error(ErrorCode::kLimitReached,
+                 fmt::format("the domain already has {} publishers (kMaxPublishers, a build constant of "
+                             "transports/shm/shm_constants.hpp)",
+                             kMaxPublishers));
   }
   e->generation += 1;
   e->topic = topic;
@@ -176,7 +182,10 @@ Result<SlotRef> Registry::add_subscriber(std::uint32_t topic, SlotRef participan
   std::uint32_t slot = 0;
   EndpointEntry* e = first_free(seg_->subscribers, slot);
   if (e == nullptr) {
-    return Error(ErrorCode::kLimitReached, fmt::format("the domain already has {} subscribers", kMaxSubscribers));
+    return Error(ErrorCode::kLimitReached,
+                 fmt::format("the domain already has {} subscribers (kMaxSubscribers, a build constant of "
+                             "transports/shm/shm_constants.hpp)",
+                             kMaxSubscribers));
   }
   e->generation += 1;
   e->topic = topic;

@@ -79,6 +79,10 @@ struct RegistrySegment {
   SubscriberWake subscriber_wake[kMaxSubscribers];
 };
 
+// The registry bytes per limit that shm_constants.hpp and the docs state.
+static_assert(sizeof(ParticipantEntry) == 104 && sizeof(TopicEntry) == 320 && sizeof(EndpointEntry) == 56 &&
+                  sizeof(SubscriberWake) == 64,
+              "update the registry's memory cost in shm_constants.hpp and docs/design/shm-core.md");
 static_assert(std::is_standard_layout_v<RegistrySegment>, "shared-memory layout must be standard");
 static_assert(std::is_trivially_destructible_v<RegistrySegment>, "nothing to destroy in shared memory");
 
