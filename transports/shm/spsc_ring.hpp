@@ -214,11 +214,11 @@ class SharedSpscRing {
  private:
   // The range is checked at each use against the process-local area: two
   // compares on the side's own line, so a corrupt range costs that ring only.
-  Slot* producer_slot(RingSlots<Entry> slots, std::uint64_t index) const noexcept {
+  [[nodiscard]] Slot* producer_slot(RingSlots<Entry> slots, std::uint64_t index) const noexcept {
     const std::uint64_t at = std::uint64_t{first_} + (index & mask_);
     return producer_range_fits(slots) ? &slots.base[at] : nullptr;
   }
-  const Slot* consumer_slot(RingSlots<Entry> slots, std::uint64_t index) const noexcept {
+  [[nodiscard]] const Slot* consumer_slot(RingSlots<Entry> slots, std::uint64_t index) const noexcept {
     const std::uint64_t at = std::uint64_t{consumer_first_} + (index & consumer_mask_);
     return std::uint64_t{consumer_first_} + consumer_mask_ < slots.count ? &slots.base[at] : nullptr;
   }
