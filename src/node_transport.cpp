@@ -135,6 +135,8 @@ Result<NodeTransport> create_node_transport(const std::string& node_name, const 
                         .chunk_classes = options.chunk_classes,
                         .chunk_fallback = options.chunk_fallback.value_or(ChunkFallback{}),
                         .liveness_period_ms = options.liveness_period_ms,
+                        .connections = options.pool_connections.value_or(shm::kDefaultConnectionsPerNode),
+                        .queue_slots = options.pool_queue_slots.value_or(shm::kDefaultQueueSlotsPerNode),
                         .prefault_memory = options.prefault_memory,
                         .lock_memory = options.lock_memory,
                         .huge_pages = options.huge_pages};

@@ -50,6 +50,10 @@ struct NodeConfig {
   bool prefault_memory = false;
   bool lock_memory = false;
   bool huge_pages = false;
+  /// pool.connections and pool.queue_slots (NodeOptions::pool_connections,
+  /// pool_queue_slots); unset: the options', else the defaults.
+  std::optional<std::uint32_t> connections;
+  std::optional<std::uint32_t> queue_slots;
   /// For the executors of this node: hand to MultiThreadedOptions::worker_thread
   /// or apply_thread_options() (Node::executor_thread_options()).
   ThreadOptions executor_thread;

@@ -51,6 +51,15 @@ struct NodeOptions {
   std::string group;
   /// How often this node checks that its peers are alive.
   std::uint32_t liveness_period_ms = 50;
+  /// Entries of this node's connection table: the publisher x subscriber
+  /// pairs its pool serves at once (each 256 bytes of shared memory). Unset:
+  /// the config file's pool.connections, else 256. 1..16384.
+  std::optional<std::uint32_t> pool_connections;
+  /// Queue slots (64 bytes each) shared by the subscriber queues of this
+  /// node's publishers: a queue takes its subscriber's depth rounded up to a
+  /// power of two. Unset: the config file's pool.queue_slots, else 4096
+  /// (256 KiB). 1..1048576.
+  std::optional<std::uint32_t> pool_queue_slots;
   /// Real-time memory (see docs/design/shm-core.md, "Real-time memory"). These
   /// apply to this node's pool and to every peer pool it maps; each costs
   /// time (and, locked, unswappable memory) once, when the pool is mapped.

@@ -98,6 +98,12 @@ Result<NodeDeployment> apply_deployment(const std::string& node_name, NodeOption
     options.prefault_memory = options.prefault_memory || node->prefault_memory;
     options.lock_memory = options.lock_memory || node->lock_memory;
     options.huge_pages = options.huge_pages || node->huge_pages;
+    if (!options.pool_connections) {
+      options.pool_connections = node->connections;
+    }
+    if (!options.pool_queue_slots) {
+      options.pool_queue_slots = node->queue_slots;
+    }
   } else if (auto unlisted = check_unlisted_node(*config, node_name, deployment.warnings); !unlisted) {
     return unlisted.error();
   } else if (config->hosts.size() == 1) {

@@ -52,7 +52,10 @@ void read_pool(YamlReader& r, const YAML::Node& map, NodeConfig& node, const std
   if (!r.expect_map(map, what)) {
     return;
   }
-  r.check_keys(map, {"chunk_classes", "chunk_fallback", "prefault_memory", "lock_memory", "huge_pages"}, what);
+  r.check_keys(
+      map,
+      {"chunk_classes", "chunk_fallback", "prefault_memory", "lock_memory", "huge_pages", "connections", "queue_slots"},
+      what);
   if (const YAML::Node classes = map["chunk_classes"]; classes.IsDefined() && r.ok()) {
     node.chunk_classes = read_chunk_classes(r, classes, what + " chunk_classes");
   }
@@ -78,6 +81,13 @@ void read_pool(YamlReader& r, const YAML::Node& map, NodeConfig& node, const std
   }
   if (const YAML::Node v = map["huge_pages"]; v.IsDefined()) {
     node.huge_pages = r.boolean(v, what + " huge_pages");
+  }
+  // The ranges of the shared-memory pool's tables (pool_segment.hpp).
+  if (const YAML::Node v = map["connections"]; v.IsDefined()) {
+    node.connections = static_cast<std::uint32_t>(r.integer(v, what + " connections", 1, 16384));
+  }
+  if (const YAML::Node v = map["queue_slots"]; v.IsDefined()) {
+    node.queue_slots = static_cast<std::uint32_t>(r.integer(v, what + " queue_slots", 1, 1 << 20));
   }
 }
 

@@ -196,9 +196,12 @@ TEST_F(ShmDamage, AConnectionWithACorruptBitIsNotLinkedByItsSubscriber) {
   std::byte* base = mapping_of("axon_pool_d" + std::to_string(domain) + "_pub");
   ASSERT_NE(base, nullptr);
   shm::Connection* conn = nullptr;
-  for (auto& candidate : reinterpret_cast<shm::PoolSegment*>(base)->connections) {
-    if (candidate.state.load() == shm::ConnectionState::kActive) {
-      conn = &candidate;
+  const auto* segment = reinterpret_cast<shm::PoolSegment*>(base);
+  const auto layout = shm::PoolLayout::of(segment->connection_count, segment->queue_slot_count);
+  auto* table = reinterpret_cast<shm::Connection*>(base + layout.connections_offset);
+  for (std::uint32_t i = 0; i < layout.connections; ++i) {
+    if (table[i].state.load() == shm::ConnectionState::kActive) {
+      conn = &table[i];
     }
   }
   ASSERT_NE(conn, nullptr);
@@ -207,6 +210,45 @@ TEST_F(ShmDamage, AConnectionWithACorruptBitIsNotLinkedByItsSubscriber) {
   EXPECT_FALSE((*sub)->take().ok());
   EXPECT_EQ((*sub)->publisher_count(), 0U) << "a link with a garbage holder mask would release others' chunks";
   EXPECT_GT(shm::corruption_reports(shm::Corruption::kConnection), 0U);
+}
+
+// Issue 15: a ring's slot range (written by the connection's creator, maybe
+// another process) is checked against this process's view of the slot area.
+TEST_F(ShmDamage, ARingWhoseSlotRangeLeavesTheAreaIsNeverIndexedAndNeverBlocksItsPublisher) {
+  auto subscriber_node = Node::create("sub", options());
+  auto publisher_node = Node::create("pub", options());
+  ASSERT_TRUE(subscriber_node.ok() && publisher_node.ok());
+  auto sub = (*subscriber_node)->subscribe<TestMessage>("objects", {.depth = 2});
+  ASSERT_TRUE(sub.ok());
+  auto pub = (*publisher_node)->advertise<TestMessage>("objects");
+  ASSERT_TRUE(pub.ok());
+  EXPECT_FALSE((*sub)->take().ok());  // links the connection
+  std::byte* base = mapping_of("axon_pool_d" + std::to_string(domain) + "_pub");
+  ASSERT_NE(base, nullptr);
+  const auto* segment = reinterpret_cast<shm::PoolSegment*>(base);
+  const auto layout = shm::PoolLayout::of(segment->connection_count, segment->queue_slot_count);
+  auto* table = reinterpret_cast<shm::Connection*>(base + layout.connections_offset);
+  shm::Connection* conn = nullptr;
+  for (std::uint32_t i = 0; i < layout.connections; ++i) {
+    if (table[i].state.load() == shm::ConnectionState::kActive) {
+      conn = &table[i];
+    }
+  }
+  ASSERT_NE(conn, nullptr);
+  // What a stray write could leave: a range far past the area's 4096 slots
+  // (an empty area given to reset() touches no slot).
+  conn->ring.reset({}, 1U << 30, 8, 8);
+
+  std::uint64_t dropped = 0;
+  for (int i = 0; i < 10; ++i) {
+    auto status = (*pub)->publish(TestMessage{});
+    ASSERT_TRUE(status.ok()) << status.error().message();
+    dropped += status->dropped;
+  }
+
+  EXPECT_EQ(dropped, 10U) << "nothing can be pushed to the corrupt ring";
+  EXPECT_FALSE((*sub)->take().ok()) << "nor popped from it";
+  EXPECT_FALSE((*sub)->has_data());
 }
 
 // Issue 13 item 9: a cleanup script truncates the registry under running nodes.

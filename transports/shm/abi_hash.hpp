@@ -26,7 +26,7 @@ constexpr std::uint64_t layout_abi_hash() noexcept {
        {std::uint64_t{kLayoutVersion}, std::uint64_t{sizeof(void*)}, std::uint64_t{sizeof(ChunkHeader)},
         std::uint64_t{offsetof(ChunkHeader, next_free)}, std::uint64_t{offsetof(ChunkHeader, publish_time_ns)},
         std::uint64_t{sizeof(SizeClass)}, std::uint64_t{sizeof(PoolDirectory)}, std::uint64_t{sizeof(Connection)},
-        std::uint64_t{sizeof(PublisherBlock)}, std::uint64_t{sizeof(PoolSegment)},
+        std::uint64_t{sizeof(QueueSlot)}, std::uint64_t{sizeof(PublisherBlock)}, std::uint64_t{sizeof(PoolSegment)},
         std::uint64_t{sizeof(ParticipantEntry)}, std::uint64_t{sizeof(TopicEntry)},
         std::uint64_t{sizeof(EndpointEntry)}, std::uint64_t{sizeof(RegistrySegment)}, std::uint64_t{kRingCapacity},
         std::uint64_t{kMaxSubscribersPerPublisher}, std::uint64_t{offsetof(Connection, rejected)}}) {

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <bit>
+
 #include "transports/shm/shared_checks.hpp"
 
 namespace axon::shm {
@@ -15,6 +17,39 @@ OverflowPolicy policy_of(Overflow overflow) noexcept {
     case Overflow::kRejectNewest: return OverflowPolicy::kRejectNewest;
     default: return OverflowPolicy::kDropOldest;
   }
+}
+
+/// Where a ring of `capacity` slots fits among the queue slots of `pool`:
+/// the first range aligned to its capacity that no other connection's ring
+/// overlaps (connections not kFree; their ranges, written by their creators,
+/// count only where they fit in the area). Called under the domain lock, as
+/// every creator is, so no range is taken meanwhile; a reclaimer that frees
+/// a connection concurrently only makes room. Slow path, no allocation: a
+/// pass that moves the candidate moves it past a ring, so there are at most
+/// connections + 1 passes. Returns queue_slots.count when nothing fits.
+std::uint64_t find_queue_range(const MappedPool& pool, const Connection& self, std::uint64_t capacity) noexcept {
+  const std::uint64_t area = pool.queue_slots.count;
+  std::uint64_t start = 0;
+  bool moved = true;
+  while (moved && start + capacity <= area) {
+    moved = false;
+    for (std::uint32_t i = 0; i < pool.connection_count(); ++i) {
+      const Connection& other = pool.connection(i);
+      // Acquire pairs with the reclaimer's release store of kFree: a ring we
+      // see as free is no longer used.
+      if (&other == &self || other.state.load(std::memory_order_acquire) == ConnectionState::kFree) {
+        continue;
+      }
+      const std::uint64_t first = other.ring.first_slot();
+      const std::uint64_t end = first + other.ring.capacity();
+      if (end > area || end <= start || first >= start + capacity) {
+        continue;  // out of the area (corrupt: never used), or no overlap
+      }
+      start = (end + capacity - 1) / capacity * capacity;
+      moved = true;
+    }
+  }
+  return start + capacity <= area ? start : area;
 }
 
 }  // namespace
@@ -31,8 +66,8 @@ Result<Connection*> create_connection(const DomainLockGuard& held, const Registr
                  fmt::format("a publisher has at most {} subscribers", kMaxSubscribersPerPublisher));
   }
   const auto bit = static_cast<std::uint32_t>(__builtin_ctzll(~allocated));
-  for (std::uint32_t i = 0; i < kMaxConnectionsPerNode; ++i) {
-    Connection& conn = pool.segment->connections[i];
+  for (std::uint32_t i = 0; i < pool.connection_count(); ++i) {
+    Connection& conn = pool.connection(i);
     auto expected = ConnectionState::kFree;
     // Acquire pairs with the reclaimer's release store of kFree.
     if (!conn.state.compare_exchange_strong(expected, ConnectionState::kClaimed, std::memory_order_acquire,
@@ -47,6 +82,18 @@ Result<Connection*> create_connection(const DomainLockGuard& held, const Registr
                    fmt::format("registry subscriber entry {} is corrupt ({}: depth {}, overflow {}); not connected. "
                                "Restart the processes of domain {}",
                                subscriber.slot, why, sub.depth, sub.overflow, domain_id));
+    }
+    // Depth 1..kRingCapacity (checked above): its power of two of the slots.
+    const std::uint64_t capacity = std::bit_ceil(sub.depth);
+    const std::uint64_t first = find_queue_range(pool, conn, capacity);
+    if (first == pool.queue_slots.count) {
+      conn.state.store(ConnectionState::kFree, std::memory_order_relaxed);  // never published
+      return Error(ErrorCode::kLimitReached,
+                   fmt::format("the pool of participant {} has no {} free queue slots left for a subscriber of depth "
+                               "{} (its pool.queue_slots is {}, shared by its connections' queues, each its depth "
+                               "rounded up to a power of two): raise pool.queue_slots of the publishing node, or "
+                               "lower subscriber depths",
+                               pool.owner.slot, capacity, sub.depth, pool.queue_slots.count));
     }
     conn.block = block_index;
     conn.bit = bit;
@@ -67,7 +114,8 @@ Result<Connection*> create_connection(const DomainLockGuard& held, const Registr
     conn.rejected.store(0, std::memory_order_relaxed);
     conn.full_since_ns = 0;
     conn.above_high_water = 0;
-    conn.ring.reset(sub.depth);
+    conn.ring.reset(pool.queue_slots, static_cast<std::uint32_t>(first), static_cast<std::uint32_t>(capacity),
+                    sub.depth);
     block.connection_of_bit[bit].store(static_cast<std::uint16_t>(i), std::memory_order_relaxed);
     block.allocated_bits.fetch_or(std::uint64_t{1} << bit, std::memory_order_relaxed);
     // Release pairs with the acquire loads of the state by publisher and subscriber.
@@ -80,20 +128,21 @@ Result<Connection*> create_connection(const DomainLockGuard& held, const Registr
     (joining ? block.joining_bits : block.active_bits).fetch_or(std::uint64_t{1} << bit, std::memory_order_release);
     return &conn;
   }
-  return Error(
-      ErrorCode::kLimitReached,
-      fmt::format("a node's pool has at most {} connections (publisher x subscriber pairs)", kMaxConnectionsPerNode));
+  return Error(ErrorCode::kLimitReached,
+               fmt::format("the pool of participant {} has all its {} connections (publisher x subscriber pairs) in "
+                           "use: raise pool.connections of the publishing node",
+                           pool.owner.slot, pool.connection_count()));
 }
 
-bool has_closing_connection(const PoolSegment& segment, const PublisherBlock& block) noexcept {
+bool has_closing_connection(const MappedPool& pool, const PublisherBlock& block) noexcept {
   // Acquire pairs with the creator's release in create_connection().
   for (std::uint64_t bits = block.allocated_bits.load(std::memory_order_acquire) & kConnectionBits; bits != 0;
        bits &= bits - 1) {
     const std::uint16_t index =
         block.connection_of_bit[__builtin_ctzll(bits)].load(std::memory_order_relaxed);  // written before the bit
     // Acquire pairs with the release that moved the connection to kClosing.
-    if (index < kMaxConnectionsPerNode &&
-        segment.connections[index].state.load(std::memory_order_acquire) == ConnectionState::kClosing) {
+    if (index < pool.connection_count() &&
+        pool.connection(index).state.load(std::memory_order_acquire) == ConnectionState::kClosing) {
       return true;
     }
   }
@@ -127,13 +176,13 @@ std::uint64_t reclaim_connection(MappedPool& pool, std::uint32_t block_index, st
   // the connection to kClosing, which our caller acquired. A corrupt index
   // reads nothing.
   const std::uint64_t rejected =
-      index < kMaxConnectionsPerNode ? pool.segment->connections[index].rejected.load(std::memory_order_relaxed) : 0;
+      index < pool.connection_count() ? pool.connection(index).rejected.load(std::memory_order_relaxed) : 0;
   block.connection_of_bit[bit].store(kNoConnection, std::memory_order_relaxed);
   // The index was written by the connection's creator (maybe another
   // process): a corrupt one frees the bit but touches no connection.
-  if (index < kMaxConnectionsPerNode) {
+  if (index < pool.connection_count()) {
     // Release: creators that see kFree (acquire CAS) see the connection idle.
-    pool.segment->connections[index].state.store(ConnectionState::kFree, std::memory_order_release);
+    pool.connection(index).state.store(ConnectionState::kFree, std::memory_order_release);
   }
   // Release: the bit is reusable only after everything above.
   block.allocated_bits.fetch_and(~mask, std::memory_order_release);
@@ -151,16 +200,16 @@ std::uint64_t reclaim_closing_connections(MappedPool& pool, std::uint32_t block_
   for (; bits != 0; bits &= bits - 1) {
     const auto bit = static_cast<std::uint32_t>(__builtin_ctzll(bits));
     const std::uint16_t index = block.connection_of_bit[bit].load(std::memory_order_relaxed);
-    if (index != kNoConnection && index >= kMaxConnectionsPerNode) {
+    if (index != kNoConnection && index >= pool.connection_count()) {
       report_corruption(Corruption::kConnectionIndex,
                         fmt::format("publisher block {} maps bit {} to connection {} (at most {}); freeing the bit",
-                                    block_index, bit, index, kMaxConnectionsPerNode));
+                                    block_index, bit, index, pool.connection_count()));
       reclaim_connection(pool, block_index, bit);
       continue;
     }
     // Acquire pairs with the release that moved the connection to kClosing.
     if (index != kNoConnection &&
-        pool.segment->connections[index].state.load(std::memory_order_acquire) == ConnectionState::kClosing) {
+        pool.connection(index).state.load(std::memory_order_acquire) == ConnectionState::kClosing) {
       rejected += reclaim_connection(pool, block_index, bit);
     }
   }

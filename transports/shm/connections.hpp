@@ -34,6 +34,6 @@ std::uint64_t reclaim_connection(MappedPool& pool, std::uint32_t block, std::uin
 std::uint64_t reclaim_closing_connections(MappedPool& pool, std::uint32_t block) noexcept;
 
 /// Whether `block` has a connection in state kClosing (its reclaimer's view).
-bool has_closing_connection(const PoolSegment& segment, const PublisherBlock& block) noexcept;
+bool has_closing_connection(const MappedPool& pool, const PublisherBlock& block) noexcept;
 
 }  // namespace axon::shm

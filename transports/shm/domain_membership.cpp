@@ -43,7 +43,9 @@ Result<void> DomainMembership::join(const DomainLockGuard& held) {
   if (!pool_bytes) {
     return pool_bytes.error();
   }
-  auto self = registry_.add_participant(held, self_identity(), config_.node_name, pool_area_offset() + *pool_bytes);
+  const PoolLayout layout = PoolLayout::of(config_.connections, config_.queue_slots);
+  auto self = registry_.add_participant(held, self_identity(), config_.node_name, layout.segment_bytes(*pool_bytes),
+                                        config_.connections, config_.queue_slots);
   if (!self) {
     return self.error();
   }

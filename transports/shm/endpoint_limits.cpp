@@ -24,7 +24,7 @@ std::string_view name_of(const DomainLockGuard& held, const Registry& registry, 
 }  // namespace
 
 Result<void> check_subscribe_limits(const DomainLockGuard& held, const Registry& registry, std::uint32_t topic,
-                                    std::string_view topic_name) {
+                                    std::string_view topic_name, std::uint32_t depth) {
   const EndpointCounts counts = registry.count_endpoints(held);
   const std::uint32_t publishers = counts.publishers[topic];
   const std::uint32_t subscribers = counts.subscribers[topic];
@@ -55,12 +55,25 @@ Result<void> check_subscribe_limits(const DomainLockGuard& held, const Registry&
                              kMaxSubscribersPerPublisher, topic_name));
   }
   for (std::uint32_t n = 0; n < kMaxParticipants; ++n) {
-    if (added[n] != 0 && counts.connections[n] + added[n] > kMaxConnectionsPerNode) {
+    const std::uint32_t limit = registry.participant(held, n).connections;
+    if (added[n] != 0 && counts.connections[n] + added[n] > limit) {
       return Error(ErrorCode::kLimitReached,
                    fmt::format("node '{}' publishes topic '{}' and its pool serves {} connections (publisher x "
-                               "subscriber pairs) already; a node serves at most {}: drop subscribers of that "
-                               "node's topics, or publish some of them from another node",
-                               name_of(held, registry, n), topic_name, counts.connections[n], kMaxConnectionsPerNode));
+                               "subscriber pairs) already, of its pool.connections {}: raise pool.connections of "
+                               "node '{}' in the config (or NodeOptions::pool_connections), drop subscribers of "
+                               "that node's topics, or publish some of them from another node",
+                               name_of(held, registry, n), topic_name, counts.connections[n], limit,
+                               name_of(held, registry, n)));
+    }
+    const std::uint32_t slots = registry.participant(held, n).queue_slots;
+    const std::uint64_t needed = std::uint64_t{added[n]} * queue_slots_for_depth(depth);
+    if (added[n] != 0 && counts.queue_slots[n] + needed > slots) {
+      return Error(ErrorCode::kLimitReached,
+                   fmt::format("node '{}' publishes topic '{}' and its subscriber queues take {} of its "
+                               "pool.queue_slots {}; a subscriber of depth {} needs {} more: raise pool.queue_slots "
+                               "of node '{}' in the config (or NodeOptions::pool_queue_slots), or lower the depth",
+                               name_of(held, registry, n), topic_name, counts.queue_slots[n], slots, depth, needed,
+                               name_of(held, registry, n)));
     }
   }
   return {};
@@ -84,13 +97,25 @@ Result<void> check_advertise_limits(const DomainLockGuard& held, const Registry&
                     "of '{}' until {} are left, or split the topic",
                     topic_name, subscribers, kMaxSubscribersPerPublisher, topic_name, kMaxSubscribersPerPublisher));
   }
-  if (counts.connections[self] + subscribers > kMaxConnectionsPerNode) {
+  const std::uint32_t limit = self < kMaxParticipants ? registry.participant(held, self).connections : 0;
+  if (counts.connections[self] + subscribers > limit) {
     return Error(
         ErrorCode::kLimitReached,
         fmt::format("node '{}' serves {} connections (publisher x subscriber pairs), and a publisher of "
-                    "topic '{}' adds {} (its subscribers); a node serves at most {}: drop subscribers "
-                    "of this node's topics, or advertise '{}' from another node",
-                    node_name, counts.connections[self], topic_name, subscribers, kMaxConnectionsPerNode, topic_name));
+                    "topic '{}' adds {} (its subscribers); its pool.connections is {}: raise "
+                    "pool.connections of node '{}' in the config (or NodeOptions::pool_connections), drop "
+                    "subscribers of this node's topics, or advertise '{}' from another node",
+                    node_name, counts.connections[self], topic_name, subscribers, limit, node_name, topic_name));
+  }
+  const std::uint32_t slots = self < kMaxParticipants ? registry.participant(held, self).queue_slots : 0;
+  if (std::uint64_t{counts.queue_slots[self]} + counts.subscriber_queue_slots[topic] > slots) {
+    return Error(ErrorCode::kLimitReached,
+                 fmt::format("node '{}' has {} of its pool.queue_slots {} in subscriber queues, and a publisher of "
+                             "topic '{}' needs {} more (its subscribers' depths, each rounded up to a power of two): "
+                             "raise pool.queue_slots of node '{}' in the config (or NodeOptions::pool_queue_slots), "
+                             "or lower those depths",
+                             node_name, counts.queue_slots[self], slots, topic_name,
+                             counts.subscriber_queue_slots[topic], node_name));
   }
   return {};
 }

@@ -16,16 +16,18 @@ namespace axon::shm {
 /// Whether a new subscriber of `topic` can be connected to every publisher
 /// of it: a topic with a publisher has fewer than kMaxSubscribersPerPublisher
 /// subscribers, at most ShmSubscriberPort::kMaxLinks publishers, and no publisher's node
-/// would exceed kMaxConnectionsPerNode connections. Allocates only for the
+/// would exceed its pool.connections (ParticipantEntry::connections). Allocates only for the
 /// error.
+/// `depth`: the new subscriber's queue depth, whose queue slots (its power of
+/// two) each publisher's node must have room for (pool.queue_slots).
 Result<void> check_subscribe_limits(const DomainLockGuard& held, const Registry& registry, std::uint32_t topic,
-                                    std::string_view topic_name);
+                                    std::string_view topic_name, std::uint32_t depth);
 
 /// Whether a new publisher of `topic` on participant `self` (node
 /// `node_name`) can be connected to every subscriber of it: the topic has
 /// fewer than kMaxLinks publishers, at most kMaxSubscribersPerPublisher
-/// subscribers, and this node's pool would not exceed kMaxConnectionsPerNode
-/// connections.
+/// subscribers, and this node's pool would not exceed its pool.connections
+/// connections nor its pool.queue_slots.
 Result<void> check_advertise_limits(const DomainLockGuard& held, const Registry& registry, std::uint32_t topic,
                                     std::string_view topic_name, std::uint32_t self, std::string_view node_name);
 

@@ -32,7 +32,7 @@ bool reclaims_pending(const OwnPool& own) noexcept {
     // Acquire pairs with the release stores of kRetired (the publisher's
     // destructor) and kActive (advertise()).
     const BlockState state = block.state.load(std::memory_order_acquire);
-    if (state == BlockState::kRetired || (state == BlockState::kActive && has_closing_connection(segment, block))) {
+    if (state == BlockState::kRetired || (state == BlockState::kActive && has_closing_connection(*own.pool(), block))) {
       return true;
     }
   }

@@ -36,7 +36,15 @@ Result<std::shared_ptr<MappedPool>> create_own_pool(const ShmConfig& config, Slo
   if (!chunk_bytes) {
     return chunk_bytes.error();
   }
-  std::size_t bytes = pool_area_offset() + *chunk_bytes;
+  if (!PoolLayout::counts_in_range(config.connections, config.queue_slots)) {
+    return Error(ErrorCode::kInvalidArgument,
+                 fmt::format("node '{}': pool.connections is {} (1..{}) and pool.queue_slots {} (1..{}): set them "
+                             "within range",
+                             config.node_name, config.connections, kMaxConnectionsPerNode, config.queue_slots,
+                             kMaxQueueSlotsPerNode));
+  }
+  const PoolLayout layout = PoolLayout::of(config.connections, config.queue_slots);
+  std::size_t bytes = layout.segment_bytes(*chunk_bytes);
   if (config.huge_pages) {
     bytes = round_up_to_huge_pages(bytes);
   }
@@ -55,13 +63,21 @@ Result<std::shared_ptr<MappedPool>> create_own_pool(const ShmConfig& config, Slo
   init_header(segment->header, SegmentKind::kPool, layout_abi_hash(), bytes);
   segment->owner_participant = self.slot;
   segment->owner_generation = self.generation;
+  segment->connection_count = layout.connections;
+  segment->queue_slot_count = layout.queue_slots;
+  // The memfd is zero, and zero is each connection's and slot's initial state
+  // (kFree, turn 0): constructing them would only touch their pages.
   for (auto& block : segment->blocks) {
     for (auto& bit : block.connection_of_bit) {
       bit.store(kNoConnection, std::memory_order_relaxed);  // published by `ready`
     }
   }
   pool->segment = segment;
-  pool->pool = ChunkPool::format(pool->mapping.base() + pool_area_offset(), config.chunk_classes);
+  pool->layout = layout;
+  pool->connections = std::launder(reinterpret_cast<Connection*>(pool->mapping.base() + layout.connections_offset));
+  pool->queue_slots = {std::launder(reinterpret_cast<QueueSlot*>(pool->mapping.base() + layout.queue_slots_offset)),
+                       layout.queue_slots};
+  pool->pool = ChunkPool::format(pool->mapping.base() + layout.chunk_area_offset, config.chunk_classes);
   pool->owner = self;
   pool->owner_is_local = true;
   // Release: peers that map the pool check `ready` with acquire.
@@ -111,8 +127,21 @@ Result<std::shared_ptr<MappedPool>> map_peer_pool(const ShmConfig& config, SlotR
   if (pool->segment->owner_participant != participant || pool->segment->owner_generation != generation) {
     return Error(ErrorCode::kIncompatible, fmt::format("{} handed out another participant's pool", path));
   }
-  auto chunks =
-      ChunkPool::attach(pool->mapping.base() + pool_area_offset(), pool->mapping.bytes() - pool_area_offset());
+  // The owner wrote the counts: checked before they place anything.
+  const std::uint32_t connections = pool->segment->connection_count;
+  const std::uint32_t queue_slots = pool->segment->queue_slot_count;
+  const PoolLayout layout = PoolLayout::of(connections, queue_slots);
+  if (!PoolLayout::counts_in_range(connections, queue_slots) || layout.chunk_area_offset > pool->mapping.bytes()) {
+    return Error(ErrorCode::kIncompatible,
+                 fmt::format("{} has a corrupt table size ({} connections, {} queue slots in {} bytes)", path,
+                             connections, queue_slots, pool->mapping.bytes()));
+  }
+  pool->layout = layout;
+  pool->connections = std::launder(reinterpret_cast<Connection*>(pool->mapping.base() + layout.connections_offset));
+  pool->queue_slots = {std::launder(reinterpret_cast<QueueSlot*>(pool->mapping.base() + layout.queue_slots_offset)),
+                       layout.queue_slots};
+  auto chunks = ChunkPool::attach(pool->mapping.base() + layout.chunk_area_offset,
+                                  pool->mapping.bytes() - layout.chunk_area_offset);
   if (!chunks) {
     return chunks.error();
   }

@@ -23,6 +23,19 @@ struct MappedPool {
   ChunkPool pool;
   SlotRef owner;
   bool owner_is_local = false;  ///< Owned by a node of this process.
+  /// Where the connections and queue slots lie, checked against the mapping
+  /// when it was made: process-local, so an index checked against
+  /// `layout.connections` stays inside the table whatever others write.
+  PoolLayout layout;
+  Connection* connections = nullptr;
+  RingSlots<RingEntry> queue_slots;
+
+  [[nodiscard]] std::uint32_t connection_count() const noexcept { return layout.connections; }
+  /// Connection `index`; the caller checked index < connection_count().
+  [[nodiscard]] Connection& connection(std::uint32_t index) const noexcept { return connections[index]; }
+  [[nodiscard]] std::uint32_t index_of(const Connection& conn) const noexcept {
+    return static_cast<std::uint32_t>(&conn - connections);
+  }
 };
 
 /// Key of a participant's pool in PeerPools.

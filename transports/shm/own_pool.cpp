@@ -91,8 +91,8 @@ std::string OwnPool::holders_text(std::uint32_t size_class, std::uint32_t except
 
 void OwnPool::close_connections_of_gone_subscribers(const DomainLockGuard& held) noexcept {
   const Registry& registry = domain_.registry(held);
-  PoolSegment* segment = pool_->segment;
-  for (auto& conn : segment->connections) {
+  for (std::uint32_t c = 0; c < pool_->connection_count(); ++c) {
+    Connection& conn = pool_->connection(c);
     // Acquire: the fields of an active connection were written before it.
     if (conn.state.load(std::memory_order_acquire) != ConnectionState::kActive) {
       continue;
@@ -101,10 +101,9 @@ void OwnPool::close_connections_of_gone_subscribers(const DomainLockGuard& held)
     // no subscriber, so the connection is closed like one of a gone subscriber.
     const bool corrupt = conn.subscriber_slot >= kMaxSubscribers;
     if (corrupt) {
-      report_corruption(
-          Corruption::kConnection,
-          fmt::format("connection {} of node '{}' names subscriber slot {} (at most {}); closing it",
-                      &conn - segment->connections, domain_.config().node_name, conn.subscriber_slot, kMaxSubscribers));
+      report_corruption(Corruption::kConnection,
+                        fmt::format("connection {} of node '{}' names subscriber slot {} (at most {}); closing it", c,
+                                    domain_.config().node_name, conn.subscriber_slot, kMaxSubscribers));
     }
     if (corrupt || !registry.subscriber_is(held, {conn.subscriber_slot, conn.subscriber_generation})) {
       auto expected = ConnectionState::kActive;
@@ -150,8 +149,7 @@ void OwnPool::reclaim_closing_of_idle_publishers() noexcept {
     PublisherBlock& block = segment->blocks[b];
     // Acquire pairs with advertise()'s release store of kActive. Retired
     // blocks are reclaimed by reclaim_retired_blocks() without the flag.
-    if (block.state.load(std::memory_order_acquire) != BlockState::kActive ||
-        !has_closing_connection(*segment, block)) {
+    if (block.state.load(std::memory_order_acquire) != BlockState::kActive || !has_closing_connection(*pool_, block)) {
       continue;
     }
     SpinFlag& busy = busy_[b].flag;

@@ -100,7 +100,8 @@ void PeerPools::prune(const DomainLockGuard& held, std::int64_t now_ns) noexcept
   // addressed to a live subscriber of this node: that subscriber may still
   // link it (and read what was queued) even if the owner is gone.
   auto waited_for = [&](const MappedPool& pool) {
-    for (const Connection& conn : pool.segment->connections) {
+    for (std::uint32_t c = 0; c < pool.connection_count(); ++c) {
+      const Connection& conn = pool.connection(c);
       // Acquire pairs with the creator's release store of kActive.
       if (conn.state.load(std::memory_order_acquire) != ConnectionState::kActive) {
         continue;

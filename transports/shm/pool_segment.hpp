@@ -15,7 +15,15 @@
 
 namespace axon::shm {
 
-inline constexpr std::uint32_t kMaxConnectionsPerNode = 256;
+/// Connections a node's pool may be configured with (pool.connections):
+/// connection_of_bit holds 16-bit indices, 0xFFFF meaning none.
+inline constexpr std::uint32_t kMaxConnectionsPerNode = 16384;
+inline constexpr std::uint32_t kDefaultConnectionsPerNode = 256;
+/// Queue slots (one cache line each) a node's pool may be configured with
+/// (pool.queue_slots), shared by the rings of its connections: a ring takes
+/// its subscriber's depth rounded up to a power of two.
+inline constexpr std::uint32_t kMaxQueueSlotsPerNode = 1U << 20;
+inline constexpr std::uint32_t kDefaultQueueSlotsPerNode = 4096;
 inline constexpr std::uint16_t kNoConnection = 0xFFFF;
 
 enum class ConnectionState : std::uint32_t {
@@ -77,7 +85,8 @@ struct alignas(kCacheLine) Connection {
   /// The publisher's own state (its thread only).
   std::int64_t full_since_ns = 0;      ///< When the queue was first seen full (0: not full).
   std::uint32_t above_high_water = 0;  ///< Backpressure reported, not yet drained below.
-  SpscRing<RingEntry, kRingCapacity> ring;
+  /// Its slots are a range of the pool's queue slots (reset() by the creator).
+  SharedSpscRing<RingEntry> ring;
 };
 
 enum class BlockState : std::uint32_t {
@@ -107,21 +116,58 @@ struct alignas(kCacheLine) PublisherBlock {
   std::atomic<std::uint16_t> connection_of_bit[kMaxSubscribersPerPublisher];
 };
 
+using QueueSlot = RingSlot<RingEntry>;
+
 struct PoolSegment {
   SegmentHeader header;
   std::uint32_t owner_participant = 0;
   std::uint32_t owner_generation = 0;
+  /// Sizes of the two tables after the blocks, written by the owner before
+  /// `ready`; a peer checks them against the mapping (PoolLayout::of()).
+  std::uint32_t connection_count = 0;
+  std::uint32_t queue_slot_count = 0;
   PublisherBlock blocks[kMaxPublishersPerNode];
-  Connection connections[kMaxConnectionsPerNode];
-  // The ChunkPool directory and chunks follow at pool_area_offset().
+  // Then, at PoolLayout's offsets: Connection[connection_count],
+  // QueueSlot[queue_slot_count], and the ChunkPool directory and chunks.
 };
 
-inline constexpr std::size_t pool_area_offset() noexcept {
-  return (sizeof(PoolSegment) + kCacheLine - 1) / kCacheLine * kCacheLine;
-}
+/// Where the tables of a pool segment lie: computed here from the two counts
+/// (never read as offsets from shared memory).
+struct PoolLayout {
+  std::uint32_t connections = 0;
+  std::uint32_t queue_slots = 0;
+  std::size_t connections_offset = 0;
+  std::size_t queue_slots_offset = 0;
+  std::size_t chunk_area_offset = 0;
+
+  /// The layout for these counts; both must be within 1..their maximum.
+  static constexpr PoolLayout of(std::uint32_t connections, std::uint32_t queue_slots) noexcept {
+    PoolLayout layout{.connections = connections, .queue_slots = queue_slots};
+    layout.connections_offset = round_up(sizeof(PoolSegment));
+    layout.queue_slots_offset = layout.connections_offset + std::size_t{connections} * sizeof(Connection);
+    layout.chunk_area_offset = layout.queue_slots_offset + std::size_t{queue_slots} * sizeof(QueueSlot);
+    return layout;
+  }
+  /// Bytes of a pool segment with these tables and `chunk_bytes` of chunks.
+  [[nodiscard]] constexpr std::size_t segment_bytes(std::size_t chunk_bytes) const noexcept {
+    return chunk_area_offset + chunk_bytes;
+  }
+  [[nodiscard]] static constexpr bool counts_in_range(std::uint32_t connections, std::uint32_t queue_slots) noexcept {
+    return connections >= 1 && connections <= kMaxConnectionsPerNode && queue_slots >= 1 &&
+           queue_slots <= kMaxQueueSlotsPerNode;
+  }
+
+ private:
+  static constexpr std::size_t round_up(std::size_t bytes) noexcept {
+    return (bytes + kCacheLine - 1) / kCacheLine * kCacheLine;
+  }
+};
 
 static_assert(std::is_standard_layout_v<PoolSegment>, "shared-memory layout must be standard");
 static_assert(std::is_trivially_destructible_v<PoolSegment>, "nothing to destroy in shared memory");
+static_assert(sizeof(Connection) == 4 * kCacheLine, "a connection: settings, statistics, producer, consumer lines");
+static_assert(sizeof(QueueSlot) == kCacheLine, "a queue slot is one cache line");
+static_assert(std::is_trivially_destructible_v<Connection>, "nothing to destroy in shared memory");
 static_assert(alignof(Connection) == kCacheLine && sizeof(Connection) % kCacheLine == 0,
               "connections do not share cache lines");
 static_assert(offsetof(Connection, rejected) + sizeof(Connection::rejected) <= kCacheLine,

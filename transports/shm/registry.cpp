@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <bit>
 #include <cstring>
 #include <new>
 
@@ -45,7 +46,8 @@ void Registry::format(RegistrySegment* segment) noexcept {
 }
 
 Result<SlotRef> Registry::add_participant(const DomainLockGuard& /*held*/, const ProcessIdentity& id,
-                                          std::string_view name, std::uint64_t pool_bytes) {
+                                          std::string_view name, std::uint64_t pool_bytes, std::uint32_t connections,
+                                          std::uint32_t queue_slots) {
   std::uint32_t slot = 0;
   ParticipantEntry* entry = first_free(seg_->participants, slot);
   if (entry == nullptr) {
@@ -58,6 +60,8 @@ Result<SlotRef> Registry::add_participant(const DomainLockGuard& /*held*/, const
   entry->pid = id.pid;
   entry->start_time = id.start_time;
   entry->pool_bytes = pool_bytes;
+  entry->connections = connections;
+  entry->queue_slots = queue_slots;
   copy_name(entry->name, name);
   entry->state = EntryState::kActive;
   return SlotRef{slot, entry->generation};
@@ -136,7 +140,10 @@ Result<std::uint32_t> Registry::find_or_add_topic(const DomainLockGuard& /*held*
   std::uint32_t slot = 0;
   TopicEntry* t = first_free(seg_->topics, slot);
   if (t == nullptr) {
-    return Error(ErrorCode::kLimitReached, fmt::format("the domain already has {} topics", kMaxTopics));
+    return Error(ErrorCode::kLimitReached,
+                 fmt::format("the domain already has {} topics (kMaxTopics, a build constant of "
+                             "transports/shm/shm_constants.hpp); a topic is freed with its last endpoint",
+                             kMaxTopics));
   }
   t->generation += 1;
   t->type_hash = topic.type.hash;
@@ -155,7 +162,10 @@ Result<SlotRef> Registry::add_publisher(const DomainLockGuard& held, std::uint32
   std::uint32_t slot = 0;
   EndpointEntry* e = first_free(seg_->publishers, slot);
   if (e == nullptr) {
-    return Error(ErrorCode::kLimitReached, fmt::format("the domain already has {} publishers", kMaxPublishers));
+    return Error(ErrorCode::kLimitReached,
+                 fmt::format("the domain already has {} publishers (kMaxPublishers, a build constant of "
+                             "transports/shm/shm_constants.hpp)",
+                             kMaxPublishers));
   }
   e->generation += 1;
   e->topic = topic;
@@ -176,7 +186,10 @@ Result<SlotRef> Registry::add_subscriber(const DomainLockGuard& /*held*/, std::u
   std::uint32_t slot = 0;
   EndpointEntry* e = first_free(seg_->subscribers, slot);
   if (e == nullptr) {
-    return Error(ErrorCode::kLimitReached, fmt::format("the domain already has {} subscribers", kMaxSubscribers));
+    return Error(ErrorCode::kLimitReached,
+                 fmt::format("the domain already has {} subscribers (kMaxSubscribers, a build constant of "
+                             "transports/shm/shm_constants.hpp)",
+                             kMaxSubscribers));
   }
   e->generation += 1;
   e->topic = topic;
@@ -239,17 +252,23 @@ bool Registry::subscriber_is(const DomainLockGuard& /*held*/, const SlotRef& ref
   return e.state == EntryState::kActive && e.generation == ref.generation;
 }
 
+std::uint32_t queue_slots_for_depth(std::uint32_t depth) noexcept {
+  return std::bit_ceil(std::clamp<std::uint32_t>(depth, 1, kRingCapacity));
+}
+
 EndpointCounts Registry::count_endpoints(const DomainLockGuard& /*held*/) const noexcept {
   EndpointCounts counts;
   for (const EndpointEntry& e : seg_->subscribers) {
     if (e.state == EntryState::kActive && e.topic < kMaxTopics) {
       ++counts.subscribers[e.topic];
+      counts.subscriber_queue_slots[e.topic] += queue_slots_for_depth(e.depth);
     }
   }
   for (const EndpointEntry& e : seg_->publishers) {
     if (e.state == EntryState::kActive && e.topic < kMaxTopics && e.participant < kMaxParticipants) {
       ++counts.publishers[e.topic];
       counts.connections[e.participant] += counts.subscribers[e.topic];
+      counts.queue_slots[e.participant] += counts.subscriber_queue_slots[e.topic];
     }
   }
   return counts;

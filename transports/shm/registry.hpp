@@ -13,6 +13,7 @@
 #include "axon/result.hpp"
 #include "axon/transport.hpp"
 #include "transports/shm/domain_lock.hpp"
+#include "transports/shm/pool_segment.hpp"
 #include "transports/shm/process_identity.hpp"
 #include "transports/shm/registry_layout.hpp"
 
@@ -35,7 +36,16 @@ struct EndpointCounts {
   /// subscriber of each of its publishers' topics (the sum of those topics'
   /// subscriber counts, one per publisher).
   std::array<std::uint32_t, kMaxParticipants> connections{};
+  /// Per topic slot: the queue slots one publisher's connections to all its
+  /// subscribers take (each subscriber's depth rounded up to a power of two).
+  std::array<std::uint32_t, kMaxTopics> subscriber_queue_slots{};
+  /// Per participant slot: the queue slots its pool needs for those connections.
+  std::array<std::uint32_t, kMaxParticipants> queue_slots{};
 };
+
+/// The queue slots a connection to a subscriber of `depth` takes (depth as
+/// another process wrote it: clamped, it only counts).
+[[nodiscard]] std::uint32_t queue_slots_for_depth(std::uint32_t depth) noexcept;
 
 class Registry {
  public:
@@ -45,7 +55,8 @@ class Registry {
   static void format(RegistrySegment* segment) noexcept;
 
   Result<SlotRef> add_participant(const DomainLockGuard& held, const ProcessIdentity& id, std::string_view name,
-                                  std::uint64_t pool_bytes);
+                                  std::uint64_t pool_bytes, std::uint32_t connections = kDefaultConnectionsPerNode,
+                                  std::uint32_t queue_slots = kDefaultQueueSlotsPerNode);
   /// Frees the participant and every publisher and subscriber it had.
   void remove_participant(const DomainLockGuard& held, std::uint32_t slot) noexcept;
   [[nodiscard]] bool participant_is(const DomainLockGuard& held, const SlotRef& ref) const noexcept;

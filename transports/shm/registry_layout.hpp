@@ -19,6 +19,12 @@ struct ParticipantEntry {
   EntryState state = EntryState::kFree;
   std::uint32_t generation = 0;  ///< Bumped each time the slot is taken.
   std::int32_t pid = 0;
+  /// Entries of its pool's connection table (pool.connections): what the
+  /// connection limits of advertise() and subscribe() check against. Only
+  /// compared, never an index.
+  std::uint32_t connections = 0;
+  /// Its pool's queue slots (pool.queue_slots), likewise only compared.
+  std::uint32_t queue_slots = 0;
   std::uint32_t reserved = 0;
   std::uint64_t start_time = 0;
   std::uint64_t pool_bytes = 0;
@@ -78,6 +84,10 @@ struct RegistrySegment {
   SubscriberWake graph_wake;
 };
 
+// The registry bytes per limit that shm_constants.hpp and the docs state.
+static_assert(sizeof(ParticipantEntry) == 104 && sizeof(TopicEntry) == 320 && sizeof(EndpointEntry) == 56 &&
+                  sizeof(SubscriberWake) == 64,
+              "update the registry's memory cost in shm_constants.hpp and docs/design/shm-core.md");
 static_assert(std::is_standard_layout_v<RegistrySegment>, "shared-memory layout must be standard");
 static_assert(std::is_trivially_destructible_v<RegistrySegment>, "nothing to destroy in shared memory");
 

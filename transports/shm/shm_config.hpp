@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "transports/shm/chunk_pool.hpp"
+#include "transports/shm/pool_segment.hpp"
 
 namespace axon::shm {
 
@@ -21,6 +22,10 @@ struct ShmConfig {
   /// How far this node's loans fall through to larger classes.
   ChunkFallback chunk_fallback;
   std::uint32_t liveness_period_ms = 50;
+  /// Entries of this node's connection table (pool.connections) and queue
+  /// slots its rings share (pool.queue_slots); see pool_segment.hpp.
+  std::uint32_t connections = kDefaultConnectionsPerNode;
+  std::uint32_t queue_slots = kDefaultQueueSlotsPerNode;
   /// NodeOptions::prefault_memory, lock_memory, huge_pages (memory_options.hpp).
   bool prefault_memory = false;
   bool lock_memory = false;

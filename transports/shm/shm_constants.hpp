@@ -9,13 +9,17 @@ namespace axon::shm {
 
 inline constexpr std::size_t kCacheLine = 64;
 
-inline constexpr std::uint32_t kLayoutVersion = 4;  ///< 4: the registry's graph word.
+inline constexpr std::uint32_t kLayoutVersion =
+    6;  ///< 5: pools sized by config, larger registry; 6: the registry's graph word.
 
-/// Registry tables (one registry per domain).
-inline constexpr std::uint32_t kMaxParticipants = 64;
-inline constexpr std::uint32_t kMaxTopics = 256;
-inline constexpr std::uint32_t kMaxPublishers = 512;
-inline constexpr std::uint32_t kMaxSubscribers = 512;
+/// Registry tables (one registry per domain). Bytes each: a participant 104,
+/// a topic 320, a publisher or subscriber 56 (+ 64 for a subscriber's wake
+/// word): 1.34 MiB per domain with these (it was 175 KiB at 64/256/512/512).
+/// Each registry scan (advertise, subscribe, a node leaving) walks them.
+inline constexpr std::uint32_t kMaxParticipants = 256;
+inline constexpr std::uint32_t kMaxTopics = 2048;
+inline constexpr std::uint32_t kMaxPublishers = 4096;
+inline constexpr std::uint32_t kMaxSubscribers = 4096;
 inline constexpr std::size_t kMaxTopicNameBytes = 128;
 inline constexpr std::size_t kMaxTypeNameBytes = 128;
 inline constexpr std::size_t kMaxParticipantNameBytes = 64;

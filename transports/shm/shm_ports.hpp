@@ -239,6 +239,7 @@ class ShmSubscriberPort final : public SubscriberPort {
   struct Link {
     std::shared_ptr<MappedPool> pool;  ///< Keeps the publisher's pool mapped.
     Connection* conn = nullptr;
+    RingSlots<RingEntry> slots;  ///< The pool's queue slots (its local, checked view).
     std::uint64_t bit_mask = 0;
     std::uint64_t publisher_id = 0;
     SlotRef publisher;

@@ -117,7 +117,7 @@ void ShmPublisherPort::adopt_joiners() noexcept {
       const Kept& kept = history_[(history_head_ + i) % kMaxDurabilityDepth];
       // Relaxed: published to the subscriber by the ring's release.
       kept.chunk->holders.fetch_or(mask, std::memory_order_relaxed);
-      if (conn.ring.try_push(kept.entry)) {
+      if (conn.ring.try_push(pool_->queue_slots, kept.entry)) {
         bump(conn.delivered);
       } else {
         pool_->pool.drop_holders(kept.chunk, mask);

@@ -153,10 +153,10 @@ std::uint32_t ShmPublisherPort::unconnected_subscribers() const noexcept {
     for (std::uint64_t bits = allocated; bits != 0 && !connected; bits &= bits - 1) {
       const std::uint16_t index =
           block_->connection_of_bit[__builtin_ctzll(bits)].load(std::memory_order_relaxed);  // see connection()
-      if (index >= kMaxConnectionsPerNode) {
+      if (index >= pool_->connection_count()) {
         continue;
       }
-      const Connection& conn = pool_->segment->connections[index];
+      const Connection& conn = pool_->connection(index);
       // Acquire pairs with the release store of kActive in create_connection().
       connected = conn.state.load(std::memory_order_acquire) == ConnectionState::kActive && conn.subscriber_slot == s &&
                   conn.subscriber_generation == sub.generation;

@@ -234,10 +234,10 @@ namespace {
 Connection g_unusable_connection;
 
 [[gnu::cold, gnu::noinline]] Connection& unusable_connection(std::uint32_t block, std::uint32_t bit,
-                                                             std::uint16_t index) noexcept {
-  report_corruption(Corruption::kConnectionIndex,
-                    fmt::format("publisher block {} maps bit {} to connection {} (at most {})", block, bit, index,
-                                kMaxConnectionsPerNode));
+                                                             std::uint16_t index, std::uint32_t count) noexcept {
+  report_corruption(
+      Corruption::kConnectionIndex,
+      fmt::format("publisher block {} maps bit {} to connection {} (at most {})", block, bit, index, count));
   return g_unusable_connection;
 }
 
@@ -247,11 +247,12 @@ Connection& ShmPublisherPort::connection(std::uint32_t bit) const noexcept {
   // Relaxed: written before the bit was set (see create_connection()), by the
   // connection's creator, maybe another process: checked before it indexes.
   const std::uint16_t index = block_->connection_of_bit[bit].load(std::memory_order_relaxed);
-  if (index >= kMaxConnectionsPerNode) [[unlikely]] {
+  if (index >= pool_->connection_count()) [[unlikely]] {
     // kNoConnection: counters() on another thread met a bit being reclaimed.
-    return index == kNoConnection ? g_unusable_connection : unusable_connection(block_index_, bit, index);
+    return index == kNoConnection ? g_unusable_connection
+                                  : unusable_connection(block_index_, bit, index, pool_->connection_count());
   }
-  return pool_->segment->connections[index];
+  return pool_->connection(index);
 }
 
 void ShmPublisherPort::offer(std::uint32_t bit, Delivery& delivery, PublishStatus& status) noexcept {
@@ -262,7 +263,7 @@ void ShmPublisherPort::offer(std::uint32_t bit, Delivery& delivery, PublishStatu
     delivery.not_delivered |= mask;
     return;
   }
-  if (conn.ring.try_push(delivery.entry)) {
+  if (conn.ring.try_push(pool_->queue_slots, delivery.entry)) {
     delivered(conn, mask, delivery, status);
     return;
   }
@@ -288,8 +289,16 @@ void ShmPublisherPort::offer(std::uint32_t bit, Delivery& delivery, PublishStatu
 void ShmPublisherPort::evict_and_push(Connection& conn, std::uint64_t mask, Delivery& delivery,
                                       PublishStatus& status) noexcept {
   RingEntry oldest;
-  while (!conn.ring.try_push(delivery.entry)) {
-    if (conn.ring.evict_oldest(oldest)) {
+  while (!conn.ring.try_push(pool_->queue_slots, delivery.entry)) {
+    if (!conn.ring.producer_range_fits(pool_->queue_slots)) [[unlikely]] {
+      // Its slot range was corrupted after it was created: nothing to push
+      // to or evict from, so the message is dropped for this subscriber.
+      bump(conn.dropped_full);
+      ++status.dropped;
+      delivery.not_delivered |= mask;
+      return;
+    }
+    if (conn.ring.evict_oldest(pool_->queue_slots, oldest)) {
       // We took the entry's reference from the subscriber; give it back.
       if (ChunkHeader* evicted = pool_->pool.chunk_by_index(oldest.chunk_index)) {
         pool_->pool.drop_holders(evicted, mask);

@@ -23,7 +23,7 @@ void ShmPublisherPort::wait_for_room(Delivery& delivery, PublishStatus& status) 
       const auto bit = static_cast<std::uint32_t>(__builtin_ctzll(bits));
       const std::uint64_t mask = std::uint64_t{1} << bit;
       Connection& conn = connection(bit);
-      if (conn.ring.try_push(delivery.entry)) {
+      if (conn.ring.try_push(pool_->queue_slots, delivery.entry)) {
         delivery.waiting &= ~mask;
         delivered(conn, mask, delivery, status);
       } else if (conn.state.load(std::memory_order_acquire) != ConnectionState::kActive) {

@@ -64,7 +64,8 @@ TakeResult<ReceivedChunk> ShmSubscriberPort::take() noexcept {
       continue;
     }
     RingEntry entry;
-    if (!(link.evictable ? link.conn->ring.try_pop_contended(entry) : link.conn->ring.try_pop(entry))) {
+    if (!(link.evictable ? link.conn->ring.try_pop_contended(link.slots, entry)
+                         : link.conn->ring.try_pop(link.slots, entry))) {
       if (link.orphaned) {
         close_drained_orphans();
       }
@@ -159,7 +160,7 @@ void ShmSubscriberPort::accumulate(QueueCounters& sum, const Connection& conn) n
 bool ShmSubscriberPort::has_data() noexcept {
   rescan_if_publishers_changed();
   for (std::uint32_t i = 0; i < link_count_; ++i) {
-    if (links_[i].conn != nullptr && links_[i].conn->ring.has_entry()) {
+    if (links_[i].conn != nullptr && links_[i].conn->ring.has_entry(links_[i].slots)) {
       return true;
     }
   }
@@ -262,7 +263,8 @@ bool ShmSubscriberPort::link_publisher(const DomainLockGuard& held, std::uint32_
   // The publisher may have connected us already (it connects existing
   // subscribers when it advertises); otherwise connect now.
   Connection* conn = nullptr;
-  for (auto& candidate : segment->connections) {
+  for (std::uint32_t c = 0; c < pool->connection_count(); ++c) {
+    Connection& candidate = pool->connection(c);
     if (candidate.state.load(std::memory_order_acquire) == ConnectionState::kActive &&
         candidate.block == pub.pool_block && candidate.subscriber_slot == registry_ref_.slot &&
         candidate.subscriber_generation == registry_ref_.generation) {
@@ -304,7 +306,8 @@ void ShmSubscriberPort::adopt_retained(const DomainLockGuard& held, const Regist
   // connected us, queued messages, and is gone now, or going): read what
   // they queued, then close them.
   for (auto& pool : peers_.retained_pools()) {
-    for (auto& candidate : pool->segment->connections) {
+    for (std::uint32_t c = 0; c < pool->connection_count(); ++c) {
+      Connection& candidate = pool->connection(c);
       // Acquire pairs with the creator's release store of kActive.
       if (candidate.state.load(std::memory_order_acquire) != ConnectionState::kActive ||
           candidate.subscriber_slot != registry_ref_.slot ||
@@ -356,6 +359,7 @@ std::uint32_t ShmSubscriberPort::link(std::shared_ptr<MappedPool> pool, Connecti
   }
   Link& link = links_[slot];
   std::lock_guard<std::mutex> links_guard(links_mutex_);
+  link.slots = pool->queue_slots;
   link.pool = std::move(pool);
   link.conn = conn;
   link.evictable = conn->evictable();
@@ -371,7 +375,7 @@ void ShmSubscriberPort::close_drained_orphans() noexcept {
   for (std::uint32_t i = 0; i < link_count_; ++i) {
     Link& link = links_[i];
     // Acquire pairs with the release decrement in release().
-    if (link.conn != nullptr && link.orphaned && !link.conn->ring.has_entry() && link.held() == 0) {
+    if (link.conn != nullptr && link.orphaned && !link.conn->ring.has_entry(link.slots) && link.held() == 0) {
       close_link(link);
     }
   }

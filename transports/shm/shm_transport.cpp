@@ -231,7 +231,7 @@ Result<std::shared_ptr<SubscriberPort>> ShmTransport::subscribe(const TopicDescr
       return topic_slot.error();
     }
     // Refused now rather than accepted and never connected to some publisher.
-    if (auto room = check_subscribe_limits(*held, registry, *topic_slot, topic.name); !room) {
+    if (auto room = check_subscribe_limits(*held, registry, *topic_slot, topic.name, queue->depth); !room) {
       return room.error();
     }
     auto sub = registry.add_subscriber(*held, *topic_slot, domain_.self(), qos, *queue);

@@ -1,5 +1,7 @@
 // A bounded single-producer single-consumer ring of small trivially copyable
-// entries that lives in shared memory (no pointers, fixed capacity).
+// entries that lives in shared memory (no pointers). SharedSpscRing keeps its
+// slots in an area of its pool (a connection's queue, sized by its depth);
+// SpscRing has a fixed capacity inline.
 #pragma once
 
 #include <atomic>
@@ -12,6 +14,8 @@
 
 namespace axon::shm {
 
+/// SharedSpscRing, and SpscRing built on it:
+///
 /// Thread safety: exactly one producer and one consumer at a time, which may
 /// be in different processes. `reset()` only while neither side uses the ring
 /// (its connection is not ACTIVE).
@@ -38,34 +42,58 @@ namespace axon::shm {
 /// copied word by word with relaxed atomic accesses, so a consumer that lost
 /// the race reads a slot being rewritten without a data race, and its failed
 /// compare-exchange tells it to discard what it read.
-template <class Entry, std::uint32_t kCapacity>
-class SpscRing {
-  static_assert(kCapacity > 0 && (kCapacity & (kCapacity - 1)) == 0, "capacity is a power of two");
+/// One slot: the entry and its turn, on a cache line of its own.
+template <class Entry>
+struct alignas(kCacheLine) RingSlot {
+  std::atomic<std::uint64_t> turn{0};
+  Entry entry;
+};
+
+/// Where the slots of the rings of one area are, in this process: `count`
+/// slots from `base`. A process-local value (the pool's mapping, checked when
+/// it was mapped), never read from shared memory, so a ring whose own slot
+/// range another process corrupted cannot make it index past the area.
+template <class Entry>
+struct RingSlots {
+  RingSlot<Entry>* base = nullptr;
+  std::uint64_t count = 0;
+};
+
+/// The shared part of a ring whose slots lie elsewhere (a range of a
+/// RingSlots area, chosen by reset()): the indices and the range. Every call
+/// takes the area; a range that does not fit in it (another process wrote
+/// it) makes the ring look full to the producer and empty to the consumer.
+/// Each side keeps its own copy of the range on its own line, so neither
+/// reads the other's line for it.
+template <class Entry>
+class SharedSpscRing {
   static_assert(std::is_trivially_copyable_v<Entry>, "entries are copied between processes");
   static_assert(sizeof(Entry) % sizeof(std::uint64_t) == 0 && alignof(Entry) >= alignof(std::uint64_t),
                 "entries are copied as 64-bit words");
   static constexpr std::size_t kWords = sizeof(Entry) / sizeof(std::uint64_t);
-
-  struct alignas(kCacheLine) Slot {
-    std::atomic<std::uint64_t> turn{0};
-    Entry entry;
-  };
+  using Slot = RingSlot<Entry>;
 
  public:
-  /// Empties the ring and sets how many entries it may hold. Not thread-safe.
-  void reset(std::uint32_t limit) noexcept {
-    for (auto& slot : slots_) {
-      slot.turn.store(0, std::memory_order_relaxed);  // published by the caller's
-    }                                                 // release of the connection state
+  /// Empties the ring, gives it slots [first, first + capacity) of `slots`
+  /// (capacity a power of two) and sets how many entries it may hold.
+  /// Not thread-safe.
+  void reset(RingSlots<Entry> slots, std::uint32_t first, std::uint32_t capacity, std::uint32_t limit) noexcept {
+    for (std::uint64_t i = first; i < std::uint64_t{first} + capacity && i < slots.count; ++i) {
+      slots.base[i].turn.store(0, std::memory_order_relaxed);  // published by the caller's
+    }                                                          // release of the connection state
     write_index_ = 0;
     cached_read_ = 0;
+    first_ = first;
+    mask_ = capacity - 1;
     read_index_.store(0, std::memory_order_relaxed);
-    limit_ = limit == 0 || limit > kCapacity ? kCapacity : limit;
+    consumer_first_ = first;
+    consumer_mask_ = capacity - 1;
+    limit_ = limit == 0 || limit > capacity ? capacity : limit;
   }
 
   /// Producer: appends `entry`; false when `limit()` entries are queued.
   /// Never blocks, never allocates.
-  bool try_push(const Entry& entry) noexcept {
+  bool try_push(RingSlots<Entry> slots, const Entry& entry) noexcept {
     const std::uint64_t write = write_index_;
     if (write - cached_read_ >= limit_) {
       // Acquire pairs with the consumer's release store in try_pop(): it is
@@ -75,25 +103,28 @@ class SpscRing {
         return false;
       }
     }
-    Slot& slot = slots_[write & (kCapacity - 1)];
-    store_entry(slot, entry);
+    Slot* slot = producer_slot(slots, write);
+    if (slot == nullptr) [[unlikely]] {
+      return false;
+    }
+    store_entry(*slot, entry);
     // Release pairs with the acquire in try_pop(): the entry (and everything
     // the producer wrote before, such as the chunk) is visible with the turn.
-    slot.turn.store(write + 1, std::memory_order_release);
+    slot->turn.store(write + 1, std::memory_order_release);
     write_index_ = write + 1;
     return true;
   }
 
   /// Consumer: removes the oldest entry into `out`; false when empty.
-  bool try_pop(Entry& out) noexcept {
+  bool try_pop(RingSlots<Entry> slots, Entry& out) noexcept {
     // Relaxed: only the consumer writes read_index_.
     const std::uint64_t read = read_index_.load(std::memory_order_relaxed);
-    const Slot& slot = slots_[read & (kCapacity - 1)];
+    const Slot* slot = consumer_slot(slots, read);
     // Acquire pairs with the release store of the turn in try_push().
-    if (slot.turn.load(std::memory_order_acquire) != read + 1) {
+    if (slot == nullptr || slot->turn.load(std::memory_order_acquire) != read + 1) {
       return false;
     }
-    out = load_entry(slot);
+    out = load_entry(*slot);
     // Release pairs with the producer's acquire load: our read of the slot
     // happens before the producer reuses it.
     read_index_.store(read + 1, std::memory_order_release);
@@ -102,16 +133,16 @@ class SpscRing {
 
   /// Consumer of a ring whose producer may evict_oldest(): like try_pop(),
   /// but claims the entry by compare-exchange.
-  bool try_pop_contended(Entry& out) noexcept {
+  bool try_pop_contended(RingSlots<Entry> slots, Entry& out) noexcept {
     // Relaxed: the acquire load of the turn below orders the slot's reads.
     std::uint64_t read = read_index_.load(std::memory_order_relaxed);
     for (;;) {
-      const Slot& slot = slots_[read & (kCapacity - 1)];
+      const Slot* slot = consumer_slot(slots, read);
       // Acquire pairs with the release store of the turn in try_push().
-      if (slot.turn.load(std::memory_order_acquire) != read + 1) {
+      if (slot == nullptr || slot->turn.load(std::memory_order_acquire) != read + 1) {
         return false;
       }
-      out = load_entry(slot);
+      out = load_entry(*slot);
       // Acq_rel: release as in try_pop() (our reads of the slot happen before
       // the producer reuses it); acquire so that after a failure we see the
       // producer's eviction before retrying. Success means the producer had
@@ -125,13 +156,16 @@ class SpscRing {
   /// Producer of a full drop-oldest ring: removes the oldest entry into `out`
   /// (the caller releases what it refers to). False when the ring is not full
   /// any more (the consumer took an entry meanwhile): just push.
-  bool evict_oldest(Entry& out) noexcept {
+  bool evict_oldest(RingSlots<Entry> slots, Entry& out) noexcept {
     const std::uint64_t write = write_index_;
     // Acquire pairs with the consumer's release in try_pop_contended().
     std::uint64_t read = read_index_.load(std::memory_order_acquire);
     while (write - read >= limit_) {
-      const Slot& slot = slots_[read & (kCapacity - 1)];
-      const Entry oldest = load_entry(slot);  // ours: we wrote it
+      const Slot* slot = producer_slot(slots, read);
+      if (slot == nullptr) [[unlikely]] {
+        return false;
+      }
+      const Entry oldest = load_entry(*slot);  // ours: we wrote it
       // Acq_rel: we own entry `read` only if we move the index past it.
       if (read_index_.compare_exchange_weak(read, read + 1, std::memory_order_acq_rel, std::memory_order_acquire)) {
         cached_read_ = read + 1;
@@ -155,10 +189,11 @@ class SpscRing {
   }
 
   /// Consumer: whether an entry is waiting (does not take it).
-  [[nodiscard]] bool has_entry() const noexcept {
+  [[nodiscard]] bool has_entry(RingSlots<Entry> slots) const noexcept {
     const std::uint64_t read = read_index_.load(std::memory_order_relaxed);
+    const Slot* slot = consumer_slot(slots, read);
     // Acquire: see try_pop().
-    return slots_[read & (kCapacity - 1)].turn.load(std::memory_order_acquire) == read + 1;
+    return slot != nullptr && slot->turn.load(std::memory_order_acquire) == read + 1;
   }
 
   /// Producer: entries queued now (the consumer may have taken some since).
@@ -168,9 +203,26 @@ class SpscRing {
   }
 
   [[nodiscard]] std::uint32_t limit() const noexcept { return limit_; }
-  static constexpr std::uint32_t capacity() noexcept { return kCapacity; }
+  /// Producer: whether its range lies in `slots` (false: corrupt, never used).
+  [[nodiscard]] bool producer_range_fits(RingSlots<Entry> slots) const noexcept {
+    return std::uint64_t{first_} + mask_ < slots.count;
+  }
+  /// The slot range, as the producer's line has it (the creator's view).
+  [[nodiscard]] std::uint32_t first_slot() const noexcept { return first_; }
+  [[nodiscard]] std::uint64_t capacity() const noexcept { return std::uint64_t{mask_} + 1; }
 
  private:
+  // The range is checked at each use against the process-local area: two
+  // compares on the side's own line, so a corrupt range costs that ring only.
+  [[nodiscard]] Slot* producer_slot(RingSlots<Entry> slots, std::uint64_t index) const noexcept {
+    const std::uint64_t at = std::uint64_t{first_} + (index & mask_);
+    return producer_range_fits(slots) ? &slots.base[at] : nullptr;
+  }
+  [[nodiscard]] const Slot* consumer_slot(RingSlots<Entry> slots, std::uint64_t index) const noexcept {
+    const std::uint64_t at = std::uint64_t{consumer_first_} + (index & consumer_mask_);
+    return std::uint64_t{consumer_first_} + consumer_mask_ < slots.count ? &slots.base[at] : nullptr;
+  }
+
   // Relaxed word copies: the turn (and, for evictions, read_index_) orders
   // them; atomic_ref keeps a racing read of a rewritten slot defined.
   static void store_entry(Slot& slot, const Entry& entry) noexcept {
@@ -192,13 +244,43 @@ class SpscRing {
     return entry;
   }
 
-  // Producer's line: its index and its cached view of the consumer.
+  // Producer's line: its index, its cached view of the consumer, its range.
   alignas(kCacheLine) std::uint64_t write_index_ = 0;
   std::uint64_t cached_read_ = 0;
-  std::uint32_t limit_ = kCapacity;
-  // Consumer's line.
+  std::uint32_t limit_ = 0;
+  std::uint32_t first_ = 0;
+  std::uint32_t mask_ = 0;
+  // Consumer's line: its index and its copy of the range.
   alignas(kCacheLine) std::atomic<std::uint64_t> read_index_{0};
-  Slot slots_[kCapacity];
+  std::uint32_t consumer_first_ = 0;
+  std::uint32_t consumer_mask_ = 0;
+};
+
+/// A ring with its `kCapacity` slots inline (tests, benchmarks, one process):
+/// the same algorithm, the same calls without the slot area.
+template <class Entry, std::uint32_t kCapacity>
+class SpscRing {
+  static_assert(kCapacity > 0 && (kCapacity & (kCapacity - 1)) == 0, "capacity is a power of two");
+
+ public:
+  /// Empties the ring and sets how many entries it may hold. Not thread-safe.
+  void reset(std::uint32_t limit) noexcept { shared_.reset(slots(), 0, kCapacity, limit); }
+  bool try_push(const Entry& entry) noexcept { return shared_.try_push(slots(), entry); }
+  bool try_pop(Entry& out) noexcept { return shared_.try_pop(slots(), out); }
+  bool try_pop_contended(Entry& out) noexcept { return shared_.try_pop_contended(slots(), out); }
+  bool evict_oldest(Entry& out) noexcept { return shared_.evict_oldest(slots(), out); }
+  [[nodiscard]] std::uint64_t fill_estimate() const noexcept { return shared_.fill_estimate(); }
+  std::uint64_t refresh_fill() noexcept { return shared_.refresh_fill(); }
+  [[nodiscard]] bool has_entry() const noexcept { return shared_.has_entry(slots()); }
+  [[nodiscard]] std::uint64_t size_for_producer() const noexcept { return shared_.size_for_producer(); }
+  [[nodiscard]] std::uint32_t limit() const noexcept { return shared_.limit(); }
+  static constexpr std::uint32_t capacity() noexcept { return kCapacity; }
+
+ private:
+  [[nodiscard]] RingSlots<Entry> slots() const noexcept { return {const_cast<RingSlot<Entry>*>(slots_), kCapacity}; }
+
+  SharedSpscRing<Entry> shared_;
+  RingSlot<Entry> slots_[kCapacity];
 };
 
 static_assert(std::atomic<std::uint64_t>::is_always_lock_free, "shared-memory atomics must be lock-free");

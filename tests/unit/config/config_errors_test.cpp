@@ -74,6 +74,10 @@ const Case kCases[] = {
     {"port too high", "udp:\n  discovery: {port: 70000}\n", "bad.yaml:2:21:", "from 1 to 65535"},
     {"negative milliseconds", "topics:\n  - {name: a, deadline_ms: -5}\n",
      "bad.yaml:2:28:", "deadline_ms must be from 0 to 3600000 milliseconds"},
+    {"no connections", "nodes:\n  - name: a\n    pool: {connections: 0}\n",
+     "bad.yaml:3:25:", "connections must be a whole number from 1 to 16384, found 0"},
+    {"too many queue slots", "nodes:\n  - name: a\n    pool: {queue_slots: 2000000}\n",
+     "bad.yaml:3:25:", "queue_slots must be a whole number from 1 to 1048576"},
     {"chunk classes shrinking",
      "nodes:\n  - name: a\n    pool:\n      chunk_classes:\n        - {payload_bytes: 4 KiB, "
      "count: 8}\n        - {payload_bytes: 256, count: 8}\n",

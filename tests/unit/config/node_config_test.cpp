@@ -122,6 +122,27 @@ TEST_F(NodeConfigTest, ChunkClassesGivenInCodeWinOverTheFile) {
   EXPECT_EQ((*sut)->pool_stats()[0].payload_bytes, 1024U);
 }
 
+TEST_F(NodeConfigTest, ANodeSizesItsConnectionTableFromItsEntry) {
+  const NodeOptions options = options_with(
+      "nodes:\n"
+      "  - name: sensor\n"
+      "    pool: {connections: 1, queue_slots: 64}\n"
+      "  - name: reader\n");
+  auto sensor = Node::create("sensor", options);
+  auto reader = Node::create("reader", options);
+  ASSERT_TRUE(sensor.ok() && reader.ok());
+  auto pub = (*sensor)->advertise<Reading>("readings");
+  ASSERT_TRUE(pub.ok());
+  auto first = (*reader)->subscribe<Reading>("readings");
+  ASSERT_TRUE(first.ok()) << first.error().message();
+
+  auto second = (*reader)->subscribe<Reading>("readings");
+
+  ASSERT_FALSE(second.ok()) << "pool.connections: 1 holds one subscriber";
+  EXPECT_NE(second.error().message().find("raise pool.connections of node 'sensor'"), std::string::npos)
+      << second.error().message();
+}
+
 TEST_F(NodeConfigTest, FindsTheFileThroughAxonConfig) {
   const std::string path = write_config(kSmallPool);
   ::setenv("AXON_CONFIG", path.c_str(), 1);  // NOLINT(concurrency-mt-unsafe): single-threaded test

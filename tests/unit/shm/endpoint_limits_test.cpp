@@ -137,10 +137,13 @@ TEST_F(EndpointLimits, RefusesTheConnectionBeyondWhatANodesPoolHolds) {
   EXPECT_EQ(extra_subscriber.error().code(), ErrorCode::kLimitReached);
   EXPECT_NE(extra_subscriber.error().message().find("node 'hub'"), std::string::npos)
       << extra_subscriber.error().message();
-  EXPECT_NE(extra_subscriber.error().message().find("256"), std::string::npos) << extra_subscriber.error().message();
+  EXPECT_NE(extra_subscriber.error().message().find("pool.connections 256: raise pool.connections of node 'hub'"),
+            std::string::npos)
+      << extra_subscriber.error().message();
   ASSERT_FALSE(extra_publisher.ok()) << "its subscriber would need a 257th connection";
   EXPECT_EQ(extra_publisher.error().code(), ErrorCode::kLimitReached);
-  EXPECT_NE(extra_publisher.error().message().find("at most 256"), std::string::npos)
+  EXPECT_NE(extra_publisher.error().message().find("pool.connections is 256: raise pool.connections of node 'hub'"),
+            std::string::npos)
       << extra_publisher.error().message();
   // Another node's pool has room of its own.
   auto elsewhere = add_node("elsewhere")->advertise<Tick>("unpublished");
@@ -179,6 +182,67 @@ TEST_F(EndpointLimits, ASubscriberAcceptedOnceAnotherLeftConnectsAndReceives) {
   EXPECT_EQ(late->counters().publishers_unconnected, 0U);
   EXPECT_EQ(pub->counters().subscribers_unconnected, 0U);
   EXPECT_EQ(pub->subscriber_count(), 61U);
+}
+
+// Issue 15: a node's connection table and queue slots are sized by its
+// config; the one past them is refused naming the key to raise.
+TEST_F(EndpointLimits, RefusesTheConnectionPastPoolConnectionsNamingTheKey) {
+  NodeOptions options = small_pool(domain);
+  options.pool_connections = 3;
+  auto hub = Node::create("hub", options);
+  ASSERT_TRUE(hub.ok()) << hub.error().message();
+  nodes.push_back(*hub);
+  auto readers = add_node("readers");
+  auto pub = (*hub)->advertise<Tick>("small");
+  ASSERT_TRUE(pub.ok());
+  for (int i = 0; i < 3; ++i) {
+    auto sub = readers->subscribe<Tick>("small", {.depth = 1});
+    ASSERT_TRUE(sub.ok()) << i << ": " << sub.error().message();
+    subs.push_back(std::move(*sub));
+  }
+
+  auto extra = readers->subscribe<Tick>("small", {.depth = 1});
+
+  ASSERT_FALSE(extra.ok()) << "a 4th connection does not fit pool.connections 3";
+  EXPECT_EQ(extra.error().code(), ErrorCode::kLimitReached);
+  EXPECT_NE(extra.error().message().find("pool.connections 3: raise pool.connections of node 'hub'"), std::string::npos)
+      << extra.error().message();
+  ASSERT_TRUE(pub->publish(Tick{.n = 7}).ok());
+  for (auto& sub : subs) {
+    EXPECT_TRUE(test::eventually([&] { return sub->take().ok(); }, std::chrono::seconds(5)))
+        << "the three that fit receive";
+  }
+}
+
+TEST_F(EndpointLimits, RefusesTheQueuePastPoolQueueSlotsNamingTheKey) {
+  NodeOptions options = small_pool(domain);
+  options.pool_queue_slots = 40;
+  auto hub = Node::create("hub", options);
+  ASSERT_TRUE(hub.ok()) << hub.error().message();
+  nodes.push_back(*hub);
+  auto readers = add_node("readers");
+  auto pub = (*hub)->advertise<Tick>("deep");
+  ASSERT_TRUE(pub.ok());
+  // Depth 20 takes 32 slots, depth 5 takes 8: 40 of 40.
+  for (const std::uint32_t depth : {20U, 5U}) {
+    auto sub = readers->subscribe<Tick>("deep", {.depth = depth});
+    ASSERT_TRUE(sub.ok()) << depth << ": " << sub.error().message();
+    subs.push_back(std::move(*sub));
+  }
+
+  auto extra = readers->subscribe<Tick>("deep", {.depth = 1});
+  auto late_publisher = (*hub)->advertise<Tick>("deep");
+
+  ASSERT_FALSE(extra.ok()) << "no slot is left for a queue of depth 1";
+  EXPECT_NE(extra.error().message().find("raise pool.queue_slots of node 'hub'"), std::string::npos)
+      << extra.error().message();
+  ASSERT_FALSE(late_publisher.ok()) << "a second publisher needs 40 more slots";
+  EXPECT_NE(late_publisher.error().message().find("raise pool.queue_slots of node 'hub'"), std::string::npos)
+      << late_publisher.error().message();
+  ASSERT_TRUE(pub->publish(Tick{.n = 7}).ok());
+  for (auto& sub : subs) {
+    EXPECT_TRUE(test::eventually([&] { return sub->take().ok(); }, std::chrono::seconds(5)));
+  }
 }
 
 }  // namespace

@@ -436,5 +436,58 @@ TEST(SpscRing, EvictionAndPopStartedTogetherNeverBothTakeTheOldestEntry) {
   std::cout << "[          ] " << popped.size() << " popped, " << evicted.size() << " evicted\n";
 }
 
+// Rings whose slots are ranges of one area (a pool's queue slots).
+struct SharedArea {
+  std::vector<RingSlot<std::uint64_t>> storage = std::vector<RingSlot<std::uint64_t>>(16);
+  [[nodiscard]] RingSlots<std::uint64_t> slots() { return {storage.data(), storage.size()}; }
+};
+
+TEST(SharedSpscRing, RingsOnNeighbouringRangesOfOneAreaKeepTheirOwnEntries) {
+  SharedArea area;
+  SharedSpscRing<std::uint64_t> first;
+  SharedSpscRing<std::uint64_t> second;
+  first.reset(area.slots(), 0, 4, 4);
+  second.reset(area.slots(), 4, 8, 5);
+  for (std::uint64_t v = 0; v < 4; ++v) {
+    ASSERT_TRUE(first.try_push(area.slots(), 100 + v));
+  }
+  for (std::uint64_t v = 0; v < 5; ++v) {
+    ASSERT_TRUE(second.try_push(area.slots(), 200 + v));
+  }
+
+  EXPECT_FALSE(first.try_push(area.slots(), 999)) << "its limit is its capacity, 4";
+  EXPECT_FALSE(second.try_push(area.slots(), 999)) << "its limit is 5 of its 8 slots";
+  for (std::uint64_t v = 0; v < 4; ++v) {
+    std::uint64_t out = 0;
+    ASSERT_TRUE(first.try_pop(area.slots(), out));
+    EXPECT_EQ(out, 100 + v);
+  }
+  for (std::uint64_t v = 0; v < 5; ++v) {
+    std::uint64_t out = 0;
+    ASSERT_TRUE(second.try_pop(area.slots(), out));
+    EXPECT_EQ(out, 200 + v);
+  }
+  EXPECT_EQ(first.first_slot(), 0U);
+  EXPECT_EQ(second.capacity(), 8U);
+}
+
+TEST(SharedSpscRing, ARangeOutsideTheAreaLooksFullToTheProducerAndEmptyToTheConsumer) {
+  // Another process wrote the range: the area is this process's own view.
+  SharedArea area;
+  SharedSpscRing<std::uint64_t> sut;
+  sut.reset(area.slots(), 12, 8, 8);  // slots 12..19 of 16
+
+  std::uint64_t out = 0;
+  EXPECT_FALSE(sut.producer_range_fits(area.slots()));
+  EXPECT_FALSE(sut.try_push(area.slots(), 1));
+  EXPECT_FALSE(sut.evict_oldest(area.slots(), out));
+  EXPECT_FALSE(sut.try_pop(area.slots(), out));
+  EXPECT_FALSE(sut.try_pop_contended(area.slots(), out));
+  EXPECT_FALSE(sut.has_entry(area.slots()));
+  for (const auto& slot : area.storage) {
+    EXPECT_EQ(slot.turn.load(), 0U) << "nothing outside or inside the area was written";
+  }
+}
+
 }  // namespace
 }  // namespace axon::shm
