@@ -22,8 +22,8 @@ std::uint32_t find_topic(const DomainLockGuard& held, const Registry& registry, 
   return kMaxTopics;
 }
 
-void append_endpoint(const DomainLockGuard& held, const Registry& registry, const EndpointEntry& e, std::uint32_t slot, GraphEndpointKind kind,
-                     std::vector<GraphEndpoint>& out) {
+void append_endpoint(const DomainLockGuard& held, const Registry& registry, const EndpointEntry& e, std::uint32_t slot,
+                     GraphEndpointKind kind, std::vector<GraphEndpoint>& out) {
   if (e.participant >= kMaxParticipants) {
     return;  // written by another process: never an index unchecked
   }

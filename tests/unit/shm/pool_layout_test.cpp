@@ -1,8 +1,8 @@
 // The fixed shared memory of a node's pool (issue 15): sized by its config,
 // not by the largest table the layout allows.
-#include "transports/shm/pool_segment.hpp"
-
 #include <gtest/gtest.h>
+
+#include "transports/shm/pool_segment.hpp"
 
 namespace axon::shm {
 namespace {
