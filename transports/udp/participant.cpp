@@ -166,6 +166,7 @@ std::shared_ptr<UdpWriter> Participant::add_writer(std::shared_ptr<shm::ShmPubli
                             .checksum = false,
                             .fragment_bytes = fragment_bytes_for(config_.udp.mtu),
                             .max_message_bytes = config_.udp.max_message_bytes};
+  const std::lock_guard matching(matching_mutex_);
   WriterEntry entry = writers_.add(context, std::move(local),
                                    WriterTopic{.topic_id = topic_id_of(topic.name),
                                                .topic_name = topic.name,
@@ -193,6 +194,9 @@ void Participant::remove_subscription(std::string_view topic_name, bool reliable
 }
 
 std::vector<RemoteRoute> Participant::remote_routes(std::string_view topic_name) const {
+  // Not while an announcement is between RemoteHosts and the writers: a route
+  // reported here is in the writers' destinations (see matching_mutex_).
+  const std::lock_guard matching(matching_mutex_);
   return hosts_.routes(topic_id_of(topic_name));
 }
 
@@ -215,6 +219,7 @@ void Participant::update_destinations(const std::vector<WriterEntry>& writers) n
 
 void Participant::on_announce(const ReceiveTurn& turn, const ParsedDatagram& datagram, std::span<const std::byte> bytes,
                               bool discovery) noexcept {
+  const std::lock_guard matching(matching_mutex_);
   const RemoteHosts::AnnounceOutcome outcome = discovery_->on_announce(turn, datagram, bytes, discovery);
   if (outcome.new_participant) {
     // Announce ourselves now, not at the next period: our writers may send to
@@ -246,6 +251,7 @@ void Participant::on_period(const ReceiveTurn& turn, std::int64_t now_ns) noexce
 }
 
 void Participant::lose_participant(const ReceiveTurn& turn, std::uint64_t sender_id, const char* why) noexcept {
+  std::unique_lock matching(matching_mutex_);
   const std::optional<RemoteHosts::Removed> removed = hosts_.remove(sender_id);
   if (!removed) {
     return;
@@ -256,6 +262,7 @@ void Participant::lose_participant(const ReceiveTurn& turn, std::uint64_t sender
                   config_.node_name, removed->host, why);
   }
   update_destinations(writers_.all());
+  matching.unlock();
   receive_->drop_sender(turn, sender_id);
 }
 

@@ -13,6 +13,7 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string_view>
 #include <thread>
@@ -78,6 +79,12 @@ class Participant final : private AnnounceHandler {
   const std::int64_t period_ns_;
   const std::int64_t liveliness_ns_;
 
+  /// Held while remote subscriptions change in hosts_ and the writers'
+  /// destinations follow, and while remote_routes() reads hosts_: a route it
+  /// reports is in the writers' destinations, so a publish after it sends
+  /// there (a reliable subscriber matched before a message gets it). Taken
+  /// with the receive turn or alone, before RemoteHosts' and the writers' mutexes.
+  mutable std::mutex matching_mutex_;
   LocalTopics topics_;
   WriterTable writers_;
   RemoteHosts hosts_;

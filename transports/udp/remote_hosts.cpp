@@ -114,6 +114,7 @@ std::optional<RemoteHosts::Removed> RemoteHosts::remove(std::uint64_t sender) {
 
 std::vector<RemoteRoute> RemoteHosts::routes(std::uint64_t topic_id) const {
   std::map<std::string, RemoteRoute> by_host;
+  std::set<std::string> receiving;  // hosts whose receiver is elected: writers send there (destinations_for)
   {
     std::lock_guard guard(mutex_);
     for (const auto& [id, remote] : remote_) {
@@ -125,13 +126,18 @@ std::vector<RemoteRoute> RemoteHosts::routes(std::uint64_t topic_id) const {
         route.host = remote.host;
         route.subscribers += entry.subscribers;
         route.reliable = route.reliable || (entry.flags & kEntryReliable) != 0;
+        if ((entry.flags & kEntryReceiver) != 0) {
+          receiving.insert(remote.host);
+        }
       }
     }
   }
   std::vector<RemoteRoute> routes;
   routes.reserve(by_host.size());
   for (auto& [host, route] : by_host) {
-    routes.push_back(std::move(route));
+    if (receiving.contains(host)) {
+      routes.push_back(std::move(route));
+    }
   }
   return routes;
 }

@@ -62,7 +62,7 @@ class RemoteHosts {
   };
   std::optional<Removed> remove(std::uint64_t sender);
 
-  /// Remote hosts that subscribe to `topic_id`.
+  /// Remote hosts that subscribe to `topic_id` and whose receiver of it is elected (writers send there).
   [[nodiscard]] std::vector<RemoteRoute> routes(std::uint64_t topic_id) const;
 
   struct Destinations {

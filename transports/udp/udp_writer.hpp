@@ -131,7 +131,9 @@ class UdpWriter {
   std::vector<WriterDestination> destinations_;  ///< Guarded by mutex_.
   std::uint64_t destinations_generation_ = 0;    ///< Guarded by mutex_.
   /// Relaxed: publish() skips the mutex when there is no destination; a
-  /// destination added meanwhile starts with the next message anyway.
+  /// destination added meanwhile starts with the next message anyway. A thread
+  /// that saw the route (Participant::remote_routes(), whose mutex the
+  /// participant releases after set_destinations()) sees it set.
   std::atomic<bool> has_destinations_{false};
   std::uint64_t sequence_ = 0;  ///< Last sequence sent on the network; guarded by mutex_.
   /// How far publish() got: the low 32 bits of the sequence it sends (high

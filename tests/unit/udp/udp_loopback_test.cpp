@@ -331,6 +331,7 @@ void fill(TestMessage& m, std::uint64_t sequence) { test::fill(m, 1, sequence); 
 /// most of them read from the socket by the waiting thread itself.
 template <class Message>
 void expect_waiter_reads_the_socket(Node& sender, Node& receiver, const std::string& topic) {
+  SCOPED_TRACE("topic " + topic);
   auto subscriber = receiver.subscribe<Message>(topic);
   auto publisher = sender.advertise<Message>(topic);
   ASSERT_TRUE(subscriber && publisher);
