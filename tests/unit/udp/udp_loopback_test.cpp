@@ -86,6 +86,7 @@ nodes:
 topics:
   - {name: big, reliability: reliable, depth: 8}
   - {name: steady, reliability: reliable, depth: 256}
+  - {name: steady_long, reliability: reliable, depth: 256}
   - {name: local_only, transport: shm}
 udp:
   discovery:
