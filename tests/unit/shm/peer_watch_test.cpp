@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "src/base/clock.hpp"
-#include "tests/support/common/temp_dir.hpp"
+#include "tests/support/held_domain_lock.hpp"
 
 namespace axon::shm {
 namespace {
@@ -59,14 +59,7 @@ struct PeerWatchFixture : ::testing::Test {
     Registry::format(segment.get());
   }
   /// The guard the registry's calls ask for: a real lock, held by the test.
-  const DomainLockGuard& held() {
-    if (!guard) {
-      auto taken = lock.lock();
-      EXPECT_TRUE(taken) << taken.error().message();
-      guard.emplace(std::move(*taken));
-    }
-    return *guard;
-  }
+  const DomainLockGuard& held() { return lock.held(); }
   void add(const ProcessIdentity& id, const char* name) {
     ASSERT_TRUE(registry.add_participant(held(), id, name, 0).ok());
   }
@@ -84,9 +77,7 @@ struct PeerWatchFixture : ::testing::Test {
     }
     return sut.note_polled(polled, 0);
   }
-  test::TempDir dir{"axon-peer-watch"};
-  DomainLock lock{dir.path() + "/axon_d0.lock", 0600};
-  std::optional<DomainLockGuard> guard;
+  test_support::HeldDomainLock lock{"axon-peer-watch"};
   std::unique_ptr<RegistrySegment> segment;
   Registry registry;
 };

@@ -7,7 +7,7 @@
 #include <memory>
 #include <optional>
 
-#include "tests/support/common/temp_dir.hpp"
+#include "tests/support/held_domain_lock.hpp"
 
 namespace axon::shm {
 namespace {
@@ -17,23 +17,14 @@ struct RegistryFixture : ::testing::Test {
     Registry::format(segment.get());
   }
   /// The guard the registry's calls ask for: a real lock, held by the test.
-  const DomainLockGuard& held() {
-    if (!guard) {
-      auto taken = lock.lock();
-      EXPECT_TRUE(taken) << taken.error().message();
-      guard.emplace(std::move(*taken));
-    }
-    return *guard;
-  }
+  const DomainLockGuard& held() { return lock.held(); }
   static TopicDescriptor topic(std::string name, std::string type, std::uint64_t hash) {
     return TopicDescriptor{
         .name = std::move(name),
         .type = TypeIdentity{.name = std::move(type), .hash = hash, .size = 8, .align = 8, .version = 0},
         .max_payload_bytes = 8};
   }
-  test::TempDir dir{"axon-registry"};
-  DomainLock lock{dir.path() + "/axon_d0.lock", 0600};
-  std::optional<DomainLockGuard> guard;
+  test_support::HeldDomainLock lock{"axon-registry"};
   std::unique_ptr<RegistrySegment> segment;
   Registry sut;
 };
