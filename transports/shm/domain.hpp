@@ -42,6 +42,8 @@ class Domain {
   [[nodiscard]] std::uint64_t topic_version(std::uint32_t topic) const noexcept {
     return registry_.topic_version(topic);
   }
+  /// A publisher of `topic` (its own, registered) freed connections.
+  void room_freed(std::uint32_t topic) noexcept { registry_.room_freed(topic); }
   [[nodiscard]] WakeWord& subscriber_wake(std::uint32_t slot) noexcept { return registry_.subscriber_wake(slot); }
   [[nodiscard]] WakeWord& graph_word() noexcept { return registry_.graph_word(); }
 

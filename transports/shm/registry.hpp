@@ -1,7 +1,7 @@
 // Operations on a domain's registry segment. Every call that reads or writes
-// the tables needs the domain lock and takes its guard; only topic_version()
-// and subscriber_wake() (words other processes move without the lock) and
-// format() (a segment nobody else sees yet) do not.
+// the tables needs the domain lock and takes its guard; only topic_version(),
+// room_freed() and subscriber_wake() (words other processes move without the
+// lock) and format() (a segment nobody else sees yet) do not.
 #pragma once
 
 #include <array>
@@ -83,13 +83,11 @@ class Registry {
   [[nodiscard]] WakeWord& graph_word() noexcept { return seg_->graph_wake.word; }
   /// Wakes every waiting subscriber of `topic` (its publishers changed).
   void wake_subscribers(const DomainLockGuard& held, std::uint32_t topic) noexcept;
-  /// A publisher of `topic` freed connections: bumps the topic's version and
-  /// wakes its subscribers, so that one that could not connect for lack of
-  /// room rescans now.
-  void connections_changed(const DomainLockGuard& held, std::uint32_t topic) noexcept {
-    bump_version(topic);
-    wake_subscribers(held, topic);
-  }
+  /// Lock-free: a publisher of `topic` freed connections. Bumps the topic's
+  /// version, so that a subscriber that could not connect for lack of room
+  /// rescans when it next looks; waking the sleeping ones needs the lock
+  /// (wake_subscribers()). `topic` is the caller's own, registered topic.
+  void room_freed(std::uint32_t topic) noexcept { bump_version(topic); }
   void remove_publisher(const DomainLockGuard& held, std::uint32_t slot) noexcept;
   void remove_subscriber(const DomainLockGuard& held, std::uint32_t slot) noexcept;
   [[nodiscard]] bool subscriber_is(const DomainLockGuard& held, const SlotRef& ref) const noexcept;

@@ -88,12 +88,14 @@ ShmPublisherPort::~ShmPublisherPort() {
 }
 
 void ShmPublisherPort::announce_room() noexcept {
-  // A subscriber that could not connect for lack of room retries when it
-  // next looks; tell the topic's subscribers now, so that one sleeping in an
-  // executor does not wait for its next wake-up. Never block the publisher
-  // for it: when the lock is busy, the subscriber's own retry does it.
+  // A subscriber that could not connect for lack of room rescans when it next
+  // looks, since the version moved (lock-free, so never lost to a busy lock).
+  // Also wake the ones sleeping in an executor, so that they do not wait for
+  // their next wake-up; never block the publisher for that: when the lock is
+  // busy, their own retry wakes them.
+  domain_.room_freed(topic_);
   domain_.lock().with_lock_if_free(
-      [&](const DomainLockGuard& held) { domain_.registry(held).connections_changed(held, topic_); });
+      [&](const DomainLockGuard& held) { domain_.registry(held).wake_subscribers(held, topic_); });
 }
 
 void ShmPublisherPort::adopt_joiners() noexcept {

@@ -12,6 +12,7 @@
 #include "tests/support/child_process.hpp"
 #include "tests/support/eventually.hpp"
 #include "tests/support/peer_domain_test.hpp"
+#include "transports/shm/domain_lock.hpp"
 
 namespace axon {
 namespace {
@@ -182,6 +183,36 @@ TEST_F(EndpointLimits, ASubscriberAcceptedOnceAnotherLeftConnectsAndReceives) {
   EXPECT_EQ(late->counters().publishers_unconnected, 0U);
   EXPECT_EQ(pub->counters().subscribers_unconnected, 0U);
   EXPECT_EQ(pub->subscriber_count(), 61U);
+}
+
+// CI failure of 2026-12-01: the publish that frees room could tell the
+// waiting subscriber only when the domain lock was free at that moment; with
+// another process's service thread holding it, the subscriber waited for its
+// own retry (100 ms). The room is announced lock-free now.
+TEST_F(EndpointLimits, RoomFreedWhileTheDomainLockIsBusyIsSeenByTheNextLook) {
+  auto cam = add_node("cam");
+  auto viewers = add_node("viewers");
+  auto pub = cam->advertise<Tick>("camera/front");
+  ASSERT_TRUE(pub.ok());
+  for (int i = 0; i < 61; ++i) {
+    auto sub = viewers->subscribe<Tick>("camera/front", {.depth = 1});
+    ASSERT_TRUE(sub.ok()) << sub.error().message();
+    subs.push_back(std::move(*sub));
+  }
+  subs.pop_back();
+  auto late = viewers->subscribe<Tick>("camera/front", {.depth = 1});
+  ASSERT_TRUE(late.ok()) << late.error().message();
+  ASSERT_EQ(late->counters().publishers_unconnected, 1U);
+  {
+    // Another open file of the domain's lock: flock keeps it from the nodes
+    // as it would from another process.
+    shm::DomainLock other("/dev/shm/axon_d" + std::to_string(domain) + ".lock", 0600);
+    auto held = other.lock();
+    ASSERT_TRUE(held) << held.error().message();
+    ASSERT_TRUE(pub->publish(Tick{.n = 0}).ok());  // reclaims the closed connection
+  }
+  EXPECT_FALSE(late->has_data());
+  EXPECT_EQ(late->counters().publishers_unconnected, 0U) << "waited for its retry instead of seeing the room";
 }
 
 // Issue 15: a node's connection table and queue slots are sized by its
