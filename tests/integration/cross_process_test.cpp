@@ -66,8 +66,10 @@ TEST_F(CrossProcess, ALateSubscriberGetsWhatIsPublishedAfterItJoins) {
   TestMessage early;
   test::fill(early, 1, 1);
   ASSERT_EQ(pub->publish(early)->delivered, 0U);
-  auto sub = peer("subscribe", {"expect=50", "lossless=0"});
-  ASSERT_TRUE(sub.wait_for_line("READY", 10s));
+  // LINKED, not READY: a subscriber may exist before it could map our pool
+  // (its service thread fetches it), and only a connected one is delivered to.
+  auto sub = peer("subscribe", {"expect=50", "lossless=0", "wait_pubs=1"});
+  ASSERT_TRUE(sub.wait_for_line("LINKED", 10s)) << sub.output();
   for (std::uint64_t seq = 2; seq <= 51; ++seq) {
     TestMessage m;
     test::fill(m, 1, seq);
