@@ -2,19 +2,17 @@
 // up this node: check_liveness_now() and a publisher's counters() only try
 // the lock (counters() keeps its last count of unconnected subscribers), and
 // loan, publish and take never take it. What needs the lock waits for it.
-#include <fcntl.h>
 #include <gtest/gtest.h>
-#include <sys/file.h>
-#include <sys/syscall.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
+#include <csignal>
 #include <cstring>
 #include <future>
 #include <thread>
 
 #include "axon/graph.hpp"
+#include "tests/support/child_process.hpp"
 #include "tests/support/common/temp_dir.hpp"
 #include "transports/shm/shm_transport.hpp"
 
@@ -23,58 +21,26 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-/// A child process that holds the domain lock at `path` until release(), as
-/// DomainLock takes it (flock on the file). The child makes system calls
-/// only: this process has threads.
+/// Another process (axon_test_peer hold-lock, spawned: this process has
+/// threads, so no code runs in a forked copy of it) that holds the domain
+/// lock at `path`, as DomainLock takes it, until release().
 class LockHolder {
  public:
-  explicit LockHolder(const std::string& path) {
-    int ready[2];
-    int quit[2];
-    if (::pipe(ready) != 0 || ::pipe(quit) != 0) {
-      return;
-    }
-    const char* file = path.c_str();
-    pid_ = ::fork();
-    if (pid_ == 0) {
-      // Raw system calls: a sanitizer's interceptors may take a lock that
-      // another thread of the parent held at fork(), and hang the child.
-      ::syscall(SYS_close, quit[1]);
-      const auto fd = static_cast<int>(::syscall(SYS_openat, AT_FDCWD, file, O_RDWR | O_CREAT | O_CLOEXEC, 0600));
-      const char byte = fd >= 0 && ::syscall(SYS_flock, fd, LOCK_EX) == 0 ? 1 : 0;
-      ::syscall(SYS_write, ready[1], &byte, 1);
-      char ignored = 0;
-      ::syscall(SYS_read, quit[0], &ignored, 1);  // until release()
-      ::syscall(SYS_exit_group, 0);
-    }
-    ::close(ready[1]);
-    ::close(quit[0]);
-    quit_ = quit[1];
-    char byte = 0;
-    holding_ = pid_ > 0 && ::read(ready[0], &byte, 1) == 1 && byte == 1;
-    ::close(ready[0]);
+  explicit LockHolder(const std::string& path)
+      : child_(test::ChildProcess::spawn({test::peer_path(), "hold-lock", "path=" + path})) {
+    holding_ = child_.wait_for_line("LOCKED", std::chrono::seconds(10)).has_value();
   }
-  LockHolder(const LockHolder&) = delete;
-  LockHolder& operator=(const LockHolder&) = delete;
-  ~LockHolder() { release(); }
 
   [[nodiscard]] bool holding() const noexcept { return holding_; }
-  void release() noexcept {
-    if (quit_ >= 0) {
-      ::close(quit_);
-      quit_ = -1;
-    }
-    if (pid_ > 0) {
-      int status = 0;
-      ::waitpid(pid_, &status, 0);
-      pid_ = -1;
-    }
+  /// The child dies holding the lock: the kernel drops it.
+  void release() {
+    child_.kill(SIGKILL);
+    child_.wait(std::chrono::seconds(10));
     holding_ = false;
   }
 
  private:
-  pid_t pid_ = -1;
-  int quit_ = -1;
+  test::ChildProcess child_;
   bool holding_ = false;
 };
 
@@ -123,10 +89,6 @@ TEST(HeldDomainLock, NeitherLivenessNorCountersNorTheDataPathWaitForIt) {
 // Graph events: a snapshot only tries the lock, so a watcher's wait() ends at
 // its timeout; once the holder lets go, the owed snapshot is taken.
 TEST(HeldDomainLock, GraphSnapshotsDoNotWaitForItAndAreTakenOnceItIsFree) {
-#if defined(__SANITIZE_THREAD__)
-  GTEST_SKIP() << "known defect under TSan: this test hung in 2 of 3 TSan runs (fork of a lock holder while the "
-                  "transport has threads); runs in release and ASan; to be fixed, see the session note";
-#endif
   test::TempDir dir("axon-held-lock-graph");
   auto transport = ShmTransport::create(
       ShmConfig{.domain_id = 4, .node_name = "node", .shm_dir = dir.path(), .chunk_classes = {{256, 64}}});
