@@ -9,6 +9,8 @@
 #include <csignal>
 #include <cstring>
 #include <future>
+#include <memory>
+#include <string>
 #include <thread>
 
 #include "axon/graph.hpp"
@@ -48,38 +50,53 @@ double ms_since(Clock::time_point start) {
   return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
 }
 
-TEST(HeldDomainLock, NeitherLivenessNorCountersNorTheDataPathWaitForIt) {
-  test::TempDir dir("axon-held-lock");
-  auto transport = ShmTransport::create(
-      ShmConfig{.domain_id = 3, .node_name = "node", .shm_dir = dir.path(), .chunk_classes = {{256, 64}}});
-  ASSERT_TRUE(transport) << transport.error().message();
+/// A transport with a publisher and a subscriber of topic "ticks".
+class HeldDomainLock : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto created = ShmTransport::create(
+        ShmConfig{.domain_id = 3, .node_name = "node", .shm_dir = dir.path(), .chunk_classes = {{256, 64}}});
+    ASSERT_TRUE(created) << created.error().message();
+    transport = std::move(*created);
+    auto advertised = transport->advertise(topic, PublisherQos{});
+    auto subscribed = transport->subscribe(topic, SubscriberQos{.depth = 16});
+    ASSERT_TRUE(advertised && subscribed);
+    publisher = std::move(*advertised);
+    subscriber = std::move(*subscribed);
+  }
+  [[nodiscard]] std::string lock_path() const { return dir.path() + "/axon_d3.lock"; }
+
+  test::TempDir dir{"axon-held-lock"};
   const TopicDescriptor topic{
       .name = "ticks", .type = TypeIdentity{.name = "u64", .hash = 1, .size = 8, .align = 8}, .max_payload_bytes = 8};
-  auto publisher = (*transport)->advertise(topic, PublisherQos{});
-  auto subscriber = (*transport)->subscribe(topic, SubscriberQos{.depth = 16});
-  ASSERT_TRUE(publisher && subscriber);
-  const std::uint32_t before = (*publisher)->counters().subscribers_unconnected;  // lock free: counted
+  std::shared_ptr<ShmTransport> transport;
+  std::shared_ptr<PublisherPort> publisher;
+  std::shared_ptr<SubscriberPort> subscriber;
+};
 
-  LockHolder holder(dir.path() + "/axon_d3.lock");
+TEST_F(HeldDomainLock, NeitherLivenessNorCountersNorTheDataPathWaitForIt) {
+  const std::uint32_t before = publisher->counters().subscribers_unconnected;  // lock free: counted
+
+  LockHolder holder(lock_path());
   ASSERT_TRUE(holder.holding());
   const auto start = Clock::now();
-  (*transport)->check_liveness_now();
-  EXPECT_EQ((*publisher)->counters().subscribers_unconnected, before);  // the last count
-  auto loaned = (*publisher)->loan(8);
+  transport->check_liveness_now();
+  EXPECT_EQ(publisher->counters().subscribers_unconnected, before);  // the last count
+  auto loaned = publisher->loan(8);
   ASSERT_TRUE(loaned);
   const std::uint64_t value = 42;
   std::memcpy(loaned->payload, &value, sizeof(value));
-  EXPECT_TRUE((*publisher)->publish(*loaned, sizeof(value), 0));
-  auto taken = (*subscriber)->take();
+  EXPECT_TRUE(publisher->publish(*loaned, sizeof(value), 0));
+  auto taken = subscriber->take();
   ASSERT_TRUE(taken);
   std::uint64_t received = 0;
   std::memcpy(&received, taken->payload, sizeof(received));
   EXPECT_EQ(received, value);
-  (*subscriber)->release(*taken);
+  subscriber->release(*taken);
   EXPECT_LT(ms_since(start), 500.0);  // none of it waited for the holder
 
   // What needs the lock waits for it, and goes on once the holder lets go.
-  auto late = std::async(std::launch::async, [&] { return (*transport)->subscribe(topic, SubscriberQos{.depth = 4}); });
+  auto late = std::async(std::launch::async, [&] { return transport->subscribe(topic, SubscriberQos{.depth = 4}); });
   EXPECT_EQ(late.wait_for(std::chrono::milliseconds(100)), std::future_status::timeout);
   holder.release();
   auto joined = late.get();
@@ -88,21 +105,12 @@ TEST(HeldDomainLock, NeitherLivenessNorCountersNorTheDataPathWaitForIt) {
 
 // Graph events: a snapshot only tries the lock, so a watcher's wait() ends at
 // its timeout; once the holder lets go, the owed snapshot is taken.
-TEST(HeldDomainLock, GraphSnapshotsDoNotWaitForItAndAreTakenOnceItIsFree) {
-  test::TempDir dir("axon-held-lock-graph");
-  auto transport = ShmTransport::create(
-      ShmConfig{.domain_id = 4, .node_name = "node", .shm_dir = dir.path(), .chunk_classes = {{256, 64}}});
-  ASSERT_TRUE(transport) << transport.error().message();
-  const TopicDescriptor topic{
-      .name = "ticks", .type = TypeIdentity{.name = "u64", .hash = 1, .size = 8, .align = 8}, .max_payload_bytes = 8};
-  auto publisher = (*transport)->advertise(topic, PublisherQos{});
-  auto subscriber = (*transport)->subscribe(topic, SubscriberQos{.depth = 16});
-  ASSERT_TRUE(publisher && subscriber);
-  GraphSource* graph = (*transport)->graph();
+TEST_F(HeldDomainLock, GraphSnapshotsDoNotWaitForItAndAreTakenOnceItIsFree) {
+  GraphSource* graph = transport->graph();
   ASSERT_NE(graph, nullptr);
-  GraphWatcher sut(*transport, *graph, "ticks");
+  GraphWatcher sut(transport, *graph, "ticks");
 
-  LockHolder holder(dir.path() + "/axon_d4.lock");
+  LockHolder holder(lock_path());
   ASSERT_TRUE(holder.holding());
   const auto start = Clock::now();
   std::vector<GraphEndpoint> endpoints;
