@@ -215,8 +215,10 @@ class Node {
   /// stays on this host (config `transport: shm`, or no other host), kUdp when
   /// remote hosts are reached over UDP.
   [[nodiscard]] TransportKind transport_for(std::string_view topic) const noexcept;
-  /// Where this node's messages of `topic` go now: this host (shared memory)
-  /// and every remote host that announced a subscription (UDP). Slow path.
+  /// Where this node's messages of `topic` go now: first this host (shared
+  /// memory; always listed, its subscribers not counted), then, when
+  /// transport_for(topic) is kUdp, each remote host that announced a
+  /// subscription to it, with the count it announced. Slow path (allocates).
   [[nodiscard]] std::vector<TopicRoute> routes(std::string_view topic) const;
   /// Counters of this node's UDP participant (zeros when it has none).
   [[nodiscard]] NetworkCounters network_counters() const noexcept;

@@ -49,7 +49,9 @@ struct NodeOptions {
   mode_t file_mode = 0600;
   /// Group given access when file_mode has group bits (empty: the user's group).
   std::string group;
-  /// How often this node checks that its peers are alive.
+  /// The bound on noticing a dead peer. With pidfds (Linux 5.3+) the kernel
+  /// reports a peer's exit at once and an idle node wakes only for a sweep
+  /// every 20 periods; without them, peers are checked every period.
   std::uint32_t liveness_period_ms = 50;
   /// Entries of this node's connection table: the publisher x subscriber
   /// pairs its pool serves at once (each 256 bytes of shared memory). Unset:

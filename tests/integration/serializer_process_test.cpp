@@ -3,8 +3,6 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
-#include <fstream>
-#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -14,31 +12,14 @@
 #include "axon/serializers/protobuf.hpp"
 #include "tests/support/child_process.hpp"
 #include "tests/support/peer_domain_test.hpp"
+#include "tests/support/process_maps.hpp"
 #include "tests/support/schema_messages.hpp"
 
 namespace axon {
 namespace {
 
 using namespace std::chrono_literals;
-
-/// True when `address` lies in a mapping of this process whose name has `text`.
-bool inside_mapping(const void* address, const std::string& text) {
-  std::ifstream maps("/proc/self/maps");
-  const auto a = reinterpret_cast<std::uintptr_t>(address);
-  for (std::string line; std::getline(maps, line);) {
-    if (line.find(text) == std::string::npos) {
-      continue;
-    }
-    std::uintptr_t begin = 0;
-    std::uintptr_t end = 0;
-    char dash = 0;
-    std::istringstream(line) >> std::hex >> begin >> dash >> end;
-    if (a >= begin && a < end) {
-      return true;
-    }
-  }
-  return false;
-}
+using test::inside_mapping;
 
 template <class T, class Check>
 std::uint64_t receive(Subscriber<T>& sub, std::uint64_t expect, Check check) {

@@ -7,74 +7,36 @@
 
 #include <chrono>
 #include <cstdio>
-#include <fstream>
-#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "axon/axon.hpp"
 #include "tests/support/child_process.hpp"
+#include "tests/support/process_maps.hpp"
 #include "tests/support/slice_patterns.hpp"
+#include "tests/support/slice_receive.hpp"
 
 namespace axon {
 namespace {
 
 using namespace std::chrono_literals;
 using test::ChildProcess;
+using test::inside_mapping;
+using test::join;
 using test::SlicePoint;
 
-/// True when `address` lies in a mapping of this process whose name has `text`.
-bool inside_mapping(const void* address, const std::string& text) {
-  std::ifstream maps("/proc/self/maps");
-  const auto a = reinterpret_cast<std::uintptr_t>(address);
-  for (std::string line; std::getline(maps, line);) {
-    if (line.find(text) == std::string::npos) {
-      continue;
-    }
-    std::uintptr_t begin = 0;
-    std::uintptr_t end = 0;
-    char dash = 0;
-    std::istringstream(line) >> std::hex >> begin >> dash >> end;
-    if (a >= begin && a < end) {
-      return true;
-    }
-  }
-  return false;
-}
-
-std::string join(const std::vector<std::size_t>& sizes) {
-  std::string out;
-  for (const std::size_t n : sizes) {
-    out += (out.empty() ? "" : ",") + std::to_string(n);
-  }
-  return out;
-}
-
 /// Takes one message per entry of `sizes` (30 s at most) and checks each:
-/// its sequence, its element count and every element's value.
-template <class T, class Element = typename Serializer<T>::Element>
+/// its sequence, its element count, every element's value, and that it was
+/// read in `pool` (a mapping's name; "" not to check).
+template <class T>
 std::size_t receive_sizes(Subscriber<T>& sub, const std::vector<std::size_t>& sizes, const std::string& pool) {
-  std::size_t received = 0;
-  const auto deadline = std::chrono::steady_clock::now() + 30s;
-  while (received < sizes.size() && std::chrono::steady_clock::now() < deadline) {
-    auto sample = sub.take();
-    if (!sample) {
-      EXPECT_FALSE(sample.failed()) << sample.error().message();
-      std::this_thread::sleep_for(100us);
-      continue;
-    }
-    const std::uint64_t sequence = ++received;
-    EXPECT_EQ(sample.value().info().sequence, sequence);
-    const auto elements = std::span(reinterpret_cast<const Element*>(sample->data()), sample->size());
-    EXPECT_EQ(elements.size(), sizes[sequence - 1]) << "message " << sequence;
-    EXPECT_EQ(test::first_wrong_element(elements, sequence), elements.size()) << "message " << sequence;
+  return test::receive_sizes(sub, sizes, 30s, [&](auto elements) {
     if (!elements.empty() && !pool.empty()) {
       EXPECT_TRUE(inside_mapping(elements.data(), pool)) << "read in the publisher's shared memory";
       EXPECT_TRUE(inside_mapping(&elements.back(), pool));
     }
-  }
-  return received;
+  });
 }
 
 /// The peer's chunk classes with small_pool=1: the largest holds 64 KiB.
@@ -156,18 +118,7 @@ TEST_F(SliceProcess, BytesOfAnUntypedTopicMakeTheRoundTrip) {
   auto sub = node->subscribe<Bytes>("frames", {.depth = 64, .overflow = Overflow::kBlockPublisher});
   ASSERT_TRUE(sub.ok()) << sub.error().message();
   auto pub = peer("bytes", {"sizes=" + join(sizes)});
-  std::size_t received = 0;
-  const auto deadline = std::chrono::steady_clock::now() + 30s;
-  while (received < sizes.size() && std::chrono::steady_clock::now() < deadline) {
-    if (auto sample = (*sub)->take()) {
-      ++received;
-      const auto bytes = std::span(reinterpret_cast<const std::uint8_t*>(sample->data()), sample->size());
-      EXPECT_EQ(bytes.size(), sizes[received - 1]);
-      EXPECT_EQ(test::first_wrong_element(bytes, received), bytes.size());
-    } else {
-      std::this_thread::sleep_for(100us);
-    }
-  }
+  const std::size_t received = test::receive_bytes(**sub, sizes, 30s);
   EXPECT_EQ(received, sizes.size()) << pub.output();
   (*sub).reset();
   EXPECT_EQ(pub.wait(30s), 0) << pub.output();

@@ -4,11 +4,8 @@
 // axon_slice_peer publishes on host alpha; run-time sizes from 0 elements
 // to messages of many datagrams arrive whole and in order.
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <chrono>
-#include <filesystem>
-#include <fstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -16,93 +13,40 @@
 #include "axon/axon.hpp"
 #include "tests/support/child_process.hpp"
 #include "tests/support/slice_patterns.hpp"
+#include "tests/support/slice_receive.hpp"
+#include "tests/support/two_host_loopback.hpp"
 
 namespace axon {
 namespace {
 
 using namespace std::chrono_literals;
 using test::ChildProcess;
+using test::join;
 using test::SlicePoint;
-
-std::string join(const std::vector<std::size_t>& sizes) {
-  std::string out;
-  for (const std::size_t n : sizes) {
-    out += (out.empty() ? "" : ",") + std::to_string(n);
-  }
-  return out;
-}
 
 class SliceOverUdp : public ::testing::Test {
  protected:
-  void SetUp() override {
-    const auto unique = static_cast<unsigned>(::getpid()) * 13U + static_cast<unsigned>(counter++) * 7919U;
-    const auto port = static_cast<std::uint16_t>(20000 + unique % 20000);
-    dir = std::filesystem::temp_directory_path() / ("axon_slice_udp_" + std::to_string(unique));
-    std::filesystem::create_directories(dir / "a");
-    std::filesystem::create_directories(dir / "b");
-    config = dir / "deploy.yaml";
-    // Liveliness 3 s: on a loaded CI machine a 20 ms heartbeat can be late by
-    // far more than half a second, and a host declared lost misses messages.
-    std::ofstream(config) << "domain: " << 100000 + unique % 100000 << R"(
-hosts:
-  - {name: alpha, address: 127.0.0.1}
-  - {name: beta, address: 127.0.0.2}
-nodes:
-  - {name: sender, host: alpha}
-  - {name: receiver, host: beta}
-topics:
-  - {name: frames, reliability: reliable, depth: 64}
-udp:
-  discovery:
-    static_peers: [alpha, beta]
-    port: )" << port << R"(
-  heartbeat_period_ms: 20
-  liveliness_timeout_ms: 3000
-  receive_buffer_bytes: 16 MiB
-)";
-    NodeOptions options;
-    options.config_path = config.string();
-    options.shm_dir = (dir / "b").string();
-    auto created = Node::create("receiver", options);
-    ASSERT_TRUE(created) << created.error().message();
-    node = *created;
-  }
-  void TearDown() override {
-    node.reset();
-    std::filesystem::remove_all(dir);
-  }
+  void SetUp() override { ASSERT_TRUE(node); }
   ChildProcess sender(const std::string& command, std::vector<std::string> args) {
     std::vector<std::string> argv{AXON_SLICE_PEER, command,
-                                  "topic=frames",  "config=" + config.string(),
-                                  "node=sender",   "shm_dir=" + (dir / "a").string()};
+                                  "topic=frames",  "config=" + hosts.config().string(),
+                                  "node=sender",   "shm_dir=" + hosts.shm_dir("a")};
     argv.insert(argv.end(), args.begin(), args.end());
     return ChildProcess::spawn(argv);
   }
   /// Takes one message per entry of `sizes` (20 s at most), checks each.
-  template <class T, class Element = typename Serializer<T>::Element>
+  template <class T>
   void expect_sizes(Subscriber<T>& sub, const std::vector<std::size_t>& sizes, ChildProcess& pub) {
-    std::size_t received = 0;
-    const auto deadline = std::chrono::steady_clock::now() + 20s;
-    while (received < sizes.size() && std::chrono::steady_clock::now() < deadline) {
-      auto sample = sub.take();
-      if (!sample) {
-        std::this_thread::sleep_for(200us);
-        continue;
-      }
-      const std::uint64_t sequence = ++received;
-      EXPECT_EQ(sample.value().info().sequence, sequence);
-      const auto elements = std::span(reinterpret_cast<const Element*>(sample->data()), sample->size());
-      EXPECT_EQ(elements.size(), sizes[sequence - 1]) << "message " << sequence;
-      EXPECT_EQ(test::first_wrong_element(elements, sequence), elements.size()) << "message " << sequence;
-    }
-    EXPECT_EQ(received, sizes.size()) << pub.output();
+    EXPECT_EQ(test::receive_sizes(sub, sizes, 20s), sizes.size()) << pub.output();
     EXPECT_EQ(sub.counters().rejected, 0U);
   }
 
-  static inline int counter = 0;
-  std::filesystem::path dir;
-  std::filesystem::path config;
-  std::shared_ptr<Node> node;
+  // Liveliness 3 s: on a loaded CI machine a 20 ms heartbeat can be late by
+  // far more than half a second, and a host declared lost misses messages.
+  test::TwoHostLoopback hosts{
+      "axon_slice_udp",
+      {.topics = "  - {name: frames, reliability: reliable, depth: 64}\n", .liveliness_timeout_ms = 3000}};
+  std::shared_ptr<Node> node = hosts.node("receiver", "b");
 };
 
 TEST_F(SliceOverUdp, FloatSlicesFromEmptyToManyDatagramsArriveWholeAndInOrder) {
@@ -131,18 +75,7 @@ TEST_F(SliceOverUdp, BytesOfAnUntypedTopicMakeTheRoundTrip) {
   ASSERT_TRUE(sub.ok()) << sub.error().message();
   auto pub = sender("bytes", {"sizes=" + join(sizes)});
   // The peer fills an untyped message as bytes: check it as Slice<uint8_t> would.
-  std::size_t received = 0;
-  const auto deadline = std::chrono::steady_clock::now() + 20s;
-  while (received < sizes.size() && std::chrono::steady_clock::now() < deadline) {
-    if (auto sample = (*sub)->take()) {
-      ++received;
-      const auto bytes = std::span(reinterpret_cast<const std::uint8_t*>(sample->data()), sample->size());
-      EXPECT_EQ(bytes.size(), sizes[received - 1]);
-      EXPECT_EQ(test::first_wrong_element(bytes, received), bytes.size());
-    } else {
-      std::this_thread::sleep_for(200us);
-    }
-  }
+  const std::size_t received = test::receive_bytes(**sub, sizes, 20s);
   EXPECT_EQ(received, sizes.size()) << pub.output();
   (*sub).reset();
   EXPECT_EQ(pub.wait(30s), 0) << pub.output();
@@ -161,16 +94,12 @@ TEST_F(SliceOverUdp, ASliceOfAnotherElementTypeOnTheOtherHostGetsNothingAndIsCou
   // Across hosts the type check is the UDP announcements' (no shared
   // registry): the publisher sees the mismatch, counts it and sends nothing.
   node.reset();  // this process is the sender on alpha this time
-  NodeOptions options;
-  options.config_path = config.string();
-  options.shm_dir = (dir / "a").string();
-  auto created = Node::create("sender", options);
-  ASSERT_TRUE(created) << created.error().message();
-  node = *created;
+  node = hosts.node("sender", "a");
+  ASSERT_TRUE(node);
   std::vector<std::string> argv{AXON_SLICE_PEER, "subscribe",
                                 "elem=f64",      "linger=1",
-                                "topic=frames",  "config=" + config.string(),
-                                "node=receiver", "shm_dir=" + (dir / "b").string()};
+                                "topic=frames",  "config=" + hosts.config().string(),
+                                "node=receiver", "shm_dir=" + hosts.shm_dir("b")};
   auto receiver = ChildProcess::spawn(argv);
   ASSERT_TRUE(receiver.wait_for_line("SUBSCRIBED", 20s)) << receiver.output();
   auto pub = node->advertise<Slice<float>>("frames");

@@ -1,7 +1,7 @@
 // axon_test_peer: the other process of multi-process tests.
 //   axon_test_peer <command> key=value...
 // Commands: publish, subscribe, wait, hold, loan, spam, node, other-type,
-// fb-publish, pb-publish, fb-garbage, pb-garbage.
+// fb-publish, pb-publish, fb-garbage, pb-garbage, hold-lock.
 // Prints "READY" once its endpoints exist, then command-specific lines.
 //
 // Subscriber QoS (subscribe, wait): depth=N, overflow=default|drop-oldest|
@@ -29,6 +29,7 @@
 #include "src/base/futex.hpp"
 #include "tests/support/schema_messages.hpp"
 #include "tests/support/test_messages.hpp"
+#include "transports/shm/domain_lock.hpp"
 
 namespace {
 
@@ -406,6 +407,14 @@ int node_only(const Args& args) {
   sleep_forever();
 }
 
+/// Holds the domain lock at path=P (as DomainLock takes it) until killed.
+int hold_lock(const Args& args) {
+  axon::shm::DomainLock lock(args.str("path"), 0600);
+  auto held = value_or_fail(lock.lock());
+  say("LOCKED");
+  sleep_forever();
+}
+
 int other_type(const Args& args) {
   auto node = make_node(args, "peer-other");
   auto sub = node->subscribe<axon::test::OtherMessage>(args.str("topic"));
@@ -519,7 +528,7 @@ int main(int argc, char** argv) {
       {"hold", hold}, {"loan", loan}, {"spam", spam},
       {"node", node_only}, {"other-type", other_type}, {"fb-publish", fb_publish},
       {"pb-publish", pb_publish}, {"fb-garbage", garbage<axon::test::fb::ObjectList>},
-      {"pb-garbage", garbage<axon::test::pb::ObjectList>}};
+      {"pb-garbage", garbage<axon::test::pb::ObjectList>}, {"hold-lock", hold_lock}};
   // clang-format on
   const std::string command = argv[1];
   for (const auto& [name, run] : commands) {

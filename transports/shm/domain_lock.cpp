@@ -74,7 +74,11 @@ std::optional<DomainLockGuard> DomainLock::try_lock() {
 
 void DomainLock::unlock() noexcept {
   if (fd_ >= 0) {
-    ::close(fd_);  // closing the only descriptor releases the flock
+    // Unlock before closing: a child forked while we held the lock shares
+    // this open file, and close() alone would leave it locked until that
+    // child exits or execs.
+    ::flock(fd_, LOCK_UN);
+    ::close(fd_);
     fd_ = -1;
   }
   mutex_.unlock();

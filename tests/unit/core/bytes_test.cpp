@@ -11,6 +11,7 @@
 
 #include "axon/axon.hpp"
 #include "tests/support/child_process.hpp"
+#include "tests/support/one_node_test.hpp"
 
 namespace axon {
 namespace {
@@ -21,23 +22,11 @@ struct Pose {
   std::uint64_t stamp = 0;
 };
 
-NodeOptions options_for(std::uint32_t domain) {
-  NodeOptions options;
-  options.domain_id = domain;
-  options.chunk_classes = {{.payload_bytes = 256, .count = 16}, {.payload_bytes = 4096, .count = 4}};
-  return options;
-}
-
 std::span<const std::byte> bytes_of(const auto& value) { return std::as_bytes(std::span(&value, 1)); }
 
-class BytesTest : public ::testing::Test {
+class BytesTest : public test::OneNodeTest {
  protected:
-  void TearDown() override {
-    node.reset();
-    EXPECT_TRUE(test::domain_files(domain).empty()) << "files left in /dev/shm";
-  }
-  std::uint32_t domain = test::unique_domain();
-  std::shared_ptr<Node> node = *Node::create("bytes_test", options_for(domain));
+  BytesTest() : OneNodeTest("bytes_test", {{.payload_bytes = 256, .count = 16}, {.payload_bytes = 4096, .count = 4}}) {}
 };
 
 TEST_F(BytesTest, AnUntypedTopicCarriesBytesOfAnySize) {

@@ -14,6 +14,7 @@
 
 #include "axon/axon.hpp"
 #include "tests/support/child_process.hpp"
+#include "tests/support/one_node_test.hpp"
 #include "tests/support/peer_domain_test.hpp"
 
 namespace axon {
@@ -29,20 +30,15 @@ struct Big {
   std::byte data[300'000];
 };
 
-NodeOptions options_for(std::uint32_t domain) {
-  return test::pool_options(domain, {{.payload_bytes = 256, .count = 32}, {.payload_bytes = 4096, .count = 8}});
-}
+const std::vector<ChunkClassConfig> kPool{{.payload_bytes = 256, .count = 32}, {.payload_bytes = 4096, .count = 8}};
+
+NodeOptions options_for(std::uint32_t domain) { return test::pool_options(domain, kPool); }
 
 using test::total_free;
 
-class NodeTest : public ::testing::Test {
+class NodeTest : public test::OneNodeTest {
  protected:
-  void TearDown() override {
-    node.reset();
-    EXPECT_TRUE(test::domain_files(domain).empty()) << "files left in /dev/shm";
-  }
-  std::uint32_t domain = test::unique_domain();
-  std::shared_ptr<Node> node = *Node::create("node_test", options_for(domain));
+  NodeTest() : OneNodeTest("node_test", kPool) {}
 };
 
 TEST_F(NodeTest, DeliversALoanedMessageWithoutCopying) {

@@ -14,6 +14,7 @@
 
 #include "axon/axon.hpp"
 #include "tests/support/child_process.hpp"
+#include "tests/support/one_node_test.hpp"
 
 namespace axon {
 namespace {
@@ -31,21 +32,10 @@ struct Pose {
   double y = 0;
 };
 
-NodeOptions options_for(std::uint32_t domain) {
-  NodeOptions options;
-  options.domain_id = domain;
-  options.chunk_classes = {{.payload_bytes = 256, .count = 16}, {.payload_bytes = 64 * 1024, .count = 4}};
-  return options;
-}
-
-class SliceTest : public ::testing::Test {
+class SliceTest : public test::OneNodeTest {
  protected:
-  void TearDown() override {
-    node.reset();
-    EXPECT_TRUE(test::domain_files(domain).empty()) << "files left in /dev/shm";
-  }
-  std::uint32_t domain = test::unique_domain();
-  std::shared_ptr<Node> node = *Node::create("slice_test", options_for(domain));
+  SliceTest()
+      : OneNodeTest("slice_test", {{.payload_bytes = 256, .count = 16}, {.payload_bytes = 64 * 1024, .count = 4}}) {}
 };
 
 template <class E>

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "axon/axon.hpp"
+#include "tests/support/one_node_test.hpp"
 #include "tests/unit/scheduler/scheduler_test_util.hpp"
 
 namespace axon {
@@ -14,14 +15,9 @@ using namespace std::chrono_literals;
 using test::publish_tick;
 using test::Tick;
 
-class WaitSetTest : public ::testing::Test {
+class WaitSetTest : public test::OneNodeTest {
  protected:
-  void TearDown() override {
-    node.reset();
-    EXPECT_TRUE(test::domain_files(domain).empty()) << "files left in /dev/shm";
-  }
-  std::uint32_t domain = test::unique_domain();
-  std::shared_ptr<Node> node = *Node::create("wait_set_test", test::scheduler_node_options(domain));
+  WaitSetTest() : OneNodeTest("wait_set_test", test::scheduler_node_options(0).chunk_classes) {}
 };
 
 TEST_F(WaitSetTest, TimesOutWhenNothingArrives) {

@@ -1,18 +1,22 @@
 // Holding the domain lock is a value: lock() and try_lock() return a guard,
 // the guard releases the lock exactly once (also after a move), the helpers
 // run their function only while holding it, and another process that holds
-// the lock keeps us out until it exits (the kernel drops its flock).
+// the lock keeps us out until it exits (the kernel drops its flock), and a
+// child forked while we held it does not keep it once we let go.
 #include "transports/shm/domain_lock.hpp"
 
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
+#include <csignal>
 #include <future>
 #include <optional>
 #include <string>
 #include <utility>
 
+#include "tests/support/child_process.hpp"
 #include "tests/support/common/temp_dir.hpp"
 
 namespace axon::shm {
@@ -103,6 +107,26 @@ TEST_F(DomainLockTest, AnotherProcessHoldingTheLockKeepsUsOutUntilItExits) {
   ::close(ready[0]);
   ::close(ready[1]);
   ::close(quit[0]);
+}
+
+// A process that forks while one of its threads holds the lock (an
+// application's worker, a test's helper) shares the locked open file with
+// the child. Releasing must not wait for that child to exit.
+TEST_F(DomainLockTest, AChildForkedWhileTheLockIsHeldDoesNotKeepItOnceReleased) {
+  std::optional<DomainLockGuard> held;
+  {
+    auto taken = lock.lock();
+    ASSERT_TRUE(taken) << taken.error().message();
+    held.emplace(std::move(*taken));
+  }
+  auto child = test::ChildProcess::fork_and_run([] {
+    ::pause();  // keeps the inherited descriptor open until killed
+    return 0;
+  });
+  held.reset();
+  EXPECT_TRUE(free_for_another_thread());
+  child.kill(SIGKILL);
+  EXPECT_EQ(child.wait(std::chrono::seconds(10)), 128 + SIGKILL);
 }
 
 }  // namespace

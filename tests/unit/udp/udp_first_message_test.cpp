@@ -2,11 +2,8 @@
 // gets the very next message: the route is reported only once the writer
 // sends there. Two "hosts" of one process on loopback, as udp_loopback_test.cpp.
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <atomic>
-#include <filesystem>
-#include <fstream>
 #include <memory>
 #include <string>
 #include <thread>
@@ -15,12 +12,14 @@
 #include "axon/axon.hpp"
 #include "tests/support/eventually.hpp"
 #include "tests/support/test_messages.hpp"
+#include "tests/support/two_host_loopback.hpp"
 
 namespace axon {
 namespace {
 
 using namespace std::chrono_literals;
 using test::eventually;
+using test::routed_to;
 using test::TestMessage;
 
 /// 1 MiB: its network publish holds the writer's mutex for a while.
@@ -30,55 +29,11 @@ struct LongMessage {
   std::uint8_t body[(1U << 20U) - sizeof(std::uint64_t)];
 };
 
-bool routed_to(const Node& node, std::string_view topic, std::string_view host) {
-  for (const TopicRoute& route : node.routes(topic)) {
-    if (route.host == host && route.transport == TransportKind::kUdp && route.subscribers > 0) {
-      return true;
-    }
-  }
-  return false;
-}
-
 class UdpFirstMessage : public ::testing::Test {
  protected:
-  void SetUp() override {
-    const auto unique = static_cast<unsigned>(::getpid()) * 13U + 7U;
-    dir = std::filesystem::temp_directory_path() / ("axon_udp_first_" + std::to_string(unique));
-    std::filesystem::create_directories(dir / "a");
-    std::filesystem::create_directories(dir / "b");
-    config = dir / "deploy.yaml";
-    std::ofstream(config) << "domain: " << 200000 + unique % 100000 << R"(
-hosts:
-  - {name: alpha, address: 127.0.0.1}
-  - {name: beta, address: 127.0.0.2}
-nodes:
-  - {name: sender, host: alpha}
-  - {name: receiver, host: beta}
-topics:
-  - {name: long, reliability: reliable, depth: 4}
-udp:
-  discovery:
-    static_peers: [alpha, beta]
-    port: )" << 40000 + unique % 20000
-                          << R"(
-  heartbeat_period_ms: 20
-  liveliness_timeout_ms: 1000
-  receive_buffer_bytes: 16 MiB
-)";
-  }
-  void TearDown() override { std::filesystem::remove_all(dir); }
+  std::shared_ptr<Node> node(const std::string& name, const std::string& shm) const { return hosts.node(name, shm); }
 
-  std::shared_ptr<Node> node(const std::string& name, const std::string& shm) {
-    NodeOptions options;
-    options.config_path = config.string();
-    options.shm_dir = (dir / shm).string();
-    auto created = Node::create(name, options);
-    EXPECT_TRUE(created) << created.error().message();
-    return created ? *created : nullptr;
-  }
-
-  std::filesystem::path dir;
-  std::filesystem::path config;
+  test::TwoHostLoopback hosts{"axon_udp_first", {.topics = "  - {name: long, reliability: reliable, depth: 4}\n"}};
 };
 
 // The sender's participant updates its writers' destinations one after the

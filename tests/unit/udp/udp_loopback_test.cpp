@@ -21,12 +21,14 @@
 #include "src/base/words_and_fd_wait.hpp"
 #include "tests/support/eventually.hpp"
 #include "tests/support/test_messages.hpp"
+#include "tests/support/two_host_loopback.hpp"
 
 namespace axon {
 namespace {
 
 using namespace std::chrono_literals;
 using test::eventually;
+using test::routed_to;
 using test::TestMessage;
 
 /// Exactly 4 MiB, filled with a pattern of its sequence.
@@ -55,65 +57,21 @@ bool intact(const BigMessage& m) {
   return m.body[sizeof(m.body) - 1] == static_cast<std::uint8_t>(m.sequence);
 }
 
-/// Whether `node` sends `topic` to `host` over UDP (its subscribers were announced).
-bool routed_to(const Node& node, std::string_view topic, std::string_view host) {
-  for (const TopicRoute& route : node.routes(topic)) {
-    if (route.host == host && route.transport == TransportKind::kUdp && route.subscribers > 0) {
-      return true;
-    }
-  }
-  return false;
-}
-
 /// Two hosts' nodes in this process, each with its own /dev/shm directory.
 class UdpLoopback : public ::testing::Test {
  protected:
-  void SetUp() override {
-    const auto unique = static_cast<unsigned>(::getpid()) + static_cast<unsigned>(counter++) * 7919U;
-    port = static_cast<std::uint16_t>(20000 + unique % 20000);
-    domain = 100000 + unique % 100000;
-    dir = std::filesystem::temp_directory_path() / ("axon_udp_loopback_" + std::to_string(unique));
-    std::filesystem::create_directories(dir / "a");
-    std::filesystem::create_directories(dir / "b");
-    config = dir / "deploy.yaml";
-    std::ofstream(config) << "domain: " << domain << R"(
-hosts:
-  - {name: alpha, address: 127.0.0.1}
-  - {name: beta, address: 127.0.0.2}
-nodes:
-  - {name: sender, host: alpha}
-  - {name: receiver, host: beta}
-topics:
-  - {name: big, reliability: reliable, depth: 8}
+  std::shared_ptr<Node> node(const std::string& name, const std::string& shm) const { return hosts.node(name, shm); }
+
+  test::TwoHostLoopback hosts{"axon_udp_loopback",
+                              {.topics = R"(  - {name: big, reliability: reliable, depth: 8}
   - {name: steady, reliability: reliable, depth: 256}
   - {name: steady_long, reliability: reliable, depth: 256}
   - {name: local_only, transport: shm}
-udp:
-  discovery:
-    static_peers: [alpha, beta]
-    port: )" << port << R"(
-  heartbeat_period_ms: 20
-  history_depth: 512
-  liveliness_timeout_ms: 300
-  receive_buffer_bytes: 16 MiB
-)";
-  }
-  void TearDown() override { std::filesystem::remove_all(dir); }
-
-  std::shared_ptr<Node> node(const std::string& name, const std::string& shm) {
-    NodeOptions options;
-    options.config_path = config.string();
-    options.shm_dir = (dir / shm).string();
-    auto created = Node::create(name, options);
-    EXPECT_TRUE(created) << created.error().message();
-    return created ? *created : nullptr;
-  }
-
-  static inline int counter = 0;
-  std::uint16_t port = 0;
-  std::uint32_t domain = 0;
-  std::filesystem::path dir;
-  std::filesystem::path config;
+)",
+                               .liveliness_timeout_ms = 300,
+                               .history_depth = 512}};
+  const std::filesystem::path config = hosts.config();
+  const std::uint16_t port = hosts.port();
 };
 
 TEST_F(UdpLoopback, SmallMessagesReachTheOtherHostInOrder) {

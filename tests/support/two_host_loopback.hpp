@@ -1,0 +1,105 @@
+// Two "hosts" of UDP tests on loopback, no root needed: a deployment config
+// with hosts alpha (127.0.0.1) and beta (127.0.0.2) as static peers, node
+// `sender` on alpha and `receiver` on beta, a domain and discovery port of
+// the test's own, and a shared-memory directory per host (a and b), all in a
+// temporary directory removed at the end.
+#pragma once
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "axon/network.hpp"
+#include "axon/node.hpp"
+#include "axon/options.hpp"
+
+namespace axon::test {
+
+class TwoHostLoopback {
+ public:
+  struct Settings {
+    std::string_view topics;  ///< The config's `topics:` entries, one "  - {...}" line each.
+    std::uint32_t liveliness_timeout_ms = 1000;
+    std::uint32_t history_depth = 0;  ///< udp.history_depth; 0: the default.
+  };
+
+  /// `name`: the temporary directory's prefix.
+  TwoHostLoopback(std::string_view name, const Settings& settings)
+      : unique_(static_cast<unsigned>(::getpid()) * 13U + static_cast<unsigned>(counter_++) * 7919U),
+        port_(static_cast<std::uint16_t>(20000 + unique_ % 20000)),
+        domain_(100000 + unique_ % 100000),
+        dir_(std::filesystem::temp_directory_path() / (std::string(name) + "_" + std::to_string(unique_))) {
+    std::filesystem::create_directories(dir_ / "a");
+    std::filesystem::create_directories(dir_ / "b");
+    std::ofstream out(config());
+    out << "domain: " << domain_ << R"(
+hosts:
+  - {name: alpha, address: 127.0.0.1}
+  - {name: beta, address: 127.0.0.2}
+nodes:
+  - {name: sender, host: alpha}
+  - {name: receiver, host: beta}
+topics:
+)" << settings.topics
+        << R"(udp:
+  discovery:
+    static_peers: [alpha, beta]
+    port: )"
+        << port_ << "\n  heartbeat_period_ms: 20\n  liveliness_timeout_ms: " << settings.liveliness_timeout_ms
+        << "\n  receive_buffer_bytes: 16 MiB\n";
+    if (settings.history_depth != 0) {
+      out << "  history_depth: " << settings.history_depth << "\n";
+    }
+  }
+  TwoHostLoopback(const TwoHostLoopback&) = delete;
+  TwoHostLoopback& operator=(const TwoHostLoopback&) = delete;
+  ~TwoHostLoopback() {
+    std::error_code ignored;
+    std::filesystem::remove_all(dir_, ignored);
+  }
+
+  /// Options of a node of the config whose shared memory is in `shm` (a or b).
+  [[nodiscard]] NodeOptions options(const std::string& shm) const {
+    NodeOptions options;
+    options.config_path = config().string();
+    options.shm_dir = shm_dir(shm);
+    return options;
+  }
+  /// Node `name` of the config with its shared memory in `shm`; nullptr
+  /// (and the test failed) when it could not be created.
+  [[nodiscard]] std::shared_ptr<Node> node(const std::string& name, const std::string& shm) const {
+    auto created = Node::create(name, options(shm));
+    EXPECT_TRUE(created) << created.error().message();
+    return created ? *created : nullptr;
+  }
+
+  [[nodiscard]] std::filesystem::path config() const { return dir_ / "deploy.yaml"; }
+  [[nodiscard]] std::string shm_dir(const std::string& shm) const { return (dir_ / shm).string(); }
+  [[nodiscard]] std::uint16_t port() const noexcept { return port_; }
+  [[nodiscard]] std::uint32_t domain() const noexcept { return domain_; }
+
+ private:
+  static inline int counter_ = 0;
+  unsigned unique_;
+  std::uint16_t port_;
+  std::uint32_t domain_;
+  std::filesystem::path dir_;
+};
+
+/// Whether `node` sends `topic` to `host` over UDP (its subscribers were announced).
+inline bool routed_to(const Node& node, std::string_view topic, std::string_view host) {
+  for (const TopicRoute& route : node.routes(topic)) {
+    if (route.host == host && route.transport == TransportKind::kUdp && route.subscribers > 0) {
+      return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace axon::test
