@@ -5,10 +5,10 @@
 // server killed with SIGKILL mid-request fails the call with kNoServer well
 // before its timeout. Children are forked before this process starts threads.
 #include <gtest/gtest.h>
-#include <signal.h>
 #include <unistd.h>
 
 #include <chrono>
+#include <csignal>
 #include <cstdio>
 #include <optional>
 #include <string>
@@ -111,23 +111,24 @@ class FormatServices : public ::testing::Test {
   using Message = typename Format::Message;
 
   void SetUp() override {
-    domain_ = test::unique_domain();
-    const std::uint32_t domain = domain_;
-    server_.emplace(ChildProcess::fork_and_run([domain] { return serve(domain); }));
-    auto node = Node::create(kCallerNode, options_for(domain_));  // after the fork: it starts threads
+    test_domain = test::unique_domain();
+    const std::uint32_t domain = test_domain;
+    server_process.emplace(ChildProcess::fork_and_run([domain] { return serve(domain); }));
+    auto node = Node::create(kCallerNode, options_for(test_domain));  // after the fork: it starts threads
     ASSERT_TRUE(node) << node.error().message();
-    node_ = *node;
-    auto client = node_->client<Message, Message>(kService);
+    caller_node = *node;
+    auto client = caller_node->client<Message, Message>(kService);
     ASSERT_TRUE(client) << client.error().message();
-    client_ = *client;
-    ASSERT_TRUE(client_->wait_for_server(10s).value() == GraphWait::kMet) << server_->output();
+    caller = *client;
+    ASSERT_TRUE(caller->wait_for_server(10s).value() == GraphWait::kMet) << server_process->output();
   }
   /// Kills the server (if still there) and waits until this node saw it
   /// reclaimed, so that this process, leaving last, removes the domain's files.
   void TearDown() override {
-    server_->kill(SIGKILL);
-    (void)server_->wait(10s);
-    auto gone = node_->wait_for_endpoints(detail::request_topic(kService), GraphEndpointKind::kSubscriber, 0, 10s);
+    server_process->kill(SIGKILL);
+    (void)server_process->wait(10s);
+    auto gone =
+        caller_node->wait_for_endpoints(detail::request_topic(kService), GraphEndpointKind::kSubscriber, 0, 10s);
     EXPECT_TRUE(gone && *gone == GraphWait::kMet);
   }
 
@@ -152,10 +153,10 @@ class FormatServices : public ::testing::Test {
     return 0;
   }
 
-  std::uint32_t domain_ = 0;
-  std::optional<ChildProcess> server_;
-  std::shared_ptr<Node> node_;
-  std::shared_ptr<Client<Message, Message>> client_;
+  std::uint32_t test_domain = 0;
+  std::optional<ChildProcess> server_process;
+  std::shared_ptr<Node> caller_node;
+  std::shared_ptr<Client<Message, Message>> caller;
 };
 
 using Formats = ::testing::Types<FlatBuffersFormat, ProtobufFormat>;
@@ -163,12 +164,12 @@ TYPED_TEST_SUITE(FormatServices, Formats);
 
 TYPED_TEST(FormatServices, CallsAcrossProcessesGetTheirOwnRepliesReadInPlace) {
   for (std::uint64_t seq = 1; seq <= 20; ++seq) {
-    auto reply = TypeParam::call(*this->client_, seq, 5s);
-    ASSERT_TRUE(reply) << reply.error().message() << "\n" << this->server_->output();
-    EXPECT_TRUE(TypeParam::answers(**reply, seq, this->domain_))
+    auto reply = TypeParam::call(*this->caller, seq, 5s);
+    ASSERT_TRUE(reply) << reply.error().message() << "\n" << this->server_process->output();
+    EXPECT_TRUE(TypeParam::answers(**reply, seq, this->test_domain))
         << "call " << seq << ": a reply that is not this call's answer, or (FlatBuffers) that was not read in place";
   }
-  const ClientCounters counters = this->client_->counters();
+  const ClientCounters counters = this->caller->counters();
   EXPECT_EQ(counters.calls, 20U);
   EXPECT_EQ(counters.replies, 20U);
   EXPECT_EQ(counters.late_replies_dropped, 0U);
@@ -176,32 +177,32 @@ TYPED_TEST(FormatServices, CallsAcrossProcessesGetTheirOwnRepliesReadInPlace) {
 
 TYPED_TEST(FormatServices, ATimedOutCallsLateReplyIsDroppedAndTheNextCallGetsItsOwn) {
   const auto start = Clock::now();
-  auto slow = TypeParam::call(*this->client_, kSlow, 50ms);
+  auto slow = TypeParam::call(*this->caller, kSlow, 50ms);
   ASSERT_FALSE(slow);
   EXPECT_EQ(slow.error().code(), ErrorCode::kTimeout) << slow.error().message();
   EXPECT_GE(Clock::now() - start, 50ms);
-  auto fast = TypeParam::call(*this->client_, 2, 5s);
+  auto fast = TypeParam::call(*this->caller, 2, 5s);
   ASSERT_TRUE(fast) << fast.error().message();
-  EXPECT_TRUE(TypeParam::answers(**fast, 2, this->domain_));
-  const ClientCounters counters = this->client_->counters();
+  EXPECT_TRUE(TypeParam::answers(**fast, 2, this->test_domain));
+  const ClientCounters counters = this->caller->counters();
   EXPECT_EQ(counters.timeouts, 1U);
   EXPECT_EQ(counters.late_replies_dropped, 1U);
   EXPECT_EQ(counters.replies, 1U);
 }
 
 TYPED_TEST(FormatServices, AServerKilledMidRequestFailsTheCallWithNoServerBeforeItsTimeout) {
-  std::thread killer([server = &*this->server_] {
+  std::thread killer([server = &*this->server_process] {
     if (server->wait_for_line("STUCK", 10s)) {
       server->kill(SIGKILL);
     }
   });
   const auto start = Clock::now();
-  auto reply = TypeParam::call(*this->client_, kStuck, 30s);
+  auto reply = TypeParam::call(*this->caller, kStuck, 30s);
   killer.join();
   ASSERT_FALSE(reply);
   EXPECT_EQ(reply.error().code(), ErrorCode::kNoServer) << reply.error().message();
   EXPECT_LT(Clock::now() - start, 10s) << "the caller waited for its timeout instead of noticing the server died";
-  EXPECT_EQ(this->client_->counters().servers_lost, 1U);
+  EXPECT_EQ(this->caller->counters().servers_lost, 1U);
 }
 
 }  // namespace
