@@ -1,16 +1,19 @@
 // One process, three message formats through the same Publisher/Subscriber
-// API, plus a type with a serializer of its own (the customization point).
+// API, plus a type with a serializer of its own (the customization point),
+// and services (request/response) in FlatBuffers and Protobuf.
 //   axon-example-serializers
 #include <cstdio>
 #include <cstring>
 #include <span>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "axon/axon.hpp"
 #include "axon/serializers/flatbuffers.hpp"
 #include "axon/serializers/protobuf.hpp"
 #include "control_command.pb.h"
+#include "control_command_axon.h"
 #include "object_list_axon.h"
 
 // A type that is neither a raw struct, nor FlatBuffers, nor Protobuf.
@@ -70,6 +73,8 @@ struct axon::Serializer<diagnostics::LogLine> {
 };
 
 namespace {
+
+using namespace std::chrono_literals;
 
 struct Heartbeat {  // raw: trivially copyable, the bytes are the message
   std::uint64_t sequence;
@@ -149,6 +154,47 @@ int main() {
   // Protobuf can never be zero copy, and axon says so instead of falling back.
   auto refused = node->subscribe<pb::ControlCommand>("tour/control", {.require_zero_copy = true});
   std::printf("require_zero_copy on protobuf: %s\n", refused ? "accepted?!" : "refused, as it should be");
+
+  // A FlatBuffers service: the client builds its request in a loaned chunk,
+  // the server reads it there and builds its reply in a chunk of its own,
+  // which the client reads in place (zero copy both ways).
+  auto planner = node->serve<fb::ObjectList, fb::ControlCommand>(
+      "tour/plan", [](const fb::ObjectList& objects, flatbuffers::FlatBufferBuilder& reply) {
+        return fb::CreateControlCommand(reply, nullptr, 0.01F * static_cast<float>(objects.targets()->size()));
+      });
+  auto plan = node->client<fb::ObjectList, fb::ControlCommand>("tour/plan");
+  if (check(planner, "serve flatbuffers") || check(plan, "client flatbuffers"))
+    return 1;
+  std::thread planning([&] { (void)(*planner)->handle_one(2s); });
+  auto request = (*plan)->loan_builder();
+  if (check(request, "loan_builder (service)"))
+    return 1;
+  auto& rfb = request->builder();
+  fb::LidarTarget* seen = nullptr;
+  auto seen_vector = axon::create_uninitialized_struct_vector(rfb, 3, &seen);
+  for (std::uint16_t i = 0; i < 3; ++i) {
+    seen[i] = fb::LidarTarget(static_cast<float>(i), 0, 0, i, 1, 90);
+  }
+  const fb::Header request_header(2, 0, 0);
+  auto planned = (*plan)->call(std::move(*request), fb::CreateObjectList(rfb, &request_header, seen_vector), 2s);
+  planning.join();
+  if (check(planned, "call flatbuffers"))
+    return 1;
+  std::printf("service fb  %-28s steering %.2f rad\n", "zero-copy both ways",
+              static_cast<double>((*planned)->steering_rad()));
+
+  // A Protobuf service: request and reply serialized straight into chunks.
+  auto gearbox = node->serve<pb::ControlCommand, pb::ControlCommand>(
+      "tour/gear", [](const pb::ControlCommand& asked, pb::ControlCommand& reply) { reply.set_gear(asked.gear()); });
+  auto shift = node->client<pb::ControlCommand, pb::ControlCommand>("tour/gear");
+  if (check(gearbox, "serve protobuf") || check(shift, "client protobuf"))
+    return 1;
+  std::thread shifting([&] { (void)(*gearbox)->handle_one(2s); });
+  auto shifted = (*shift)->call(command, 2s);
+  shifting.join();
+  if (check(shifted, "call protobuf"))
+    return 1;
+  std::printf("service pb  %-28s gear %d\n", "serialized in shared memory", static_cast<int>((*shifted)->gear()));
 
   // A user type with its own serializer.
   auto log_pub = node->advertise<diagnostics::LogLine>("tour/log");

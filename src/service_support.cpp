@@ -42,6 +42,12 @@ void log_service_failure(std::string_view service, const Error& error) noexcept 
   }
 }
 
+TypeIdentity service_envelope_identity(TypeIdentity body) {
+  body.name = "axon.service(" + body.name + ")";
+  body.hash = (body.hash ^ 0x9E3779B97F4A7C15ULL) * 0xFF51AFD7ED558CCDULL;  // any bijection: not the body's hash
+  return body;
+}
+
 std::uint64_t new_client_key() {
   std::random_device device;
   std::uint64_t key = 0;

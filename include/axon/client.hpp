@@ -1,6 +1,7 @@
 // Client<Req, Rep>: the calling side of a service (docs/design/services.md).
-// A call publishes the request (loaned: zero copy) with this client's key and
-// a call id, then sleeps on its own reply topic and on the domain's graph
+// A call publishes the request (a raw struct loaned, a FlatBuffers message
+// built in a loaned chunk, a Protobuf message serialized into one) with this
+// client's key and a call id, then sleeps on its own reply topic and on the domain's graph
 // word until the reply with that id arrives, the server leaves, or the
 // timeout passes. Replies to calls that timed out are dropped and counted.
 #pragma once
@@ -19,6 +20,7 @@
 #include "axon/publisher.hpp"
 #include "axon/result.hpp"
 #include "axon/sample.hpp"
+#include "axon/service_format.hpp"
 #include "axon/service_message.hpp"
 #include "axon/subscriber.hpp"
 
@@ -27,9 +29,11 @@ namespace axon {
 template <class Req, class Rep>
 class Client;
 
-/// A request written in place in shared memory (Client::loan()).
+/// A raw request written in place in shared memory (Client::loan()).
 template <class Req>
 class RequestLoan {
+  using Message = typename detail::ServiceFormat<Req>::Outgoing;
+
  public:
   Req& operator*() noexcept { return (*loan_).body; }
   Req* operator->() noexcept { return &(*loan_).body; }
@@ -37,22 +41,25 @@ class RequestLoan {
  private:
   template <class, class>
   friend class Client;
-  explicit RequestLoan(Loan<detail::ServiceMessage<Req>> loan) noexcept : loan_(std::move(loan)) {}
-  Loan<detail::ServiceMessage<Req>> loan_;
+  explicit RequestLoan(Loan<Message> loan) noexcept : loan_(std::move(loan)) {}
+  Loan<Message> loan_;
 };
 
-/// A reply, read in place where the server wrote it; gives its chunk back
-/// when dropped (a Sample). Move-only.
+/// A reply, read in place where the server wrote it (raw, FlatBuffers: the
+/// root table) or decoded from it (Protobuf); gives its chunk (or decoded
+/// object) back when dropped (a Sample). Move-only.
 template <class Rep>
 class Reply {
+  using Format = detail::ServiceFormat<Rep>;
+
  public:
-  explicit Reply(Sample<detail::ServiceMessage<Rep>> sample) noexcept : sample_(std::move(sample)) {}
-  const Rep& operator*() const noexcept { return sample_->body; }
-  const Rep* operator->() const noexcept { return &sample_->body; }
-  [[nodiscard]] std::uint64_t call_id() const noexcept { return sample_->header.call_id; }
+  explicit Reply(Sample<typename Format::Incoming> sample) noexcept : sample_(std::move(sample)) {}
+  const Rep& operator*() const noexcept { return Format::body(*sample_); }
+  const Rep* operator->() const noexcept { return &Format::body(*sample_); }
+  [[nodiscard]] std::uint64_t call_id() const noexcept { return Format::header(*sample_).call_id; }
 
  private:
-  Sample<detail::ServiceMessage<Rep>> sample_;
+  Sample<typename Format::Incoming> sample_;
 };
 
 /// A call sent with Client::send(), to wait for with Client::wait().
@@ -74,6 +81,13 @@ struct ClientCounters {
 ///   auto reply = (*client)->call(SetMode{.mode = 2}, 100ms);
 ///   if (reply) use((*reply)->accepted); else log(reply.error().message());
 ///
+/// FlatBuffers requests are built in shared memory:
+///   auto request = (*client)->loan_builder();
+///   auto root = CreateSetMode(request->builder(), 2);
+///   auto reply = (*client)->call(std::move(*request), root, 100ms);
+/// Protobuf requests are serialized straight into a loaned chunk:
+///   auto reply = (*client)->call(set_mode_message, 100ms);
+///
 /// Errors, never a hang: kNoServer when no server serves the service (or it
 /// left, or died, during the call: the graph word wakes the caller), kTimeout
 /// when no reply came in time, kLimitReached when the server's request
@@ -86,8 +100,10 @@ struct ClientCounters {
 /// takes a snapshot of the service's endpoints (allocates).
 template <class Req, class Rep>
 class Client {
-  using RequestMessage = detail::ServiceMessage<Req>;
-  using ReplyMessage = detail::ServiceMessage<Rep>;
+  using RequestFormat = detail::ServiceFormat<Req>;
+  using ReplyFormat = detail::ServiceFormat<Rep>;
+  using RequestMessage = typename RequestFormat::Outgoing;
+  using ReplyMessage = typename ReplyFormat::Incoming;
 
  public:
   Client(std::string service, std::uint64_t key, std::shared_ptr<Publisher<RequestMessage>> requests,
@@ -98,41 +114,72 @@ class Client {
         replies_(std::move(replies)),
         servers_(std::move(servers)) {}
 
-  /// A request in shared memory; exhausted() when the pool has no chunk.
-  [[nodiscard]] LoanResult<RequestLoan<Req>> loan() noexcept {
+  /// Raw structs: a request in shared memory; exhausted() when the pool has
+  /// no chunk.
+  [[nodiscard]] LoanResult<RequestLoan<Req>> loan() noexcept requires detail::ServiceLoansValue<Req> {
     auto loan = requests_->loan();
     if (!loan) {
       return loan.exhausted() ? LoanResult<RequestLoan<Req>>(kPoolExhausted) : loan.error();
     }
     return RequestLoan<Req>(std::move(*loan));
   }
-
-  /// Sends `request` and waits up to `timeout` for its reply.
-  Result<Reply<Rep>> call(const Req& request, std::chrono::nanoseconds timeout) noexcept {
-    auto loaned = loan();
-    if (!loaned) {
-      return loaned.exhausted() ? Error(ErrorCode::kLimitReached, "service call: no free chunk for the request")
-                                : loaned.error();
-    }
-    **loaned = request;
-    return call(std::move(*loaned), timeout);
+  /// FlatBuffers: a builder whose buffer is a chunk of shared memory (one at
+  /// a time); build the request with builder(), then call() or send() it
+  /// with its root. `expected_bytes` as Publisher::loan_builder().
+  [[nodiscard]] auto loan_builder(std::size_t expected_bytes = 0) noexcept requires detail::ServiceBuildsInPlace<Req> {
+    return requests_->loan_builder(expected_bytes);
   }
-  /// Sends a loaned request (zero copy) and waits up to `timeout` for its reply.
-  Result<Reply<Rep>> call(RequestLoan<Req>&& request, std::chrono::nanoseconds timeout) noexcept {
+
+  /// Raw structs (copied into a loaned chunk) and Protobuf messages
+  /// (serialized into one): sends `request` and waits up to `timeout` for
+  /// its reply.
+  Result<Reply<Rep>> call(const Req& request, std::chrono::nanoseconds timeout) noexcept requires
+      detail::ServiceLoansValue<Req> || detail::ServiceEncodesValue<Req> {
+    if constexpr (detail::ServiceLoansValue<Req>) {
+      auto loaned = loan();
+      if (!loaned) {
+        return loaned.exhausted() ? no_chunk() : loaned.error();
+      }
+      **loaned = request;
+      return call(std::move(*loaned), timeout);
+    } else {
+      const std::int64_t deadline = detail::monotonic_ns() + timeout.count();
+      return finish_call(send_value_until(request, deadline), deadline);
+    }
+  }
+  /// Raw structs: sends a loaned request (zero copy) and waits up to
+  /// `timeout` for its reply.
+  Result<Reply<Rep>> call(RequestLoan<Req>&& request,
+                          std::chrono::nanoseconds timeout) noexcept requires detail::ServiceLoansValue<Req> {
     const std::int64_t deadline = detail::monotonic_ns() + timeout.count();
-    auto id = send_until(std::move(request), deadline);
-    if (!id) {
-      return id.error();
-    }
-    return wait_until(*id, deadline);
+    return finish_call(send_until(std::move(request), deadline), deadline);
+  }
+  /// FlatBuffers: finishes the loaned builder's request at `root`, sends it
+  /// (zero copy) and waits up to `timeout` for its reply.
+  template <class Builder, class Root>
+  Result<Reply<Rep>> call(Builder&& request, Root root,
+                          std::chrono::nanoseconds timeout) noexcept requires detail::ServiceBuildsInPlace<Req> {
+    const std::int64_t deadline = detail::monotonic_ns() + timeout.count();
+    return finish_call(send_until(std::forward<Builder>(request), root, deadline), deadline);
   }
 
-  /// Sends a loaned request without waiting for the reply (waits at most
+  /// Sends a request without waiting for the reply (waits at most
   /// `connect_timeout` for a server that just started to connect). Gives up
-  /// a call still outstanding.
-  Result<CallId> send(RequestLoan<Req>&& request,
-                      std::chrono::nanoseconds connect_timeout = std::chrono::seconds(1)) noexcept {
+  /// a call still outstanding. Raw structs: a loan; FlatBuffers: a builder
+  /// and its root; Protobuf: the message.
+  Result<CallId> send(RequestLoan<Req>&& request, std::chrono::nanoseconds connect_timeout = std::chrono::seconds(
+                                                      1)) noexcept requires detail::ServiceLoansValue<Req> {
     return send_until(std::move(request), detail::monotonic_ns() + connect_timeout.count());
+  }
+  template <class Builder, class Root>
+  Result<CallId> send(Builder&& request, Root root,
+                      std::chrono::nanoseconds connect_timeout =
+                          std::chrono::seconds(1)) noexcept requires detail::ServiceBuildsInPlace<Req> {
+    return send_until(std::forward<Builder>(request), root, detail::monotonic_ns() + connect_timeout.count());
+  }
+  Result<CallId> send(const Req& request, std::chrono::nanoseconds connect_timeout = std::chrono::seconds(
+                                              1)) noexcept requires detail::ServiceEncodesValue<Req> {
+    return send_value_until(request, detail::monotonic_ns() + connect_timeout.count());
   }
   /// Waits up to `timeout` for the reply of `call` (the outstanding one).
   Result<Reply<Rep>> wait(CallId call, std::chrono::nanoseconds timeout) noexcept {
@@ -167,7 +214,41 @@ class Client {
   /// Longest single sleep: a server that connects moves no word of ours.
   static constexpr std::int64_t kSliceNs = 10'000'000;
 
+  static Error no_chunk() { return {ErrorCode::kLimitReached, "service call: no free chunk for the request"}; }
+
+  Result<Reply<Rep>> finish_call(const Result<CallId>& id, std::int64_t deadline) noexcept {
+    if (!id) {
+      return id.error();
+    }
+    return wait_until(*id, deadline);
+  }
+
+  // One send per request shape; each stamps the header and publishes through
+  // publish_call(), which holds what they share.
   Result<CallId> send_until(RequestLoan<Req>&& request, std::int64_t deadline) noexcept {
+    return publish_call(deadline, [&](const detail::ServiceHeader& header) {
+      request.loan_->header = header;
+      return requests_->publish(std::move(request.loan_));
+    });
+  }
+  template <class Builder, class Root>
+  Result<CallId> send_until(Builder&& request, Root root, std::int64_t deadline) noexcept {
+    return publish_call(deadline, [&](const detail::ServiceHeader& header) {
+      request.stamp(header);
+      return requests_->publish(std::forward<Builder>(request), root);
+    });
+  }
+  Result<CallId> send_value_until(const Req& request, std::int64_t deadline) noexcept {
+    return publish_call(deadline, [&](const detail::ServiceHeader& header) {
+      return requests_->publish(RequestFormat::outgoing(header, request));
+    });
+  }
+
+  /// Checks that a server serves the service and has connected, then
+  /// publishes the request through `publish(header)` and makes it the
+  /// outstanding call.
+  template <class Publish>
+  Result<CallId> publish_call(std::int64_t deadline, Publish&& publish) noexcept {
     pending_ = 0;  // an outstanding call is given up: its reply will be late
     if (!server_present()) {
       return Error(ErrorCode::kNoServer, "service call: no server serves this service (nobody called serve())");
@@ -187,8 +268,10 @@ class Client {
       }
     }
     const std::uint64_t id = ++next_id_;
-    request.loan_->header = detail::ServiceHeader{.client_key = key_, .call_id = id};
-    auto sent = requests_->publish(std::move(request.loan_));
+    const PublishResult sent = publish(detail::ServiceHeader{.client_key = key_, .call_id = id});
+    if (sent.exhausted()) {
+      return no_chunk();
+    }
     if (sent.failed()) {
       return sent.error();
     }
@@ -217,7 +300,8 @@ class Client {
           }
           break;
         }
-        if (reply->header.client_key == key_ && reply->header.call_id == pending_) {
+        const detail::ServiceHeader header = ReplyFormat::header(**reply);
+        if (header.client_key == key_ && header.call_id == pending_) {
           pending_ = 0;
           ++counters_.replies;
           return Reply<Rep>(std::move(*reply));

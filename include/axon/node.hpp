@@ -125,7 +125,8 @@ class Node {
                                                             GraphSubscription::Callback callback);
 
   // Services (axon/service.hpp, axon/client.hpp, docs/design/services.md):
-  // request/response on topics, raw structs loaned and read in place.
+  // request/response on topics; raw structs and FlatBuffers tables loaned
+  // (built) and read in place, Protobuf messages serialized into loaned chunks.
 
   /// Serves `service`: `handler(request, reply)` fills each caller's reply
   /// in place (run it with an executor, or Server::handle_one()). Refused
@@ -134,7 +135,7 @@ class Node {
   template <class Req, class Rep>
   Result<std::shared_ptr<Server<Req, Rep>>> serve(std::string_view service, typename Server<Req, Rep>::Handler handler,
                                                   const ServiceOptions& options = {}) {
-    using ReplyMessage = detail::ServiceMessage<Rep>;
+    using ReplyMessage = typename detail::ServiceFormat<Rep>::Outgoing;
     if (auto ok = detail::check_service_name(service); !ok) {
       return ok.error();
     }
@@ -145,13 +146,13 @@ class Node {
     if (auto taken = refuse_second_server(service, requests_topic); !taken) {
       return taken.error();
     }
-    auto requests = make_subscriber<detail::ServiceMessage<Req>>(
+    auto requests = make_subscriber<typename detail::ServiceFormat<Req>::Incoming>(
         requests_topic, SubscriberQos{.history = History::kKeepAll, .depth = options.request_depth});
     if (!requests) {
       return requests.error();
     }
     std::shared_ptr<Transport> transport = transport_;
-    auto advertise = [transport](std::string_view topic) { return advertise_raw<ReplyMessage>(*transport, topic); };
+    auto advertise = [transport](std::string_view topic) { return advertise_reply<ReplyMessage>(*transport, topic); };
     return std::make_shared<Server<Req, Rep>>(std::string(service), std::move(*requests), std::move(handler),
                                               std::move(advertise));
   }
@@ -164,12 +165,13 @@ class Node {
       return ok.error();
     }
     const std::uint64_t key = detail::new_client_key();
-    auto replies = make_subscriber<detail::ServiceMessage<Rep>>(detail::reply_topic(service, key),
-                                                                SubscriberQos{.depth = options.reply_depth});
+    auto replies = make_subscriber<typename detail::ServiceFormat<Rep>::Incoming>(
+        detail::reply_topic(service, key), SubscriberQos{.depth = options.reply_depth});
     if (!replies) {
       return replies.error();
     }
-    auto requests = make_publisher<detail::ServiceMessage<Req>>(detail::request_topic(service), PublisherQos{});
+    auto requests =
+        make_publisher<typename detail::ServiceFormat<Req>::Outgoing>(detail::request_topic(service), PublisherQos{});
     if (!requests) {
       return requests.error();
     }
@@ -313,12 +315,15 @@ class Node {
     }
     return std::make_shared<CallbackSubscription<T>>(std::move(*subscriber), std::move(callback));
   }
-  /// A publisher of a raw struct with the default QoS, on `transport` (what a
-  /// server's reply topics are advertised with, after its node may be gone).
+  /// A reply publisher with the default QoS, on `transport` (what a server's
+  /// reply topics are advertised with, after its node may be gone). A raw
+  /// reply's largest payload is its size; other formats have none.
   template <class T>
-  static Result<std::shared_ptr<Publisher<T>>> advertise_raw(Transport& transport, std::string_view topic) {
+  static Result<std::shared_ptr<Publisher<T>>> advertise_reply(Transport& transport, std::string_view topic) {
     PublisherQos qos;
-    qos.max_payload_bytes = sizeof(T);
+    if constexpr (detail::LoansValue<T>) {
+      qos.max_payload_bytes = sizeof(T);
+    }
     auto port = transport.advertise(describe(topic, Serializer<T>::identity(), false, qos.max_payload_bytes), qos);
     if (!port) {
       return port.error();

@@ -1,7 +1,9 @@
 // Server<Req, Rep>: the serving side of a service, request/response on top of
 // topics (docs/design/services.md). Requests of every client arrive on one
 // topic; each reply goes to its caller's own reply topic, so it reaches that
-// client's process only. Requests and replies are loaned and read in place.
+// client's process only. Raw and FlatBuffers requests and replies are
+// loaned (built) and read in place; Protobuf ones are serialized into loaned
+// chunks and decoded.
 #pragma once
 
 #include <chrono>
@@ -16,6 +18,7 @@
 #include "axon/callback_subscription.hpp"
 #include "axon/publisher.hpp"
 #include "axon/result.hpp"
+#include "axon/service_format.hpp"
 #include "axon/service_message.hpp"
 #include "axon/subscriber.hpp"
 #include "axon/transport.hpp"
@@ -34,18 +37,25 @@ struct ServerCounters {
 ///   executor.add(*server);            // or: server->handle_one(100ms) in a loop
 ///
 /// The handler writes the reply straight into a loaned chunk of shared
-/// memory. Thread safety: one thread at a time (an executor, or the thread
-/// that calls handle_one()). Steady state (a client seen before): taking the
-/// request, running the handler and sending the reply do not allocate, lock
-/// or make system calls beyond the futex wake of a sleeping client. A
-/// client's first request advertises its reply topic (slow path).
+/// memory. FlatBuffers: it builds the reply in a builder over a loaned chunk
+/// and returns its root:
+///   [](const SetMode& req, flatbuffers::FlatBufferBuilder& b) { return CreateModeAck(b, apply(req)); }
+/// Protobuf: it fills a reply message the server reuses (cleared first),
+/// which is then serialized straight into a loaned chunk. Thread safety: one thread at a time (an executor, or the
+/// thread that calls handle_one()). Steady state (a client seen before): taking the request, running the handler and
+/// sending the reply do not allocate, lock or make system calls beyond the futex wake of a sleeping client. A client's
+/// first request advertises its reply topic (slow path).
 template <class Req, class Rep>
 class Server final : public SubscriptionBase {
-  using RequestMessage = detail::ServiceMessage<Req>;
-  using ReplyMessage = detail::ServiceMessage<Rep>;
+  using RequestFormat = detail::ServiceFormat<Req>;
+  using ReplyFormat = detail::ServiceFormat<Rep>;
+  using RequestMessage = typename RequestFormat::Incoming;
+  using ReplyMessage = typename ReplyFormat::Outgoing;
 
  public:
-  using Handler = std::function<void(const Req& request, Rep& reply)>;
+  /// Raw and Protobuf replies: void(const Req&, Rep&); FlatBuffers replies:
+  /// flatbuffers::Offset<Rep>(const Req&, flatbuffers::FlatBufferBuilder&).
+  using Handler = typename ReplyFormat::template Handler<Req>;
   /// Advertises a reply topic (Node::serve() passes one over its transport).
   using ReplyAdvertiser = std::function<Result<std::shared_ptr<Publisher<ReplyMessage>>>(std::string_view topic)>;
 
@@ -106,20 +116,15 @@ class Server final : public SubscriptionBase {
   static constexpr std::size_t kPruneAbove = 8;
 
   void reply_to(const Sample<RequestMessage>& request) noexcept {
-    Publisher<ReplyMessage>* out = reply_publisher(request->header.client_key);
+    const detail::ServiceHeader header = RequestFormat::header(*request);
+    Publisher<ReplyMessage>* out = reply_publisher(header.client_key);
     if (out == nullptr) {
       ++counters_.replies_failed;
       return;
     }
-    auto loan = out->loan();
-    if (!loan) {
-      ++counters_.replies_failed;  // the pool is exhausted (or failed): no reply this time
-      return;
-    }
-    (*loan)->header = request->header;
-    handler_(request->body, (*loan)->body);
-    if (auto sent = out->publish(std::move(*loan)); sent.failed() || sent.status().delivered == 0) {
-      ++counters_.replies_failed;  // the client left, or its queue is full
+    const PublishResult sent = ReplyFormat::reply(*out, header, RequestFormat::body(*request), handler_, scratch_);
+    if (!sent || sent.status().delivered == 0) {
+      ++counters_.replies_failed;  // no chunk, the client left, or its queue is full
       return;
     }
     ++counters_.handled;
@@ -150,6 +155,7 @@ class Server final : public SubscriptionBase {
   std::shared_ptr<Subscriber<RequestMessage>> requests_;
   Handler handler_;
   ReplyAdvertiser advertise_;
+  typename ReplyFormat::ServerScratch scratch_;
   std::unordered_map<std::uint64_t, std::shared_ptr<Publisher<ReplyMessage>>> replies_;
   ServerCounters counters_;
 };

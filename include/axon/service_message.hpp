@@ -1,5 +1,6 @@
-// What services (request/response on topics) put on the wire: a raw struct
-// behind a small header that names the client and the call, the topic names
+// What services (request/response on topics) put on the wire: a small header
+// that names the client and the call (in front of a raw struct here; of a
+// FlatBuffers or Protobuf message in their serializers), the topic names
 // of a service, and the options both sides share (docs/design/services.md).
 #pragma once
 
@@ -33,13 +34,21 @@ struct ServiceHeader {
   std::uint64_t call_id = 0;     ///< Per client, from 1: the correlation id.
 };
 
-/// A request or reply as it travels: header, then the user's raw struct.
+/// Bytes of the header in front of a FlatBuffers or Protobuf request or reply.
+inline constexpr std::size_t kServiceHeaderBytes = sizeof(ServiceHeader);
+
+/// The identity of the envelope a FlatBuffers or Protobuf service topic
+/// carries around messages of identity `body`: its own name and hash, so
+/// that a plain topic of the body's type and a service topic never connect.
+TypeIdentity service_envelope_identity(TypeIdentity body);
+
+/// A raw request or reply as it travels: header, then the user's struct.
 /// Trivially copyable, so it is loaned and read in place (zero copy).
+/// FlatBuffers and Protobuf messages travel in their own envelopes
+/// (axon/service_format.hpp).
 template <class T>
 struct ServiceMessage {
-  static_assert(RawMessage<T>,
-                "axon services carry trivially copyable structs (FlatBuffers and Protobuf requests and replies "
-                "are not supported yet): use a fixed-size struct");
+  static_assert(RawMessage<T>, "axon: ServiceMessage<T> carries a raw struct (see axon/service_format.hpp)");
   static constexpr std::uint32_t kAxonTypeVersion = message_type_version<T>();
   ServiceHeader header;
   T body;

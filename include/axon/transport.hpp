@@ -221,8 +221,11 @@ struct GraphEndpoint {
   /// generation it was taken with), so one that leaves and another that takes
   /// its place are two endpoints.
   std::uint64_t endpoint_id = 0;
-  std::string node_name;  ///< The participant (node) that owns it.
-  std::int32_t pid = 0;   ///< Its process.
+  std::string node_name;  ///< The participant (node) that owns it; empty for another host's.
+  std::int32_t pid = 0;   ///< Its process; 0 for another host's.
+  /// Empty: this host. Otherwise the host it is on (UDP discovery announced it;
+  /// its node name and pid are not announced).
+  std::string host;
   friend bool operator==(const GraphEndpoint&, const GraphEndpoint&) = default;
 };
 

@@ -78,9 +78,9 @@ int run(int argc, char** argv) {
   CLI::App app{"axon_net_peer: one publisher or subscriber of the multi-host tests"};
   app.add_option("--config", o.config, "Deployment config file")->required()->check(CLI::ExistingFile);
   app.add_option("--node", o.node, "Node name in the config")->required();
-  app.add_option("--role", o.role, "publisher or subscriber")
+  app.add_option("--role", o.role, "publisher, subscriber or graph-watcher")
       ->required()
-      ->check(CLI::IsMember({"publisher", "subscriber"}));
+      ->check(CLI::IsMember({"publisher", "subscriber", "graph-watcher"}));
   app.add_option("--topic", o.topic, "Topic name")->capture_default_str();
   app.add_option("--bytes", o.bytes, "Message size: 64, 2048, 65536, 1048576 or 4194304")
       ->transform(CLI::AsSizeValue(false))
@@ -113,6 +113,9 @@ int run(int argc, char** argv) {
   if (!known_size) {
     axon::test::net_peer::say("ERROR --bytes " + std::to_string(o.bytes) + " has no message type");
     return axon::test::net_peer::kExitSetupFailed;
+  }
+  if (o.role == "graph-watcher") {
+    return axon::test::net_peer::run_graph_watcher(o);
   }
   return o.role == "publisher" ? axon::test::net_peer::run_publisher(o) : axon::test::net_peer::run_subscriber(o);
 }

@@ -20,7 +20,7 @@ inline constexpr int kExitIncomplete = 3;   ///< Timed out (or idle) before it w
 struct Options {
   std::string config;  ///< Deployment config (NodeOptions::config_path).
   std::string node;    ///< Node name, as in the config.
-  std::string role;    ///< "publisher" or "subscriber".
+  std::string role;    ///< "publisher", "subscriber" or "graph-watcher".
   std::string topic = "net/test";
   std::uint64_t bytes = 64;  ///< Message size (see with_net_message()).
   std::uint64_t count = 100;
@@ -49,5 +49,7 @@ std::string routes_text(const std::vector<TopicRoute>& routes);
 
 int run_publisher(const Options& options);
 int run_subscriber(const Options& options);
+/// Watches the graph of options.topic for a publisher of another host (net_peer_graph.cpp).
+int run_graph_watcher(const Options& options);
 
 }  // namespace axon::test::net_peer

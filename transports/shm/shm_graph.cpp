@@ -2,6 +2,8 @@
 
 #include <cstring>
 
+#include "src/base/futex.hpp"
+
 namespace axon::shm {
 namespace {
 
@@ -70,6 +72,16 @@ Result<bool> ShmGraph::try_snapshot(std::string_view topic, std::vector<GraphEnd
   }
   read_topic_endpoints(*held, domain_.registry(*held), topic, out);
   return true;
+}
+
+void ShmGraph::notify_changed() noexcept {
+  WakeWord& word = domain_.graph_word();
+  // Seq_cst, then a full fence before the read of `waiters`: the same
+  // protocol as Registry::graph_changed() (either a watcher sees the bump or
+  // we see the watcher). What changed was stored (under its own mutex) before.
+  word.sequence.fetch_add(1, std::memory_order_seq_cst);
+  futex::full_fence();
+  futex::notify_if_waiting(word);
 }
 
 }  // namespace axon::shm

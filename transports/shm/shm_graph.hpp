@@ -20,6 +20,10 @@ class ShmGraph final : public GraphSource {
 
   [[nodiscard]] WakeWord& graph_word() noexcept override { return domain_.graph_word(); }
   Result<bool> try_snapshot(std::string_view topic, std::vector<GraphEndpoint>& out) override;
+  /// Endpoints this registry does not hold changed (another host's, known to
+  /// a wrapping transport): moves the graph word and wakes its waiters, as a
+  /// registry change does. Lock-free, no allocation.
+  void notify_changed() noexcept;
 
  private:
   Domain& domain_;

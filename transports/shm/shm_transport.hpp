@@ -45,6 +45,8 @@ class ShmTransport final : public Transport, public std::enable_shared_from_this
   [[nodiscard]] std::vector<PoolClassStats> pool_stats() const override;
   /// The domain's graph, from the registry (docs/design/graph-events.md).
   [[nodiscard]] GraphSource* graph() noexcept override { return &graph_; }
+  /// The same, for a wrapping transport that adds endpoints of its own (udp::UdpGraph).
+  [[nodiscard]] ShmGraph& shm_graph() noexcept { return graph_; }
   [[nodiscard]] std::uint32_t domain_id() const noexcept { return config_.domain_id; }
   /// Runs one liveness round now (tests; normally the service thread does).
   void check_liveness_now();

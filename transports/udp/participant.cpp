@@ -176,10 +176,16 @@ std::shared_ptr<UdpWriter> Participant::add_writer(std::shared_ptr<shm::ShmPubli
   // After the table has it: a concurrent announcement either sees the new
   // writer or changed RemoteHosts before this computes (the generation orders both).
   update_destinations({entry});
+  announce_now_.store(true, std::memory_order_relaxed);  // remote graphs learn of the publisher
+  wake();
   return entry.writer;
 }
 
-void Participant::remove_writer(const UdpWriter* writer) { writers_.remove(writer); }
+void Participant::remove_writer(const UdpWriter* writer) {
+  writers_.remove(writer);
+  announce_now_.store(true, std::memory_order_relaxed);
+  wake();
+}
 
 void Participant::add_subscription(const TopicDescriptor& topic, bool reliable) {
   topics_.add(topic, reliable);
@@ -199,6 +205,12 @@ std::vector<RemoteRoute> Participant::remote_routes(std::string_view topic_name)
   const std::lock_guard matching(matching_mutex_);
   return hosts_.routes(topic_id_of(topic_name));
 }
+
+std::vector<RemoteEndpoints> Participant::remote_endpoints(std::string_view topic_name) const {
+  return hosts_.endpoints_of(topic_id_of(topic_name), config_.host);
+}
+
+void Participant::graph_moved() noexcept { shm_->shm_graph().notify_changed(); }
 
 void Participant::update_destinations(const std::vector<WriterEntry>& writers) noexcept {
   for (const WriterEntry& entry : writers) {
@@ -230,6 +242,9 @@ void Participant::on_announce(const ReceiveTurn& turn, const ParsedDatagram& dat
   if (outcome.changed) {
     update_destinations(writers_.all());
   }
+  if (outcome.changed || outcome.new_participant) {
+    graph_moved();  // remote publishers or subscribers may have come or gone
+  }
 }
 
 void Participant::on_period(const ReceiveTurn& turn, std::int64_t now_ns) noexcept {
@@ -237,7 +252,10 @@ void Participant::on_period(const ReceiveTurn& turn, std::int64_t now_ns) noexce
     logger().info("udp: node '{}' now receives topic '{}' for host '{}'", config_.node_name, topic, config_.host);
   }
   discovery_->claim_discovery_port(turn);
-  discovery_->announce(turn, topics_.announce_entries());
+  std::vector<AnnounceEntry> entries = topics_.announce_entries();
+  const std::vector<AnnounceEntry> publishers = writers_.announce_entries();
+  entries.insert(entries.end(), publishers.begin(), publishers.end());
+  discovery_->announce(turn, entries);
   for (const WriterEntry& entry : writers_.all()) {
     entry.writer->send_heartbeats();
   }
@@ -263,6 +281,7 @@ void Participant::lose_participant(const ReceiveTurn& turn, std::uint64_t sender
   }
   update_destinations(writers_.all());
   matching.unlock();
+  graph_moved();  // its publishers and subscribers left
   receive_->drop_sender(turn, sender_id);
 }
 

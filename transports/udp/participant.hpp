@@ -53,6 +53,9 @@ class Participant final : private AnnounceHandler {
   void remove_subscription(std::string_view topic_name, bool reliable);
 
   [[nodiscard]] std::vector<RemoteRoute> remote_routes(std::string_view topic_name) const;
+  /// The participants of other hosts that publish or subscribe `topic_name`,
+  /// as their announcements said (UdpGraph reports them).
+  [[nodiscard]] std::vector<RemoteEndpoints> remote_endpoints(std::string_view topic_name) const;
   [[nodiscard]] UdpCounters counters() const noexcept { return counters_.snapshot(); }
   [[nodiscard]] Endpoint data_endpoint() const noexcept { return data_socket_.local(); }
   /// What threads waiting for a subscriber of this process sleep on (the data socket).
@@ -66,6 +69,8 @@ class Participant final : private AnnounceHandler {
   /// The timers of one period: receiver locks, ANNOUNCE, heartbeats, liveliness.
   void on_period(const ReceiveTurn& turn, std::int64_t now_ns) noexcept;
   void lose_participant(const ReceiveTurn& turn, std::uint64_t sender_id, const char* why) noexcept;
+  /// Remote endpoints came or went: moves this host's graph word.
+  void graph_moved() noexcept;
   /// Recomputes where `writers` send from RemoteHosts, and logs new type mismatches.
   void update_destinations(const std::vector<WriterEntry>& writers) noexcept;
   void on_announce(const ReceiveTurn& turn, const ParsedDatagram& datagram, std::span<const std::byte> bytes,

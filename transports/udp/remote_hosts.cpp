@@ -119,7 +119,7 @@ std::vector<RemoteRoute> RemoteHosts::routes(std::uint64_t topic_id) const {
     std::lock_guard guard(mutex_);
     for (const auto& [id, remote] : remote_) {
       for (const AnnounceEntry& entry : remote.entries) {
-        if (entry.topic_id != topic_id) {
+        if (entry.topic_id != topic_id || (entry.flags & kEntryPublishers) != 0) {
           continue;
         }
         RemoteRoute& route = by_host[remote.host];
@@ -142,6 +142,26 @@ std::vector<RemoteRoute> RemoteHosts::routes(std::uint64_t topic_id) const {
   return routes;
 }
 
+std::vector<RemoteEndpoints> RemoteHosts::endpoints_of(std::uint64_t topic_id, std::string_view own_host) const {
+  std::vector<RemoteEndpoints> out;
+  std::lock_guard guard(mutex_);
+  for (const auto& [id, remote] : remote_) {
+    if (remote.host == own_host) {
+      continue;  // this host's endpoints are in its registry
+    }
+    RemoteEndpoints found{.participant = id, .host = remote.host};
+    for (const AnnounceEntry& entry : remote.entries) {
+      if (entry.topic_id == topic_id) {
+        ((entry.flags & kEntryPublishers) != 0 ? found.publishers : found.subscribers) += entry.subscribers;
+      }
+    }
+    if (found.publishers != 0 || found.subscribers != 0) {
+      out.push_back(std::move(found));
+    }
+  }
+  return out;
+}
+
 RemoteHosts::Destinations RemoteHosts::destinations_for(const WriterTopic& topic) {
   Destinations out;
   std::map<std::string, WriterDestination> by_host;
@@ -150,7 +170,7 @@ RemoteHosts::Destinations RemoteHosts::destinations_for(const WriterTopic& topic
   out.generation = generation_;
   for (const auto& [id, remote] : remote_) {
     for (const AnnounceEntry& e : remote.entries) {
-      if (e.topic_id != topic.topic_id) {
+      if (e.topic_id != topic.topic_id || (e.flags & kEntryPublishers) != 0) {
         continue;
       }
       if (!types_match(topic, e)) {

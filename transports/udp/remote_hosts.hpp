@@ -9,6 +9,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -32,6 +33,15 @@ struct WriterTopic {
 struct TypeMismatch {
   std::string host;
   std::uint64_t their_type_hash = 0;
+};
+
+/// What one remote participant (of another host) has of a topic, as it
+/// announced it: for graph events.
+struct RemoteEndpoints {
+  std::uint64_t participant = 0;  ///< Its sender id.
+  std::string host;
+  std::uint32_t publishers = 0;
+  std::uint32_t subscribers = 0;
 };
 
 /// Thread safety: every method from any thread. Its mutex is a leaf: held
@@ -70,6 +80,9 @@ class RemoteHosts {
     std::vector<TypeMismatch> new_mismatches;  ///< Not reported before: the caller logs and counts them.
     std::uint64_t generation = 0;              ///< The state they were computed from.
   };
+  /// The participants of other hosts than `own_host` that publish or subscribe `topic_id`.
+  [[nodiscard]] std::vector<RemoteEndpoints> endpoints_of(std::uint64_t topic_id, std::string_view own_host) const;
+
   /// Where a writer of `topic` sends: one destination per host whose receiver is elected.
   Destinations destinations_for(const WriterTopic& topic);
 

@@ -12,6 +12,7 @@
 #include "axon/transport.hpp"
 #include "transports/shm/shm_transport.hpp"
 #include "transports/udp/participant.hpp"
+#include "transports/udp/udp_graph.hpp"
 
 namespace axon::udp {
 
@@ -20,16 +21,18 @@ class UdpTransport final : public Transport {
   /// `stays_local(topic)`: the topic must not leave this host (transport: shm).
   UdpTransport(std::shared_ptr<shm::ShmTransport> shm, std::shared_ptr<Participant> participant,
                std::function<bool(std::string_view)> stays_local) noexcept
-      : shm_(std::move(shm)), participant_(std::move(participant)), stays_local_(std::move(stays_local)) {}
+      : shm_(std::move(shm)),
+        participant_(std::move(participant)),
+        stays_local_(std::move(stays_local)),
+        graph_(shm_->shm_graph(), *participant_) {}
 
   [[nodiscard]] std::string_view name() const noexcept override { return "shm+udp"; }
   Result<std::shared_ptr<PublisherPort>> advertise(const TopicDescriptor& topic, const PublisherQos& qos) override;
   Result<std::shared_ptr<SubscriberPort>> subscribe(const TopicDescriptor& topic, const SubscriberQos& qos) override;
   [[nodiscard]] std::vector<PoolClassStats> pool_stats() const override { return shm_->pool_stats(); }
-  /// This host's graph: remote publishers appear as their mirror (a local
-  /// publisher of the receiving node) once a subscriber of this host wants
-  /// the topic; remote subscribers do not appear (docs/design/graph-events.md).
-  [[nodiscard]] GraphSource* graph() noexcept override { return shm_->graph(); }
+  /// This host's graph plus the publishers and subscribers other hosts
+  /// announced (docs/design/graph-events.md, "Other hosts").
+  [[nodiscard]] GraphSource* graph() noexcept override { return &graph_; }
 
   [[nodiscard]] const std::shared_ptr<Participant>& participant() const noexcept { return participant_; }
 
@@ -37,6 +40,7 @@ class UdpTransport final : public Transport {
   std::shared_ptr<shm::ShmTransport> shm_;
   std::shared_ptr<Participant> participant_;
   std::function<bool(std::string_view)> stays_local_;
+  UdpGraph graph_;  ///< After shm_ and participant_, which it refers to.
 };
 
 }  // namespace axon::udp

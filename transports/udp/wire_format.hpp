@@ -174,18 +174,21 @@ struct Gap {
   std::uint32_t writer_id = 0;
 };
 
-/// One subscription of an ANNOUNCE.
+/// One subscription of an ANNOUNCE (or, with kEntryPublishers, the
+/// participant's publishers of a topic: for graph events only).
 struct AnnounceEntry {
   std::uint64_t topic_id = 0;        ///< Hash of the topic name (DATA's topic_id).
   std::uint64_t type_hash = 0;       ///< TypeIdentity::hash.
   std::uint64_t type_name_hash = 0;  ///< Hash of TypeIdentity::name (compatible evolution).
-  std::uint32_t flags = 0;           ///< kEntryReliable | kEntryReceiver | kEntryEvolution.
-  std::uint32_t subscribers = 0;     ///< Subscriptions of the participant on the topic.
+  std::uint32_t flags = 0;           ///< kEntryReliable | kEntryReceiver | kEntryEvolution | kEntryPublishers.
+  std::uint32_t subscribers = 0;     ///< Subscriptions (kEntryPublishers: publishers) of the participant on the topic.
 };
 inline constexpr std::uint32_t kEntryReliable = 0x1U;   ///< At least one subscription is RELIABLE.
 inline constexpr std::uint32_t kEntryReceiver = 0x2U;   ///< This participant receives the topic for its host.
 inline constexpr std::uint32_t kEntryEvolution = 0x4U;  ///< Accepts another schema of the same type name.
-inline constexpr std::uint32_t kKnownEntryFlags = kEntryReliable | kEntryReceiver | kEntryEvolution;
+/// The entry counts publishers, not subscriptions: never a route (RemoteHosts skips it when matching).
+inline constexpr std::uint32_t kEntryPublishers = 0x8U;
+inline constexpr std::uint32_t kKnownEntryFlags = kEntryReliable | kEntryReceiver | kEntryEvolution | kEntryPublishers;
 
 /// An ANNOUNCE: participant `header.sender_id` of `domain_id` on `host`
 /// receives at ipv4:port; page `page` of `page_count` of its subscriptions.

@@ -23,6 +23,25 @@ std::vector<WriterEntry> WriterTable::all() const {
   return writers_;
 }
 
+std::vector<AnnounceEntry> WriterTable::announce_entries() const {
+  std::vector<AnnounceEntry> out;
+  std::lock_guard guard(mutex_);
+  for (const WriterEntry& entry : writers_) {
+    auto same = std::find_if(out.begin(), out.end(),
+                             [&](const AnnounceEntry& e) { return e.topic_id == entry.topic.topic_id; });
+    if (same == out.end()) {
+      out.push_back(AnnounceEntry{.topic_id = entry.topic.topic_id,
+                                  .type_hash = entry.topic.type.hash,
+                                  .type_name_hash = detail::fnv1a(entry.topic.type.name),
+                                  .flags = kEntryPublishers,
+                                  .subscribers = 0});
+      same = out.end() - 1;
+    }
+    ++same->subscribers;
+  }
+  return out;
+}
+
 std::shared_ptr<UdpWriter> WriterTable::find(std::uint32_t writer_id, std::uint64_t topic_id) const {
   std::lock_guard guard(mutex_);
   const auto found = std::find_if(writers_.begin(), writers_.end(), [&](const WriterEntry& entry) {

@@ -28,6 +28,9 @@ class WriterTable {
                   std::uint32_t history_depth);
   void remove(const UdpWriter* writer);
   [[nodiscard]] std::vector<WriterEntry> all() const;
+  /// One kEntryPublishers entry per topic with writers: what ANNOUNCEs add
+  /// for remote graph events (docs/design/graph-events.md).
+  [[nodiscard]] std::vector<AnnounceEntry> announce_entries() const;
   /// The writer a NACK names; null when it is gone (or never was).
   [[nodiscard]] std::shared_ptr<UdpWriter> find(std::uint32_t writer_id, std::uint64_t topic_id) const;
 

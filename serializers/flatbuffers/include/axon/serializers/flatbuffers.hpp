@@ -45,9 +45,12 @@ class ChunkAllocator final : public flatbuffers::Allocator {
   ChunkAllocator& operator=(const ChunkAllocator&) = delete;
   ~ChunkAllocator() override { drop(); }
 
-  /// Prepares for a new message whose size is expected to be `expected_bytes`.
-  void begin(std::size_t expected_bytes) noexcept {
+  /// Prepares for a new message whose size is expected to be `expected_bytes`,
+  /// keeping `front_bytes` of every chunk free in front of the builder's
+  /// buffer (a service's header goes there, axon/serializers/flatbuffers_service.hpp).
+  void begin(std::size_t expected_bytes, std::size_t front_bytes = 0) noexcept {
     expected_bytes_ = expected_bytes;
+    front_bytes_ = front_bytes;
     published_ = false;
     exhausted_ = false;
     error_.reset();
@@ -60,7 +63,7 @@ class ChunkAllocator final : public flatbuffers::Allocator {
 
   std::uint8_t* reallocate_downward(std::uint8_t* old_p, std::size_t old_size, std::size_t new_size,
                                     std::size_t in_use_back, std::size_t in_use_front) override {
-    if (chunk_.handle != nullptr && new_size <= chunk_.capacity_bytes) {
+    if (chunk_.handle != nullptr && new_size + front_bytes_ <= chunk_.capacity_bytes) {
       // Grow inside the chunk: the built part already sits at its end.
       std::uint8_t* new_p = chunk_end() - new_size;
       std::memmove(new_p, old_p, in_use_front);
@@ -94,9 +97,9 @@ class ChunkAllocator final : public flatbuffers::Allocator {
     return reinterpret_cast<std::uint8_t*>(chunk_.payload) + chunk_.capacity_bytes;
   }
   std::uint8_t* place(std::size_t size, std::size_t want) {
-    auto loaned = port_->loan(want);
+    auto loaned = port_->loan(want + front_bytes_);
     if (!loaned && want != size) {
-      loaned = port_->loan(size);
+      loaned = port_->loan(size + front_bytes_);
     }
     if (loaned) {
       chunk_ = *loaned;
@@ -123,6 +126,7 @@ class ChunkAllocator final : public flatbuffers::Allocator {
   LoanedChunk chunk_;
   std::unique_ptr<std::uint8_t[]> heap_;
   std::size_t expected_bytes_ = 0;
+  std::size_t front_bytes_ = 0;
   bool published_ = false;
   bool exhausted_ = false;
   std::optional<Error> error_;
@@ -218,8 +222,10 @@ struct Serializer<T> {
     return flatbuffers::GetRoot<T>(data);
   }
 
+  /// `front_bytes`: room the message leaves free in front of it in its chunk
+  /// (see ChunkAllocator::begin()).
   static Result<FlatBufferLoan<T>> make_builder(const std::shared_ptr<PublisherPort>& port, PublisherState& state,
-                                                std::size_t expected_bytes) noexcept {
+                                                std::size_t expected_bytes, std::size_t front_bytes = 0) noexcept {
     if (!state) {
       state = std::make_unique<detail::FlatBufferBuilderState>(port);  // first use only
     }
@@ -228,7 +234,7 @@ struct Serializer<T> {
     }
     state->in_use = true;
     state->builder.Reset();
-    state->allocator.begin(expected_bytes);
+    state->allocator.begin(expected_bytes, front_bytes);
     if (expected_bytes > 0) {
       // The builder reserves its initial size first and grows by half when
       // full: start at the expected size so a message that fits its chunk
@@ -285,3 +291,5 @@ struct Serializer<T> {
 };
 
 }  // namespace axon
+
+#include "axon/serializers/flatbuffers_service.hpp"  // services of FlatBuffers tables (needs the above)

@@ -50,3 +50,5 @@ struct Serializer<T> {
 };
 
 }  // namespace axon
+
+#include "axon/serializers/protobuf_service.hpp"  // services of Protobuf messages (needs the above)
