@@ -18,7 +18,7 @@
 #include "axon/serializers/flatbuffers.hpp"
 #include "axon/serializers/protobuf.hpp"
 #include "tests/support/child_process.hpp"
-#include "tests/support/inside_mapping.hpp"
+#include "tests/support/process_maps.hpp"
 #include "tests/support/schema_messages.hpp"
 
 namespace axon {

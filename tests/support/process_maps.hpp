@@ -28,4 +28,9 @@ inline bool inside_mapping(const void* address, const std::string& text) {
   return false;
 }
 
+/// The name of `node`'s pool file in `domain` (what its mapping's line names).
+inline std::string pool_file_of(std::uint32_t domain, const std::string& node) {
+  return "axon_pool_d" + std::to_string(domain) + "_" + node;
+}
+
 }  // namespace axon::test
