@@ -1,5 +1,7 @@
 #include <fmt/format.h>
 
+#include <optional>
+
 #include "axon/detail/transport_factories.hpp"
 #include "src/config/transport_choice.hpp"
 #include "transports/shm/shm_transport.hpp"
@@ -10,6 +12,25 @@
 
 namespace axon::detail {
 namespace {
+
+// One set of numbers: the API's (DomainLimits) and the registry's.
+static_assert(DomainLimits{}.nodes == shm::kDefaultParticipants && DomainLimits{}.topics == shm::kDefaultTopics &&
+              DomainLimits{}.publishers == shm::kDefaultPublishers &&
+              DomainLimits{}.subscribers == shm::kDefaultSubscribers);
+static_assert(DomainLimits::kMaxNodes == shm::kMaxParticipantsLimit &&
+              DomainLimits::kMaxTopics == shm::kMaxTopicsLimit &&
+              DomainLimits::kMaxPublishers == shm::kMaxPublishersLimit &&
+              DomainLimits::kMaxSubscribers == shm::kMaxSubscribersLimit);
+
+std::optional<shm::RegistryLimits> registry_limits(const std::optional<DomainLimits>& limits) {
+  if (!limits) {
+    return std::nullopt;
+  }
+  return shm::RegistryLimits{.participants = limits->nodes,
+                             .topics = limits->topics,
+                             .publishers = limits->publishers,
+                             .subscribers = limits->subscribers};
+}
 
 /// The node's view of its UDP participant: the transport's own routes and
 /// counters in the API's types (axon/network.hpp).
@@ -135,6 +156,7 @@ Result<NodeTransport> create_node_transport(const std::string& node_name, const 
                         .chunk_classes = options.chunk_classes,
                         .chunk_fallback = options.chunk_fallback.value_or(ChunkFallback{}),
                         .liveness_period_ms = options.liveness_period_ms,
+                        .limits = registry_limits(options.domain_limits),
                         .connections = options.pool_connections.value_or(shm::kDefaultConnectionsPerNode),
                         .queue_slots = options.pool_queue_slots.value_or(shm::kDefaultQueueSlotsPerNode),
                         .prefault_memory = options.prefault_memory,

@@ -105,6 +105,8 @@ struct DeploymentConfig {
   /// nodes: (without it, a node missing from a file that lists others gets a
   /// warning, Node::config_warnings()).
   bool strict = false;
+  /// `limits:` (NodeOptions::domain_limits when the code leaves it unset).
+  std::optional<DomainLimits> limits;
   std::vector<HostConfig> hosts;
   std::vector<NodeConfig> nodes;
   std::vector<TopicConfig> topics;

@@ -34,6 +34,25 @@ struct ChunkFallback {
   bool operator==(const ChunkFallback&) const = default;
 };
 
+/// Sizes of a domain's registry tables (docs/configuration.md, `limits:`):
+/// set by the node that creates the domain (its first), read from the
+/// registry by every later one. The registry takes 192 bytes plus, per
+/// limit, 104 bytes a node, 320 a topic, 56 a publisher and 120 a
+/// subscriber: 1.34 MiB with the defaults. Each registry scan (advertise,
+/// subscribe, a node leaving) walks the tables, so it costs more as they grow.
+struct DomainLimits {
+  static constexpr std::uint32_t kMaxNodes = 4096;
+  static constexpr std::uint32_t kMaxTopics = 65536;
+  static constexpr std::uint32_t kMaxPublishers = 65536;
+  static constexpr std::uint32_t kMaxSubscribers = 65536;
+  std::uint32_t nodes = 256;         ///< Nodes in the domain at once, 1..kMaxNodes.
+  std::uint32_t topics = 2048;       ///< Topics with an endpoint, 1..kMaxTopics.
+  std::uint32_t publishers = 4096;   ///< Publishers of all nodes, 1..kMaxPublishers.
+  std::uint32_t subscribers = 4096;  ///< Subscribers of all nodes, 1..kMaxSubscribers.
+
+  bool operator==(const DomainLimits&) const = default;
+};
+
 struct NodeOptions {
   /// Independent systems on one host use different domains. Default: the
   /// AXON_DOMAIN environment variable, else 0.
@@ -62,6 +81,13 @@ struct NodeOptions {
   /// power of two. Unset: the config file's pool.queue_slots, else 4096
   /// (256 KiB). 1..1048576.
   std::optional<std::uint32_t> pool_queue_slots;
+  /// The domain's table sizes when this node creates it. Unset: the config
+  /// file's `limits:` (keys it leaves out take DomainLimits' defaults), else
+  /// whatever the domain has (DomainLimits{} when this node creates it). Set
+  /// either way, a node refuses to join a domain created with other limits
+  /// (Node::create fails, naming both), so that no node runs with limits it
+  /// did not get.
+  std::optional<DomainLimits> domain_limits;
   /// Real-time memory (see docs/design/shm-core.md, "Real-time memory"). These
   /// apply to this node's pool and to every peer pool it maps; each costs
   /// time (and, locked, unswappable memory) once, when the pool is mapped.

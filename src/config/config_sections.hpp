@@ -16,6 +16,8 @@
 
 namespace axon::detail {
 
+/// The top-level `limits:` mapping (the domain's registry tables).
+DomainLimits read_limits(YamlReader& r, const YAML::Node& map);
 std::vector<HostConfig> read_hosts(YamlReader& r, const YAML::Node& list);
 /// Needs the hosts: a node's host must be one of them.
 std::vector<NodeConfig> read_nodes(YamlReader& r, const YAML::Node& list, const std::vector<HostConfig>& hosts);

@@ -58,12 +58,15 @@ Result<DeploymentConfig> parse_deployment_config(std::string_view text, std::str
     if (!r.expect_map(root, "a deployment file")) {
       return r.error();
     }
-    r.check_keys(root, {"domain", "strict", "hosts", "nodes", "topics", "udp"}, "the deployment file");
+    r.check_keys(root, {"domain", "strict", "limits", "hosts", "nodes", "topics", "udp"}, "the deployment file");
     if (const YAML::Node domain = root["domain"]; domain.IsDefined() && r.ok()) {
       config.domain = static_cast<std::uint32_t>(r.integer(domain, "domain", 0, 0xFFFF'FFFFU));
     }
     if (const YAML::Node strict = root["strict"]; strict.IsDefined() && r.ok()) {
       config.strict = r.boolean(strict, "strict");
+    }
+    if (const YAML::Node limits = root["limits"]; limits.IsDefined() && r.ok()) {
+      config.limits = detail::read_limits(r, limits);
     }
     if (r.ok()) {
       config.hosts = detail::read_hosts(r, root["hosts"]);

@@ -87,6 +87,9 @@ Result<NodeDeployment> apply_deployment(const std::string& node_name, NodeOption
   }
   auto config = std::make_shared<const DeploymentConfig>(std::move(*loaded));
   NodeDeployment deployment{.config = config, .host = {}, .warnings = {}};
+  if (!options.domain_limits) {
+    options.domain_limits = config->limits;
+  }
   if (const NodeConfig* node = config->find_node(node_name)) {
     deployment.host = node->host;
     if (options.chunk_classes.empty()) {

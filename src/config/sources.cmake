@@ -6,6 +6,7 @@
 target_sources(axon_core PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/yaml_reader.cpp
   ${CMAKE_CURRENT_LIST_DIR}/deployment_config.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/read_limits.cpp
   ${CMAKE_CURRENT_LIST_DIR}/read_hosts.cpp
   ${CMAKE_CURRENT_LIST_DIR}/read_nodes.cpp
   ${CMAKE_CURRENT_LIST_DIR}/read_topics.cpp

@@ -12,6 +12,7 @@
 #include <csignal>
 #include <cstdio>
 #include <fstream>
+#include <span>
 #include <string>
 #include <thread>
 #include <vector>
@@ -43,18 +44,22 @@ std::byte* mapping_of(const std::string& name) {
   return nullptr;
 }
 
-/// A writable mapping of a domain's registry file, as a stray process would have.
+/// The bytes of a registry with the default limits.
+const std::size_t kRegistryBytes = shm::RegistryLayout::of({}).total_bytes;
+
+/// A writable mapping of a domain's registry file (default limits), as a
+/// stray process would have.
 class RegistryFile {
  public:
   explicit RegistryFile(const std::string& path) : fd_(::open(path.c_str(), O_RDWR | O_CLOEXEC)) {
     if (fd_ >= 0) {
-      void* base = ::mmap(nullptr, sizeof(shm::RegistrySegment), PROT_READ | PROT_WRITE, MAP_SHARED, fd_, 0);
+      void* base = ::mmap(nullptr, kRegistryBytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd_, 0);
       segment_ = base == MAP_FAILED ? nullptr : static_cast<shm::RegistrySegment*>(base);
     }
   }
   ~RegistryFile() {
     if (segment_ != nullptr) {
-      ::munmap(segment_, sizeof(shm::RegistrySegment));
+      ::munmap(segment_, kRegistryBytes);
     }
     if (fd_ >= 0) {
       ::close(fd_);
@@ -63,6 +68,12 @@ class RegistryFile {
   RegistryFile(const RegistryFile&) = delete;
   RegistryFile& operator=(const RegistryFile&) = delete;
   [[nodiscard]] shm::RegistrySegment* get() const { return segment_; }
+  /// Its publisher table (at the default layout's offset).
+  [[nodiscard]] std::span<shm::EndpointEntry> publishers() const {
+    const shm::RegistryLayout layout = shm::RegistryLayout::of({});
+    return {reinterpret_cast<shm::EndpointEntry*>(reinterpret_cast<std::byte*>(segment_) + layout.publishers_offset),
+            layout.limits.publishers};
+  }
 
  private:
   int fd_ = -1;
@@ -121,7 +132,7 @@ TEST_F(ShmDamage, ACorruptPoolBlockInTheRegistryIsSkippedByAJoiningSubscriber) {
     RegistryFile registry(registry_path());
     ASSERT_NE(registry.get(), nullptr);
     bool corrupted = false;
-    for (auto& entry : registry.get()->publishers) {
+    for (auto& entry : registry.publishers()) {
       if (entry.state == shm::EntryState::kActive) {
         entry.pool_block = 0x40000000;
         corrupted = true;
@@ -260,7 +271,7 @@ TEST_F(ShmDamage, ARegistryTruncatedUnderRunningNodesIsSurvivedAndTheirDataKeeps
 
   ASSERT_EQ(::truncate(registry_path().c_str(), 0), 0);
   ASSERT_TRUE(subscriber.wait_for_line("PROGRESS 1250", 20s)) << subscriber.output();
-  ASSERT_EQ(::truncate(registry_path().c_str(), sizeof(shm::RegistrySegment) / 2), 0);
+  ASSERT_EQ(::truncate(registry_path().c_str(), kRegistryBytes / 2), 0);
   ASSERT_TRUE(subscriber.wait_for_line("PROGRESS 1500", 20s)) << subscriber.output();
 
   // A joiner is told what happened and what to do (forks are over: this
@@ -319,13 +330,13 @@ TEST_F(ShmDamage, ATruncatedRegistryWhoseOwnersAreDeadIsReplacedByTheNextNode) {
     first.kill(SIGKILL);
     ASSERT_EQ(first.wait(10s), 128 + SIGKILL);
   }
-  ASSERT_EQ(::truncate(registry_path().c_str(), sizeof(shm::RegistrySegment) / 2), 0);
+  ASSERT_EQ(::truncate(registry_path().c_str(), kRegistryBytes / 2), 0);
 
   auto node = Node::create("next", options());
   ASSERT_TRUE(node.ok()) << node.error().message();
   struct stat st {};
   ASSERT_EQ(::stat(registry_path().c_str(), &st), 0);
-  EXPECT_EQ(static_cast<std::size_t>(st.st_size), sizeof(shm::RegistrySegment));
+  EXPECT_EQ(static_cast<std::size_t>(st.st_size), kRegistryBytes);
   auto sub = (*node)->subscribe<TestMessage>("objects");
   auto pub = (*node)->advertise<TestMessage>("objects");
   ASSERT_TRUE(sub.ok() && pub.ok());
@@ -339,16 +350,15 @@ TEST_F(ShmDamage, ATruncatedRegistryWhoseOwnersAreDeadIsReplacedByTheNextNode) {
 TEST_F(ShmDamage, ATruncatedRegistryWithALiveOwnerIsAnErrorThatSaysWhatToDo) {
   auto owner = peer("node", {});
   ASSERT_TRUE(owner.wait_for_line("READY", 10s));
-  ASSERT_EQ(::truncate(registry_path().c_str(), sizeof(shm::RegistrySegment) / 2), 0);
+  ASSERT_EQ(::truncate(registry_path().c_str(), kRegistryBytes / 2), 0);
 
   auto node = Node::create("next", options());
   ASSERT_FALSE(node.ok());
   const std::string message(node.error().message());
   EXPECT_NE(message.find(registry_path()), std::string::npos) << message;
-  EXPECT_NE(message.find("it has " + std::to_string(sizeof(shm::RegistrySegment) / 2) +
-                         " bytes, a registry of this "
-                         "build has " +
-                         std::to_string(sizeof(shm::RegistrySegment))),
+  EXPECT_NE(message.find("it has " + std::to_string(kRegistryBytes / 2) +
+                         " bytes, but its limits (nodes 256, topics 2048, publishers 4096, subscribers 4096) need " +
+                         std::to_string(kRegistryBytes)),
             std::string::npos)
       << message;
   EXPECT_NE(message.find("stop every axon process of domain " + std::to_string(domain)), std::string::npos) << message;

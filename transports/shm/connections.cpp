@@ -76,7 +76,7 @@ Result<Connection*> create_connection(const DomainLockGuard& held, const Registr
     }
     const EndpointEntry& sub = registry.subscriber(held, subscriber.slot);
     // Another process wrote the entry; its depth and policy shape our ring.
-    if (const std::string_view why = invalid_subscriber_entry(sub); !why.empty()) {
+    if (const std::string_view why = invalid_subscriber_entry(sub, registry.limits()); !why.empty()) {
       conn.state.store(ConnectionState::kFree, std::memory_order_relaxed);  // never published
       return Error(ErrorCode::kIncompatible,
                    fmt::format("registry subscriber entry {} is corrupt ({}: depth {}, overflow {}); not connected. "

@@ -32,8 +32,8 @@ bool Domain::registry_intact(const DomainLockGuard& /*held*/) noexcept {
   if (registry_guard_.repairs() != 0) {
     what = "it was truncated while mapped (this process grew it back on a fault; its tables are lost)";
   } else if (::fstat(registry_mapping_.fd(), &st) != 0 ||
-             static_cast<std::size_t>(st.st_size) != sizeof(RegistrySegment)) {
-    what = fmt::format("it was truncated to {} bytes (a registry has {})", st.st_size, sizeof(RegistrySegment));
+             static_cast<std::size_t>(st.st_size) != registry_mapping_.bytes()) {
+    what = fmt::format("it was truncated to {} bytes (the registry has {})", st.st_size, registry_mapping_.bytes());
   } else if (registry_segment_->header.magic != kSegmentMagic ||
              // Acquire pairs with the creator's release store of `ready`.
              registry_segment_->header.ready.load(std::memory_order_acquire) != 1 ||
@@ -67,7 +67,7 @@ void Domain::reclaim_dead_participants(const DomainLockGuard& held, const PeerWa
     if (watch == nullptr) {
       dead = registry_.dead_participants(held);
     } else {
-      for (std::uint32_t slot = 0; slot < kMaxParticipants; ++slot) {
+      for (std::uint32_t slot = 0; slot < registry_.limits().participants; ++slot) {
         const ParticipantEntry& p = registry_.participant(held, slot);
         if (p.state == EntryState::kActive && watch->is_dead({.pid = p.pid, .start_time = p.start_time})) {
           dead.push_back(slot);

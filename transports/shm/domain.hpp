@@ -46,6 +46,9 @@ class Domain {
   void room_freed(std::uint32_t topic) noexcept { registry_.room_freed(topic); }
   [[nodiscard]] WakeWord& subscriber_wake(std::uint32_t slot) noexcept { return registry_.subscriber_wake(slot); }
   [[nodiscard]] WakeWord& graph_word() noexcept { return registry_.graph_word(); }
+  /// The domain's table sizes (fixed once joined): what every index another
+  /// process wrote is checked against.
+  [[nodiscard]] const RegistryLimits& limits() const noexcept { return registry_.limits(); }
 
   /// This node's participant entry.
   [[nodiscard]] SlotRef self() const noexcept { return self_; }
@@ -70,7 +73,7 @@ class Domain {
   RegistrySegment* registry_segment_ = nullptr;
   std::uint64_t joined_incarnation_ = 0;  ///< The registry's incarnation when we joined.
   bool registry_damaged_ = false;         ///< Sticky; guarded by the domain lock.
-  Registry registry_{nullptr};
+  Registry registry_;
   SlotRef self_;
 };
 

@@ -28,8 +28,15 @@ Result<gid_t> group_id(const std::string& group) {
 }
 
 Result<void> DomainMembership::join(const DomainLockGuard& held) {
+  if (config_.limits && !config_.limits->in_range()) {
+    return Error(ErrorCode::kInvalidArgument, limits_range_message(*config_.limits));
+  }
   if (auto reg = open_or_create_registry(held); !reg) {
     return reg.error();
+  }
+  if (auto same = check_requested_limits(); !same) {
+    forget_registry();  // never joined: leave() has nothing to undo
+    return same.error();
   }
   // Held for the node's life (the kernel drops it at any death, even
   // SIGKILL): a joiner that finds the registry damaged replaces it only when
@@ -51,6 +58,21 @@ Result<void> DomainMembership::join(const DomainLockGuard& held) {
   }
   self_ = *self;
   return {};
+}
+
+Result<void> DomainMembership::check_requested_limits() const {
+  if (!config_.limits || *config_.limits == registry_.limits()) {
+    return {};
+  }
+  const RegistryLimits& want = *config_.limits;
+  const RegistryLimits& has = registry_.limits();
+  return Error(ErrorCode::kIncompatible,
+               fmt::format("node '{}' asks for limits nodes {}, topics {}, publishers {}, subscribers {}, but domain "
+                           "{} was created with nodes {}, topics {}, publishers {}, subscribers {} (the first node "
+                           "sets them): give every node of the domain the same limits: (deployment file) or "
+                           "NodeOptions::domain_limits, or leave them unset in this node to take the domain's",
+                           config_.node_name, want.participants, want.topics, want.publishers, want.subscribers,
+                           config_.domain_id, has.participants, has.topics, has.publishers, has.subscribers));
 }
 
 void DomainMembership::remove_self(const DomainLockGuard& held) noexcept {

@@ -44,6 +44,15 @@ class DomainMembership final : public Domain {
   /// replaced when it is a damaged one of ours nobody uses, else an error.
   /// The caller closes `fd`.
   Result<void> replace_of_wrong_size(const DomainLockGuard& held, int fd, std::size_t file_bytes);
+  /// Why the registry of this build behind `fd` cannot have `file_bytes`
+  /// (its head's limits need another size), read without mapping it; ""
+  /// when the size fits, or when it is not a registry of this build.
+  static std::string size_mismatch(int fd, std::size_t file_bytes);
+  /// Checks the mapped registry's limits against its `file_bytes` and makes
+  /// its tables reachable; what is wrong with them ("" when nothing is).
+  std::string attach_tables(std::size_t file_bytes);
+  /// An error when this node asked for other limits than the registry has.
+  [[nodiscard]] Result<void> check_requested_limits() const;
   /// Drops the registry mapped by a failed open.
   void forget_registry() noexcept;
   /// Replaces the damaged registry behind `fd` when no live participant

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <cstring>
+#include <vector>
 
 #include "transports/shm/pool_segment.hpp"
 #include "transports/shm/shm_ports.hpp"
@@ -14,7 +15,7 @@ constexpr std::uint32_t kMaxLinks = ShmSubscriberPort::kMaxLinks;
 
 /// A participant's name as another process wrote it: never read past the field.
 std::string_view name_of(const DomainLockGuard& held, const Registry& registry, std::uint32_t participant) noexcept {
-  if (participant >= kMaxParticipants) {
+  if (participant >= registry.limits().participants) {
     return "?";
   }
   const ParticipantEntry& p = registry.participant(held, participant);
@@ -36,25 +37,26 @@ Result<void> check_subscribe_limits(const DomainLockGuard& held, const Registry&
   }
   // A new subscriber adds one connection to the pool of each publisher's
   // node: check every node that publishes the topic.
-  std::array<std::uint32_t, kMaxParticipants> added{};
-  std::uint32_t some_publisher_node = kMaxParticipants;
-  for (std::uint32_t p = 0; p < kMaxPublishers; ++p) {
+  const RegistryLimits& limits = registry.limits();
+  std::vector<std::uint32_t> added(limits.participants);
+  std::uint32_t some_publisher_node = limits.participants;
+  for (std::uint32_t p = 0; p < limits.publishers; ++p) {
     const EndpointEntry& pub = registry.publisher(held, p);
-    if (pub.state == EntryState::kActive && pub.topic == topic && pub.participant < kMaxParticipants) {
+    if (pub.state == EntryState::kActive && pub.topic == topic && pub.participant < limits.participants) {
       ++added[pub.participant];
       some_publisher_node = pub.participant;
     }
   }
   // Without a publisher nobody needs a connection yet; a publisher that
   // comes later is refused by check_advertise_limits() instead.
-  if (some_publisher_node < kMaxParticipants && subscribers >= kMaxSubscribersPerPublisher) {
+  if (some_publisher_node < limits.participants && subscribers >= kMaxSubscribersPerPublisher) {
     return Error(ErrorCode::kLimitReached,
                  fmt::format("topic '{}' has {} subscribers connected to the publisher of node '{}'; a publisher "
                              "serves at most {}: drop a subscriber of '{}' or split the topic",
                              topic_name, subscribers, name_of(held, registry, some_publisher_node),
                              kMaxSubscribersPerPublisher, topic_name));
   }
-  for (std::uint32_t n = 0; n < kMaxParticipants; ++n) {
+  for (std::uint32_t n = 0; n < limits.participants; ++n) {
     const std::uint32_t limit = registry.participant(held, n).connections;
     if (added[n] != 0 && counts.connections[n] + added[n] > limit) {
       return Error(ErrorCode::kLimitReached,
@@ -97,25 +99,27 @@ Result<void> check_advertise_limits(const DomainLockGuard& held, const Registry&
                     "of '{}' until {} are left, or split the topic",
                     topic_name, subscribers, kMaxSubscribersPerPublisher, topic_name, kMaxSubscribersPerPublisher));
   }
-  const std::uint32_t limit = self < kMaxParticipants ? registry.participant(held, self).connections : 0;
-  if (counts.connections[self] + subscribers > limit) {
+  const bool known = self < registry.limits().participants;
+  const std::uint32_t limit = known ? registry.participant(held, self).connections : 0;
+  const std::uint32_t connections = known ? counts.connections[self] : 0;
+  if (connections + subscribers > limit) {
+    return Error(ErrorCode::kLimitReached,
+                 fmt::format("node '{}' serves {} connections (publisher x subscriber pairs), and a publisher of "
+                             "topic '{}' adds {} (its subscribers); its pool.connections is {}: raise "
+                             "pool.connections of node '{}' in the config (or NodeOptions::pool_connections), drop "
+                             "subscribers of this node's topics, or advertise '{}' from another node",
+                             node_name, connections, topic_name, subscribers, limit, node_name, topic_name));
+  }
+  const std::uint32_t slots = known ? registry.participant(held, self).queue_slots : 0;
+  const std::uint32_t queue_slots = known ? counts.queue_slots[self] : 0;
+  if (std::uint64_t{queue_slots} + counts.subscriber_queue_slots[topic] > slots) {
     return Error(
         ErrorCode::kLimitReached,
-        fmt::format("node '{}' serves {} connections (publisher x subscriber pairs), and a publisher of "
-                    "topic '{}' adds {} (its subscribers); its pool.connections is {}: raise "
-                    "pool.connections of node '{}' in the config (or NodeOptions::pool_connections), drop "
-                    "subscribers of this node's topics, or advertise '{}' from another node",
-                    node_name, counts.connections[self], topic_name, subscribers, limit, node_name, topic_name));
-  }
-  const std::uint32_t slots = self < kMaxParticipants ? registry.participant(held, self).queue_slots : 0;
-  if (std::uint64_t{counts.queue_slots[self]} + counts.subscriber_queue_slots[topic] > slots) {
-    return Error(ErrorCode::kLimitReached,
-                 fmt::format("node '{}' has {} of its pool.queue_slots {} in subscriber queues, and a publisher of "
-                             "topic '{}' needs {} more (its subscribers' depths, each rounded up to a power of two): "
-                             "raise pool.queue_slots of node '{}' in the config (or NodeOptions::pool_queue_slots), "
-                             "or lower those depths",
-                             node_name, counts.queue_slots[self], slots, topic_name,
-                             counts.subscriber_queue_slots[topic], node_name));
+        fmt::format("node '{}' has {} of its pool.queue_slots {} in subscriber queues, and a publisher of "
+                    "topic '{}' needs {} more (its subscribers' depths, each rounded up to a power of two): "
+                    "raise pool.queue_slots of node '{}' in the config (or NodeOptions::pool_queue_slots), "
+                    "or lower those depths",
+                    node_name, queue_slots, slots, topic_name, counts.subscriber_queue_slots[topic], node_name));
   }
   return {};
 }

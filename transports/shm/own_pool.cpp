@@ -99,11 +99,11 @@ void OwnPool::close_connections_of_gone_subscribers(const DomainLockGuard& held)
     }
     // A subscriber's process wrote the connection: a slot out of range names
     // no subscriber, so the connection is closed like one of a gone subscriber.
-    const bool corrupt = conn.subscriber_slot >= kMaxSubscribers;
+    const bool corrupt = conn.subscriber_slot >= registry.limits().subscribers;
     if (corrupt) {
       report_corruption(Corruption::kConnection,
                         fmt::format("connection {} of node '{}' names subscriber slot {} (at most {}); closing it", c,
-                                    domain_.config().node_name, conn.subscriber_slot, kMaxSubscribers));
+                                    domain_.config().node_name, conn.subscriber_slot, registry.limits().subscribers));
     }
     if (corrupt || !registry.subscriber_is(held, {conn.subscriber_slot, conn.subscriber_generation})) {
       auto expected = ConnectionState::kActive;
@@ -129,7 +129,7 @@ void OwnPool::reclaim_retired_blocks(const DomainLockGuard& held) noexcept {
     // A publisher destroyed while the domain lock could not be taken left its
     // registry entry behind: remove it (we hold the lock) before the block
     // may be reused, so subscribers let go of it.
-    if (block.publisher_slot < kMaxPublishers) {
+    if (block.publisher_slot < registry.limits().publishers) {
       const EndpointEntry& pub = registry.publisher(held, block.publisher_slot);
       if (pub.state == EntryState::kActive && pub.generation == block.publisher_generation &&
           pub.participant == self.slot && pub.pool_block == b) {

@@ -107,7 +107,7 @@ void PeerPools::prune(const DomainLockGuard& held, std::int64_t now_ns) noexcept
         continue;
       }
       // Written by another process: check before using it as an index.
-      if (conn.subscriber_slot >= kMaxSubscribers) {
+      if (conn.subscriber_slot >= registry.limits().subscribers) {
         continue;
       }
       const EndpointEntry& sub = registry.subscriber(held, conn.subscriber_slot);

@@ -65,7 +65,7 @@ void PeerWatch::sync(const DomainLockGuard& held, const Registry& registry) {
     w.named = false;
   }
   unwatched_.clear();
-  for (std::uint32_t slot = 0; slot < kMaxParticipants; ++slot) {
+  for (std::uint32_t slot = 0; slot < registry.limits().participants; ++slot) {
     const ParticipantEntry& p = registry.participant(held, slot);
     if (p.state != EntryState::kActive) {
       continue;

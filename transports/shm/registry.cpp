@@ -6,6 +6,7 @@
 #include <bit>
 #include <cstring>
 #include <new>
+#include <span>
 
 #include "src/base/futex.hpp"
 #include "transports/shm/shared_checks.hpp"
@@ -20,9 +21,9 @@ void copy_name(char (&dest)[N], std::string_view src) noexcept {
   dest[n] = '\0';
 }
 
-template <class Entry, std::size_t N>
-Entry* first_free(Entry (&table)[N], std::uint32_t& slot) noexcept {
-  for (std::uint32_t i = 0; i < N; ++i) {
+template <class Entry>
+Entry* first_free(Entry* table, std::uint32_t count, std::uint32_t& slot) noexcept {
+  for (std::uint32_t i = 0; i < count; ++i) {
     if (table[i].state == EntryState::kFree) {
       slot = i;
       return &table[i];
@@ -31,17 +32,58 @@ Entry* first_free(Entry (&table)[N], std::uint32_t& slot) noexcept {
   return nullptr;
 }
 
+/// A full table, in the user's words: the key that raises it and when that applies.
+Error table_full(std::uint32_t count, std::string_view what, std::string_view key, std::string_view also) {
+  return {ErrorCode::kLimitReached,
+          fmt::format("the domain already has {} {}{}: raise limits.{} in the deployment file (or "
+                      "NodeOptions::domain_limits.{}); the node that creates the domain sets its limits, so stop "
+                      "every process of the domain and start them again with the new value",
+                      count, what, also, key, key)};
+}
+
 std::string describe_type(std::string_view name, std::uint64_t hash, std::uint32_t size) {
   return fmt::format("'{}' ({} bytes, hash {:#018x})", name, size, hash);
 }
 
 }  // namespace
 
-void Registry::format(RegistrySegment* segment) noexcept {
-  new (&segment->participants) ParticipantEntry[kMaxParticipants]();
-  new (&segment->topics) TopicEntry[kMaxTopics]();
-  new (&segment->publishers) EndpointEntry[kMaxPublishers]();
-  new (&segment->subscribers) EndpointEntry[kMaxSubscribers]();
+std::string limits_range_message(const RegistryLimits& limits) {
+  struct Key {
+    std::string_view name;
+    std::uint32_t value;
+    std::uint32_t max;
+  };
+  for (const Key& k :
+       {Key{"nodes", limits.participants, kMaxParticipantsLimit}, Key{"topics", limits.topics, kMaxTopicsLimit},
+        Key{"publishers", limits.publishers, kMaxPublishersLimit},
+        Key{"subscribers", limits.subscribers, kMaxSubscribersLimit}}) {
+    if (k.value < 1 || k.value > k.max) {
+      return fmt::format("limits.{} (NodeOptions::domain_limits.{}) is {}; it must be 1..{}", k.name, k.name, k.value,
+                         k.max);
+    }
+  }
+  return {};
+}
+
+Registry::Registry(RegistrySegment* segment, const RegistryLayout& layout) noexcept
+    : seg_(segment), limits_(layout.limits) {
+  auto* base = reinterpret_cast<std::byte*>(segment);
+  participants_ = std::launder(reinterpret_cast<ParticipantEntry*>(base + layout.participants_offset));
+  topics_ = std::launder(reinterpret_cast<TopicEntry*>(base + layout.topics_offset));
+  publishers_ = std::launder(reinterpret_cast<EndpointEntry*>(base + layout.publishers_offset));
+  subscribers_ = std::launder(reinterpret_cast<EndpointEntry*>(base + layout.subscribers_offset));
+  subscriber_wake_ = std::launder(reinterpret_cast<SubscriberWake*>(base + layout.subscriber_wake_offset));
+}
+
+void Registry::format(RegistrySegment* segment, const RegistryLayout& layout) noexcept {
+  auto* base = reinterpret_cast<std::byte*>(segment);
+  const RegistryLimits& limits = layout.limits;
+  segment->limits = limits;
+  new (base + layout.participants_offset) ParticipantEntry[limits.participants]();
+  new (base + layout.topics_offset) TopicEntry[limits.topics]();
+  new (base + layout.publishers_offset) EndpointEntry[limits.publishers]();
+  new (base + layout.subscribers_offset) EndpointEntry[limits.subscribers]();
+  new (base + layout.subscriber_wake_offset) SubscriberWake[limits.subscribers]();
   new (&segment->graph_wake) SubscriberWake();
 }
 
@@ -49,12 +91,9 @@ Result<SlotRef> Registry::add_participant(const DomainLockGuard& /*held*/, const
                                           std::string_view name, std::uint64_t pool_bytes, std::uint32_t connections,
                                           std::uint32_t queue_slots) {
   std::uint32_t slot = 0;
-  ParticipantEntry* entry = first_free(seg_->participants, slot);
+  ParticipantEntry* entry = first_free(participants_, limits_.participants, slot);
   if (entry == nullptr) {
-    return Error(ErrorCode::kLimitReached,
-                 fmt::format("the domain already has {} participants (nodes); close some nodes or "
-                             "use another domain",
-                             kMaxParticipants));
+    return table_full(limits_.participants, "participants (nodes)", "nodes", " (close some, or use another domain)");
   }
   entry->generation += 1;
   entry->pid = id.pid;
@@ -68,34 +107,37 @@ Result<SlotRef> Registry::add_participant(const DomainLockGuard& /*held*/, const
 }
 
 void Registry::remove_participant(const DomainLockGuard& held, std::uint32_t slot) noexcept {
-  for (std::uint32_t i = 0; i < kMaxPublishers; ++i) {
-    if (seg_->publishers[i].state == EntryState::kActive && seg_->publishers[i].participant == slot) {
+  for (std::uint32_t i = 0; i < limits_.publishers; ++i) {
+    if (publishers_[i].state == EntryState::kActive && publishers_[i].participant == slot) {
       remove_publisher(held, i);
     }
   }
-  for (std::uint32_t i = 0; i < kMaxSubscribers; ++i) {
-    if (seg_->subscribers[i].state == EntryState::kActive && seg_->subscribers[i].participant == slot) {
+  for (std::uint32_t i = 0; i < limits_.subscribers; ++i) {
+    if (subscribers_[i].state == EntryState::kActive && subscribers_[i].participant == slot) {
       remove_subscriber(held, i);
     }
   }
-  seg_->participants[slot].state = EntryState::kFree;
+  participants_[slot].state = EntryState::kFree;
 }
 
 bool Registry::participant_is(const DomainLockGuard& /*held*/, const SlotRef& ref) const noexcept {
-  const ParticipantEntry& p = seg_->participants[ref.slot];
+  if (ref.slot >= limits_.participants) {
+    return false;
+  }
+  const ParticipantEntry& p = participants_[ref.slot];
   return p.state == EntryState::kActive && p.generation == ref.generation;
 }
 
 std::uint32_t Registry::active_participants(const DomainLockGuard& /*held*/) const noexcept {
   return static_cast<std::uint32_t>(
-      std::count_if(std::begin(seg_->participants), std::end(seg_->participants),
+      std::count_if(participants_, participants_ + limits_.participants,
                     [](const ParticipantEntry& p) { return p.state == EntryState::kActive; }));
 }
 
 std::vector<std::uint32_t> Registry::dead_participants(const DomainLockGuard& /*held*/) const {
   std::vector<std::uint32_t> dead;
-  for (std::uint32_t i = 0; i < kMaxParticipants; ++i) {
-    const ParticipantEntry& p = seg_->participants[i];
+  for (std::uint32_t i = 0; i < limits_.participants; ++i) {
+    const ParticipantEntry& p = participants_[i];
     if (p.state == EntryState::kActive && !is_alive({.pid = p.pid, .start_time = p.start_time})) {
       dead.push_back(i);
     }
@@ -108,8 +150,8 @@ Result<std::uint32_t> Registry::find_or_add_topic(const DomainLockGuard& /*held*
     return Error(ErrorCode::kInvalidArgument,
                  fmt::format("topic name '{}' must have 1 to {} characters", topic.name, kMaxTopicNameBytes - 1));
   }
-  for (std::uint32_t i = 0; i < kMaxTopics; ++i) {
-    TopicEntry& t = seg_->topics[i];
+  for (std::uint32_t i = 0; i < limits_.topics; ++i) {
+    TopicEntry& t = topics_[i];
     // strnlen: another process may have left the name without its NUL.
     if (t.state != EntryState::kActive || topic.name != std::string_view(t.name, ::strnlen(t.name, sizeof(t.name)))) {
       continue;
@@ -138,12 +180,9 @@ Result<std::uint32_t> Registry::find_or_add_topic(const DomainLockGuard& /*held*
     return i;
   }
   std::uint32_t slot = 0;
-  TopicEntry* t = first_free(seg_->topics, slot);
+  TopicEntry* t = first_free(topics_, limits_.topics, slot);
   if (t == nullptr) {
-    return Error(ErrorCode::kLimitReached,
-                 fmt::format("the domain already has {} topics (kMaxTopics, a build constant of "
-                             "transports/shm/shm_constants.hpp); a topic is freed with its last endpoint",
-                             kMaxTopics));
+    return table_full(limits_.topics, "topics", "topics", " (a topic is freed with its last endpoint)");
   }
   t->generation += 1;
   t->type_hash = topic.type.hash;
@@ -160,12 +199,9 @@ Result<std::uint32_t> Registry::find_or_add_topic(const DomainLockGuard& /*held*
 Result<SlotRef> Registry::add_publisher(const DomainLockGuard& held, std::uint32_t topic, SlotRef participant,
                                         std::uint32_t pool_block) {
   std::uint32_t slot = 0;
-  EndpointEntry* e = first_free(seg_->publishers, slot);
+  EndpointEntry* e = first_free(publishers_, limits_.publishers, slot);
   if (e == nullptr) {
-    return Error(ErrorCode::kLimitReached,
-                 fmt::format("the domain already has {} publishers (kMaxPublishers, a build constant of "
-                             "transports/shm/shm_constants.hpp)",
-                             kMaxPublishers));
+    return table_full(limits_.publishers, "publishers", "publishers", "");
   }
   e->generation += 1;
   e->topic = topic;
@@ -184,12 +220,9 @@ Result<SlotRef> Registry::add_publisher(const DomainLockGuard& held, std::uint32
 Result<SlotRef> Registry::add_subscriber(const DomainLockGuard& /*held*/, std::uint32_t topic, SlotRef participant,
                                          const SubscriberQos& qos, const EffectiveQueue& queue) {
   std::uint32_t slot = 0;
-  EndpointEntry* e = first_free(seg_->subscribers, slot);
+  EndpointEntry* e = first_free(subscribers_, limits_.subscribers, slot);
   if (e == nullptr) {
-    return Error(ErrorCode::kLimitReached,
-                 fmt::format("the domain already has {} subscribers (kMaxSubscribers, a build constant of "
-                             "transports/shm/shm_constants.hpp)",
-                             kMaxSubscribers));
+    return table_full(limits_.subscribers, "subscribers", "subscribers", "");
   }
   e->generation += 1;
   e->topic = topic;
@@ -201,20 +234,20 @@ Result<SlotRef> Registry::add_subscriber(const DomainLockGuard& /*held*/, std::u
   e->quarantine_after_ns = qos.quarantine_after_ns;
   e->reliable = qos.reliability == Reliability::kReliable ? 1 : 0;
   // A waiter of a crashed predecessor may have left its count behind.
-  seg_->subscriber_wake[slot].word.waiters.store(0, std::memory_order_relaxed);
+  subscriber_wake_[slot].word.waiters.store(0, std::memory_order_relaxed);
   e->state = EntryState::kActive;
   graph_changed();
   return SlotRef{slot, e->generation};
 }
 
 void Registry::remove_publisher(const DomainLockGuard& held, std::uint32_t slot) noexcept {
-  EndpointEntry& e = seg_->publishers[slot];
+  EndpointEntry& e = publishers_[slot];
   e.state = EntryState::kFree;
   graph_changed();
-  if (e.topic >= kMaxTopics) {  // written by another process: never an index unchecked
+  if (e.topic >= limits_.topics) {  // written by another process: never an index unchecked
     report_corruption(
         Corruption::kPublisherEntry,
-        fmt::format("registry publisher entry {} names topic {} (at most {})", slot, e.topic, kMaxTopics));
+        fmt::format("registry publisher entry {} names topic {} (the domain has {})", slot, e.topic, limits_.topics));
     return;
   }
   bump_version(e.topic);
@@ -227,28 +260,31 @@ void Registry::remove_publisher(const DomainLockGuard& held, std::uint32_t slot)
 void Registry::wake_subscribers(const DomainLockGuard& /*held*/, std::uint32_t topic) noexcept {
   // Orders the version bump before the waiter counts are read (see futex.hpp).
   std::atomic_thread_fence(std::memory_order_seq_cst);
-  for (std::uint32_t i = 0; i < kMaxSubscribers; ++i) {
-    if (seg_->subscribers[i].state == EntryState::kActive && seg_->subscribers[i].topic == topic) {
-      futex::notify_if_waiting(seg_->subscriber_wake[i].word);
+  for (std::uint32_t i = 0; i < limits_.subscribers; ++i) {
+    if (subscribers_[i].state == EntryState::kActive && subscribers_[i].topic == topic) {
+      futex::notify_if_waiting(subscriber_wake_[i].word);
     }
   }
 }
 
 void Registry::remove_subscriber(const DomainLockGuard& held, std::uint32_t slot) noexcept {
-  EndpointEntry& e = seg_->subscribers[slot];
+  EndpointEntry& e = subscribers_[slot];
   e.state = EntryState::kFree;
   graph_changed();
-  if (e.topic >= kMaxTopics) {
+  if (e.topic >= limits_.topics) {
     report_corruption(
         Corruption::kSubscriberEntry,
-        fmt::format("registry subscriber entry {} names topic {} (at most {})", slot, e.topic, kMaxTopics));
+        fmt::format("registry subscriber entry {} names topic {} (the domain has {})", slot, e.topic, limits_.topics));
     return;
   }
   release_topic_if_unused(held, e.topic);
 }
 
 bool Registry::subscriber_is(const DomainLockGuard& /*held*/, const SlotRef& ref) const noexcept {
-  const EndpointEntry& e = seg_->subscribers[ref.slot];
+  if (ref.slot >= limits_.subscribers) {
+    return false;
+  }
+  const EndpointEntry& e = subscribers_[ref.slot];
   return e.state == EntryState::kActive && e.generation == ref.generation;
 }
 
@@ -256,16 +292,16 @@ std::uint32_t queue_slots_for_depth(std::uint32_t depth) noexcept {
   return std::bit_ceil(std::clamp<std::uint32_t>(depth, 1, kRingCapacity));
 }
 
-EndpointCounts Registry::count_endpoints(const DomainLockGuard& /*held*/) const noexcept {
-  EndpointCounts counts;
-  for (const EndpointEntry& e : seg_->subscribers) {
-    if (e.state == EntryState::kActive && e.topic < kMaxTopics) {
+EndpointCounts Registry::count_endpoints(const DomainLockGuard& /*held*/) const {
+  EndpointCounts counts(limits_);
+  for (const EndpointEntry& e : std::span(subscribers_, limits_.subscribers)) {
+    if (e.state == EntryState::kActive && e.topic < limits_.topics) {
       ++counts.subscribers[e.topic];
       counts.subscriber_queue_slots[e.topic] += queue_slots_for_depth(e.depth);
     }
   }
-  for (const EndpointEntry& e : seg_->publishers) {
-    if (e.state == EntryState::kActive && e.topic < kMaxTopics && e.participant < kMaxParticipants) {
+  for (const EndpointEntry& e : std::span(publishers_, limits_.publishers)) {
+    if (e.state == EntryState::kActive && e.topic < limits_.topics && e.participant < limits_.participants) {
       ++counts.publishers[e.topic];
       counts.connections[e.participant] += counts.subscribers[e.topic];
       counts.queue_slots[e.participant] += counts.subscriber_queue_slots[e.topic];
@@ -277,7 +313,7 @@ EndpointCounts Registry::count_endpoints(const DomainLockGuard& /*held*/) const 
 void Registry::bump_version(std::uint32_t topic) noexcept {
   // Seq_cst: besides pairing with the acquire in topic_version(), ordered
   // before wake_subscribers() reads the waiter counts (futex::Waiter).
-  seg_->topics[topic].publishers_version.fetch_add(1, std::memory_order_seq_cst);
+  topics_[topic].publishers_version.fetch_add(1, std::memory_order_seq_cst);
 }
 
 void Registry::graph_changed() noexcept {
@@ -292,10 +328,10 @@ void Registry::graph_changed() noexcept {
 
 void Registry::release_topic_if_unused(const DomainLockGuard& /*held*/, std::uint32_t topic) noexcept {
   auto uses = [topic](const EndpointEntry& e) { return e.state == EntryState::kActive && e.topic == topic; };
-  if (std::none_of(std::begin(seg_->publishers), std::end(seg_->publishers), uses) &&
-      std::none_of(std::begin(seg_->subscribers), std::end(seg_->subscribers), uses)) {
+  if (std::none_of(publishers_, publishers_ + limits_.publishers, uses) &&
+      std::none_of(subscribers_, subscribers_ + limits_.subscribers, uses)) {
     // The version keeps counting across reuse so a stale reader still rescans.
-    seg_->topics[topic].state = EntryState::kFree;
+    topics_[topic].state = EntryState::kFree;
   }
 }
 

@@ -4,7 +4,6 @@
 // lock) and format() (a segment nobody else sees yet) do not.
 #pragma once
 
-#include <array>
 #include <cstdint>
 #include <string_view>
 #include <vector>
@@ -30,29 +29,49 @@ struct SlotRef {
 /// advertise() and subscribe() check the connection limits against, from the
 /// registry alone (no peer's pool needed).
 struct EndpointCounts {
-  std::array<std::uint32_t, kMaxTopics> publishers{};   ///< Per topic slot.
-  std::array<std::uint32_t, kMaxTopics> subscribers{};  ///< Per topic slot.
+  explicit EndpointCounts(const RegistryLimits& limits)
+      : publishers(limits.topics),
+        subscribers(limits.topics),
+        connections(limits.participants),
+        subscriber_queue_slots(limits.topics),
+        queue_slots(limits.participants) {}
+  std::vector<std::uint32_t> publishers;   ///< Per topic slot.
+  std::vector<std::uint32_t> subscribers;  ///< Per topic slot.
   /// Per participant slot: the connections its pool needs to connect every
   /// subscriber of each of its publishers' topics (the sum of those topics'
   /// subscriber counts, one per publisher).
-  std::array<std::uint32_t, kMaxParticipants> connections{};
+  std::vector<std::uint32_t> connections;
   /// Per topic slot: the queue slots one publisher's connections to all its
   /// subscribers take (each subscriber's depth rounded up to a power of two).
-  std::array<std::uint32_t, kMaxTopics> subscriber_queue_slots{};
+  std::vector<std::uint32_t> subscriber_queue_slots;
   /// Per participant slot: the queue slots its pool needs for those connections.
-  std::array<std::uint32_t, kMaxParticipants> queue_slots{};
+  std::vector<std::uint32_t> queue_slots;
 };
 
 /// The queue slots a connection to a subscriber of `depth` takes (depth as
 /// another process wrote it: clamped, it only counts).
 [[nodiscard]] std::uint32_t queue_slots_for_depth(std::uint32_t depth) noexcept;
 
+/// Why `limits` is out of range (RegistryLimits::in_range()), naming the
+/// deployment file's key and its range. Slow path: allocates.
+[[nodiscard]] std::string limits_range_message(const RegistryLimits& limits);
+
+/// A registry's tables as this process reaches them: their places come from
+/// a RegistryLayout this process computed (from limits it checked), never
+/// from offsets in shared memory, and the limits are this process's copy.
 class Registry {
  public:
-  explicit Registry(RegistrySegment* segment) noexcept : seg_(segment) {}
+  Registry() = default;
+  /// `segment` is mapped with at least `layout.total_bytes`.
+  Registry(RegistrySegment* segment, const RegistryLayout& layout) noexcept;
 
-  /// Fresh tables; the caller set up the header.
-  static void format(RegistrySegment* segment) noexcept;
+  /// Fresh tables and limits in a segment of `layout.total_bytes`; the
+  /// caller set up the header.
+  static void format(RegistrySegment* segment, const RegistryLayout& layout) noexcept;
+
+  /// The table sizes (lock-free: fixed for the registry's life). Every index
+  /// another process wrote is checked against these before use.
+  [[nodiscard]] const RegistryLimits& limits() const noexcept { return limits_; }
 
   Result<SlotRef> add_participant(const DomainLockGuard& held, const ProcessIdentity& id, std::string_view name,
                                   std::uint64_t pool_bytes, std::uint32_t connections = kDefaultConnectionsPerNode,
@@ -62,7 +81,7 @@ class Registry {
   [[nodiscard]] bool participant_is(const DomainLockGuard& held, const SlotRef& ref) const noexcept;
   [[nodiscard]] const ParticipantEntry& participant(const DomainLockGuard& /*held*/,
                                                     std::uint32_t slot) const noexcept {
-    return seg_->participants[slot];
+    return participants_[slot];
   }
   [[nodiscard]] std::uint32_t active_participants(const DomainLockGuard& held) const noexcept;
   /// Active participants whose process is gone (checks /proc).
@@ -77,7 +96,7 @@ class Registry {
   Result<SlotRef> add_subscriber(const DomainLockGuard& held, std::uint32_t topic, SlotRef participant,
                                  const SubscriberQos& qos, const EffectiveQueue& queue = {});
   /// The futex word of a subscriber slot.
-  [[nodiscard]] WakeWord& subscriber_wake(std::uint32_t slot) noexcept { return seg_->subscriber_wake[slot].word; }
+  [[nodiscard]] WakeWord& subscriber_wake(std::uint32_t slot) noexcept { return subscriber_wake_[slot].word; }
   /// The domain's graph word (lock-free): moves whenever an endpoint entry
   /// is added or removed.
   [[nodiscard]] WakeWord& graph_word() noexcept { return seg_->graph_wake.word; }
@@ -93,16 +112,17 @@ class Registry {
   [[nodiscard]] bool subscriber_is(const DomainLockGuard& held, const SlotRef& ref) const noexcept;
   /// Counts every active endpoint. Entries whose topic or participant is out
   /// of range (another process wrote them) are not counted.
-  [[nodiscard]] EndpointCounts count_endpoints(const DomainLockGuard& held) const noexcept;
+  /// Slow path: allocates.
+  [[nodiscard]] EndpointCounts count_endpoints(const DomainLockGuard& held) const;
 
   [[nodiscard]] const EndpointEntry& publisher(const DomainLockGuard& /*held*/, std::uint32_t slot) const noexcept {
-    return seg_->publishers[slot];
+    return publishers_[slot];
   }
   [[nodiscard]] const EndpointEntry& subscriber(const DomainLockGuard& /*held*/, std::uint32_t slot) const noexcept {
-    return seg_->subscribers[slot];
+    return subscribers_[slot];
   }
   [[nodiscard]] const TopicEntry& topic(const DomainLockGuard& /*held*/, std::uint32_t slot) const noexcept {
-    return seg_->topics[slot];
+    return topics_[slot];
   }
 
   /// Lock-free: moves whenever a publisher of `topic` comes or goes (or frees
@@ -110,7 +130,7 @@ class Registry {
   [[nodiscard]] std::uint64_t topic_version(std::uint32_t topic) const noexcept {
     // Acquire pairs with the release increment in bump_version(): a reader that
     // sees the new version and then takes the lock sees the new tables.
-    return seg_->topics[topic].publishers_version.load(std::memory_order_acquire);
+    return topics_[topic].publishers_version.load(std::memory_order_acquire);
   }
 
  private:
@@ -119,7 +139,13 @@ class Registry {
   void graph_changed() noexcept;
   void release_topic_if_unused(const DomainLockGuard& held, std::uint32_t topic) noexcept;
 
-  RegistrySegment* seg_;
+  RegistrySegment* seg_ = nullptr;
+  RegistryLimits limits_{};
+  ParticipantEntry* participants_ = nullptr;
+  TopicEntry* topics_ = nullptr;
+  EndpointEntry* publishers_ = nullptr;
+  EndpointEntry* subscribers_ = nullptr;
+  SubscriberWake* subscriber_wake_ = nullptr;
 };
 
 }  // namespace axon::shm

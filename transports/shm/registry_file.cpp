@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstddef>
 #include <new>
 #include <random>
 
@@ -38,8 +39,15 @@ Result<void> DomainMembership::open_or_create_registry(const DomainLockGuard& he
     return system_error(err, fmt::format("fstat of {}", path));
   }
   const auto file_bytes = static_cast<std::size_t>(st.st_size);
-  if (file_bytes != sizeof(RegistrySegment)) {
+  // Its tables' size comes from its limits, checked once mapped (attach_tables()).
+  if (file_bytes < RegistryLayout::of(RegistryLimits{.participants = 1, .topics = 1, .publishers = 1, .subscribers = 1})
+                       .total_bytes) {
     auto replaced = replace_of_wrong_size(held, fd, file_bytes);
+    ::close(fd);
+    return replaced;
+  }
+  if (const std::string damaged = size_mismatch(fd, file_bytes); !damaged.empty()) {
+    auto replaced = replace_if_abandoned(held, fd, damaged);
     ::close(fd);
     return replaced;
   }
@@ -77,6 +85,14 @@ Result<void> DomainMembership::open_or_create_registry(const DomainLockGuard& he
       forget_registry();
       return ok.error();
     }
+    if (auto damaged = attach_tables(file_bytes); !damaged.empty()) {
+      auto replaced = replace_if_abandoned(held, registry_mapping_.fd(), damaged);
+      if (!replaced) {
+        forget_registry();
+        return replaced.error();
+      }
+      return {};
+    }
     reclaim_dead_participants(held);
     if (registry_.active_participants(held) > 0) {
       return {};
@@ -102,12 +118,56 @@ Result<void> DomainMembership::replace_of_wrong_size(const DomainLockGuard& held
   }
   return replace_if_abandoned(
       held, fd,
-      fmt::format("it has {} bytes, a registry of this build has {}: it was truncated or overwritten", file_bytes,
-                  sizeof(RegistrySegment)));
+      fmt::format("it has {} bytes, fewer than any registry of this build: it was truncated or overwritten",
+                  file_bytes));
+}
+
+std::string DomainMembership::attach_tables(std::size_t file_bytes) {
+  // Another process wrote the limits: copied once, checked, and only the
+  // copy is used from here on (a later stray write cannot move an index).
+  const RegistryLimits limits = registry_segment_->limits;
+  if (!limits.in_range()) {
+    return fmt::format("its limits (nodes {}, topics {}, publishers {}, subscribers {}) are out of range",
+                       limits.participants, limits.topics, limits.publishers, limits.subscribers);
+  }
+  const RegistryLayout layout = RegistryLayout::of(limits);
+  if (layout.total_bytes != file_bytes) {
+    return fmt::format("its limits (nodes {}, topics {}, publishers {}, subscribers {}) need {} bytes, the file has {}",
+                       limits.participants, limits.topics, limits.publishers, limits.subscribers, layout.total_bytes,
+                       file_bytes);
+  }
+  registry_ = Registry(registry_segment_, layout);
+  return {};
+}
+
+std::string DomainMembership::size_mismatch(int fd, std::size_t file_bytes) {
+  // Read, not mapped: the file may be shorter than its head says.
+  SegmentHeader header;
+  RegistryLimits limits{};
+  if (::pread(fd, &header, sizeof(header), 0) != sizeof(header) ||
+      ::pread(fd, &limits, sizeof(limits), offsetof(RegistrySegment, limits)) != sizeof(limits) ||
+      header.magic != kSegmentMagic || header.layout_version != kLayoutVersion ||
+      header.abi_hash != layout_abi_hash()) {
+    return {};  // not a registry of this build: the checks after mapping say what it is
+  }
+  if (!limits.in_range()) {
+    return fmt::format(
+        "its limits (nodes {}, topics {}, publishers {}, subscribers {}) are out of range: it was "
+        "overwritten",
+        limits.participants, limits.topics, limits.publishers, limits.subscribers);
+  }
+  const std::size_t needed = RegistryLayout::of(limits).total_bytes;
+  if (needed != file_bytes || header.total_bytes != file_bytes) {
+    return fmt::format(
+        "it has {} bytes, but its limits (nodes {}, topics {}, publishers {}, subscribers {}) need {}: "
+        "it was truncated or overwritten",
+        file_bytes, limits.participants, limits.topics, limits.publishers, limits.subscribers, needed);
+  }
+  return {};
 }
 
 void DomainMembership::forget_registry() noexcept {
-  registry_ = Registry(nullptr);
+  registry_ = Registry();
   registry_segment_ = nullptr;
   registry_guard_ = GuardedMapping();
   registry_mapping_ = MappedSegment();
@@ -122,7 +182,7 @@ Result<void> DomainMembership::adopt_registry(MappedSegment mapping) {
   registry_guard_ = std::move(*guarded);  // first: the old guard goes before its mapping
   registry_mapping_ = std::move(mapping);
   registry_segment_ = std::launder(reinterpret_cast<RegistrySegment*>(registry_mapping_.base()));
-  registry_ = Registry(registry_segment_);
+  registry_ = Registry();  // no tables until their limits are checked (attach_tables()) or formatted
   return {};
 }
 
@@ -161,7 +221,8 @@ void DomainMembership::remove_stale_files(const DomainLockGuard& /*held*/) const
 }
 
 Result<void> DomainMembership::create_registry(const DomainLockGuard& /*held*/) {
-  auto created = create_named_segment(registry_path(), sizeof(RegistrySegment), config_.file_mode, config_.group);
+  const RegistryLayout layout = RegistryLayout::of(config_.limits.value_or(RegistryLimits{}));
+  auto created = create_named_segment(registry_path(), layout.total_bytes, config_.file_mode, config_.group);
   if (!created) {
     return created.error();
   }
@@ -169,12 +230,12 @@ Result<void> DomainMembership::create_registry(const DomainLockGuard& /*held*/) 
     ::unlink(registry_path().c_str());
     return adopted.error();
   }
-  init_header(registry_segment_->header, SegmentKind::kRegistry, layout_abi_hash(), sizeof(RegistrySegment));
-  Registry::format(registry_segment_);
+  init_header(registry_segment_->header, SegmentKind::kRegistry, layout_abi_hash(), layout.total_bytes);
+  Registry::format(registry_segment_, layout);
   std::random_device entropy;
   registry_segment_->incarnation =
       (std::uint64_t{entropy()} << 32) ^ entropy() ^ static_cast<std::uint64_t>(monotonic_now_ns());
-  registry_ = Registry(registry_segment_);
+  registry_ = Registry(registry_segment_, layout);
   // Release pairs with the acquire in open_or_create_registry().
   registry_segment_->header.ready.store(1, std::memory_order_release);
   return {};

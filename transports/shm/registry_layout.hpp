@@ -4,6 +4,7 @@
 #pragma once
 
 #include <atomic>
+#include <cstddef>
 #include <cstdint>
 #include <type_traits>
 
@@ -67,27 +68,84 @@ struct alignas(kCacheLine) SubscriberWake {
   WakeWord word;
 };
 
+/// The sizes of a domain's registry tables (NodeOptions::domain_limits, the
+/// deployment file's `limits:`): chosen by the node that creates the
+/// registry, stored in its head, and read by every later joiner.
+struct RegistryLimits {
+  std::uint32_t participants = kDefaultParticipants;
+  std::uint32_t topics = kDefaultTopics;
+  std::uint32_t publishers = kDefaultPublishers;
+  std::uint32_t subscribers = kDefaultSubscribers;
+  friend bool operator==(const RegistryLimits&, const RegistryLimits&) = default;
+
+  /// Each within 1..its kMax*Limit (what the layout's offsets are computed for).
+  [[nodiscard]] constexpr bool in_range() const noexcept {
+    return participants >= 1 && participants <= kMaxParticipantsLimit && topics >= 1 && topics <= kMaxTopicsLimit &&
+           publishers >= 1 && publishers <= kMaxPublishersLimit && subscribers >= 1 &&
+           subscribers <= kMaxSubscribersLimit;
+  }
+};
+
+/// The fixed head of a registry segment; the tables follow at the offsets
+/// RegistryLayout computes from `limits`.
 struct RegistrySegment {
   SegmentHeader header;
   /// Random at creation: tells a recreated domain from its predecessor, whose
   /// participant slots and generations start over.
   std::uint64_t incarnation = 0;
-  ParticipantEntry participants[kMaxParticipants];
-  TopicEntry topics[kMaxTopics];
-  EndpointEntry publishers[kMaxPublishers];
-  EndpointEntry subscribers[kMaxSubscribers];
-  SubscriberWake subscriber_wake[kMaxSubscribers];
+  /// Written by the creator before `ready`, never changed after. Another
+  /// process wrote them: a joiner checks them (in range, and the layout they
+  /// give matches the file's size) and keeps its own copy.
+  RegistryLimits limits;
   /// The domain's graph word: its sequence moves whenever a publisher or
   /// subscriber entry is added or removed (a dead participant's by the
   /// liveness round too), so graph watchers sleep on it instead of polling
   /// (docs/design/graph-events.md).
   SubscriberWake graph_wake;
+  // Then, at RegistryLayout's offsets: ParticipantEntry[participants],
+  // TopicEntry[topics], EndpointEntry[publishers], EndpointEntry[subscribers],
+  // SubscriberWake[subscribers].
+};
+
+/// Where the tables of a registry segment lie: computed here from the limits
+/// (never read as offsets from shared memory).
+struct RegistryLayout {
+  RegistryLimits limits;
+  std::size_t participants_offset = 0;
+  std::size_t topics_offset = 0;
+  std::size_t publishers_offset = 0;
+  std::size_t subscribers_offset = 0;
+  std::size_t subscriber_wake_offset = 0;
+  std::size_t total_bytes = 0;
+
+  /// The layout for `limits` (each within its range: RegistryLimits::in_range()).
+  static constexpr RegistryLayout of(const RegistryLimits& limits) noexcept {
+    RegistryLayout layout{.limits = limits};
+    layout.participants_offset = round_up(sizeof(RegistrySegment));
+    layout.topics_offset =
+        round_up(layout.participants_offset + std::size_t{limits.participants} * sizeof(ParticipantEntry));
+    layout.publishers_offset = layout.topics_offset + std::size_t{limits.topics} * sizeof(TopicEntry);
+    layout.subscribers_offset = layout.publishers_offset + std::size_t{limits.publishers} * sizeof(EndpointEntry);
+    layout.subscriber_wake_offset =
+        round_up(layout.subscribers_offset + std::size_t{limits.subscribers} * sizeof(EndpointEntry));
+    layout.total_bytes = layout.subscriber_wake_offset + std::size_t{limits.subscribers} * sizeof(SubscriberWake);
+    return layout;
+  }
+
+ private:
+  static constexpr std::size_t round_up(std::size_t bytes) noexcept {
+    return (bytes + kCacheLine - 1) / kCacheLine * kCacheLine;
+  }
 };
 
 // The registry bytes per limit that shm_constants.hpp and the docs state.
 static_assert(sizeof(ParticipantEntry) == 104 && sizeof(TopicEntry) == 320 && sizeof(EndpointEntry) == 56 &&
                   sizeof(SubscriberWake) == 64,
               "update the registry's memory cost in shm_constants.hpp and docs/design/shm-core.md");
+static_assert(sizeof(RegistrySegment) == 192, "the registry's head: update the docs' size formula");
+static_assert(RegistryLayout::of({}).total_bytes == 1'403'072, "the default registry's size the docs state");
+static_assert(alignof(TopicEntry) == kCacheLine && alignof(SubscriberWake) == kCacheLine,
+              "RegistryLayout rounds the offsets of these tables up to a cache line");
 static_assert(std::is_standard_layout_v<RegistrySegment>, "shared-memory layout must be standard");
 static_assert(std::is_trivially_destructible_v<RegistrySegment>, "nothing to destroy in shared memory");
 

@@ -29,11 +29,12 @@ enum class Corruption : std::uint32_t {
 };
 
 /// Why a publisher entry of the registry cannot be used, or "" when it can.
-/// Only the fields this process uses as indices are checked.
-inline std::string_view invalid_publisher_entry(const EndpointEntry& e) noexcept {
-  if (e.topic >= kMaxTopics)
+/// Only the fields this process uses as indices are checked, against the
+/// domain's `limits` (this process's copy).
+inline std::string_view invalid_publisher_entry(const EndpointEntry& e, const RegistryLimits& limits) noexcept {
+  if (e.topic >= limits.topics)
     return "its topic index is out of range";
-  if (e.participant >= kMaxParticipants)
+  if (e.participant >= limits.participants)
     return "its participant index is out of range";
   if (e.pool_block >= kMaxPublishersPerNode)
     return "its pool_block is out of range";
@@ -42,10 +43,10 @@ inline std::string_view invalid_publisher_entry(const EndpointEntry& e) noexcept
 
 /// The same for a subscriber entry (depth and overflow become a ring limit
 /// and a policy in a publisher's pool).
-inline std::string_view invalid_subscriber_entry(const EndpointEntry& e) noexcept {
-  if (e.topic >= kMaxTopics)
+inline std::string_view invalid_subscriber_entry(const EndpointEntry& e, const RegistryLimits& limits) noexcept {
+  if (e.topic >= limits.topics)
     return "its topic index is out of range";
-  if (e.participant >= kMaxParticipants)
+  if (e.participant >= limits.participants)
     return "its participant index is out of range";
   if (e.depth == 0 || e.depth > kRingCapacity)
     return "its depth is not 1..256";
@@ -57,12 +58,12 @@ inline std::string_view invalid_subscriber_entry(const EndpointEntry& e) noexcep
 }
 
 /// The same for a connection of a pool (written by the process that created it).
-inline std::string_view invalid_connection(const Connection& c) noexcept {
+inline std::string_view invalid_connection(const Connection& c, const RegistryLimits& limits) noexcept {
   if (c.block >= kMaxPublishersPerNode)
     return "its block index is out of range";
   if (c.bit >= kMaxSubscribersPerPublisher)
     return "its bit is out of range";
-  if (c.subscriber_slot >= kMaxSubscribers)
+  if (c.subscriber_slot >= limits.subscribers)
     return "its subscriber slot is out of range";
   return {};
 }

@@ -4,11 +4,13 @@
 #include <sys/types.h>
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "transports/shm/chunk_pool.hpp"
 #include "transports/shm/pool_segment.hpp"
+#include "transports/shm/registry_layout.hpp"
 
 namespace axon::shm {
 
@@ -22,6 +24,10 @@ struct ShmConfig {
   /// How far this node's loans fall through to larger classes.
   ChunkFallback chunk_fallback;
   std::uint32_t liveness_period_ms = 50;
+  /// The registry tables this node creates the domain with when it is the
+  /// first; a later joiner that asks for others is refused. Unset: the
+  /// defaults when creating, whatever the domain has when joining.
+  std::optional<RegistryLimits> limits;
   /// Entries of this node's connection table (pool.connections) and queue
   /// slots its rings share (pool.queue_slots); see pool_segment.hpp.
   std::uint32_t connections = kDefaultConnectionsPerNode;

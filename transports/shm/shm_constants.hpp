@@ -10,16 +10,24 @@ namespace axon::shm {
 inline constexpr std::size_t kCacheLine = 64;
 
 inline constexpr std::uint32_t kLayoutVersion =
-    6;  ///< 5: pools sized by config, larger registry; 6: the registry's graph word.
+    7;  ///< 5: pools sized by config, larger registry; 6: the registry's graph word; 7: registry tables sized by
+        ///< the domain's limits (stored in its head).
 
-/// Registry tables (one registry per domain). Bytes each: a participant 104,
-/// a topic 320, a publisher or subscriber 56 (+ 64 for a subscriber's wake
-/// word): 1.34 MiB per domain with these (it was 175 KiB at 64/256/512/512).
-/// Each registry scan (advertise, subscribe, a node leaving) walks them.
-inline constexpr std::uint32_t kMaxParticipants = 256;
-inline constexpr std::uint32_t kMaxTopics = 2048;
-inline constexpr std::uint32_t kMaxPublishers = 4096;
-inline constexpr std::uint32_t kMaxSubscribers = 4096;
+/// Registry tables (one registry per domain), sized per domain by its limits
+/// (RegistryLimits: NodeOptions::domain_limits, the deployment file's
+/// `limits:`); these are the defaults and the largest values accepted.
+/// Bytes each: a participant 104, a topic 320, a publisher 56, a subscriber
+/// 120 (56 + 64 for its wake word), plus a 192-byte head: 1.34 MiB per domain
+/// with the defaults. Each registry scan (advertise, subscribe, a node
+/// leaving) walks the tables, so their cost grows with the limits.
+inline constexpr std::uint32_t kDefaultParticipants = 256;
+inline constexpr std::uint32_t kDefaultTopics = 2048;
+inline constexpr std::uint32_t kDefaultPublishers = 4096;
+inline constexpr std::uint32_t kDefaultSubscribers = 4096;
+inline constexpr std::uint32_t kMaxParticipantsLimit = 4096;
+inline constexpr std::uint32_t kMaxTopicsLimit = 65536;
+inline constexpr std::uint32_t kMaxPublishersLimit = 65536;
+inline constexpr std::uint32_t kMaxSubscribersLimit = 65536;
 inline constexpr std::size_t kMaxTopicNameBytes = 128;
 inline constexpr std::size_t kMaxTypeNameBytes = 128;
 inline constexpr std::size_t kMaxParticipantNameBytes = 64;

@@ -13,20 +13,20 @@ std::string_view bounded(const char (&text)[N]) noexcept {
   return {text, ::strnlen(text, N)};
 }
 
-/// The slot of the active topic named `topic`, or kMaxTopics.
+/// The slot of the active topic named `topic`, or the domain's topic limit.
 std::uint32_t find_topic(const DomainLockGuard& held, const Registry& registry, std::string_view topic) noexcept {
-  for (std::uint32_t i = 0; i < kMaxTopics; ++i) {
+  for (std::uint32_t i = 0; i < registry.limits().topics; ++i) {
     const TopicEntry& t = registry.topic(held, i);
     if (t.state == EntryState::kActive && bounded(t.name) == topic) {
       return i;
     }
   }
-  return kMaxTopics;
+  return registry.limits().topics;
 }
 
 void append_endpoint(const DomainLockGuard& held, const Registry& registry, const EndpointEntry& e, std::uint32_t slot,
                      GraphEndpointKind kind, std::vector<GraphEndpoint>& out) {
-  if (e.participant >= kMaxParticipants) {
+  if (e.participant >= registry.limits().participants) {
     return;  // written by another process: never an index unchecked
   }
   const ParticipantEntry& p = registry.participant(held, e.participant);
@@ -45,16 +45,16 @@ void read_topic_endpoints(const DomainLockGuard& held, const Registry& registry,
                           std::vector<GraphEndpoint>& out) {
   out.clear();
   const std::uint32_t t = find_topic(held, registry, topic);
-  if (t == kMaxTopics) {
+  if (t == registry.limits().topics) {
     return;  // no endpoint has the topic now
   }
-  for (std::uint32_t i = 0; i < kMaxPublishers; ++i) {
+  for (std::uint32_t i = 0; i < registry.limits().publishers; ++i) {
     const EndpointEntry& e = registry.publisher(held, i);
     if (e.state == EntryState::kActive && e.topic == t) {
       append_endpoint(held, registry, e, i, GraphEndpointKind::kPublisher, out);
     }
   }
-  for (std::uint32_t i = 0; i < kMaxSubscribers; ++i) {
+  for (std::uint32_t i = 0; i < registry.limits().subscribers; ++i) {
     const EndpointEntry& e = registry.subscriber(held, i);
     if (e.state == EntryState::kActive && e.topic == t) {
       append_endpoint(held, registry, e, i, GraphEndpointKind::kSubscriber, out);

@@ -144,7 +144,7 @@ std::uint32_t ShmPublisherPort::unconnected_subscribers() const noexcept {
   // Acquire pairs with the creator's release in create_connection().
   const std::uint64_t allocated = block_->allocated_bits.load(std::memory_order_acquire);
   std::uint32_t unconnected = 0;
-  for (std::uint32_t s = 0; s < kMaxSubscribers; ++s) {
+  for (std::uint32_t s = 0; s < registry.limits().subscribers; ++s) {
     const EndpointEntry& sub = registry.subscriber(*held, s);
     if (sub.state != EntryState::kActive || sub.topic != topic_) {
       continue;

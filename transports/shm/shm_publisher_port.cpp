@@ -355,11 +355,12 @@ void ShmPublisherPort::wake(std::uint64_t delivered_bits) noexcept {
   // Orders our ring pushes before the waiter counts we read (see
   // futex::notify_if_waiting()).
   futex::full_fence();
+  const std::uint32_t subscriber_limit = domain_.limits().subscribers;  // fixed once joined
   for (std::uint64_t bits = delivered_bits; bits != 0; bits &= bits - 1) {
     const Connection& conn = connection(static_cast<std::uint32_t>(__builtin_ctzll(bits)));
     // The slot was written by the subscriber's process; a corrupt one (the
     // liveness round closes its connection) wakes nobody.
-    if (conn.subscriber_slot < kMaxSubscribers) [[likely]] {
+    if (conn.subscriber_slot < subscriber_limit) [[likely]] {
       futex::notify_if_waiting(domain_.subscriber_wake(conn.subscriber_slot));
     }
   }

@@ -14,7 +14,7 @@ constexpr std::int64_t kRetryDelayNs = 100'000'000;  ///< After the domain lock 
 /// Whether `pub` is a live publisher entry of `registry` (reached with the
 /// domain lock held). The slot comes from another process: checked first.
 bool publisher_registered(const DomainLockGuard& held, const Registry& registry, SlotRef pub) noexcept {
-  if (pub.slot >= kMaxPublishers) {
+  if (pub.slot >= registry.limits().publishers) {
     return false;
   }
   const EndpointEntry& entry = registry.publisher(held, pub.slot);
@@ -205,7 +205,7 @@ void ShmSubscriberPort::rescan(const DomainLockGuard& held) noexcept {
   }
   bool seen[kMaxLinks] = {};
   std::uint32_t unconnected = 0;
-  for (std::uint32_t p = 0; p < kMaxPublishers; ++p) {
+  for (std::uint32_t p = 0; p < registry.limits().publishers; ++p) {
     const EndpointEntry& pub = registry.publisher(held, p);
     if (pub.state == EntryState::kActive && pub.topic == topic_ && !link_publisher(held, p, pub, seen)) {
       ++unconnected;
@@ -228,7 +228,7 @@ void ShmSubscriberPort::rescan(const DomainLockGuard& held) noexcept {
 bool ShmSubscriberPort::link_publisher(const DomainLockGuard& held, std::uint32_t p, const EndpointEntry& pub,
                                        bool (&seen)[kMaxLinks]) noexcept {
   // Written by another process: its indices are checked before any use.
-  if (const std::string_view why = invalid_publisher_entry(pub); !why.empty()) {
+  if (const std::string_view why = invalid_publisher_entry(pub, domain_.limits()); !why.empty()) {
     report_corruption(Corruption::kPublisherEntry,
                       fmt::format("topic '{}': registry publisher entry {} is corrupt ({}: participant {}, "
                                   "pool_block {})",
@@ -286,7 +286,7 @@ bool ShmSubscriberPort::link_publisher(const DomainLockGuard& held, std::uint32_
     }
     conn = *created;
   }
-  if (const std::string_view why = invalid_connection(*conn); !why.empty()) {
+  if (const std::string_view why = invalid_connection(*conn, domain_.limits()); !why.empty()) {
     report_corruption(Corruption::kConnection,
                       fmt::format("topic '{}': a connection in participant {}'s pool is corrupt ({}: block {}, bit {})",
                                   topic_name_, pub.participant, why, conn->block, conn->bit));
@@ -322,7 +322,7 @@ void ShmSubscriberPort::adopt_retained(const DomainLockGuard& held, const Regist
         continue;
       }
       // Written by another process: checked before block and bit are used.
-      if (const std::string_view why = invalid_connection(candidate); !why.empty()) {
+      if (const std::string_view why = invalid_connection(candidate, domain_.limits()); !why.empty()) {
         report_corruption(Corruption::kConnection,
                           fmt::format("topic '{}': a connection in participant {}'s pool is corrupt ({}: block {}, "
                                       "bit {})",

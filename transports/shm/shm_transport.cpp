@@ -160,7 +160,10 @@ Result<std::shared_ptr<ShmPublisherPort>> ShmTransport::add_publisher(const Doma
   const std::uint32_t block_index = own_->free_block(held);
   if (block_index == kMaxPublishersPerNode) {
     return Error(ErrorCode::kLimitReached,
-                 fmt::format("node '{}' already has {} publishers", config_.node_name, kMaxPublishersPerNode));
+                 fmt::format("node '{}' already has {} publishers, the most a node's pool has blocks for "
+                             "(kMaxPublishersPerNode, a build constant of the shared-memory transport): advertise "
+                             "'{}' from another node",
+                             config_.node_name, kMaxPublishersPerNode, topic.name));
   }
   auto pub = registry.add_publisher(held, *topic_slot, self, block_index);
   if (!pub) {
@@ -178,7 +181,7 @@ Result<std::shared_ptr<ShmPublisherPort>> ShmTransport::add_publisher(const Doma
   block.state.store(BlockState::kActive, std::memory_order_release);
   // Connect the subscribers that exist now, so nothing published from here
   // on is missed while they discover us.
-  for (std::uint32_t s = 0; s < kMaxSubscribers; ++s) {
+  for (std::uint32_t s = 0; s < registry.limits().subscribers; ++s) {
     const EndpointEntry& sub = registry.subscriber(held, s);
     if (sub.state == EntryState::kActive && sub.topic == *topic_slot) {
       // The history is empty yet: nothing to hand over, connect directly.

@@ -16,6 +16,7 @@
 
 #include "src/base/clock.hpp"
 #include "tests/support/held_domain_lock.hpp"
+#include "tests/support/registry_memory.hpp"
 
 namespace axon::shm {
 namespace {
@@ -55,9 +56,7 @@ class Sleeper {
 };
 
 struct PeerWatchFixture : ::testing::Test {
-  PeerWatchFixture() : segment(std::make_unique<RegistrySegment>()), registry(segment.get()) {
-    Registry::format(segment.get());
-  }
+  PeerWatchFixture() : registry(memory.registry()) {}
   /// The guard the registry's calls ask for: a real lock, held by the test.
   const DomainLockGuard& held() { return lock.held(); }
   void add(const ProcessIdentity& id, const char* name) {
@@ -78,7 +77,7 @@ struct PeerWatchFixture : ::testing::Test {
     return sut.note_polled(polled, 0);
   }
   test_support::HeldDomainLock lock{"axon-peer-watch"};
-  std::unique_ptr<RegistrySegment> segment;
+  test_support::RegistryMemory memory;
   Registry registry;
 };
 

@@ -8,14 +8,13 @@
 #include <optional>
 
 #include "tests/support/held_domain_lock.hpp"
+#include "tests/support/registry_memory.hpp"
 
 namespace axon::shm {
 namespace {
 
 struct RegistryFixture : ::testing::Test {
-  RegistryFixture() : segment(std::make_unique<RegistrySegment>()), sut(segment.get()) {
-    Registry::format(segment.get());
-  }
+  RegistryFixture() : sut(memory.registry()) {}
   /// The guard the registry's calls ask for: a real lock, held by the test.
   const DomainLockGuard& held() { return lock.held(); }
   static TopicDescriptor topic(std::string name, std::string type, std::uint64_t hash) {
@@ -25,7 +24,7 @@ struct RegistryFixture : ::testing::Test {
         .max_payload_bytes = 8};
   }
   test_support::HeldDomainLock lock{"axon-registry"};
-  std::unique_ptr<RegistrySegment> segment;
+  test_support::RegistryMemory memory;
   Registry sut;
 };
 
