@@ -32,11 +32,8 @@ const TopicConfig* published_topic(YamlReader& r, const YAML::Node& entry, const
 /// refused at advertise(); say so at start, in the file's words.
 void check_fits_listed_classes(YamlReader& r, const YAML::Node& entry, const NodeConfig& node,
                                const TopicConfig& topic) {
-  // The pool rounds each class up to whole cache lines (chunk_pool.cpp).
-  constexpr std::uint64_t kCacheLine = 64;
   if (node.chunk_classes.empty() ||
-      topic.publisher.max_payload_bytes <=
-          (node.chunk_classes.back().payload_bytes + kCacheLine - 1) / kCacheLine * kCacheLine) {
+      topic.publisher.max_payload_bytes <= rounded_payload_bytes(node.chunk_classes.back().payload_bytes)) {
     return;
   }
   r.fail(entry, "node '" + node.name + "' publishes topic '" + topic.name + "' of max_payload_bytes " +

@@ -9,13 +9,6 @@
 namespace axon::detail {
 namespace {
 
-/// The pool's chunk payloads are whole cache lines (chunk_pool.cpp).
-constexpr std::uint64_t kPayloadRounding = 64;
-
-std::uint64_t round_up(std::uint64_t bytes) {
-  return (bytes + kPayloadRounding - 1) / kPayloadRounding * kPayloadRounding;
-}
-
 std::string size_text(std::uint64_t bytes) {
   if (bytes >= (1U << 20U) && bytes % (1U << 20U) == 0) {
     return fmt::format("{} MiB", bytes >> 20U);
@@ -67,7 +60,7 @@ DerivedPool derive_chunk_classes(std::vector<TopicDemand> demands) {
                    [](const TopicDemand& a, const TopicDemand& b) { return a.payload_bytes < b.payload_bytes; });
   std::vector<Class> classes;
   for (auto& demand : demands) {
-    const std::uint64_t payload = round_up(demand.payload_bytes);
+    const std::uint64_t payload = rounded_payload_bytes(demand.payload_bytes);
     if (classes.empty() || classes.back().payload_bytes != payload) {
       classes.push_back(Class{.payload_bytes = payload, .chunks = 0, .topics = {}});
     }

@@ -44,6 +44,12 @@ struct DerivedPool {
   std::vector<std::vector<std::string>> topics;
 };
 
+/// What a chunk of a class of `payload_bytes` holds: the pool rounds every
+/// class up to whole cache lines (64 B, chunk_pool.cpp).
+[[nodiscard]] constexpr std::uint64_t rounded_payload_bytes(std::uint64_t payload_bytes) noexcept {
+  return (payload_bytes + 63) / 64 * 64;
+}
+
 /// Chunks one publisher of `topic` holds at once (the rule above).
 [[nodiscard]] std::uint64_t chunks_held(const TopicConfig& topic);
 

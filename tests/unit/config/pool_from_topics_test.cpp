@@ -71,6 +71,15 @@ TEST(PoolFromTopics, ListedClassesStayAsTheyAreWithPublishes) {
   EXPECT_FALSE(sut->find_node("a")->chunk_classes_auto);
 }
 
+TEST(PoolFromTopics, APublishedTopicFitsAListedClassAsThePoolRoundsIt) {
+  auto sut = parse_deployment_config(
+      "nodes:\n  - {name: a, publishes: [t], pool: {chunk_classes: [{payload_bytes: 1000, count: 3}]}}\n"
+      "topics:\n  - {name: t, max_payload_bytes: 1024}\n",
+      "a.yaml");
+
+  EXPECT_TRUE(sut.ok()) << "a 1000 B class holds 1024 B (whole cache lines): " << sut.error().message();
+}
+
 TopicConfig topic_with(SubscriberQos subscriber, PublisherQos publisher, double rate_hz) {
   TopicConfig topic;
   topic.name = "t";
