@@ -1,5 +1,7 @@
 // The `nodes:` section: where each node runs, its pool and memory options
 // and its executors' real-time settings.
+#include <fmt/format.h>
+
 #include <algorithm>
 
 #include "src/config/config_sections.hpp"
@@ -112,7 +114,7 @@ std::vector<std::string> read_publishes(YamlReader& r, const YAML::Node& list, c
   for (std::size_t i = 0; i < list.size() && r.ok(); ++i) {
     std::string topic = r.text(list[i], what + " entry #" + std::to_string(i + 1));
     if (r.ok() && std::find(topics.begin(), topics.end(), topic) != topics.end()) {
-      r.fail(list[i], what + " lists topic '" + topic + "' twice");
+      r.fail(list[i], fmt::format("{} lists topic '{}' twice", what, topic));
     }
     topics.push_back(std::move(topic));
   }
