@@ -43,8 +43,16 @@ struct NodeConfig {
   std::string name;
   /// Empty when the file lists no hosts (everything on this one).
   std::string host;
-  /// Empty: NodeOptions::chunk_classes, else default_chunk_classes().
+  /// Empty: NodeOptions::chunk_classes, else default_chunk_classes(). With
+  /// `chunk_classes: auto`, the classes derived from `publishes`
+  /// (docs/configuration.md, "Pool sized from the topics").
   std::vector<ChunkClassConfig> chunk_classes;
+  /// `pool.chunk_classes: auto`: chunk_classes were derived from the topics
+  /// this node publishes; chunk_class_topics[i] names the topics class i serves.
+  bool chunk_classes_auto = false;
+  std::vector<std::vector<std::string>> chunk_class_topics;
+  /// `publishes:`: the topics this node advertises, each listed under topics:.
+  std::vector<std::string> publishes;
   /// Unset: NodeOptions::chunk_fallback, else ChunkFallback{}.
   std::optional<ChunkFallback> chunk_fallback;
   bool prefault_memory = false;
@@ -67,6 +75,9 @@ struct TopicConfig {
   /// docs/configuration.md, "Precedence").
   PublisherQos publisher;
   SubscriberQos subscriber;
+  /// `rate_hz`: messages per second one publisher sends (0: not given). A
+  /// hint: nothing enforces it; it sizes the pools of `chunk_classes: auto`.
+  double rate_hz = 0;
   ConfigLocation location;
 };
 

@@ -25,6 +25,11 @@ std::vector<NodeConfig> read_nodes(YamlReader& r, const YAML::Node& list, const 
 std::vector<TopicConfig> read_topics(YamlReader& r, const YAML::Node& list, const std::vector<HostConfig>& hosts);
 /// Needs the hosts: static peers may name them.
 UdpConfig read_udp(YamlReader& r, const YAML::Node& map, const std::vector<HostConfig>& hosts);
+/// After the topics: each node's `publishes:` names topics of the file, a
+/// published topic fits the node's listed classes, and `chunk_classes: auto`
+/// becomes the classes derived from those topics (pool_derivation.hpp).
+/// `list` is the file's nodes: list, in the order of config.nodes.
+void derive_node_pools(YamlReader& r, const YAML::Node& list, DeploymentConfig& config);
 /// After every section: when nodes run on several hosts, what the UDP
 /// transport needs to join them (addresses given, of one family, discovery
 /// in that family). `root` is the file's top-level mapping.

@@ -78,6 +78,9 @@ Result<DeploymentConfig> parse_deployment_config(std::string_view text, std::str
       config.topics = detail::read_topics(r, root["topics"], config.hosts);
     }
     if (r.ok()) {
+      detail::derive_node_pools(r, root["nodes"], config);
+    }
+    if (r.ok()) {
       config.udp = detail::read_udp(r, root["udp"], config.hosts);
     }
     if (r.ok()) {

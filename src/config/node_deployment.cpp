@@ -4,7 +4,9 @@
 
 #include <cstdlib>
 
+#include "src/base/log.hpp"
 #include "src/config/config_sections.hpp"
+#include "src/config/pool_derivation.hpp"
 #include "src/config/yaml_reader.hpp"
 
 namespace axon::detail {
@@ -94,6 +96,10 @@ Result<NodeDeployment> apply_deployment(const std::string& node_name, NodeOption
     deployment.host = node->host;
     if (options.chunk_classes.empty()) {
       options.chunk_classes = node->chunk_classes;
+      if (node->chunk_classes_auto) {
+        logger().info("{}: node '{}' pool (chunk_classes: auto, from the topics it publishes): {}",
+                      where(*config, node->location), node_name, describe_derived_pool(*node));
+      }
     }
     if (!options.chunk_fallback) {
       options.chunk_fallback = node->chunk_fallback;

@@ -27,9 +27,10 @@ struct NodeDeployment {
 
 /// Loads the config named by `options.config_path`, else by AXON_CONFIG (none:
 /// an empty NodeDeployment). Applies this node's entry to `options`: chunk
-/// classes when the code left them empty, memory options that either side
-/// turns on. Refuses what this build cannot carry: a topic with transport
-/// rdma. Nodes on other hosts are fine (UDP). A node the file does not list
+/// classes when the code left them empty (those of `chunk_classes: auto` are
+/// logged at info level, naming the topics each class serves), memory options
+/// that either side turns on. Refuses what this build cannot carry: a topic
+/// with transport rdma. Nodes on other hosts are fine (UDP). A node the file does not list
 /// is refused when the file has several hosts or says `strict: true`, and
 /// warned about when the file lists other nodes. Slow path.
 Result<NodeDeployment> apply_deployment(const std::string& node_name, NodeOptions& options);

@@ -1,5 +1,9 @@
 // The `nodes:` section: where each node runs, its pool and memory options
 // and its executors' real-time settings.
+#include <fmt/format.h>
+
+#include <algorithm>
+
 #include "src/config/config_sections.hpp"
 
 namespace axon::detail {
@@ -57,7 +61,16 @@ void read_pool(YamlReader& r, const YAML::Node& map, NodeConfig& node, const std
       {"chunk_classes", "chunk_fallback", "prefault_memory", "lock_memory", "huge_pages", "connections", "queue_slots"},
       what);
   if (const YAML::Node classes = map["chunk_classes"]; classes.IsDefined() && r.ok()) {
-    node.chunk_classes = read_chunk_classes(r, classes, what + " chunk_classes");
+    if (classes.IsScalar() && classes.Scalar() == "auto") {
+      node.chunk_classes_auto = true;  // derived from publishes: once the topics are read (derive_node_pools)
+    } else if (classes.IsScalar()) {
+      r.fail(classes, what +
+                          " chunk_classes must be a list of {payload_bytes, count} or auto (sized from the "
+                          "topics the node publishes), found " +
+                          YamlReader::kind_of(classes));
+    } else {
+      node.chunk_classes = read_chunk_classes(r, classes, what + " chunk_classes");
+    }
   }
   if (const YAML::Node fallback = map["chunk_fallback"];
       fallback.IsDefined() && r.ok() && r.expect_map(fallback, what + " chunk_fallback")) {
@@ -89,6 +102,23 @@ void read_pool(YamlReader& r, const YAML::Node& map, NodeConfig& node, const std
   if (const YAML::Node v = map["queue_slots"]; v.IsDefined()) {
     node.queue_slots = static_cast<std::uint32_t>(r.integer(v, what + " queue_slots", 1, 1 << 20));
   }
+}
+
+/// `publishes:`: topic names, each once (that they are topics of the file is
+/// checked once the topics are read: derive_node_pools()).
+std::vector<std::string> read_publishes(YamlReader& r, const YAML::Node& list, const std::string& what) {
+  std::vector<std::string> topics;
+  if (!r.expect_list(list, what)) {
+    return topics;
+  }
+  for (std::size_t i = 0; i < list.size() && r.ok(); ++i) {
+    std::string topic = r.text(list[i], what + " entry #" + std::to_string(i + 1));
+    if (r.ok() && std::find(topics.begin(), topics.end(), topic) != topics.end()) {
+      r.fail(list[i], fmt::format("{} lists topic '{}' twice", what, topic));
+    }
+    topics.push_back(std::move(topic));
+  }
+  return topics;
 }
 
 void read_executor(YamlReader& r, const YAML::Node& map, NodeConfig& node, const std::string& what) {
@@ -163,7 +193,7 @@ std::vector<NodeConfig> read_nodes(YamlReader& r, const YAML::Node& list, const 
     if (!r.expect_map(item, where)) {
       break;
     }
-    r.check_keys(item, {"name", "host", "pool", "executor"}, where);
+    r.check_keys(item, {"name", "host", "publishes", "pool", "executor"}, where);
     NodeConfig node;
     node.location = location_of(item);
     node.name = r.text(r.field(item, "name", where, true), where + " name");
@@ -181,6 +211,9 @@ std::vector<NodeConfig> read_nodes(YamlReader& r, const YAML::Node& list, const 
       break;
     }
     node.host = resolve_host(r, item, hosts, what);
+    if (const YAML::Node publishes = item["publishes"]; publishes.IsDefined() && r.ok()) {
+      node.publishes = read_publishes(r, publishes, what + " publishes");
+    }
     if (const YAML::Node pool = item["pool"]; pool.IsDefined() && r.ok()) {
       read_pool(r, pool, node, what + " pool");
     }

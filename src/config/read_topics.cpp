@@ -15,6 +15,18 @@ constexpr std::uint64_t kMaxPayloadBytes = 1U << 30U;
 constexpr std::uint64_t kMaxReservedChunks = 64;
 /// One hour: longer waits are a mistake, not a policy.
 constexpr double kMaxMilliseconds = 3'600'000;
+/// rate_hz: from one message in about 17 minutes to 100 kHz.
+constexpr double kMinRateHz = 0.001;
+constexpr double kMaxRateHz = 100'000;
+
+double read_rate_hz(YamlReader& r, const YAML::Node& node, const std::string& what) {
+  const double hz = r.number(node, what + " rate_hz (messages per second)");
+  if (r.ok() && (hz < kMinRateHz || hz > kMaxRateHz)) {
+    r.fail(node, what + " rate_hz (messages per second) must be from 0.001 to 100000 (decimals allowed), found " +
+                     node.Scalar());
+  }
+  return r.ok() ? hz : 0;
+}
 
 std::int64_t milliseconds_as_ns(YamlReader& r, const YAML::Node& node, const std::string& what) {
   const double ms = r.number(node, what);
@@ -139,7 +151,7 @@ std::vector<TopicConfig> read_topics(YamlReader& r, const YAML::Node& list, cons
     r.check_keys(item,
                  {"name", "transport", "history", "depth", "reliability", "overflow", "block_timeout_ms",
                   "quarantine_after_ms", "deadline_ms", "verification", "durability", "durability_depth",
-                  "high_water_percent", "max_payload_bytes", "reserved_chunks", "beyond_reservation"},
+                  "high_water_percent", "max_payload_bytes", "reserved_chunks", "beyond_reservation", "rate_hz"},
                  where);
     TopicConfig topic;
     topic.location = location_of(item);
@@ -160,6 +172,9 @@ std::vector<TopicConfig> read_topics(YamlReader& r, const YAML::Node& list, cons
     }
     read_subscriber_qos(r, item, topic.subscriber, what);
     read_publisher_qos(r, item, topic.publisher, what);
+    if (const YAML::Node rate = item["rate_hz"]; rate.IsDefined() && r.ok()) {
+      topic.rate_hz = read_rate_hz(r, rate, what);
+    }
     if (!r.ok()) {
       break;
     }

@@ -10,6 +10,8 @@ target_sources(axon_core PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/read_hosts.cpp
   ${CMAKE_CURRENT_LIST_DIR}/read_nodes.cpp
   ${CMAKE_CURRENT_LIST_DIR}/read_topics.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/node_pools.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/pool_derivation.cpp
   ${CMAKE_CURRENT_LIST_DIR}/qos_conflict.cpp
   ${CMAKE_CURRENT_LIST_DIR}/read_udp.cpp
   ${CMAKE_CURRENT_LIST_DIR}/check_placement.cpp

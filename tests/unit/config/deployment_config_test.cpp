@@ -55,6 +55,13 @@ TEST(DeploymentConfig, ReadsTheFullExampleOfTheDocumentation) {
   EXPECT_EQ(perception->executor_thread.cpu_affinity, (std::vector<int>{2, 3}));
   EXPECT_EQ(perception->executor_thread.sched_fifo_priority, 80);
   EXPECT_EQ(sut->find_node("display")->host, "cockpit");
+  const NodeConfig* planning = sut->find_node("planning");
+  ASSERT_NE(planning, nullptr);
+  EXPECT_EQ(planning->publishes, std::vector<std::string>{"planning/trajectory"});
+  EXPECT_TRUE(planning->chunk_classes_auto);
+  ASSERT_EQ(planning->chunk_classes.size(), 1U);
+  EXPECT_EQ(planning->chunk_classes[0].payload_bytes, 16U << 10U);
+  EXPECT_EQ(planning->chunk_classes[0].count, 26U) << "depth 16 + durability 4 + 1 loan + 50 Hz x 100 ms";
 
   const TopicConfig* objects = sut->find_topic("perception/objects");
   ASSERT_NE(objects, nullptr);
@@ -70,6 +77,7 @@ TEST(DeploymentConfig, ReadsTheFullExampleOfTheDocumentation) {
   EXPECT_EQ(trajectory->subscriber.block_timeout_ns, 5'000'000);
   EXPECT_EQ(trajectory->publisher.durability, Durability::kTransientLocal);
   EXPECT_EQ(trajectory->publisher.durability_depth, 4U);
+  EXPECT_DOUBLE_EQ(trajectory->rate_hz, 50.0);
 
   const TopicConfig* video = sut->find_topic("display/video");
   ASSERT_NE(video, nullptr);
