@@ -171,5 +171,45 @@ TEST_F(UdpReliableWindow, MebibyteMessagesAsFastAsPublishAllowsAreNeverLost) {
             << out.nacks_received << " NACKs\n";
 }
 
+// A reader that leaves stops holding the writer: what it had not
+// acknowledged is given back, and publishes no longer wait for it.
+TEST_F(UdpReliableWindow, AReaderThatLeavesStopsHoldingTheWriter) {
+  auto receiver = node("receiver", "b");
+  auto sender = node("sender", "a");
+  ASSERT_TRUE(receiver && sender);
+  auto subscriber = receiver->subscribe<MebibyteMessage>("window");
+  auto publisher = sender->advertise<MebibyteMessage>("window");
+  ASSERT_TRUE(subscriber && publisher);
+  auto routed = [&] {
+    for (const TopicRoute& route : sender->routes("window")) {
+      if (route.host == "beta" && route.transport == TransportKind::kUdp && route.subscribers > 0) {
+        return true;
+      }
+    }
+    return false;
+  };
+  ASSERT_TRUE(eventually(routed, 5s));
+  auto publish = [&](std::uint64_t sequence) {
+    auto loan = (*publisher)->loan();
+    ASSERT_TRUE(loan);
+    fill(**loan, sequence);
+    const PublishResult result = (*publisher)->publish(std::move(*loan));
+    ASSERT_TRUE(result) << result.error().message();
+    EXPECT_EQ(result->timed_out, 0U) << "message " << sequence;
+  };
+  for (std::uint64_t i = 1; i <= 4; ++i) {
+    publish(i);
+  }
+  (*subscriber).reset();  // the subscription goes ...
+  receiver.reset();       // ... and its host with it
+  ASSERT_TRUE(eventually([&] { return !routed(); }, 5s));
+  // Twice the history: each would wait kAckTimeoutNs if the reader still held it.
+  const auto start = std::chrono::steady_clock::now();
+  for (std::uint64_t i = 5; i <= 20; ++i) {
+    publish(i);
+  }
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 1s);
+}
+
 }  // namespace
 }  // namespace axon
