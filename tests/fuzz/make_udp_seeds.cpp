@@ -71,6 +71,9 @@ int main(int argc, char** argv) {
   const std::array<udp::NackRange, 2> ranges{udp::NackRange{.sequence = 3, .first_fragment = 0, .end_fragment = 2},
                                              udp::NackRange{.sequence = 4}};
   append_record(control_msgs, 0, std::span(out).first(udp::encode_nack(out, kSender, 9, 7, 1, ranges)));
+  append_record(control_msgs, 0,
+                std::span(out).first(udp::encode_ack(
+                    out, kSender, {.target_sender_id = 9, .topic_id = 7, .next_sequence = 3, .writer_id = 1})));
 
   auto interleaved = message_records(300, 64, 1, false, false);
   const auto second = message_records(200, 64, 2, true, false, 0x20 | axon::udp::fuzz::kListMissing);

@@ -156,6 +156,7 @@ void check_round_trip(std::span<const std::byte> bytes, const ParsedDatagram& pa
       break;
     }
     case DatagramType::kGap: size = encode_gap(out, parsed.header.sender_id, parsed.gap, checksum); break;
+    case DatagramType::kAck: size = encode_ack(out, parsed.header.sender_id, parsed.ack, checksum); break;
     case DatagramType::kNack: {
       const Nack& nack = parsed.nack;
       std::array<NackRange, kMaxNackRanges> ranges{};

@@ -55,6 +55,9 @@ std::int64_t ReceivePath::wait_ns(const ReceiveTurn& /*turn*/, std::int64_t now_
   if (!mirrors_.empty()) {
     wait = std::min(wait, kNackIntervalNs);  // NACK rounds while a reliable stream may miss something
   }
+  if (ack_pending_) {
+    wait = std::min(wait, RemoteWriter::kAckIntervalNs);  // its writer may be waiting for room
+  }
   if (const auto deadline = reassembler_->next_deadline_ns()) {
     wait = std::min(wait, static_cast<std::int64_t>(*deadline) - now_ns);
   }
@@ -164,6 +167,7 @@ void ReceivePath::on_parsed(const ReceiveTurn& turn, const ParsedDatagram& datag
     case DatagramType::kHeartbeat: on_heartbeat(datagram); break;
     case DatagramType::kGap: on_gap(datagram); break;
     case DatagramType::kNack: on_nack(datagram, from); break;
+    case DatagramType::kAck: on_ack(datagram); break;
     case DatagramType::kAnnounce: break;
   }
 }
@@ -223,8 +227,22 @@ void ReceivePath::on_nack(const ParsedDatagram& datagram, Endpoint from) noexcep
   }
 }
 
+void ReceivePath::on_ack(const ParsedDatagram& datagram) noexcept {
+  const Ack& a = datagram.ack;
+  if (a.target_sender_id != sender_id_) {
+    NetworkCounterCells::add(counters_.datagrams_refused);
+    return;
+  }
+  // The writer checks next_sequence against what it sent; the sender id is
+  // the one RemoteHosts::heard() tied to the datagram's source endpoint.
+  if (const std::shared_ptr<UdpWriter> writer = writers_.find(a.writer_id, a.topic_id)) {
+    writer->on_ack(datagram.header.sender_id, a.next_sequence);
+  }
+}
+
 void ReceivePath::send_nacks(std::int64_t now_ns) noexcept {
   std::optional<bool> backlog;  // asked of the socket once per round, and only when a stream is due
+  ack_pending_ = false;
   mirrors_.for_each([&](RemoteWriter& writer) {
     if (nack_due(writer, now_ns)) {
       if (!backlog) {
@@ -232,7 +250,27 @@ void ReceivePath::send_nacks(std::int64_t now_ns) noexcept {
       }
       nack(writer, NackRound{.now_ns = now_ns, .backlog = *backlog, .max_ranges = nack_ranges_});
     }
+    if (writer.ack_due(now_ns)) {
+      ack(writer, now_ns);
+    }
+    ack_pending_ = ack_pending_ || writer.ack_pending();
   });
+}
+
+void ReceivePath::ack(RemoteWriter& writer, std::int64_t now_ns) noexcept {
+  const std::optional<Endpoint> to = hosts_.endpoint_of(writer.sender_id());
+  if (!to) {
+    return;
+  }
+  const Ack a{.target_sender_id = writer.sender_id(),
+              .topic_id = writer.topic_id(),
+              .next_sequence = writer.expected(),
+              .writer_id = writer.writer_id()};
+  std::array<std::byte, kAckBytes> bytes{};
+  if (encode_ack(bytes, sender_id_, a) != 0 && data_socket_.send(bytes, *to)) {
+    NetworkCounterCells::add(counters_.datagrams_sent);
+    writer.acked(now_ns);
+  }
 }
 
 void ReceivePath::nack(RemoteWriter& writer, const NackRound& round) noexcept {

@@ -116,8 +116,11 @@ class ReceivePath final : private WaitingReceiver {
   void on_heartbeat(const ParsedDatagram& datagram) noexcept;
   void on_gap(const ParsedDatagram& datagram) noexcept;
   void on_nack(const ParsedDatagram& datagram, Endpoint from) noexcept;
+  void on_ack(const ParsedDatagram& datagram) noexcept;
+  /// NACK rounds and ACKs of the RELIABLE streams.
   void send_nacks(std::int64_t now_ns) noexcept;
   void nack(RemoteWriter& writer, const NackRound& round) noexcept;
+  void ack(RemoteWriter& writer, std::int64_t now_ns) noexcept;
 
   const std::uint64_t sender_id_;
   const WireLimits limits_;
@@ -135,6 +138,7 @@ class ReceivePath final : private WaitingReceiver {
   Mirrors mirrors_;  ///< Before the reassembler: it gives loans back on destruction.
   std::optional<Reassembler> reassembler_;
   std::optional<ScatterReceive> receive_;  ///< Receive buffers; fragments go straight into their chunk.
+  bool ack_pending_ = false;               ///< A stream owed its writer an ACK after the last round.
 };
 
 }  // namespace axon::udp

@@ -53,6 +53,7 @@ void RemoteWriter::on_heartbeat(std::uint64_t first, std::uint64_t last, bool re
   if (!reliable_) {
     return;
   }
+  ack_asked_ = true;  // the writer may be waiting for room in its history
   if (!synced_) {
     synced_ = true;
     expected_ = first;

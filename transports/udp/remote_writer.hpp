@@ -21,6 +21,9 @@ class RemoteWriter {
  public:
   /// Completed messages a RELIABLE stream holds back while an older one is missing.
   static constexpr std::uint64_t kWindow = 64;
+  /// RELIABLE: an ACK goes out at most this often per stream (when the
+  /// stream moved on since the last one, or a heartbeat asked for one).
+  static constexpr std::int64_t kAckIntervalNs = 1'000'000;
 
   RemoteWriter(std::shared_ptr<shm::ShmPublisherPort> mirror, std::uint64_t sender_id, std::uint32_t writer_id,
                std::uint64_t topic_id, NetworkCounterCells& counters) noexcept;
@@ -60,6 +63,22 @@ class RemoteWriter {
     }
   }
 
+  /// RELIABLE: whether an ACK of everything before expected() is owed
+  /// (the stream moved on since the last one, or a heartbeat asked) ...
+  [[nodiscard]] bool ack_pending() const noexcept {
+    return reliable_ && synced_ && (expected_ != acked_ || ack_asked_);
+  }
+  /// ... and may go out at `now_ns`.
+  [[nodiscard]] bool ack_due(std::int64_t now_ns) const noexcept {
+    return ack_pending() && now_ns - last_ack_ns_ >= kAckIntervalNs;
+  }
+  /// An ACK of everything before expected() went out at `now_ns`.
+  void acked(std::int64_t now_ns) noexcept {
+    acked_ = expected_;
+    ack_asked_ = false;
+    last_ack_ns_ = now_ns;
+  }
+
   [[nodiscard]] bool reliable() const noexcept { return reliable_; }
   /// RELIABLE: the next sequence to deliver.
   [[nodiscard]] std::uint64_t expected() const noexcept { return expected_; }
@@ -97,6 +116,9 @@ class RemoteWriter {
   std::uint64_t newest_announced_ = 0;
   std::int64_t last_heard_ns_ = 0;
   std::int64_t last_data_ns_ = 0;
+  std::uint64_t acked_ = 0;  ///< RELIABLE: expected_ as the last ACK said.
+  std::int64_t last_ack_ns_ = 0;
+  bool ack_asked_ = false;  ///< A heartbeat came since the last ACK.
   std::array<Held, kWindow> held_{};
 };
 

@@ -30,16 +30,13 @@ LoanResult<LoanedChunk> UdpWriter::loan(std::size_t payload_bytes) noexcept {
   if (!chunk.exhausted()) {
     return chunk;
   }
-  // The resend history may hold the chunks: give the oldest back until a
-  // loan succeeds (a NACK for them will get a GAP).
-  const Hold guard(*this);
-  while (history_count_ > 0) {
-    drop_oldest_kept();
+  // The resend history may hold the chunks: those every reader acknowledged
+  // go back at once, the others when their readers acknowledge them (or are
+  // lost). Until then: back-pressure, never a message given up.
+  wait_for_acks([&] {
     chunk = local_->loan(payload_bytes);
-    if (chunk) {
-      break;
-    }
-  }
+    return !chunk.exhausted() || history_count_ == 0;
+  });
   return chunk;
 }
 
@@ -47,7 +44,9 @@ PublishResult UdpWriter::publish(LoanedChunk chunk, std::size_t payload_bytes, s
   if (!has_destinations_.load(std::memory_order_relaxed)) {
     return local_->publish(chunk, payload_bytes, payload_offset);
   }
-  wait_for_pacer();
+  if (!wait_for_pacer()) {
+    wait_for_acks([this] { return history_count_ < history_.size(); });
+  }
   const Hold guard(*this);
   const bool reliable =
       std::any_of(destinations_.begin(), destinations_.end(), [](const WriterDestination& d) { return d.reliable; });
@@ -60,6 +59,19 @@ PublishResult UdpWriter::publish(LoanedChunk chunk, std::size_t payload_bytes, s
           payload_bytes, topic_id_, context_.max_message_bytes);
     }
     return local_->publish(chunk, payload_bytes, payload_offset);
+  }
+  apply_acks();
+  if (reliable && history_count_ == history_.size()) {
+    // The window stayed full for kAckTimeoutNs: this host only, and the
+    // status says who did not get it (no sequence is used: nothing to GAP).
+    auto local = local_->publish(chunk, payload_bytes, payload_offset);
+    if (local.failed()) {
+      return local;
+    }
+    PublishStatus status = local.status();
+    status.timed_out += lagging();
+    status.dropped += static_cast<std::uint32_t>(destinations_.size());
+    return status;
   }
   auto status = reliable ? local_->publish_pinned(chunk, payload_bytes, payload_offset)
                          : local_->publish(chunk, payload_bytes, payload_offset);
@@ -77,10 +89,7 @@ PublishResult UdpWriter::publish(LoanedChunk chunk, std::size_t payload_bytes, s
   }
   send_message(sequence, message, std::span(targets).first(count));
   NetworkCounterCells::add(context_.counters->messages_sent, count);
-  if (reliable) {
-    if (history_count_ == history_.size()) {
-      drop_oldest_kept();
-    }
+  if (reliable) {  // room: checked above
     history_[(history_head_ + history_count_) % history_.size()] =
         Kept{.sequence = sequence, .handle = chunk.handle, .payload = message};
     ++history_count_;
@@ -94,17 +103,81 @@ constexpr std::uint64_t pack_progress(std::uint64_t sequence, std::uint32_t frag
 }
 }  // namespace
 
-void UdpWriter::wait_for_pacer() noexcept {
+bool UdpWriter::wait_for_pacer() noexcept {
   std::int64_t wait = 0;
+  bool room = true;
   {
     const Hold guard(*this);
-    wait = pacer_.delay_ns(monotonic_now_ns());
+    apply_acks();
+    room = history_count_ < history_.size();
+    wait = room ? pacer_.delay_ns(monotonic_now_ns()) : 0;
   }
   if (wait > 0) {
     // Without the mutex: NACKs are answered meanwhile, heartbeats go out.
     const timespec duration{.tv_sec = wait / 1'000'000'000, .tv_nsec = static_cast<long>(wait % 1'000'000'000)};
     ::nanosleep(&duration, nullptr);
   }
+  return room;
+}
+
+template <class Ready>
+void UdpWriter::wait_for_acks(Ready&& ready) noexcept {
+  const std::int64_t start = monotonic_now_ns();
+  std::int64_t next_prompt = start;
+  for (;;) {
+    WakeWord* const words[] = {&acks_.word()};
+    // Counted as a waiter before the check: an ACK queued after it wakes the wait.
+    futex::Waiter waiter(words);
+    const std::int64_t now = monotonic_now_ns();
+    {
+      const Hold guard(*this);
+      apply_acks();
+      if (ready() || now - start >= kAckTimeoutNs) {
+        return;
+      }
+      if (now >= next_prompt) {
+        // A heartbeat asks for an ACK: the last one may have been lost.
+        const std::uint64_t oldest = oldest_kept();
+        for (const WriterDestination& d : destinations_) {
+          if (d.reliable && d.acked <= oldest) {
+            send_heartbeat(d);
+          }
+        }
+        next_prompt = now + kAckPromptNs;
+      }
+    }
+    (void)waiter.wait(std::min(next_prompt, start + kAckTimeoutNs) - now);
+  }
+}
+
+void UdpWriter::apply_acks() noexcept {
+  acks_.drain([this](const AckInbox::Entry& ack) {
+    if (ack.next_sequence > sequence_ + 1) {
+      NetworkCounterCells::add(context_.counters->datagrams_refused);  // acknowledges what was never sent
+      return;
+    }
+    for (WriterDestination& d : destinations_) {
+      if (d.reliable && d.participant == ack.participant) {
+        d.acked = std::max(d.acked, ack.next_sequence);
+      }
+    }
+  });
+  // Without RELIABLE destinations nobody needs the history.
+  std::uint64_t needed = sequence_ + 1;
+  for (const WriterDestination& d : destinations_) {
+    if (d.reliable) {
+      needed = std::min(needed, d.acked);
+    }
+  }
+  while (history_count_ > 0 && oldest_kept() < needed) {
+    drop_oldest_kept();
+  }
+}
+
+std::uint32_t UdpWriter::lagging() const noexcept {
+  const std::uint64_t oldest = history_count_ > 0 ? oldest_kept() : sequence_ + 1;
+  return static_cast<std::uint32_t>(std::count_if(destinations_.begin(), destinations_.end(),
+                                                  [&](const auto& d) { return d.reliable && d.acked <= oldest; }));
 }
 
 void UdpWriter::send_message(std::uint64_t sequence, std::span<const std::byte> message,
@@ -163,6 +236,7 @@ void UdpWriter::set_destinations(std::vector<WriterDestination> destinations, st
     });
     const bool is_new = old == destinations_.end();
     d.first_sequence = is_new ? sequence_ + 1 : old->first_sequence;
+    d.acked = is_new ? d.first_sequence : old->acked;
     if (is_new) {
       send_heartbeat(d);
     }
@@ -171,6 +245,8 @@ void UdpWriter::set_destinations(std::vector<WriterDestination> destinations, st
   outgoing_.reserve(kBatch * std::max<std::size_t>(destinations_.size(), 1));
   // Relaxed: see has_destinations_.
   has_destinations_.store(!destinations_.empty(), std::memory_order_relaxed);
+  apply_acks();  // a destination that left held nothing back any more
+  acks_.wake();  // a publish waiting for it looks again
 }
 
 std::vector<WriterDestination> UdpWriter::destinations() const {

@@ -1,6 +1,7 @@
 // The network side of one publisher: sends each message once per remote host
-// that subscribes, keeps a bounded history of pinned chunks for RELIABLE
-// streams, answers NACKs with resends or GAPs, and sends heartbeats.
+// that subscribes, keeps the pinned chunks of RELIABLE messages until every
+// RELIABLE reader acknowledged them (a window of history_depth messages),
+// answers NACKs with resends or GAPs, and sends heartbeats.
 #pragma once
 
 #include <array>
@@ -14,6 +15,7 @@
 
 #include "axon/transport.hpp"
 #include "transports/shm/shm_ports.hpp"
+#include "transports/udp/ack_inbox.hpp"
 #include "transports/udp/send_context.hpp"
 #include "transports/udp/send_pacer.hpp"
 #include "transports/udp/wire_format.hpp"
@@ -28,8 +30,20 @@ struct WriterDestination {
   bool reliable = false;
   std::uint32_t subscribers = 0;
   std::uint64_t first_sequence = 0;  ///< First message it gets (set by the writer when it is added).
+  std::uint64_t acked = 0;           ///< RELIABLE: it has every message before this one (its ACKs; the writer's).
 };
 
+/// The window: a RELIABLE message stays in the history, its chunk pinned,
+/// until every RELIABLE destination acknowledged it (ACK datagrams, which the
+/// receive thread queues in an AckInbox); a destination that is lost
+/// (liveliness) stops holding it. A publish that finds the history full of
+/// unacknowledged messages waits for ACKs (back-pressure), prompting the
+/// readers with heartbeats, at most kAckTimeoutNs; then the message is
+/// published on this host only and its status counts the lagging
+/// destinations in timed_out and dropped. A loan that finds the pool held by
+/// the history waits the same way, then comes back exhausted(). Nothing a
+/// live reader has not acknowledged is ever given up, so it never gets a GAP.
+///
 /// Pacing: a RELIABLE stream whose receiver loses datagrams (it NACKs what
 /// has to be resent) is paced (SendPacer): publish() then sleeps before a
 /// message until the pacer lets it go, without the mutex.
@@ -60,7 +74,16 @@ class UdpWriter {
   void set_destinations(std::vector<WriterDestination> destinations, std::uint64_t generation);
   [[nodiscard]] std::vector<WriterDestination> destinations() const;
   void on_nack(const Nack& nack, Endpoint from) noexcept;
+  /// An ACK of reader `participant` (the receive thread): queued, never waits.
+  void on_ack(std::uint64_t participant, std::uint64_t next_sequence) noexcept {
+    acks_.push(AckInbox::Entry{.participant = participant, .next_sequence = next_sequence});
+  }
   void send_heartbeats() noexcept;
+
+  /// How long a publish or loan waits for the readers' ACKs when the window is full.
+  static constexpr std::int64_t kAckTimeoutNs = 100'000'000;
+  /// While it waits, the lagging readers get a heartbeat this often (it asks for an ACK).
+  static constexpr std::int64_t kAckPromptNs = 4'000'000;
 
   [[nodiscard]] std::uint64_t topic_id() const noexcept { return topic_id_; }
   [[nodiscard]] std::uint32_t writer_id() const noexcept { return writer_id_; }
@@ -111,8 +134,17 @@ class UdpWriter {
   bool defer(const DeferredNack& request) noexcept;
   void answer_deferred() noexcept;
   /// Sleeps until the pacer lets the next message go (at once when not
-  /// paced); takes mutex_ only to ask.
-  void wait_for_pacer() noexcept;
+  /// paced); takes mutex_ only to ask. False when the window is full.
+  bool wait_for_pacer() noexcept;
+  /// Applies the ACKs queued, then gives back the kept messages every
+  /// RELIABLE destination has; the caller holds mutex_.
+  void apply_acks() noexcept;
+  /// RELIABLE destinations that have not acknowledged the oldest kept message; the caller holds mutex_.
+  [[nodiscard]] std::uint32_t lagging() const noexcept;
+  /// Waits for ACKs until `ready()` (called under mutex_ after apply_acks())
+  /// holds or kAckTimeoutNs passed; heartbeats prompt the lagging readers.
+  template <class Ready>
+  void wait_for_acks(Ready&& ready) noexcept;
   /// Resends or GAPs for `request`; the caller holds mutex_.
   void answer(const DeferredNack& request) noexcept;
   /// Sends message `sequence` to `to` batch by batch, recording progress_.
@@ -161,6 +193,8 @@ class UdpWriter {
   std::array<DeferredNack, kDeferredNacks> deferred_{};  ///< Guarded by deferred_mutex_.
   std::size_t deferred_count_ = 0;                       ///< Guarded by deferred_mutex_.
   std::atomic<bool> has_deferred_{false};
+
+  AckInbox acks_;  ///< ACKs from the receive thread, applied under mutex_.
 };
 
 }  // namespace axon::udp

@@ -103,6 +103,21 @@ std::size_t encode_gap(std::span<std::byte> out, std::uint64_t sender_id, const 
   return kGapBytes;
 }
 
+std::size_t encode_ack(std::span<std::byte> out, std::uint64_t sender_id, const Ack& ack, bool checksum) noexcept {
+  if (out.size() < kAckBytes || sender_id == 0 || ack.next_sequence == 0) {
+    return 0;
+  }
+  const std::span<std::byte> h = out.first(kAckBytes);
+  store_common(h, DatagramType::kAck, sender_id, kAckBytes, checksum);
+  store_u64(h, ack::kTargetSenderId, ack.target_sender_id);
+  store_u64(h, ack::kTopicId, ack.topic_id);
+  store_u64(h, ack::kNextSequence, ack.next_sequence);
+  store_u32(h, ack::kWriterId, ack.writer_id);
+  store_u32(h, ack::kReserved, 0);
+  seal(h, {}, checksum);
+  return kAckBytes;
+}
+
 std::size_t encode_nack(std::span<std::byte> out, std::uint64_t sender_id, std::uint64_t target_sender_id,
                         std::uint64_t topic_id, std::uint32_t writer_id, std::span<const NackRange> ranges,
                         bool checksum) noexcept {

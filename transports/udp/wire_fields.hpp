@@ -44,6 +44,14 @@ constexpr std::size_t kWriterId = 48;
 constexpr std::size_t kReserved = 52;
 static_assert(kReserved + 4 == kHeartbeatBytes && kHeartbeatBytes == kGapBytes);
 }  // namespace heartbeat
+namespace ack {
+constexpr std::size_t kTargetSenderId = 24;
+constexpr std::size_t kTopicId = 32;
+constexpr std::size_t kNextSequence = 40;
+constexpr std::size_t kWriterId = 48;
+constexpr std::size_t kReserved = 52;
+static_assert(kReserved + 4 == kAckBytes);
+}  // namespace ack
 namespace nack {
 constexpr std::size_t kTargetSenderId = 24;
 constexpr std::size_t kTopicId = 32;
@@ -225,6 +233,7 @@ inline std::size_t header_bytes_of(DatagramType type) noexcept {
     case DatagramType::kNack: return kNackHeaderBytes;
     case DatagramType::kGap: return kGapBytes;
     case DatagramType::kAnnounce: return kAnnounceHeaderBytes;
+    case DatagramType::kAck: return kAckBytes;
   }
   return 0;
 }

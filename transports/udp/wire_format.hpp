@@ -15,7 +15,9 @@ namespace axon::udp {
 
 /// "AXNU" as bytes on the wire (read as a little-endian u32).
 inline constexpr std::uint32_t kMagic = 0x554E5841U;
-inline constexpr std::uint8_t kWireVersion = 1;
+/// 2: ACK (type 6) and ANNOUNCE's publisher entries (kEntryPublishers). A
+/// datagram of another version is refused as kIncompatible, never half read.
+inline constexpr std::uint8_t kWireVersion = 2;
 
 /// Bytes of the header every datagram starts with.
 inline constexpr std::size_t kCommonHeaderBytes = 24;
@@ -25,6 +27,7 @@ inline constexpr std::size_t kHeartbeatBytes = 56;
 inline constexpr std::size_t kNackHeaderBytes = 48;
 inline constexpr std::size_t kNackRangeBytes = 16;
 inline constexpr std::size_t kGapBytes = 56;
+inline constexpr std::size_t kAckBytes = 56;
 inline constexpr std::size_t kAnnounceHeaderBytes = 80;
 inline constexpr std::size_t kAnnounceEntryBytes = 32;
 /// Subscriptions one ANNOUNCE datagram carries (fits a 1500-byte MTU).
@@ -49,6 +52,7 @@ enum class DatagramType : std::uint8_t {
   kNack = 3,       ///< A reader asks a writer to resend fragments.
   kGap = 4,        ///< A writer says sequences are gone for good.
   kAnnounce = 5,   ///< A participant: where it receives, which topics it subscribes (discovery, liveliness).
+  kAck = 6,        ///< A reader tells a writer which messages it has (the writer may let them go).
 };
 
 /// Flag bits of the common header. Unknown bits are refused.
@@ -174,6 +178,16 @@ struct Gap {
   std::uint32_t writer_id = 0;
 };
 
+/// An ACK from a reader to writer (`target_sender_id`, `writer_id`) of a
+/// RELIABLE stream: every message before `next_sequence` was delivered (or
+/// skipped by a GAP), so the writer need not keep them for resends.
+struct Ack {
+  std::uint64_t target_sender_id = 0;
+  std::uint64_t topic_id = 0;
+  std::uint64_t next_sequence = 0;  ///< >= 1.
+  std::uint32_t writer_id = 0;
+};
+
 /// One subscription of an ANNOUNCE (or, with kEntryPublishers, the
 /// participant's publishers of a topic: for graph events only).
 struct AnnounceEntry {
@@ -218,6 +232,7 @@ struct ParsedDatagram {
   Nack nack;            ///< header.type == kNack.
   Gap gap;              ///< header.type == kGap.
   Announce announce;    ///< header.type == kAnnounce.
+  Ack ack;              ///< header.type == kAck.
 };
 
 /// Checks every field of `bytes` and decodes it into `out`. Returns kOk or the
@@ -286,6 +301,8 @@ class ParseCounters {
                                       std::uint64_t topic_id, std::uint32_t writer_id,
                                       std::span<const NackRange> ranges, bool checksum = false) noexcept;
 [[nodiscard]] std::size_t encode_gap(std::span<std::byte> out, std::uint64_t sender_id, const Gap& gap,
+                                     bool checksum = false) noexcept;
+[[nodiscard]] std::size_t encode_ack(std::span<std::byte> out, std::uint64_t sender_id, const Ack& ack,
                                      bool checksum = false) noexcept;
 
 /// `announce.encoded_entries` is ignored: `entries` (at most

@@ -59,6 +59,18 @@ ParseError parse_gap(const SplitBytes& b, ParsedDatagram& out) noexcept {
   return check_sequence_range(g.first_sequence, g.end_sequence, false);
 }
 
+ParseError parse_ack(const SplitBytes& b, ParsedDatagram& out) noexcept {
+  if (load_u32(b, ack::kReserved) != 0 || b.size() != kAckBytes) {
+    return b.size() != kAckBytes ? ParseError::kLengthMismatch : ParseError::kReservedNotZero;
+  }
+  const Ack a{.target_sender_id = load_u64(b, ack::kTargetSenderId),
+              .topic_id = load_u64(b, ack::kTopicId),
+              .next_sequence = load_u64(b, ack::kNextSequence),
+              .writer_id = load_u32(b, ack::kWriterId)};
+  out.ack = a;
+  return a.next_sequence == 0 ? ParseError::kZeroSequence : ParseError::kOk;
+}
+
 ParseError parse_nack(const SplitBytes& b, ParsedDatagram& out) noexcept {
   Nack n;
   n.target_sender_id = load_u64(b, nack::kTargetSenderId);
@@ -127,6 +139,7 @@ ParseError parse_body(const SplitBytes& b, const WireLimits& limits, ParsedDatag
     case DatagramType::kGap: return parse_gap(b, out);
     case DatagramType::kNack: return parse_nack(b, out);
     case DatagramType::kAnnounce: return parse_announce(b, out);
+    case DatagramType::kAck: return parse_ack(b, out);
   }
   return ParseError::kUnknownType;
 }
@@ -219,8 +232,7 @@ ParseError parse(const SplitBytes& bytes, const WireLimits& limits, ParsedDatagr
     return ParseError::kUnsupportedVersion;
   }
   const std::uint8_t type = load_u8(bytes, common::kType);
-  if (type < static_cast<std::uint8_t>(DatagramType::kData) ||
-      type > static_cast<std::uint8_t>(DatagramType::kAnnounce)) {
+  if (type < static_cast<std::uint8_t>(DatagramType::kData) || type > static_cast<std::uint8_t>(DatagramType::kAck)) {
     return ParseError::kUnknownType;
   }
   DatagramHeader& h = out.header;

@@ -47,6 +47,12 @@ inline void expect_same_fields(const ParsedDatagram& whole, const ParsedDatagram
       EXPECT_EQ(whole.gap.end_sequence, split.gap.end_sequence);
       EXPECT_EQ(whole.gap.writer_id, split.gap.writer_id);
       break;
+    case DatagramType::kAck:
+      EXPECT_EQ(whole.ack.target_sender_id, split.ack.target_sender_id);
+      EXPECT_EQ(whole.ack.topic_id, split.ack.topic_id);
+      EXPECT_EQ(whole.ack.next_sequence, split.ack.next_sequence);
+      EXPECT_EQ(whole.ack.writer_id, split.ack.writer_id);
+      break;
     case DatagramType::kNack:
       EXPECT_EQ(whole.nack.target_sender_id, split.nack.target_sender_id);
       EXPECT_EQ(whole.nack.topic_id, split.nack.topic_id);

@@ -145,5 +145,32 @@ TEST_F(RemoteWriterTest, BestEffortDeliversAtOnceAndDropsOlderMessages) {
   EXPECT_TRUE(missing().empty()) << "best effort never NACKs";
 }
 
+TEST_F(RemoteWriterTest, AReliableStreamAcknowledgesWhatItDeliveredAtMostEveryMillisecond) {
+  constexpr std::int64_t kMs = 1'000'000;
+  EXPECT_FALSE(writer_->ack_due(10 * kMs)) << "nothing to acknowledge before the stream is synchronised";
+  writer_->on_heartbeat(1, 0, true, 0);
+  EXPECT_TRUE(writer_->ack_due(10 * kMs)) << "the heartbeat asks, and the stream's start is news";
+  writer_->acked(10 * kMs);
+  EXPECT_FALSE(writer_->ack_pending());
+  EXPECT_TRUE(arrive(1));
+  EXPECT_TRUE(arrive(2));
+  EXPECT_EQ(writer_->expected(), 3U);
+  EXPECT_TRUE(writer_->ack_pending());
+  EXPECT_FALSE(writer_->ack_due(10 * kMs + kMs / 2)) << "at most one ACK per interval";
+  EXPECT_TRUE(writer_->ack_due(11 * kMs));
+  writer_->acked(11 * kMs);
+  EXPECT_TRUE(arrive(4));
+  EXPECT_FALSE(writer_->ack_pending()) << "a message held behind a missing one is not acknowledged";
+  writer_->on_heartbeat(3, 4, true, 11 * kMs);
+  EXPECT_TRUE(writer_->ack_due(12 * kMs)) << "a heartbeat asks again (the last ACK may be lost)";
+}
+
+TEST_F(RemoteWriterTest, ABestEffortStreamNeverAcknowledges) {
+  reliable_ = false;
+  writer_->on_heartbeat(1, 0, false, 0);
+  EXPECT_TRUE(arrive(1));
+  EXPECT_FALSE(writer_->ack_pending());
+}
+
 }  // namespace
 }  // namespace axon::udp

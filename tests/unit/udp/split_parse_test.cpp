@@ -63,6 +63,11 @@ std::vector<Named> valid_datagrams() {
                    first(out, encode_gap(out, kSender,
                                          {.topic_id = kTopic, .first_sequence = 3, .end_sequence = 5, .writer_id = 4},
                                          checksum))});
+    all.push_back(
+        {"ack" + suffix,
+         first(out, encode_ack(out, kSender,
+                               {.target_sender_id = 77, .topic_id = kTopic, .next_sequence = 6, .writer_id = 4},
+                               checksum))});
     for (const std::size_t ranges : {std::size_t{1}, std::size_t{2}, kMaxNackRanges}) {
       std::vector<NackRange> list;
       for (std::size_t i = 0; i < ranges; ++i) {

@@ -215,7 +215,7 @@ TEST(WireFormatMalformed, BadMagicVersionTypeFlagsReservedAndSender) {
   };
   for (const Case c :
        {Case{0, std::byte{'B'}, ParseError::kBadMagic}, Case{4, std::byte{2}, ParseError::kUnsupportedVersion},
-        Case{5, std::byte{0}, ParseError::kUnknownType}, Case{5, std::byte{6}, ParseError::kUnknownType},
+        Case{5, std::byte{0}, ParseError::kUnknownType}, Case{5, std::byte{7}, ParseError::kUnknownType},
         Case{6, std::byte{0x80}, ParseError::kUnknownFlags}, Case{7, std::byte{1}, ParseError::kReservedNotZero},
         Case{16, std::byte{1}, ParseError::kReservedNotZero}}) {
     auto bytes = good;
@@ -331,6 +331,42 @@ TEST(WireFormatMalformed, HeartbeatAndGapRanges) {
   bytes.assign(out.begin(), out.end());
   put_u64(bytes, 40, 3);  // end == first: empty gap
   EXPECT_EQ(parse_error(bytes), ParseError::kBadSequenceRange);
+}
+
+TEST(WireFormat, AckRoundTrip) {
+  std::array<std::byte, kAckBytes> out{};
+  ASSERT_EQ(
+      encode_ack(out, kSender, {.target_sender_id = 77, .topic_id = kTopic, .next_sequence = 12, .writer_id = 4}, true),
+      kAckBytes);
+  auto ack = parse_datagram(out);
+  ASSERT_TRUE(ack.ok()) << ack.error().message();
+  EXPECT_EQ(ack->header.type, DatagramType::kAck);
+  EXPECT_EQ(ack->ack.target_sender_id, 77U);
+  EXPECT_EQ(ack->ack.topic_id, kTopic);
+  EXPECT_EQ(ack->ack.next_sequence, 12U);
+  EXPECT_EQ(ack->ack.writer_id, 4U);
+  EXPECT_EQ(encode_ack(out, kSender, {.next_sequence = 0}), 0U) << "sequences start at 1";
+}
+
+TEST(WireFormatMalformed, AckFields) {
+  std::array<std::byte, kAckBytes> out{};
+  ASSERT_NE(encode_ack(out, kSender, {.target_sender_id = 1, .next_sequence = 9}), 0U);
+  std::vector<std::byte> bytes(out.begin(), out.end());
+  put_u64(bytes, 40, 0);
+  EXPECT_EQ(parse_error(bytes), ParseError::kZeroSequence);
+  bytes.assign(out.begin(), out.end());
+  put_u32(bytes, 52, 1);
+  EXPECT_EQ(parse_error(bytes), ParseError::kReservedNotZero);
+  bytes.assign(out.begin(), out.end());
+  bytes[6] = std::byte{kFlagReliable};
+  EXPECT_EQ(parse_error(bytes), ParseError::kUnknownFlags) << "only DATA and HEARTBEAT carry the reliable flag";
+  bytes.assign(out.begin(), out.end());
+  bytes.push_back(std::byte{0});
+  put_u32(bytes, 20, static_cast<std::uint32_t>(bytes.size()));
+  EXPECT_EQ(parse_error(bytes), ParseError::kLengthMismatch) << "ACKs have a fixed size";
+  bytes.resize(kAckBytes - 1);
+  put_u32(bytes, 20, static_cast<std::uint32_t>(bytes.size()));
+  EXPECT_EQ(parse_error(bytes), ParseError::kTruncatedBody);
 }
 
 TEST(WireFormatMalformed, NackRangesAreBounded) {

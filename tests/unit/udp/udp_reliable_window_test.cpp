@@ -1,0 +1,215 @@
+// A RELIABLE stream never loses a message while both ends are alive: a writer
+// that sends 1 MiB messages as fast as publish() lets it, to a receiver that
+// cannot keep up (small socket buffer, short resend history), must hold back
+// rather than evict what the receiver has not acknowledged (a GAP would make
+// the receiver count the message as lost). Two "hosts" of one process on
+// loopback, as in udp_loopback_test.cpp.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <string>
+#include <thread>
+
+#include "axon/axon.hpp"
+#include "tests/support/eventually.hpp"
+
+namespace axon {
+namespace {
+
+using namespace std::chrono_literals;
+using test::eventually;
+
+/// Exactly 1 MiB, filled with a pattern of its sequence.
+struct MebibyteMessage {
+  static constexpr std::string_view kAxonTypeName = "axon_test::MebibyteMessage";
+  static constexpr std::size_t kBytes = 1U << 20U;
+  std::uint64_t sequence = 0;
+  std::uint8_t body[kBytes - sizeof(std::uint64_t)];
+};
+
+void fill(MebibyteMessage& m, std::uint64_t sequence) {
+  m.sequence = sequence;
+  for (std::size_t i = 0; i < sizeof(m.body); i += 1024) {
+    m.body[i] = static_cast<std::uint8_t>(sequence * 13 + i / 1024);
+  }
+  m.body[sizeof(m.body) - 1] = static_cast<std::uint8_t>(sequence);
+}
+
+bool intact(const MebibyteMessage& m) {
+  for (std::size_t i = 0; i < sizeof(m.body); i += 1024) {
+    if (m.body[i] != static_cast<std::uint8_t>(m.sequence * 13 + i / 1024)) {
+      return false;
+    }
+  }
+  return m.body[sizeof(m.body) - 1] == static_cast<std::uint8_t>(m.sequence);
+}
+
+class UdpReliableWindow : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const auto unique = static_cast<unsigned>(::getpid());
+    port = static_cast<std::uint16_t>(40000 + unique % 20000);
+    dir = std::filesystem::temp_directory_path() / ("axon_udp_window_" + std::to_string(unique));
+    std::filesystem::create_directories(dir / "a");
+    std::filesystem::create_directories(dir / "b");
+    config = dir / "deploy.yaml";
+    // A resend history of 8 messages and a receive buffer of about one
+    // message: the sender outruns the receiver by far more than its history.
+    std::ofstream(config) << "domain: " << (200000 + unique % 100000) << R"(
+hosts:
+  - {name: alpha, address: 127.0.0.1}
+  - {name: beta, address: 127.0.0.2}
+nodes:
+  - name: sender
+    host: alpha
+    pool: {chunk_classes: [{payload_bytes: 1048576, count: 32}]}
+  - name: receiver
+    host: beta
+    pool: {chunk_classes: [{payload_bytes: 1048576, count: 32}]}
+topics:
+  - {name: window, reliability: reliable, history: keep_all, depth: 8}
+udp:
+  discovery:
+    static_peers: [alpha, beta]
+    port: )" << port << R"(
+  heartbeat_period_ms: 20
+  history_depth: 8
+  liveliness_timeout_ms: 2000
+  receive_buffer_bytes: 1 MiB
+)";
+  }
+  void TearDown() override { std::filesystem::remove_all(dir); }
+
+  std::shared_ptr<Node> node(const std::string& name, const std::string& shm) {
+    NodeOptions options;
+    options.config_path = config.string();
+    options.shm_dir = (dir / shm).string();
+    auto created = Node::create(name, options);
+    EXPECT_TRUE(created) << created.error().message();
+    return created ? *created : nullptr;
+  }
+
+  std::uint16_t port = 0;
+  std::filesystem::path dir;
+  std::filesystem::path config;
+};
+
+TEST_F(UdpReliableWindow, MebibyteMessagesAsFastAsPublishAllowsAreNeverLost) {
+  auto receiver = node("receiver", "b");
+  auto sender = node("sender", "a");
+  ASSERT_TRUE(receiver && sender);
+  auto subscriber = receiver->subscribe<MebibyteMessage>("window");
+  auto publisher = sender->advertise<MebibyteMessage>("window");
+  ASSERT_TRUE(subscriber && publisher);
+  ASSERT_TRUE(eventually(
+      [&] {
+        for (const TopicRoute& route : sender->routes("window")) {
+          if (route.host == "beta" && route.transport == TransportKind::kUdp && route.subscribers > 0) {
+            return true;
+          }
+        }
+        return false;
+      },
+      5s));
+
+  std::atomic<std::uint64_t> received{0};
+  std::atomic<std::uint64_t> out_of_order{0};
+  std::atomic<std::uint64_t> corrupt{0};
+  std::atomic<bool> stop{false};
+  std::thread reader([&] {
+    std::uint64_t next = 1;
+    while (!stop.load(std::memory_order_relaxed)) {
+      bool any = false;
+      while (auto sample = (*subscriber)->take()) {
+        any = true;
+        corrupt += intact(**sample) ? 0 : 1;
+        out_of_order += (*sample)->sequence == next ? 0 : 1;
+        next = (*sample)->sequence + 1;
+        received.fetch_add(1, std::memory_order_relaxed);
+      }
+      if (!any) {
+        std::this_thread::sleep_for(200us);
+      }
+    }
+  });
+
+  // Publish for a bounded time, as fast as loan() and publish() allow.
+  std::uint64_t published = 0;
+  std::uint64_t timed_out = 0;
+  const auto end = std::chrono::steady_clock::now() + 3s;
+  while (std::chrono::steady_clock::now() < end) {
+    auto loan = (*publisher)->loan();
+    if (!loan) {
+      ASSERT_TRUE(loan.exhausted()) << loan.error().message();
+      continue;  // back-pressure: the window is full of unacknowledged messages
+    }
+    fill(**loan, published + 1);
+    const PublishResult result = (*publisher)->publish(std::move(*loan));
+    ASSERT_TRUE(result) << result.error().message();
+    timed_out += result->timed_out;
+    ++published;
+  }
+  const bool all = eventually([&] { return received.load() >= published; }, 10s);
+  stop = true;
+  reader.join();
+
+  const NetworkCounters in = receiver->network_counters();
+  const NetworkCounters out = sender->network_counters();
+  EXPECT_TRUE(all) << "received " << received.load() << " of " << published;
+  EXPECT_GT(published, 4U);
+  EXPECT_EQ(in.messages_lost, 0U) << "the receiver skipped messages the writer no longer held";
+  EXPECT_EQ(out.gaps_sent, 0U);
+  EXPECT_EQ(timed_out, 0U) << "the writer gave up waiting for the receiver";
+  EXPECT_EQ(out_of_order.load(), 0U);
+  EXPECT_EQ(corrupt.load(), 0U);
+  std::cout << "published " << published << " MiB in 3 s, " << out.fragments_resent << " fragments resent, "
+            << out.nacks_received << " NACKs\n";
+}
+
+// A reader that leaves stops holding the writer: what it had not
+// acknowledged is given back, and publishes no longer wait for it.
+TEST_F(UdpReliableWindow, AReaderThatLeavesStopsHoldingTheWriter) {
+  auto receiver = node("receiver", "b");
+  auto sender = node("sender", "a");
+  ASSERT_TRUE(receiver && sender);
+  auto subscriber = receiver->subscribe<MebibyteMessage>("window");
+  auto publisher = sender->advertise<MebibyteMessage>("window");
+  ASSERT_TRUE(subscriber && publisher);
+  auto routed = [&] {
+    for (const TopicRoute& route : sender->routes("window")) {
+      if (route.host == "beta" && route.transport == TransportKind::kUdp && route.subscribers > 0) {
+        return true;
+      }
+    }
+    return false;
+  };
+  ASSERT_TRUE(eventually(routed, 5s));
+  auto publish = [&](std::uint64_t sequence) {
+    auto loan = (*publisher)->loan();
+    ASSERT_TRUE(loan);
+    fill(**loan, sequence);
+    const PublishResult result = (*publisher)->publish(std::move(*loan));
+    ASSERT_TRUE(result) << result.error().message();
+    EXPECT_EQ(result->timed_out, 0U) << "message " << sequence;
+  };
+  for (std::uint64_t i = 1; i <= 4; ++i) {
+    publish(i);
+  }
+  (*subscriber).reset();  // the subscription goes ...
+  receiver.reset();       // ... and its host with it
+  ASSERT_TRUE(eventually([&] { return !routed(); }, 5s));
+  // Twice the history: each would wait kAckTimeoutNs if the reader still held it.
+  const auto start = std::chrono::steady_clock::now();
+  for (std::uint64_t i = 5; i <= 20; ++i) {
+    publish(i);
+  }
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 1s);
+}
+
+}  // namespace
+}  // namespace axon
