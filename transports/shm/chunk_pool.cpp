@@ -326,7 +326,7 @@ std::uint32_t ChunkPool::free_chunks(std::uint32_t i) const noexcept {
     const ChunkHeader* chunk = chunk_by_index(sc.first_index + k);
     // Acquire: a statistics read that sees frees made by other threads.
     const std::uint64_t holders = chunk->holders.load(std::memory_order_acquire);
-    const bool wide = chunk->wide_holders.load(std::memory_order_acquire) > 1;  // wide holders left
+    const bool wide = held_wide(chunk, holders);
     const bool cached_and_unused = holders == kLoanBit && chunk->cached.load(std::memory_order_relaxed) == 1;
     if (!wide && (holders == 0 || cached_and_unused)) {
       ++free;

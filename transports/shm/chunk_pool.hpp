@@ -106,6 +106,11 @@ class ChunkPool {
   /// Whether the publisher's loan bit is all that holds the chunk (acquire:
   /// the other holders' reads of it are over).
   [[nodiscard]] static bool only_loan_left(const ChunkHeader* chunk) noexcept;
+  /// Whether a wide connection holds the chunk, given word 0 as `holders`
+  /// (statistics: acquire, a snapshot that sees the holders' releases).
+  [[nodiscard]] static bool held_wide(const ChunkHeader* chunk, std::uint64_t holders) noexcept {
+    return chunk->wide_holders.load(std::memory_order_acquire) > (holders != 0 ? 1U : 0U);  // beyond word 0's share
+  }
 
   [[nodiscard]] std::byte* payload(ChunkHeader* chunk) const noexcept {
     return reinterpret_cast<std::byte*>(chunk) + sizeof(ChunkHeader);

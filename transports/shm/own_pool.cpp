@@ -59,7 +59,7 @@ std::vector<PoolTopicShare> OwnPool::shares(std::uint32_t size_class, std::uint3
     const std::uint32_t block = chunk->publisher_block.load(std::memory_order_relaxed);
     // Relaxed: statistics (1: in the reuse cache, 2: a parked reserved chunk).
     const std::uint32_t mark = chunk->cached.load(std::memory_order_relaxed);
-    const bool wide = chunk->wide_holders.load(std::memory_order_acquire) > 1;  // wide holders left
+    const bool wide = ChunkPool::held_wide(chunk, holders);
     const bool unused = holders == kLoanBit && !wide && (mark == 1 || mark == ChunkReservation::kReservedMark);
     if ((holders == 0 && !wide) || unused || block >= kMaxPublishersPerNode) {
       continue;  // free, or waiting unused in a publisher's reuse cache or reservation

@@ -45,9 +45,7 @@ std::string ShmPublisherPort::exhausted(std::size_t payload_bytes, std::uint32_t
       const ChunkHeader* chunk = chunks.chunk_by_index(sc.first_index + k);
       // Acquire: a snapshot for the message that sees other threads' releases.
       const std::uint64_t holders = chunk->holders.load(std::memory_order_acquire);
-      // Wide holders hold word 0's share while word 0 is set; alone, they
-      // hold the chunk with word 0 zero.
-      const bool wide = chunk->wide_holders.load(std::memory_order_acquire) > 1;
+      const bool wide = ChunkPool::held_wide(chunk, holders);
       if (holders == 0 && !wide) {
         continue;
       }
