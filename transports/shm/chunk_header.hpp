@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <type_traits>
 
+#include "transports/shm/holder_bits.hpp"
 #include "transports/shm/shm_constants.hpp"
 
 namespace axon::shm {
@@ -25,6 +26,19 @@ inline constexpr std::uint64_t kNetworkBit = std::uint64_t{1} << 61;
 /// so a survivor can clear the bits of a dead subscriber without ever freeing
 /// a chunk twice; whoever clears the last bit returns the chunk to its free
 /// list (exactly one thread can see the mask go from its own bit to zero).
+///
+/// The wide ledger (connections 61..188 of a publisher with more than 61
+/// subscribers) is two more words on the same line, `wide`, and a count,
+/// `wide_holders`: 0 while the chunk has no wide holder in this life (word 0
+/// alone decides, as above), else the number of bits set in `wide` plus one
+/// for word 0 while word 0 is not zero. A wide holder clears its bit (still
+/// naming who holds what, so a dead subscriber's bit is reclaimed exactly)
+/// and, when it did clear it, decrements the count; whoever turns word 0 to
+/// zero decrements it once for word 0; whoever brings the count to zero frees
+/// the chunk. The count only rises from zero while the chunk is the
+/// publisher's alone (publish()) or while its history bit keeps word 0 set
+/// (a late joiner's adoption, by the publisher's thread), so it never rises
+/// from zero while someone may be freeing.
 ///
 /// Only what someone reads is here. What a subscriber needs of a message
 /// (size, offset, sequence, publish time) travels in its RingEntry, and the
@@ -48,10 +62,25 @@ struct alignas(kCacheLine) ChunkHeader {
   /// 1 while the chunk sits in its publisher's reuse cache (statistics only:
   /// such a chunk is as good as free once only the loan bit is left).
   std::atomic<std::uint32_t> cached{0};
+  /// The wide ledger's count (see above). Raised by the publisher's thread
+  /// only, lowered by any holder (acq_rel, like the bits).
+  std::atomic<std::uint32_t> wide_holders{0};
+  /// Connections 61..124 (wide[0]) and 125..188 (wide[1]).
+  std::atomic<std::uint64_t> wide[kHolderWords - 1] = {};
+
+  /// Word `w` of the ledger (0: `holders`); w < kHolderWords.
+  [[nodiscard]] std::atomic<std::uint64_t>& holder_word(std::uint32_t w) noexcept {
+    return w == 0 ? holders : wide[w - 1];
+  }
+  [[nodiscard]] const std::atomic<std::uint64_t>& holder_word(std::uint32_t w) const noexcept {
+    return w == 0 ? holders : wide[w - 1];
+  }
 };
 
 static_assert(sizeof(ChunkHeader) == kCacheLine, "a chunk header is one cache line");
 static_assert(offsetof(ChunkHeader, publish_time_ns) == 8, "tools read the publish time at this offset");
+static_assert(offsetof(ChunkHeader, wide) + sizeof(ChunkHeader::wide) <= kCacheLine,
+              "the wide ledger shares the holder mask's line: a holder touches one line");
 static_assert(std::atomic<std::int64_t>::is_always_lock_free, "a lock-free publish time, readable across processes");
 static_assert(std::is_standard_layout_v<ChunkHeader>, "shared-memory layout must be standard");
 static_assert(std::is_trivially_destructible_v<ChunkHeader>, "nothing to destroy in shared memory");

@@ -186,11 +186,89 @@ bool ChunkPool::drop_holders(ChunkHeader* chunk, std::uint64_t bits) noexcept {
   // the chunk is reused; acquire (for the one that frees) orders the other
   // holders' releases before our push onto the free list.
   const std::uint64_t before = chunk->holders.fetch_and(~bits, std::memory_order_acq_rel);
-  if (before != 0 && (before & ~bits) == 0) {
-    release(chunk);
-    return true;
+  if (before == 0 || (before & ~bits) != 0) {
+    return false;
   }
-  return false;
+  // We emptied word 0. Without a wide ledger (count 0: nobody can raise it
+  // now, see ChunkHeader) the chunk is free; with one, word 0's share of the
+  // count goes, and the last share frees it. Acquire: orders a zero stored
+  // by publish() (ours) or the previous life's last decrement.
+  if (chunk->wide_holders.load(std::memory_order_acquire) != 0 &&
+      // acq_rel: as the fetch_and above, for the wide holders' releases.
+      chunk->wide_holders.fetch_sub(1, std::memory_order_acq_rel) != 1) {
+    return false;
+  }
+  release(chunk);
+  return true;
+}
+
+bool ChunkPool::drop_wide_holders(ChunkHeader* chunk, std::uint32_t word, std::uint64_t bits) noexcept {
+  // acq_rel: as in drop_holders(); the bit says who holds what, the count
+  // who frees.
+  const std::uint64_t before = chunk->wide[word - 1].fetch_and(~bits, std::memory_order_acq_rel);
+  const auto cleared = static_cast<std::uint32_t>(__builtin_popcountll(before & bits));
+  if (cleared == 0) {
+    return false;  // not ours to drop (any more): idempotent, like word 0
+  }
+  // acq_rel: release orders our reads of the payload (and the bit's clear)
+  // before the free; acquire, for the one that frees, the others' releases.
+  if (chunk->wide_holders.fetch_sub(cleared, std::memory_order_acq_rel) != cleared) {
+    return false;
+  }
+  release(chunk);
+  return true;
+}
+
+bool ChunkPool::drop_connections(ChunkHeader* chunk, const ConnectionSet& connections) noexcept {
+  bool freed = false;
+  for (std::uint32_t w = 1; w < kHolderWords; ++w) {
+    if (connections.words[w] != 0) {
+      freed = drop_wide_holders(chunk, w, connections.words[w]) || freed;
+    }
+  }
+  if (connections.words[0] != 0) {
+    freed = drop_holders(chunk, connections.words[0]) || freed;
+  }
+  return freed;
+}
+
+void ChunkPool::set_holders(ChunkHeader* chunk, std::uint64_t own_bits, const ConnectionSet& connections) noexcept {
+  // Relaxed, all three: the chunk is ours alone (only our loan bit held it,
+  // and the count was at most word 0's share); the release store of word 0
+  // below, and then the ring push, publish them.
+  std::uint32_t count = 0;
+  for (std::uint32_t w = 1; w < kHolderWords; ++w) {
+    chunk->wide[w - 1].store(connections.words[w], std::memory_order_relaxed);
+    count += static_cast<std::uint32_t>(__builtin_popcountll(connections.words[w]));
+  }
+  chunk->wide_holders.store(count == 0 ? 0 : count + 1, std::memory_order_relaxed);  // + word 0's share
+  // Release pairs with the acquire load in reclaim_connection() (which then
+  // sees publisher_block) and with a late joiner's pin (see remember()).
+  chunk->holders.store(own_bits | connections.words[0], std::memory_order_release);
+}
+
+void ChunkPool::add_holder(ChunkHeader* chunk, HolderBit bit) noexcept {
+  if (bit.word != 0) {
+    // Relaxed, both: published to the subscriber by the ring push's release.
+    if (chunk->wide_holders.load(std::memory_order_relaxed) == 0) {
+      // No wide holder, and our history bit keeps word 0 set: nobody else
+      // changes a zero count now. Two: the new holder and word 0's share.
+      chunk->wide_holders.store(2, std::memory_order_relaxed);
+    } else {
+      // Others lower a nonzero count meanwhile (word 0's share keeps it
+      // above zero): a read-modify-write.
+      chunk->wide_holders.fetch_add(1, std::memory_order_relaxed);
+    }
+  }
+  // Relaxed: published to the subscriber by the ring push's release.
+  chunk->holder_word(bit.word).fetch_or(bit.mask, std::memory_order_relaxed);
+}
+
+bool ChunkPool::only_loan_left(const ChunkHeader* chunk) noexcept {
+  // Acquire pairs with each holder's release when it cleared its bit (and
+  // lowered the count): their reads of the old message are done.
+  return chunk->holders.load(std::memory_order_acquire) == kLoanBit &&
+         chunk->wide_holders.load(std::memory_order_acquire) <= 1;  // word 0's share at most
 }
 
 ChunkHeader* ChunkPool::chunk_by_index(std::uint32_t index) const noexcept {
@@ -248,8 +326,9 @@ std::uint32_t ChunkPool::free_chunks(std::uint32_t i) const noexcept {
     const ChunkHeader* chunk = chunk_by_index(sc.first_index + k);
     // Acquire: a statistics read that sees frees made by other threads.
     const std::uint64_t holders = chunk->holders.load(std::memory_order_acquire);
+    const bool wide = held_wide(chunk, holders);
     const bool cached_and_unused = holders == kLoanBit && chunk->cached.load(std::memory_order_relaxed) == 1;
-    if (holders == 0 || cached_and_unused) {
+    if (!wide && (holders == 0 || cached_and_unused)) {
       ++free;
     }
   }

@@ -11,6 +11,7 @@
 #include "axon/options.hpp"
 #include "axon/result.hpp"
 #include "transports/shm/chunk_header.hpp"
+#include "transports/shm/holder_bits.hpp"
 #include "transports/shm/shm_constants.hpp"
 
 namespace axon::shm {
@@ -77,9 +78,39 @@ class ChunkPool {
   /// Pushes a chunk whose holder mask is zero back on its class's free list.
   void release(ChunkHeader* chunk) noexcept;
 
-  /// Clears `bits` in the chunk's holder mask; returns the chunk to its free
-  /// list when that made the mask zero. Returns whether it freed the chunk.
+  /// Clears `bits` in word 0 of the chunk's holder ledger; returns the chunk
+  /// to its free list when that made the ledger empty (word 0 zero and no
+  /// wide holder left). Returns whether it freed the chunk.
   bool drop_holders(ChunkHeader* chunk, std::uint64_t bits) noexcept;
+  /// Clears `bits` in wide word `word` (1..kHolderWords-1) and takes the bits
+  /// it did clear off the wide count (a bit already clear counts nothing, so
+  /// a reclaimer and a holder may both drop it); frees the chunk when that
+  /// brought the count to zero. Returns whether it freed the chunk.
+  bool drop_wide_holders(ChunkHeader* chunk, std::uint32_t word, std::uint64_t bits) noexcept;
+  /// The hold of one connection, wherever its bit lives.
+  bool drop_holder(ChunkHeader* chunk, HolderBit bit) noexcept {
+    return bit.word == 0 ? drop_holders(chunk, bit.mask) : drop_wide_holders(chunk, bit.word, bit.mask);
+  }
+  /// The holds of `connections` (word 0 last).
+  bool drop_connections(ChunkHeader* chunk, const ConnectionSet& connections) noexcept;
+
+  /// publish(): the chunk, the caller's alone until the first push, is held
+  /// by `own_bits` (loan, history, network) and `connections` from now on.
+  /// The wide words and count are stored before word 0's release store, so a
+  /// subscriber that acquires the ring entry (pushed after this) sees them.
+  static void set_holders(ChunkHeader* chunk, std::uint64_t own_bits, const ConnectionSet& connections) noexcept;
+  /// Adds one connection's hold to a published chunk (a late joiner gets the
+  /// history). Only the thread that pushes to the chunk's publisher block,
+  /// and only while word 0 stays set (the history bit keeps it).
+  static void add_holder(ChunkHeader* chunk, HolderBit bit) noexcept;
+  /// Whether the publisher's loan bit is all that holds the chunk (acquire:
+  /// the other holders' reads of it are over).
+  [[nodiscard]] static bool only_loan_left(const ChunkHeader* chunk) noexcept;
+  /// Whether a wide connection holds the chunk, given word 0 as `holders`
+  /// (statistics: acquire, a snapshot that sees the holders' releases).
+  [[nodiscard]] static bool held_wide(const ChunkHeader* chunk, std::uint64_t holders) noexcept {
+    return chunk->wide_holders.load(std::memory_order_acquire) > (holders != 0 ? 1U : 0U);  // beyond word 0's share
+  }
 
   [[nodiscard]] std::byte* payload(ChunkHeader* chunk) const noexcept {
     return reinterpret_cast<std::byte*>(chunk) + sizeof(ChunkHeader);

@@ -53,7 +53,7 @@ ChunkHeader* ChunkReservation::take() noexcept {
     }
     // Acquire pairs with each subscriber's release when it cleared its bit:
     // their reads of the old message are done before we write a new one.
-    if (chunks_[i]->holders.load(std::memory_order_acquire) != kLoanBit) {
+    if (!ChunkPool::only_loan_left(chunks_[i])) {
       continue;
     }
     parked_ &= ~(std::uint64_t{1} << i);
@@ -96,7 +96,7 @@ std::uint32_t ChunkReservation::busy() const noexcept {
   for (std::uint32_t i = 0; i < count_; ++i) {
     const bool parked = (parked_ & (std::uint64_t{1} << i)) != 0;
     // Acquire: a snapshot for a message, seeing the subscribers' releases.
-    busy += !parked || chunks_[i]->holders.load(std::memory_order_acquire) != kLoanBit ? 1 : 0;
+    busy += !parked || !ChunkPool::only_loan_left(chunks_[i]) ? 1 : 0;
   }
   return busy;
 }

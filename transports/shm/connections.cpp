@@ -58,14 +58,22 @@ Result<Connection*> create_connection(const DomainLockGuard& held, const Registr
                                       MappedPool& pool, std::uint32_t block_index, SlotRef subscriber,
                                       bool hand_over_history) {
   PublisherBlock& block = pool.segment->blocks[block_index];
-  // Relaxed: bits are only set under the domain lock, which we hold.
-  const std::uint64_t allocated = block.allocated_bits.load(std::memory_order_acquire);
-  const std::uint64_t usable = (std::uint64_t{1} << kMaxSubscribersPerPublisher) - 1;
-  if ((allocated & usable) == usable) {
-    return Error(ErrorCode::kLimitReached,
-                 fmt::format("a publisher has at most {} subscribers", kMaxSubscribersPerPublisher));
+  // Acquire pairs with the reclaimer's release clear: a bit we see free is
+  // no longer used. Bits are only set under the domain lock, which we hold.
+  const ConnectionSet allocated = load_connections(block.allocated_bits, std::memory_order_acquire);
+  std::uint32_t bit = kMaxSubscribersPerPublisher;
+  for (std::uint32_t w = 0; w < kHolderWords && bit == kMaxSubscribersPerPublisher; ++w) {
+    if (const std::uint64_t free = ~allocated.words[w] & kConnectionBitsOfWord[w]; free != 0) {
+      bit = connection_bit(w, static_cast<std::uint32_t>(__builtin_ctzll(free)));
+    }
   }
-  const auto bit = static_cast<std::uint32_t>(__builtin_ctzll(~allocated));
+  if (bit == kMaxSubscribersPerPublisher) {
+    return Error(ErrorCode::kLimitReached,
+                 fmt::format("a publisher has at most {} subscribers: drop a subscriber of its topic or split the "
+                             "topic",
+                             kMaxSubscribersPerPublisher));
+  }
+  const HolderBit held_bit = holder_bit(bit);
   for (std::uint32_t i = 0; i < pool.connection_count(); ++i) {
     Connection& conn = pool.connection(i);
     auto expected = ConnectionState::kFree;
@@ -117,7 +125,7 @@ Result<Connection*> create_connection(const DomainLockGuard& held, const Registr
     conn.ring.reset(pool.queue_slots, static_cast<std::uint32_t>(first), static_cast<std::uint32_t>(capacity),
                     sub.depth);
     block.connection_of_bit[bit].store(static_cast<std::uint16_t>(i), std::memory_order_relaxed);
-    block.allocated_bits.fetch_or(std::uint64_t{1} << bit, std::memory_order_relaxed);
+    block.allocated_bits[held_bit.word].fetch_or(held_bit.mask, std::memory_order_relaxed);
     // Release pairs with the acquire loads of the state by publisher and subscriber.
     conn.state.store(ConnectionState::kActive, std::memory_order_release);
     // Release pairs with the publisher's acquire load of active_bits (or of
@@ -125,7 +133,8 @@ Result<Connection*> create_connection(const DomainLockGuard& held, const Registr
     // A transient-local publisher's own process queues its history to the
     // connection first (the ring has one producer), then activates it.
     const bool joining = hand_over_history && block.history_depth > 0;
-    (joining ? block.joining_bits : block.active_bits).fetch_or(std::uint64_t{1} << bit, std::memory_order_release);
+    (joining ? block.joining_bits : block.active_bits)[held_bit.word].fetch_or(held_bit.mask,
+                                                                               std::memory_order_release);
     return &conn;
   }
   return Error(ErrorCode::kLimitReached,
@@ -136,25 +145,25 @@ Result<Connection*> create_connection(const DomainLockGuard& held, const Registr
 
 bool has_closing_connection(const MappedPool& pool, const PublisherBlock& block) noexcept {
   // Acquire pairs with the creator's release in create_connection().
-  for (std::uint64_t bits = block.allocated_bits.load(std::memory_order_acquire) & kConnectionBits; bits != 0;
-       bits &= bits - 1) {
-    const std::uint16_t index =
-        block.connection_of_bit[__builtin_ctzll(bits)].load(std::memory_order_relaxed);  // written before the bit
+  bool closing = false;
+  load_connections(block.allocated_bits, std::memory_order_acquire).for_each([&](std::uint32_t bit) {
+    const std::uint16_t index = block.connection_of_bit[bit].load(std::memory_order_relaxed);  // written before the bit
     // Acquire pairs with the release that moved the connection to kClosing.
-    if (index < pool.connection_count() &&
-        pool.connection(index).state.load(std::memory_order_acquire) == ConnectionState::kClosing) {
-      return true;
-    }
-  }
-  return false;
+    closing = closing || (index < pool.connection_count() &&
+                          pool.connection(index).state.load(std::memory_order_acquire) == ConnectionState::kClosing);
+  });
+  return closing;
 }
 
 std::uint64_t reclaim_connection(MappedPool& pool, std::uint32_t block_index, std::uint32_t bit) noexcept {
+  if (bit >= kMaxSubscribersPerPublisher) {
+    return 0;  // callers pass bits of masked snapshots; never index past connection_of_bit
+  }
   PublisherBlock& block = pool.segment->blocks[block_index];
-  const std::uint64_t mask = std::uint64_t{1} << bit;
+  const HolderBit held_bit = holder_bit(bit);
   // Relaxed: the caller is the only thread that pushes to this block.
-  block.active_bits.fetch_and(~mask, std::memory_order_relaxed);
-  block.joining_bits.fetch_and(~mask, std::memory_order_relaxed);
+  block.active_bits[held_bit.word].fetch_and(~held_bit.mask, std::memory_order_relaxed);
+  block.joining_bits[held_bit.word].fetch_and(~held_bit.mask, std::memory_order_relaxed);
   // Give back every chunk the connection holds (queued or taken). A chunk of
   // this block that has our bit cannot be freed or loaned again until we
   // clear it, and only the caller loans for this block, so reading the bit
@@ -163,13 +172,13 @@ std::uint64_t reclaim_connection(MappedPool& pool, std::uint32_t block_index, st
   ChunkPool& chunks = pool.pool;
   for (std::uint32_t i = 0; i < chunks.total_chunks(); ++i) {
     ChunkHeader* chunk = chunks.chunk_by_index(i);
-    if ((chunk->holders.load(std::memory_order_acquire) & mask) == 0) {
+    if ((chunk->holder_word(held_bit.word).load(std::memory_order_acquire) & held_bit.mask) == 0) {
       continue;
     }
     if (chunk->publisher_block.load(std::memory_order_relaxed) != block_index) {
       continue;
     }
-    chunks.drop_holders(chunk, mask);
+    chunks.drop_holder(chunk, held_bit);
   }
   const std::uint16_t index = block.connection_of_bit[bit].load(std::memory_order_relaxed);
   // Relaxed: the subscriber's last store came before its release that moved
@@ -185,7 +194,7 @@ std::uint64_t reclaim_connection(MappedPool& pool, std::uint32_t block_index, st
     pool.connection(index).state.store(ConnectionState::kFree, std::memory_order_release);
   }
   // Release: the bit is reusable only after everything above.
-  block.allocated_bits.fetch_and(~mask, std::memory_order_release);
+  block.allocated_bits[held_bit.word].fetch_and(~held_bit.mask, std::memory_order_release);
   return rejected;
 }
 
@@ -196,23 +205,21 @@ std::uint64_t reclaim_closing_connections(MappedPool& pool, std::uint32_t block_
   // caller clears bits, so the snapshot cannot lose one it must reclaim.
   // Bits above the connections' are never allocated; masked, a stray one
   // cannot index past connection_of_bit.
-  std::uint64_t bits = block.allocated_bits.load(std::memory_order_acquire) & kConnectionBits;
-  for (; bits != 0; bits &= bits - 1) {
-    const auto bit = static_cast<std::uint32_t>(__builtin_ctzll(bits));
+  load_connections(block.allocated_bits, std::memory_order_acquire).for_each([&](std::uint32_t bit) {
     const std::uint16_t index = block.connection_of_bit[bit].load(std::memory_order_relaxed);
     if (index != kNoConnection && index >= pool.connection_count()) {
       report_corruption(Corruption::kConnectionIndex,
                         fmt::format("publisher block {} maps bit {} to connection {} (at most {}); freeing the bit",
                                     block_index, bit, index, pool.connection_count()));
       reclaim_connection(pool, block_index, bit);
-      continue;
+      return;
     }
     // Acquire pairs with the release that moved the connection to kClosing.
     if (index != kNoConnection &&
         pool.connection(index).state.load(std::memory_order_acquire) == ConnectionState::kClosing) {
       rejected += reclaim_connection(pool, block_index, bit);
     }
-  }
+  });
   return rejected;
 }
 

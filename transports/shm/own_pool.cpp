@@ -59,8 +59,9 @@ std::vector<PoolTopicShare> OwnPool::shares(std::uint32_t size_class, std::uint3
     const std::uint32_t block = chunk->publisher_block.load(std::memory_order_relaxed);
     // Relaxed: statistics (1: in the reuse cache, 2: a parked reserved chunk).
     const std::uint32_t mark = chunk->cached.load(std::memory_order_relaxed);
-    const bool unused = holders == kLoanBit && (mark == 1 || mark == ChunkReservation::kReservedMark);
-    if (holders == 0 || unused || block >= kMaxPublishersPerNode) {
+    const bool wide = ChunkPool::held_wide(chunk, holders);
+    const bool unused = holders == kLoanBit && !wide && (mark == 1 || mark == ChunkReservation::kReservedMark);
+    if ((holders == 0 && !wide) || unused || block >= kMaxPublishersPerNode) {
       continue;  // free, or waiting unused in a publisher's reuse cache or reservation
     }
     ++in_use[block];
@@ -137,7 +138,7 @@ void OwnPool::reclaim_retired_blocks(const DomainLockGuard& held) noexcept {
       }
     }
     reclaim_closing_connections(*pool_, b);
-    if (block.allocated_bits.load(std::memory_order_relaxed) == 0) {
+    if (!load_connections(block.allocated_bits, std::memory_order_relaxed).any()) {
       block.state.store(BlockState::kFree, std::memory_order_relaxed);  // reused under the domain lock only
     }
   }

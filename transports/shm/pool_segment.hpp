@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <type_traits>
 
+#include "transports/shm/holder_bits.hpp"
 #include "transports/shm/segment.hpp"
 #include "transports/shm/shm_constants.hpp"
 #include "transports/shm/spsc_ring.hpp"
@@ -103,18 +104,33 @@ struct alignas(kCacheLine) PublisherBlock {
   std::uint32_t topic = 0;
   /// Transient-local publishers: messages kept for late joiners (0: volatile).
   std::uint32_t history_depth = 0;
+  /// The masks below have a connection's bit where a chunk's holder ledger
+  /// has it (holder_bits.hpp): word 0 connections 0..60, words 1 and 2 the
+  /// rest; the active and joining masks share one line, the one publish()
+  /// reads.
   /// Bits whose connection the publisher pushes to. Set (release) by the
   /// creator of a connection, cleared by its reclaimer.
-  alignas(kCacheLine) std::atomic<std::uint64_t> active_bits{0};
+  alignas(kCacheLine) std::atomic<std::uint64_t> active_bits[kHolderWords] = {};
   /// Transient-local publishers: connections created by a subscriber that
   /// wait for the publisher's process to queue its history to them and move
   /// them to active_bits (the ring has one producer, so only it may).
-  std::atomic<std::uint64_t> joining_bits{0};
+  std::atomic<std::uint64_t> joining_bits[kHolderWords] = {};
   /// Bits assigned to a connection, active or waiting to be reclaimed.
-  std::atomic<std::uint64_t> allocated_bits{0};
+  std::atomic<std::uint64_t> allocated_bits[kHolderWords] = {};
   /// Connection index of each bit; written before the bit is set.
   std::atomic<std::uint16_t> connection_of_bit[kMaxSubscribersPerPublisher];
 };
+
+/// A snapshot of one of a block's masks, each word loaded with `order` and
+/// masked to the bits a connection may own (another process writes them).
+inline ConnectionSet load_connections(const std::atomic<std::uint64_t> (&words)[kHolderWords],
+                                      std::memory_order order) noexcept {
+  ConnectionSet set;
+  for (std::uint32_t w = 0; w < kHolderWords; ++w) {
+    set.words[w] = words[w].load(order) & kConnectionBitsOfWord[w];
+  }
+  return set;
+}
 
 using QueueSlot = RingSlot<RingEntry>;
 
@@ -163,6 +179,10 @@ struct PoolLayout {
   }
 };
 
+static_assert(offsetof(PublisherBlock, joining_bits) + sizeof(PublisherBlock::joining_bits) -
+                      offsetof(PublisherBlock, active_bits) <=
+                  kCacheLine,
+              "publish() reads the active and joining masks from one line");
 static_assert(std::is_standard_layout_v<PoolSegment>, "shared-memory layout must be standard");
 static_assert(std::is_trivially_destructible_v<PoolSegment>, "nothing to destroy in shared memory");
 static_assert(sizeof(Connection) == 4 * kCacheLine, "a connection: settings, statistics, producer, consumer lines");

@@ -15,9 +15,6 @@
 
 namespace axon::shm {
 
-/// The holder-mask bits a connection may own (bits 0..60).
-inline constexpr std::uint64_t kConnectionBits = (std::uint64_t{1} << kMaxSubscribersPerPublisher) - 1;
-
 /// What kind of shared value was found corrupt; each is logged once per process.
 enum class Corruption : std::uint32_t {
   kPublisherEntry = 0,

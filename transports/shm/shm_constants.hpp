@@ -10,8 +10,8 @@ namespace axon::shm {
 inline constexpr std::size_t kCacheLine = 64;
 
 inline constexpr std::uint32_t kLayoutVersion =
-    7;  ///< 5: pools sized by config, larger registry; 6: the registry's graph word; 7: registry tables sized by
-        ///< the domain's limits (stored in its head).
+    8;  ///< 5: pools sized by config, larger registry; 6: the registry's graph word; 7: registry tables sized by
+        ///< the domain's limits (stored in its head); 8: the wide holder ledger.
 
 /// Registry tables (one registry per domain), sized per domain by its limits
 /// (RegistryLimits: NodeOptions::domain_limits, the deployment file's
@@ -35,10 +35,12 @@ inline constexpr std::size_t kMaxParticipantNameBytes = 64;
 /// Per participant chunk pool.
 inline constexpr std::uint32_t kMaxSizeClasses = 16;
 inline constexpr std::uint32_t kMaxPublishersPerNode = 32;
-/// Connections of one publisher; bit 63 of a chunk's holder mask is the
-/// publisher's own loan, bit 62 its transient-local history, bit 61 its
-/// network resend history, bits 0..60 are its connections.
-inline constexpr std::uint32_t kMaxSubscribersPerPublisher = 61;
+/// Connections of one publisher: the bits of a chunk's holder ledger (see
+/// chunk_header.hpp, holder_bits.hpp). Word 0: bit 63 the publisher's own
+/// loan, bit 62 its transient-local history, bit 61 its network resend
+/// history, bits 0..60 connections 0..60; two more words: connections
+/// 61..188, with a holder count.
+inline constexpr std::uint32_t kMaxSubscribersPerPublisher = 189;
 /// Messages a transient-local publisher keeps for late joiners.
 inline constexpr std::uint32_t kMaxDurabilityDepth = 16;
 /// Entries a subscriber queue can hold at most (its depth is 1..this). Each

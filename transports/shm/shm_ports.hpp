@@ -82,9 +82,9 @@ class ShmPublisherPort final : public PublisherPort {
   struct Delivery {
     RingEntry entry;
     std::int64_t now_ns = 0;
-    std::uint64_t delivered = 0;      ///< Bits whose queue got the message.
-    std::uint64_t not_delivered = 0;  ///< Bits that did not (their hold is dropped).
-    std::uint64_t waiting = 0;        ///< Blocking bits still full after the first pass.
+    ConnectionSet delivered;      ///< Bits whose queue got the message.
+    ConnectionSet not_delivered;  ///< Bits that did not (their hold is dropped).
+    ConnectionSet waiting;        ///< Blocking bits still full after the first pass.
   };
   /// A message kept for late joiners.
   struct Kept {
@@ -96,14 +96,14 @@ class ShmPublisherPort final : public PublisherPort {
                              std::uint64_t network_bit) noexcept;
   [[nodiscard]] Connection& connection(std::uint32_t bit) const noexcept;
   void offer(std::uint32_t bit, Delivery& delivery, PublishStatus& status) noexcept;
-  void evict_and_push(Connection& conn, std::uint64_t mask, Delivery& delivery, PublishStatus& status) noexcept;
-  void delivered(Connection& conn, std::uint64_t mask, Delivery& delivery, PublishStatus& status) noexcept;
+  void evict_and_push(Connection& conn, HolderBit bit, Delivery& delivery, PublishStatus& status) noexcept;
+  void delivered(Connection& conn, HolderBit bit, Delivery& delivery, PublishStatus& status) noexcept;
   void wait_for_room(Delivery& delivery, PublishStatus& status) noexcept;
   /// Drops the holds of the connections that did not get `chunk`, and
   /// reclaims those of them that are closing.
-  void release_undelivered(ChunkHeader* chunk, std::uint64_t not_delivered) noexcept;
+  void release_undelivered(ChunkHeader* chunk, const ConnectionSet& not_delivered) noexcept;
   void quarantine(Connection& conn) noexcept;
-  void wake(std::uint64_t delivered_bits) noexcept;
+  void wake(const ConnectionSet& delivered) noexcept;
   void count(const PublishStatus& status) noexcept;
   std::uint64_t remember(ChunkHeader* chunk, const RingEntry& entry) noexcept;
   void adopt_joiners() noexcept;
@@ -240,7 +240,7 @@ class ShmSubscriberPort final : public SubscriberPort {
     std::shared_ptr<MappedPool> pool;  ///< Keeps the publisher's pool mapped.
     Connection* conn = nullptr;
     RingSlots<RingEntry> slots;  ///< The pool's queue slots (its local, checked view).
-    std::uint64_t bit_mask = 0;
+    HolderBit bit;               ///< The connection's bit in the chunks' holder ledger.
     std::uint64_t publisher_id = 0;
     SlotRef publisher;
     bool orphaned = false;   ///< The publisher is gone: drain, then close.

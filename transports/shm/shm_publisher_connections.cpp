@@ -101,40 +101,38 @@ void ShmPublisherPort::announce_room() noexcept {
 void ShmPublisherPort::adopt_joiners() noexcept {
   // Acquire pairs with the creator's release fetch_or in create_connection():
   // the connection's fields are visible.
-  const std::uint64_t joining = block_->joining_bits.load(std::memory_order_acquire) & kConnectionBits;
-  std::uint64_t adopted = 0;
-  for (std::uint64_t bits = joining; bits != 0; bits &= bits - 1) {
-    const auto bit = static_cast<std::uint32_t>(__builtin_ctzll(bits));
-    const std::uint64_t mask = std::uint64_t{1} << bit;
+  const ConnectionSet joining = load_connections(block_->joining_bits, std::memory_order_acquire);
+  ConnectionSet adopted;
+  joining.for_each([&](std::uint32_t bit) {
+    const HolderBit holder = holder_bit(bit);
     Connection& conn = connection(bit);
     // Relaxed: only this thread moves bits from joining to active.
-    block_->joining_bits.fetch_and(~mask, std::memory_order_relaxed);
+    block_->joining_bits[holder.word].fetch_and(~holder.mask, std::memory_order_relaxed);
     if (conn.state.load(std::memory_order_acquire) != ConnectionState::kActive) {
-      continue;  // left before adoption; reclaimed as kClosing
+      return;  // left before adoption; reclaimed as kClosing
     }
     // The newest messages that fit the subscriber's queue, oldest first. The
     // history's bit keeps each chunk alive while we add the connection's.
     const std::uint32_t count = std::min(history_count_, conn.ring.limit());
     for (std::uint32_t i = history_count_ - count; i < history_count_; ++i) {
       const Kept& kept = history_[(history_head_ + i) % kMaxDurabilityDepth];
-      // Relaxed: published to the subscriber by the ring's release.
-      kept.chunk->holders.fetch_or(mask, std::memory_order_relaxed);
+      ChunkPool::add_holder(kept.chunk, holder);  // published to the subscriber by the ring's release
       if (conn.ring.try_push(pool_->queue_slots, kept.entry)) {
         bump(conn.delivered);
       } else {
-        pool_->pool.drop_holders(kept.chunk, mask);
+        pool_->pool.drop_holder(kept.chunk, holder);
       }
     }
     // Release: the connection is complete before we push to it as usual.
-    block_->active_bits.fetch_or(mask, std::memory_order_release);
-    adopted |= mask;
-  }
+    block_->active_bits[holder.word].fetch_or(holder.mask, std::memory_order_release);
+    adopted.add(holder);
+  });
   wake(adopted);
 }
 
 void ShmPublisherPort::adopt_joiners_if_idle() noexcept {
   // Relaxed: a stale zero only delays the adoption to the next round.
-  if (history_depth_ == 0 || block_->joining_bits.load(std::memory_order_relaxed) == 0) {
+  if (history_depth_ == 0 || !load_connections(block_->joining_bits, std::memory_order_relaxed).any()) {
     return;
   }
   // try_lock() acquires, pairing with publish()'s unlock() (release): its

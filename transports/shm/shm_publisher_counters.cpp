@@ -45,12 +45,13 @@ std::string ShmPublisherPort::exhausted(std::size_t payload_bytes, std::uint32_t
       const ChunkHeader* chunk = chunks.chunk_by_index(sc.first_index + k);
       // Acquire: a snapshot for the message that sees other threads' releases.
       const std::uint64_t holders = chunk->holders.load(std::memory_order_acquire);
-      if (holders == 0) {
+      const bool wide = ChunkPool::held_wide(chunk, holders);
+      if (holders == 0 && !wide) {
         continue;
       }
       if (chunk->publisher_block.load(std::memory_order_relaxed) != block_index_) {
         ++others;
-      } else if ((holders & kSubscriberBits) != 0) {
+      } else if ((holders & kSubscriberBits) != 0 || wide) {
         ++subscribers;
       } else if ((holders & (kHistoryBit | kNetworkBit)) != 0) {
         ++kept;
@@ -95,18 +96,17 @@ QueueCounters ShmPublisherPort::queue_counters(const Connection& conn) noexcept 
 std::size_t ShmPublisherPort::subscriber_fill(std::span<SubscriberFill> out) const noexcept {
   std::size_t written = 0;
   // Acquire: see create_connection().
-  const std::uint64_t active = block_->active_bits.load(std::memory_order_acquire) & kConnectionBits;
-  for (std::uint64_t bits = active; bits != 0 && written < out.size(); bits &= bits - 1) {
-    const Connection& conn = connection(static_cast<std::uint32_t>(__builtin_ctzll(bits)));
-    if (conn.state.load(std::memory_order_acquire) != ConnectionState::kActive) {
-      continue;
+  load_connections(block_->active_bits, std::memory_order_acquire).for_each([&](std::uint32_t bit) {
+    const Connection& conn = connection(bit);
+    if (written == out.size() || conn.state.load(std::memory_order_acquire) != ConnectionState::kActive) {
+      return;
     }
     out[written++] = SubscriberFill{.subscriber_id = subscriber_id(conn),
                                     .queued = static_cast<std::uint32_t>(conn.ring.size_for_producer()),
                                     .depth = conn.ring.limit(),
                                     .quarantined = conn.quarantined.load(std::memory_order_relaxed) != 0,
                                     .counters = queue_counters(conn)};
-  }
+  });
   return written;
 }
 
@@ -121,14 +121,13 @@ PublisherCounters ShmPublisherPort::counters() const noexcept {
   // Relaxed: statistics (ours, and the service thread's for this block).
   result.rejected_by_subscribers = totals_.rejected_reclaimed.load(std::memory_order_relaxed) +
                                    busy_.rejected_reclaimed.load(std::memory_order_relaxed);
-  const std::uint64_t active = block_->active_bits.load(std::memory_order_acquire) & kConnectionBits;
-  for (std::uint64_t bits = active; bits != 0; bits &= bits - 1) {
-    const Connection& conn = connection(static_cast<std::uint32_t>(__builtin_ctzll(bits)));
+  load_connections(block_->active_bits, std::memory_order_acquire).for_each([&](std::uint32_t bit) {
+    const Connection& conn = connection(bit);
     result.totals.quarantined += conn.quarantines.load(std::memory_order_relaxed);
     // Relaxed: a statistic with one writer, the subscriber (see Connection).
     result.rejected_by_subscribers += conn.rejected.load(std::memory_order_relaxed);
     result.totals.high_water = std::max(result.totals.high_water, conn.high_water.load(std::memory_order_relaxed));
-  }
+  });
   result.subscribers_unconnected = unconnected_subscribers();
   return result;
 }
@@ -142,7 +141,7 @@ std::uint32_t ShmPublisherPort::unconnected_subscribers() const noexcept {
   }
   const Registry& registry = domain_.registry(*held);
   // Acquire pairs with the creator's release in create_connection().
-  const std::uint64_t allocated = block_->allocated_bits.load(std::memory_order_acquire);
+  const ConnectionSet allocated = load_connections(block_->allocated_bits, std::memory_order_acquire);
   std::uint32_t unconnected = 0;
   for (std::uint32_t s = 0; s < registry.limits().subscribers; ++s) {
     const EndpointEntry& sub = registry.subscriber(*held, s);
@@ -150,17 +149,16 @@ std::uint32_t ShmPublisherPort::unconnected_subscribers() const noexcept {
       continue;
     }
     bool connected = false;
-    for (std::uint64_t bits = allocated; bits != 0 && !connected; bits &= bits - 1) {
-      const std::uint16_t index =
-          block_->connection_of_bit[__builtin_ctzll(bits)].load(std::memory_order_relaxed);  // see connection()
-      if (index >= pool_->connection_count()) {
-        continue;
+    allocated.for_each([&](std::uint32_t bit) {
+      const std::uint16_t index = block_->connection_of_bit[bit].load(std::memory_order_relaxed);  // see connection()
+      if (connected || index >= pool_->connection_count()) {
+        return;
       }
       const Connection& conn = pool_->connection(index);
       // Acquire pairs with the release store of kActive in create_connection().
       connected = conn.state.load(std::memory_order_acquire) == ConnectionState::kActive && conn.subscriber_slot == s &&
                   conn.subscriber_generation == sub.generation;
-    }
+    });
     unconnected += connected ? 0 : 1;
   }
   last_unconnected_.store(unconnected, std::memory_order_relaxed);  // a statistic

@@ -74,8 +74,7 @@ ChunkHeader* ShmPublisherPort::reuse_cached(std::size_t payload_bytes) noexcept 
   ChunkHeader* oldest = cache_[cache_head_];
   // Acquire pairs with each subscriber's release when it cleared its bit:
   // their reads of the old message are done before we write a new one.
-  if (oldest->holders.load(std::memory_order_acquire) != kLoanBit ||
-      oldest->size_class != pool_->pool.class_for(payload_bytes)) {
+  if (!ChunkPool::only_loan_left(oldest) || oldest->size_class != pool_->pool.class_for(payload_bytes)) {
     return nullptr;
   }
   cache_head_ = (cache_head_ + 1) % kCacheSlots;
@@ -167,7 +166,7 @@ PublishResult ShmPublisherPort::publish_with(LoanedChunk loaned, std::size_t pay
   // process.
   const std::lock_guard<SpinFlag> busy(busy_.flag);
   // Relaxed: a joiner seen late is adopted by the next publish or round.
-  if (history_depth_ > 0 && block_->joining_bits.load(std::memory_order_relaxed) != 0) {
+  if (history_depth_ > 0 && load_connections(block_->joining_bits, std::memory_order_relaxed).any()) {
     adopt_joiners();
   }
   const RingEntry entry{.chunk_index = chunk->chunk_index,
@@ -179,29 +178,28 @@ PublishResult ShmPublisherPort::publish_with(LoanedChunk loaned, std::size_t pay
   // Relaxed: for tools only (see ChunkHeader); subscribers read the entry.
   chunk->publish_time_ns.store(entry.publish_time_ns, std::memory_order_relaxed);
   const std::uint64_t history_bit = remember(chunk, entry);
-  // Acquire pairs with the release fetch_or in create_connection().
-  // Masked: a stray bit above the connections' (other processes write this
-  // word) must not become a loan or history bit, nor index connection_of_bit.
-  const std::uint64_t active = block_->active_bits.load(std::memory_order_acquire) & kConnectionBits;
-  // Every connection we are about to push to holds the chunk from here on; a
-  // plain store suffices because until the first push the chunk is ours alone.
-  // Release pairs with the acquire load in reclaim_connection() (which then
-  // sees publisher_block) and with a late joiner's pin (see remember()).
-  chunk->holders.store(kLoanBit | history_bit | network_bit | active, std::memory_order_release);
+  // Acquire pairs with the release fetch_or in create_connection(); the
+  // three words share one line. Masked: a stray bit above the connections'
+  // (other processes write these words) must not become a loan or history
+  // bit, nor index connection_of_bit.
+  const ConnectionSet active = load_connections(block_->active_bits, std::memory_order_acquire);
+  // Every connection we are about to push to holds the chunk from here on;
+  // plain stores suffice because until the first push the chunk is ours
+  // alone (with up to 61 connections: one release store of word 0, as ever).
+  ChunkPool::set_holders(chunk, kLoanBit | history_bit | network_bit, active);
   PublishStatus status;
-  Delivery delivery{.entry = entry, .now_ns = entry.publish_time_ns};
+  Delivery delivery{
+      .entry = entry, .now_ns = entry.publish_time_ns, .delivered = {}, .not_delivered = {}, .waiting = {}};
   // Every queue with room (or a drop policy) first, so that no subscriber
   // waits behind another one's blocking policy; then the blocking ones.
-  for (std::uint64_t bits = active; bits != 0; bits &= bits - 1) {
-    offer(static_cast<std::uint32_t>(__builtin_ctzll(bits)), delivery, status);
-  }
+  active.for_each([&](std::uint32_t bit) { offer(bit, delivery, status); });
   wake(delivery.delivered);
-  if (delivery.waiting != 0) {
-    const std::uint64_t before = delivery.delivered;
+  if (delivery.waiting.any()) {
+    const ConnectionSet before = delivery.delivered;
     wait_for_room(delivery, status);
-    wake(delivery.delivered & ~before);
+    wake(delivery.delivered.minus(before));
   }
-  if (delivery.not_delivered != 0) {
+  if (delivery.not_delivered.any()) {
     release_undelivered(chunk, delivery.not_delivered);
   }
   count(status);
@@ -211,17 +209,17 @@ PublishResult ShmPublisherPort::publish_with(LoanedChunk loaned, std::size_t pay
   return status;
 }
 
-void ShmPublisherPort::release_undelivered(ChunkHeader* chunk, std::uint64_t not_delivered) noexcept {
-  // Our loan bit keeps the chunk alive, so this cannot free it.
-  chunk->holders.fetch_and(~not_delivered, std::memory_order_relaxed);
+void ShmPublisherPort::release_undelivered(ChunkHeader* chunk, const ConnectionSet& not_delivered) noexcept {
+  // Our loan bit keeps the chunk alive (word 0, and its share of a wide
+  // count), so this cannot free it.
+  pool_->pool.drop_connections(chunk, not_delivered);
   bool reclaimed = false;
-  for (std::uint64_t bits = not_delivered; bits != 0; bits &= bits - 1) {
-    const auto bit = static_cast<std::uint32_t>(__builtin_ctzll(bits));
+  not_delivered.for_each([&](std::uint32_t bit) {
     if (connection(bit).state.load(std::memory_order_acquire) != ConnectionState::kActive) {
       add(totals_.rejected_reclaimed, reclaim_connection(*pool_, block_index_, bit));
       reclaimed = true;
     }
-  }
+  });
   if (reclaimed) {
     announce_room();
   }
@@ -256,37 +254,37 @@ Connection& ShmPublisherPort::connection(std::uint32_t bit) const noexcept {
 }
 
 void ShmPublisherPort::offer(std::uint32_t bit, Delivery& delivery, PublishStatus& status) noexcept {
-  const std::uint64_t mask = std::uint64_t{1} << bit;
+  const HolderBit holder = holder_bit(bit);
   Connection& conn = connection(bit);
   // Acquire pairs with the release that moved it to kClosing.
   if (conn.state.load(std::memory_order_acquire) != ConnectionState::kActive) {
-    delivery.not_delivered |= mask;
+    delivery.not_delivered.add(holder);
     return;
   }
   if (conn.ring.try_push(pool_->queue_slots, delivery.entry)) {
-    delivered(conn, mask, delivery, status);
+    delivered(conn, holder, delivery, status);
     return;
   }
   switch (conn.overflow) {
-    case OverflowPolicy::kDropOldest: evict_and_push(conn, mask, delivery, status); return;
+    case OverflowPolicy::kDropOldest: evict_and_push(conn, holder, delivery, status); return;
     case OverflowPolicy::kBlockPublisher:
       if (conn.full_since_ns == 0) {
         conn.full_since_ns = delivery.now_ns;
       }
       if (conn.quarantined.load(std::memory_order_relaxed) != 0) {
-        evict_and_push(conn, mask, delivery, status);
+        evict_and_push(conn, holder, delivery, status);
       } else {
-        delivery.waiting |= mask;
+        delivery.waiting.add(holder);
       }
       return;
     case OverflowPolicy::kRejectNewest: break;
   }
   bump(conn.dropped_full);
   ++status.dropped;
-  delivery.not_delivered |= mask;
+  delivery.not_delivered.add(holder);
 }
 
-void ShmPublisherPort::evict_and_push(Connection& conn, std::uint64_t mask, Delivery& delivery,
+void ShmPublisherPort::evict_and_push(Connection& conn, HolderBit holder, Delivery& delivery,
                                       PublishStatus& status) noexcept {
   RingEntry oldest;
   while (!conn.ring.try_push(pool_->queue_slots, delivery.entry)) {
@@ -295,24 +293,24 @@ void ShmPublisherPort::evict_and_push(Connection& conn, std::uint64_t mask, Deli
       // to or evict from, so the message is dropped for this subscriber.
       bump(conn.dropped_full);
       ++status.dropped;
-      delivery.not_delivered |= mask;
+      delivery.not_delivered.add(holder);
       return;
     }
     if (conn.ring.evict_oldest(pool_->queue_slots, oldest)) {
       // We took the entry's reference from the subscriber; give it back.
       if (ChunkHeader* evicted = pool_->pool.chunk_by_index(oldest.chunk_index)) {
-        pool_->pool.drop_holders(evicted, mask);
+        pool_->pool.drop_holder(evicted, holder);
       }
       bump(conn.dropped_oldest);
       ++status.evicted;
     }
   }
-  delivered(conn, mask, delivery, status);
+  delivered(conn, holder, delivery, status);
 }
 
-void ShmPublisherPort::delivered(Connection& conn, std::uint64_t mask, Delivery& delivery,
+void ShmPublisherPort::delivered(Connection& conn, HolderBit holder, Delivery& delivery,
                                  PublishStatus& status) noexcept {
-  delivery.delivered |= mask;
+  delivery.delivered.add(holder);
   ++status.delivered;
   bump(conn.delivered);
   const std::uint32_t depth = conn.ring.limit();
@@ -348,22 +346,22 @@ void ShmPublisherPort::delivered(Connection& conn, std::uint64_t mask, Delivery&
   }
 }
 
-void ShmPublisherPort::wake(std::uint64_t delivered_bits) noexcept {
-  if (delivered_bits == 0) {
+void ShmPublisherPort::wake(const ConnectionSet& delivered) noexcept {
+  if (!delivered.any()) {
     return;
   }
   // Orders our ring pushes before the waiter counts we read (see
   // futex::notify_if_waiting()).
   futex::full_fence();
   const std::uint32_t subscriber_limit = domain_.limits().subscribers;  // fixed once joined
-  for (std::uint64_t bits = delivered_bits; bits != 0; bits &= bits - 1) {
-    const Connection& conn = connection(static_cast<std::uint32_t>(__builtin_ctzll(bits)));
+  delivered.for_each([&](std::uint32_t bit) {
+    const Connection& conn = connection(bit);
     // The slot was written by the subscriber's process; a corrupt one (the
     // liveness round closes its connection) wakes nobody.
     if (conn.subscriber_slot < subscriber_limit) [[likely]] {
       futex::notify_if_waiting(domain_.subscriber_wake(conn.subscriber_slot));
     }
-  }
+  });
 }
 
 void ShmPublisherPort::count(const PublishStatus& status) noexcept {
@@ -390,7 +388,7 @@ std::uint64_t ShmPublisherPort::remember(ChunkHeader* chunk, const RingEntry& en
 
 std::uint32_t ShmPublisherPort::subscriber_count() const noexcept {
   // Acquire: see create_connection().
-  return static_cast<std::uint32_t>(__builtin_popcountll(block_->active_bits.load(std::memory_order_acquire)));
+  return load_connections(block_->active_bits, std::memory_order_acquire).count();
 }
 
 }  // namespace axon::shm

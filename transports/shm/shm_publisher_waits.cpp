@@ -17,31 +17,31 @@ void ShmPublisherPort::wait_for_room(Delivery& delivery, PublishStatus& status) 
   // subscriber that left. Spin briefly, then yield, then sleep in short
   // steps so that the subscriber's core gets to drain its queue.
   const std::int64_t started = delivery.now_ns;
-  for (std::uint32_t round = 0; delivery.waiting != 0; ++round) {
+  for (std::uint32_t round = 0; delivery.waiting.any(); ++round) {
     const std::int64_t now = monotonic_now_ns();
-    for (std::uint64_t bits = delivery.waiting; bits != 0; bits &= bits - 1) {
-      const auto bit = static_cast<std::uint32_t>(__builtin_ctzll(bits));
-      const std::uint64_t mask = std::uint64_t{1} << bit;
+    const ConnectionSet waiting = delivery.waiting;
+    waiting.for_each([&](std::uint32_t bit) {
+      const HolderBit holder = holder_bit(bit);
       Connection& conn = connection(bit);
       if (conn.ring.try_push(pool_->queue_slots, delivery.entry)) {
-        delivery.waiting &= ~mask;
-        delivered(conn, mask, delivery, status);
+        delivery.waiting.remove(holder);
+        delivered(conn, holder, delivery, status);
       } else if (conn.state.load(std::memory_order_acquire) != ConnectionState::kActive) {
-        delivery.waiting &= ~mask;
-        delivery.not_delivered |= mask;
+        delivery.waiting.remove(holder);
+        delivery.not_delivered.add(holder);
       } else if (conn.quarantine_after_ns > 0 && now - conn.full_since_ns >= conn.quarantine_after_ns) {
-        delivery.waiting &= ~mask;
+        delivery.waiting.remove(holder);
         quarantine(conn);
-        evict_and_push(conn, mask, delivery, status);
+        evict_and_push(conn, holder, delivery, status);
       } else if (now - started >= conn.block_timeout_ns) {
-        delivery.waiting &= ~mask;
-        delivery.not_delivered |= mask;
+        delivery.waiting.remove(holder);
+        delivery.not_delivered.add(holder);
         bump(conn.dropped_timeout);
         ++status.dropped;
         ++status.timed_out;
       }
-    }
-    if (delivery.waiting == 0) {
+    });
+    if (!delivery.waiting.any()) {
       break;
     }
     if (round < 64) {

@@ -1,5 +1,7 @@
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "src/base/clock.hpp"
 #include "src/base/log.hpp"
 #include "transports/shm/connections.hpp"
@@ -79,7 +81,7 @@ TakeResult<ReceivedChunk> ShmSubscriberPort::take() noexcept {
       logger().error("topic '{}': a publisher queued an invalid entry (chunk {}, {} bytes at {}); dropped", topic_name_,
                      entry.chunk_index, entry.payload_bytes, entry.payload_offset);
       if (chunk != nullptr) {
-        chunks.drop_holders(chunk, link.bit_mask);
+        chunks.drop_holder(chunk, link.bit);
       }
       continue;
     }
@@ -102,7 +104,7 @@ TakeResult<ReceivedChunk> ShmSubscriberPort::take() noexcept {
 
 void ShmSubscriberPort::release(const ReceivedChunk& received) noexcept {
   Link& link = links_[received.source];
-  link.pool->pool.drop_holders(static_cast<ChunkHeader*>(received.handle), link.bit_mask);
+  link.pool->pool.drop_holder(static_cast<ChunkHeader*>(received.handle), link.bit);
   // Release pairs with the acquire loads in take() and Link::held(): our use
   // of the chunk and the pool ends before the link may be closed or reused.
   link.released.fetch_add(1, std::memory_order_release);
@@ -363,7 +365,9 @@ std::uint32_t ShmSubscriberPort::link(std::shared_ptr<MappedPool> pool, Connecti
   link.pool = std::move(pool);
   link.conn = conn;
   link.evictable = conn->evictable();
-  link.bit_mask = std::uint64_t{1} << conn->bit;
+  // Checked by invalid_connection() before; clamped again because another
+  // process could have changed it since, and it picks a word of the ledger.
+  link.bit = holder_bit(std::min(conn->bit, kMaxSubscribersPerPublisher - 1));
   link.publisher = pub_ref;
   link.publisher_id = (std::uint64_t{pub_ref.slot} << 32) | pub_ref.generation;
   link.orphaned = orphaned;

@@ -175,9 +175,11 @@ Result<std::shared_ptr<ShmPublisherPort>> ShmTransport::add_publisher(const Doma
   block.publisher_generation = pub->generation;
   block.topic = *topic_slot;
   block.history_depth = qos.durability == Durability::kTransientLocal ? qos.durability_depth : 0;
-  block.active_bits.store(0, std::memory_order_relaxed);  // the block is ours alone until kActive
-  block.joining_bits.store(0, std::memory_order_relaxed);
-  block.allocated_bits.store(0, std::memory_order_relaxed);
+  for (std::uint32_t w = 0; w < kHolderWords; ++w) {
+    block.active_bits[w].store(0, std::memory_order_relaxed);  // the block is ours alone until kActive
+    block.joining_bits[w].store(0, std::memory_order_relaxed);
+    block.allocated_bits[w].store(0, std::memory_order_relaxed);
+  }
   block.state.store(BlockState::kActive, std::memory_order_release);
   // Connect the subscribers that exist now, so nothing published from here
   // on is missed while they discover us.

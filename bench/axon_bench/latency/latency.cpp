@@ -13,6 +13,7 @@
 #include "harness/cli_options.hpp"
 #include "harness/payload.hpp"
 #include "harness/progress.hpp"
+#include "latency/fanout_latency.hpp"
 #include "latency/latency_cases.hpp"
 #include "latency/messages.hpp"
 #include "latency/serializer_cases.hpp"
@@ -42,6 +43,7 @@ struct LatencyOptions {
   std::vector<std::string> messages = {"object_list", "point_cloud"};
   std::string end_at = "take";
   std::string verification = "cross-process";
+  std::vector<std::uint32_t> fanout;  ///< Non-empty: the fan-out cases (subscriber counts) instead.
 };
 
 std::uint64_t samples_for(const LatencyOptions& options, std::uint64_t payload_bytes) {
@@ -114,9 +116,43 @@ std::vector<CaseResult> run_serializer_cases(const LatencyOptions& options, cons
   return results;
 }
 
+/// The fan-out cases, each subscriber count in turn: the latency of each
+/// message's last receipt, and what each subscriber beyond the first adds,
+/// against the first count measured (1 by default) in the same run.
+void run_fanout_cases(const LatencyOptions& options, Output& out) {
+  std::vector<CaseResult> results;
+  std::fprintf(out.text,
+               "fan-out: one publisher, N subscriber processes (blocking wait set), one %s message in "
+               "flight, latency = publish() to the last subscriber's take()\n",
+               format_bytes(options.sizes.front()).c_str());
+  std::fprintf(out.text, "%12s %10s %10s %22s %22s\n", "subscribers", "p50 us", "p99 us", "p50 ns per extra sub",
+               "p99 ns per extra sub");
+  for (std::size_t i = 0; i < options.fanout.size(); ++i) {
+    FanoutLatencyCase c;
+    c.payload_bytes = options.sizes.front();
+    c.subscribers = options.fanout[i];
+    c.samples = samples_for(options, c.payload_bytes);
+    c.warmup = warmup_for(options, c.samples);
+    c.domain_id = domain_for_case(i);
+    results.push_back(run_fanout_latency_case(c));
+    const CaseResult& first = results.front();
+    const CaseResult& r = results.back();
+    const double extra = static_cast<double>(c.subscribers) - static_cast<double>(*first.subscribers);
+    std::fprintf(out.text, "%12u %10.3f %10.3f %22s %22s\n", c.subscribers, r.latency.p50_ns / 1000,
+                 r.latency.p99_ns / 1000,
+                 extra > 0 ? format("%.0f", (r.latency.p50_ns - first.latency.p50_ns) / extra).c_str() : "-",
+                 extra > 0 ? format("%.0f", (r.latency.p99_ns - first.latency.p99_ns) / extra).c_str() : "-");
+  }
+  out.record(results);
+}
+
 void run_latency_command(const LatencyOptions& options, Output& out) {
   for (const auto bytes : options.sizes) {
     require_payload_size(bytes, "--sizes");
+  }
+  if (!options.fanout.empty()) {
+    run_fanout_cases(options, out);
+    return;
   }
   if (!options.serializers.empty() &&
       (options.mode == "pingpong" || options.rate_hz > 0 || options.touch || options.start_at == "loan")) {
@@ -251,6 +287,13 @@ Command add_latency_command(CLI::App& app) {
                      "With --serializer: cross-process (the default QoS: FlatBuffers verified) or never "
                      "(SubscriberQos::verification = kNever, to see what verification costs)",
                      CLI::IsMember({"cross-process", "never"}));
+  add_checked_option(*cmd, "--fanout", options->fanout,
+                     "Measure fan-out instead: for each count N (e.g. 1,8,32,100), one publisher and N subscriber "
+                     "processes (not pinned; each sleeps in a blocking wait set), one message of the first --sizes "
+                     "in flight; the latency of a message is its last subscriber's receipt; prints the cost of "
+                     "each subscriber beyond the first count's",
+                     CLI::Range(1U, kMaxFanoutLatencySubscribers))
+      ->delimiter(',');
   add_checked_option(*cmd, "--raw-samples", options->raw_samples,
                      "Round trips of the raw cache-line ping-pong run first", CLI::PositiveNumber);
   cmd->description(

@@ -10,34 +10,12 @@
 #include <thread>
 #include <vector>
 
+#include "tests/support/heap_pool.hpp"
+
 namespace axon::shm {
 namespace {
 
-struct AlignedFree {
-  void operator()(std::byte* p) const { std::free(p); }
-};
-
-/// A pool over heap memory, formatted like a shared one.
-class PoolFixture {
- public:
-  explicit PoolFixture(std::vector<ChunkClassConfig> classes) : classes_(std::move(classes)) {
-    auto bytes = ChunkPool::bytes_needed(classes_);
-    EXPECT_TRUE(bytes.ok());
-    bytes_ = *bytes;
-    const std::size_t rounded = (bytes_ + kCacheLine - 1) / kCacheLine * kCacheLine;
-    memory_.reset(static_cast<std::byte*>(std::aligned_alloc(kCacheLine, rounded)));
-    std::memset(memory_.get(), 0, rounded);  // like a fresh memfd
-    pool = ChunkPool::format(memory_.get(), classes_);
-  }
-  [[nodiscard]] std::byte* base() const { return memory_.get(); }
-  [[nodiscard]] std::size_t bytes() const { return bytes_; }
-  ChunkPool pool;
-
- private:
-  std::vector<ChunkClassConfig> classes_;
-  std::size_t bytes_ = 0;
-  std::unique_ptr<std::byte, AlignedFree> memory_;
-};
+using test::PoolFixture;
 
 TEST(ChunkPool, RejectsClassesThatDoNotGrow) {
   std::vector<ChunkClassConfig> classes{{.payload_bytes = 512, .count = 1}, {.payload_bytes = 256, .count = 1}};

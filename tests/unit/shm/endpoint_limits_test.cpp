@@ -13,6 +13,7 @@
 #include "tests/support/eventually.hpp"
 #include "tests/support/peer_domain_test.hpp"
 #include "transports/shm/domain_lock.hpp"
+#include "transports/shm/shm_constants.hpp"
 
 namespace axon {
 namespace {
@@ -20,6 +21,10 @@ namespace {
 struct Tick {
   std::uint64_t n = 0;
 };
+
+/// Subscribers one publisher serves (issue 15 raised it from 61).
+constexpr std::uint32_t kServed = shm::kMaxSubscribersPerPublisher;
+static_assert(kServed >= 128, "issue 15: at least 128 subscribers per publisher");
 
 NodeOptions small_pool(std::uint32_t domain) {
   return test::pool_options(domain, {{.payload_bytes = 256, .count = 64}});
@@ -50,27 +55,28 @@ TEST_F(EndpointLimits, RefusesTheSubscriberBeyondWhatAPublisherServesNamingTheLi
   auto viewers = add_node("viewers");
   auto pub = cam->advertise<Tick>("camera/front");
   ASSERT_TRUE(pub.ok());
-  for (int i = 0; i < 61; ++i) {
+  for (std::uint32_t i = 0; i < kServed; ++i) {
     auto sub = viewers->subscribe<Tick>("camera/front", {.depth = 1});
     ASSERT_TRUE(sub.ok()) << i << ": " << sub.error().message();
     subs.push_back(std::move(*sub));
   }
-  EXPECT_EQ(pub->subscriber_count(), 61U);
+  EXPECT_EQ(pub->subscriber_count(), kServed);
 
   auto extra = viewers->subscribe<Tick>("camera/front", {.depth = 1});
 
-  ASSERT_FALSE(extra.ok()) << "a 62nd subscriber would never receive anything";
+  ASSERT_FALSE(extra.ok()) << "one more subscriber would never receive anything";
   EXPECT_EQ(extra.error().code(), ErrorCode::kLimitReached);
   const std::string message(extra.error().message());
-  EXPECT_NE(message.find("topic 'camera/front' has 61 subscribers"), std::string::npos) << message;
+  EXPECT_NE(message.find("topic 'camera/front' has " + std::to_string(kServed) + " subscribers"), std::string::npos)
+      << message;
   EXPECT_NE(message.find("node 'cam'"), std::string::npos) << message;
-  EXPECT_NE(message.find("at most 61"), std::string::npos) << message;
+  EXPECT_NE(message.find("at most " + std::to_string(kServed)), std::string::npos) << message;
   EXPECT_NE(message.find("split the topic"), std::string::npos) << message;
 }
 
 TEST_F(EndpointLimits, RefusesAPublisherOfATopicWithMoreSubscribersThanItCouldServe) {
   auto viewers = add_node("viewers");
-  for (int i = 0; i < 62; ++i) {  // no publisher yet: nobody needs a connection
+  for (std::uint32_t i = 0; i < kServed + 1; ++i) {  // no publisher yet: nobody needs a connection
     auto sub = viewers->subscribe<Tick>("camera/front", {.depth = 1});
     ASSERT_TRUE(sub.ok()) << i << ": " << sub.error().message();
     subs.push_back(std::move(*sub));
@@ -78,15 +84,16 @@ TEST_F(EndpointLimits, RefusesAPublisherOfATopicWithMoreSubscribersThanItCouldSe
 
   auto late = add_node("cam")->advertise<Tick>("camera/front");
 
-  ASSERT_FALSE(late.ok()) << "it could serve only 61 of the 62";
+  ASSERT_FALSE(late.ok()) << "it could serve only " << kServed << " of them";
   EXPECT_EQ(late.error().code(), ErrorCode::kLimitReached);
   const std::string message(late.error().message());
-  EXPECT_NE(message.find("topic 'camera/front' has 62 subscribers"), std::string::npos) << message;
-  EXPECT_NE(message.find("at most 61"), std::string::npos) << message;
+  EXPECT_NE(message.find("topic 'camera/front' has " + std::to_string(kServed + 1) + " subscribers"), std::string::npos)
+      << message;
+  EXPECT_NE(message.find("at most " + std::to_string(kServed)), std::string::npos) << message;
   subs.pop_back();
   auto now = nodes.back()->advertise<Tick>("camera/front");
   ASSERT_TRUE(now.ok()) << now.error().message();
-  EXPECT_EQ((*now)->subscriber_count(), 61U);
+  EXPECT_EQ((*now)->subscriber_count(), kServed);
 }
 
 TEST_F(EndpointLimits, RefusesThePublisherBeyondWhatASubscriberReadsFrom) {
@@ -156,7 +163,7 @@ TEST_F(EndpointLimits, ASubscriberAcceptedOnceAnotherLeftConnectsAndReceives) {
   auto viewers = add_node("viewers");
   auto pub = cam->advertise<Tick>("camera/front");
   ASSERT_TRUE(pub.ok());
-  for (int i = 0; i < 61; ++i) {
+  for (std::uint32_t i = 0; i < kServed; ++i) {
     auto sub = viewers->subscribe<Tick>("camera/front", {.depth = 1});
     ASSERT_TRUE(sub.ok()) << sub.error().message();
     subs.push_back(std::move(*sub));
@@ -182,7 +189,7 @@ TEST_F(EndpointLimits, ASubscriberAcceptedOnceAnotherLeftConnectsAndReceives) {
   EXPECT_TRUE(received) << "the late subscriber retries its connection";
   EXPECT_EQ(late->counters().publishers_unconnected, 0U);
   EXPECT_EQ(pub->counters().subscribers_unconnected, 0U);
-  EXPECT_EQ(pub->subscriber_count(), 61U);
+  EXPECT_EQ(pub->subscriber_count(), kServed);
 }
 
 // CI failure of 2026-12-01: the publish that frees room could tell the
@@ -194,7 +201,7 @@ TEST_F(EndpointLimits, RoomFreedWhileTheDomainLockIsBusyIsSeenByTheNextLook) {
   auto viewers = add_node("viewers");
   auto pub = cam->advertise<Tick>("camera/front");
   ASSERT_TRUE(pub.ok());
-  for (int i = 0; i < 61; ++i) {
+  for (std::uint32_t i = 0; i < kServed; ++i) {
     auto sub = viewers->subscribe<Tick>("camera/front", {.depth = 1});
     ASSERT_TRUE(sub.ok()) << sub.error().message();
     subs.push_back(std::move(*sub));
