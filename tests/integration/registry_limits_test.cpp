@@ -31,6 +31,9 @@ constexpr DomainLimits kSmall{.nodes = 2, .topics = 3, .publishers = 2, .subscri
 
 class RegistryLimitsTest : public test::PeerDomainTest {
  protected:
+  void TearDown() override {
+    EXPECT_TRUE(test::domain_files(domain).empty()) << "a refused or recovered domain left files in /dev/shm";
+  }
   [[nodiscard]] NodeOptions options(std::optional<DomainLimits> limits = kSmall) const {
     NodeOptions o;
     o.domain_id = domain;
@@ -47,6 +50,15 @@ class RegistryLimitsTest : public test::PeerDomainTest {
     EXPECT_EQ(::pwrite(fd, &limits, sizeof(limits), offsetof(shm::RegistrySegment, limits)),
               static_cast<ssize_t>(sizeof(limits)));
     ::close(fd);
+  }
+  /// Ends a test whose registry it damaged: the owner is killed, and a new
+  /// node replaces the registry (no live process holds it) and, leaving
+  /// last, removes the domain's files.
+  void kill_owner_and_recover(test::ChildProcess& owner) const {
+    owner.kill(SIGKILL);
+    ASSERT_EQ(owner.wait(10s), 128 + SIGKILL);
+    auto recovered = Node::create("recovered", options(std::nullopt));
+    EXPECT_TRUE(recovered.ok()) << recovered.error().message();
   }
 };
 
@@ -157,6 +169,7 @@ TEST_F(RegistryLimitsTest, AJoinerRefusesARegistryWhoseLimitsNeedMoreThanItsFile
             std::string::npos)
       << message;
   EXPECT_EQ(owner.wait(100ms), -1) << "the owner keeps running";
+  kill_owner_and_recover(owner);
 }
 
 TEST_F(RegistryLimitsTest, AJoinerRefusesARegistryWhoseLimitsAreOutOfRange) {
@@ -169,6 +182,7 @@ TEST_F(RegistryLimitsTest, AJoinerRefusesARegistryWhoseLimitsAreOutOfRange) {
   ASSERT_FALSE(joiner.ok());
   EXPECT_NE(std::string(joiner.error().message()).find("are out of range"), std::string::npos)
       << joiner.error().message();
+  kill_owner_and_recover(owner);
 }
 
 TEST_F(RegistryLimitsTest, ADamagedRegistryWhoseOwnerDiedIsReplacedWithTheJoinersLimits) {

@@ -28,9 +28,6 @@ Result<gid_t> group_id(const std::string& group) {
 }
 
 Result<void> DomainMembership::join(const DomainLockGuard& held) {
-  if (config_.limits && !config_.limits->in_range()) {
-    return Error(ErrorCode::kInvalidArgument, limits_range_message(*config_.limits));
-  }
   if (auto reg = open_or_create_registry(held); !reg) {
     return reg.error();
   }

@@ -60,6 +60,10 @@ Result<std::shared_ptr<ShmTransport>> ShmTransport::create(ShmConfig config) {
 }
 
 Result<void> ShmTransport::join() {
+  // Before the lock: a refused node leaves no lock file behind.
+  if (config_.limits && !config_.limits->in_range()) {
+    return Error(ErrorCode::kInvalidArgument, limits_range_message(*config_.limits));
+  }
   auto group = group_id(config_.group);
   if (!group) {
     return group.error();

@@ -214,7 +214,8 @@ TEST(WireFormatMalformed, BadMagicVersionTypeFlagsReservedAndSender) {
     ParseError expected;
   };
   for (const Case c :
-       {Case{0, std::byte{'B'}, ParseError::kBadMagic}, Case{4, std::byte{2}, ParseError::kUnsupportedVersion},
+       {Case{0, std::byte{'B'}, ParseError::kBadMagic},
+        Case{4, std::byte{kWireVersion + 1}, ParseError::kUnsupportedVersion},
         Case{5, std::byte{0}, ParseError::kUnknownType}, Case{5, std::byte{7}, ParseError::kUnknownType},
         Case{6, std::byte{0x80}, ParseError::kUnknownFlags}, Case{7, std::byte{1}, ParseError::kReservedNotZero},
         Case{16, std::byte{1}, ParseError::kReservedNotZero}}) {
