@@ -244,13 +244,38 @@ class Client {
     });
   }
 
+  /// server_present(), but a snapshot that could not be taken (the domain
+  /// lock was busy) is retried until `deadline`: a busy lock must not make a
+  /// present server look absent. kTimeout when the graph stayed unreadable.
+  Result<bool> server_present_by(std::int64_t deadline) noexcept {
+    while (!server_present()) {
+      if (!servers_.snapshot_owed()) {
+        return false;  // a snapshot of now: no server
+      }
+      if (detail::monotonic_ns() >= deadline) {
+        return Error(ErrorCode::kTimeout,
+                     "service call: the domain's graph could not be read before the timeout (another process holds "
+                     "the domain lock); call again");
+      }
+      WakeWord* graph = &servers_.word();
+      auto read = detail::ReadyCheck{
+          .fn = [](void* self) noexcept { return static_cast<Client*>(self)->servers_.changed(); }, .context = this};
+      (void)detail::wait_until_ready(std::span<WakeWord* const>(&graph, 1), read, deadline, 1'000'000);
+    }
+    return true;
+  }
+
   /// Checks that a server serves the service and has connected, then
   /// publishes the request through `publish(header)` and makes it the
   /// outstanding call.
   template <class Publish>
   Result<CallId> publish_call(std::int64_t deadline, Publish&& publish) noexcept {
     pending_ = 0;  // an outstanding call is given up: its reply will be late
-    if (!server_present()) {
+    auto present = server_present_by(deadline);
+    if (!present) {
+      return present.error();
+    }
+    if (!*present) {
       return Error(ErrorCode::kNoServer, "service call: no server serves this service (nobody called serve())");
     }
     // A server that just started links our request publisher at its next take().

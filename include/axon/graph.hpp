@@ -70,6 +70,9 @@ class GraphWatcher {
   /// snapshot, or a snapshot is owed (retried 1 ms after one found the lock
   /// held). Lock-free, no allocation.
   [[nodiscard]] bool changed() const noexcept;
+  /// Whether the last poll() could not take its snapshot (another thread or
+  /// process held the domain lock): endpoints() may be out of date.
+  [[nodiscard]] bool snapshot_owed() const noexcept { return owed_; }
   /// The topic's endpoints as of the last snapshot.
   [[nodiscard]] std::span<const GraphEndpoint> endpoints() const noexcept { return previous_; }
   [[nodiscard]] const std::string& topic() const noexcept { return *topic_; }

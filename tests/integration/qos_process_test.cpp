@@ -8,15 +8,15 @@
 // bounds that only detect a hang; a few lower bounds check that a publisher
 // did wait (a wait can never be shorter than its timeout, however noisy the
 // machine). A subscriber is stopped only after it connected (its "LINKED"
-// line), and continued before anything of this process takes the domain lock
-// again: a process stopped while it holds the lock would hold up everyone.
+// line), at a moment it does not hold the domain lock (stop_outside_lock.hpp),
+// and continued before anything of this process takes the domain lock again:
+// a process stopped while it holds the lock would hold up everyone.
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/types.h>
 
 #include <chrono>
 #include <cstdint>
-#include <fstream>
 #include <initializer_list>
 #include <iterator>
 #include <optional>
@@ -29,6 +29,7 @@
 #include "tests/support/child_process.hpp"
 #include "tests/support/eventually.hpp"
 #include "tests/support/peer_domain_test.hpp"
+#include "tests/support/stop_outside_lock.hpp"
 #include "tests/support/test_messages.hpp"
 
 namespace axon {
@@ -42,18 +43,12 @@ using Pub = std::shared_ptr<Publisher<TestMessage>>;
 
 constexpr std::uint32_t kPublisherId = 5;
 
-/// The state letter of /proc/<pid>/stat ('T' once stopped by SIGSTOP).
-char process_state(pid_t pid) {
-  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
-  std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
-  const auto paren = text.rfind(')');
-  return paren == std::string::npos || paren + 2 >= text.size() ? '?' : text[paren + 2];
-}
-
-/// SIGSTOPs `child` and waits until the kernel reports it stopped.
-[[nodiscard]] bool stop(const test::ChildProcess& child) {
-  child.kill(SIGSTOP);
-  return eventually([&] { return process_state(child.pid()) == 'T'; }, 10s);
+/// SIGSTOPs `child` at a moment it does not hold `domain`'s lock and waits
+/// until all its threads are stopped: a subscriber stopped while its service
+/// thread held the lock would hold up this test's other processes (a known
+/// limit, not what these tests look at).
+[[nodiscard]] bool stop(const test::ChildProcess& child, std::uint32_t domain) {
+  return test::stop_outside_domain_lock(child.pid(), "/dev/shm/axon_d" + std::to_string(domain) + ".lock", 10s);
 }
 
 /// Publishes message `seq`; waits (up to 10 s) for a chunk when the pool is
@@ -197,7 +192,7 @@ TEST_F(QosProcess, DropOldestNeverHoldsThePublisherBackAndAStoppedSubscriberGets
   Pub pub = advertise_to({&steady, &stuck});
   ASSERT_TRUE(pub);
   ASSERT_EQ(pub->subscriber_count(), 2U);
-  ASSERT_TRUE(stop(stuck));
+  ASSERT_TRUE(stop(stuck, domain));
 
   std::uint64_t evicted = 0;
   for (std::uint64_t seq = 1; seq <= kCount; ++seq) {
@@ -244,7 +239,7 @@ TEST_F(QosProcess, LatestOnlySubscriberThatWasStoppedGetsJustTheNewestMessage) {
                                   "timeout_ms=600000"});
   Pub pub = advertise_to({&stuck});
   ASSERT_TRUE(pub);
-  ASSERT_TRUE(stop(stuck));
+  ASSERT_TRUE(stop(stuck, domain));
   std::uint64_t evicted = 0;
   for (std::uint64_t seq = 1; seq <= 1000; ++seq) {
     auto status = publish_seq(*pub, seq);
@@ -271,7 +266,7 @@ TEST_F(QosProcess, BlockPublisherWaitsAtMostItsTimeoutThenDropsForThatSubscriber
                                   "expect=4", "extra_ms=300", "wait_pubs=1", "timeout_ms=600000"});
   Pub pub = advertise_to({&other, &stuck});
   ASSERT_TRUE(pub);
-  ASSERT_TRUE(stop(stuck));
+  ASSERT_TRUE(stop(stuck, domain));
 
   for (std::uint64_t seq = 1; seq <= 4; ++seq) {
     auto status = publish_seq(*pub, seq);
@@ -317,7 +312,7 @@ TEST_F(QosProcess, PublisherHeldBackByAReliableSubscriberStopsWaitingWhenThatPro
                                    "timeout_ms=600000"});
   Pub pub = advertise_to({&doomed});
   ASSERT_TRUE(pub);
-  ASSERT_TRUE(stop(doomed));
+  ASSERT_TRUE(stop(doomed, domain));
   for (std::uint64_t seq = 1; seq <= 2; ++seq) {
     auto status = publish_seq(*pub, seq);
     ASSERT_TRUE(status.ok()) << status.error().message();
@@ -377,7 +372,7 @@ TEST_F(QosProcess, ReliableTimeoutMakesPublishReturnTimeoutWhileOthersStillGetTh
                                   "lossless=0", "report_every=1", "extra_ms=300", "wait_pubs=1", "timeout_ms=600000"});
   Pub pub = advertise_to({&other, &stuck});
   ASSERT_TRUE(pub);
-  ASSERT_TRUE(stop(stuck));
+  ASSERT_TRUE(stop(stuck, domain));
 
   for (std::uint64_t seq = 1; seq <= 2; ++seq) {
     auto status = publish_seq(*pub, seq);
@@ -490,7 +485,7 @@ TEST_F(QosProcess, QuarantinedSubscriberIsEvictedInsteadOfWaitedForUntilItDrains
                                   "report_every=4", "extra_ms=3000", "wait_pubs=1", "timeout_ms=600000"});
   Pub pub = advertise_to({&stuck});
   ASSERT_TRUE(pub);
-  ASSERT_TRUE(stop(stuck));
+  ASSERT_TRUE(stop(stuck, domain));
 
   for (std::uint64_t seq = 1; seq <= 4; ++seq) {
     auto status = publish_seq(*pub, seq);
@@ -560,7 +555,7 @@ TEST_F(QosProcess, BackpressureHandlerFiresOncePerCrossingOfTheHighWaterMark) {
   ASSERT_TRUE(pub);
   std::vector<BackpressureEvent> events;
   pub->on_backpressure([&](const BackpressureEvent& event) { events.push_back(event); });
-  ASSERT_TRUE(stop(stuck));
+  ASSERT_TRUE(stop(stuck, domain));
 
   for (std::uint64_t seq = 1; seq <= 20; ++seq) {
     auto status = publish_seq(*pub, seq);
@@ -585,7 +580,7 @@ TEST_F(QosProcess, BackpressureHandlerFiresOncePerCrossingOfTheHighWaterMark) {
   ASSERT_TRUE(below.ok());
   EXPECT_EQ(below->full, 0U) << describe(*below);
   ASSERT_TRUE(stuck.wait_for_line("PROGRESS 9", 20s)) << stuck.output();
-  ASSERT_TRUE(stop(stuck));
+  ASSERT_TRUE(stop(stuck, domain));
   for (std::uint64_t seq = 22; seq <= 29; ++seq) {
     ASSERT_TRUE(publish_seq(*pub, seq).ok());
   }
@@ -663,7 +658,7 @@ TEST_F(QosProcess, EvictedChunksGoBackToThePoolWhileTheSubscriberIsStopped) {
                                   "wait_pubs=1", "timeout_ms=600000"});
   Pub pub = advertise_to({&stuck});
   ASSERT_TRUE(pub);
-  ASSERT_TRUE(stop(stuck));
+  ASSERT_TRUE(stop(stuck, domain));
   for (std::uint64_t seq = 1; seq <= kCount; ++seq) {
     auto loan = pub->loan();
     ASSERT_TRUE(loan.ok()) << "message " << seq << ": " << loan.error().message();

@@ -9,12 +9,14 @@
 
 #include <chrono>
 #include <cstdio>
+#include <optional>
 #include <string>
 #include <thread>
 
 #include "axon/axon.hpp"
 #include "tests/support/child_process.hpp"
 #include "tests/support/service_messages.hpp"
+#include "transports/shm/domain_lock.hpp"
 
 namespace axon {
 namespace {
@@ -111,6 +113,35 @@ TEST(Services, ACallWithoutAServerFailsAtOnceWithNoServer) {
   ASSERT_FALSE(reply);
   EXPECT_EQ(reply.error().code(), ErrorCode::kNoServer) << reply.error().message();
   EXPECT_LT(Clock::now() - start, 1s);
+}
+
+// Found by the serializers tour under TSan: a call made while another
+// process held the domain lock could not read the graph and failed at once
+// with kNoServer although a server was there. It now waits for the graph.
+TEST(Services, ACallWhileTheDomainLockIsBusyWaitsForTheGraphInsteadOfFailing) {
+  const std::uint32_t domain = test::unique_domain();
+  auto node = Node::create("busy_lock", options_for(domain));
+  ASSERT_TRUE(node);
+  auto server = (*node)->serve<ModeRequest, ModeReply>(kService, handle);
+  ASSERT_TRUE(server) << server.error().message();
+  auto sut = (*node)->client<ModeRequest, ModeReply>(kService);
+  ASSERT_TRUE(sut) << sut.error().message();
+  // Another open file of the domain's lock keeps it from the node as
+  // another process would; let go 100 ms into the call.
+  shm::DomainLock other("/dev/shm/axon_d" + std::to_string(domain) + ".lock", 0600);
+  auto taken = other.lock();
+  ASSERT_TRUE(taken) << taken.error().message();
+  std::optional<shm::DomainLockGuard> held(std::move(*taken));
+  std::thread release([&] {
+    std::this_thread::sleep_for(100ms);
+    held.reset();
+  });
+  std::thread serving([&] { (void)(*server)->handle_one(5s); });
+  auto reply = (*sut)->call(ModeRequest{.client = 3, .seq = 1, .mode = 4}, 5s);
+  release.join();
+  serving.join();
+  ASSERT_TRUE(reply) << reply.error().message();
+  EXPECT_EQ((*reply)->mode_squared, 16U);
 }
 
 TEST(Services, CallsAcrossProcessesGetTheirReplies) {

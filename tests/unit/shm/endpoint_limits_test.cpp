@@ -175,7 +175,9 @@ TEST_F(EndpointLimits, ASubscriberAcceptedOnceAnotherLeftConnectsAndReceives) {
 
   ASSERT_TRUE(late.ok()) << late.error().message();
   EXPECT_EQ(late->counters().publishers_unconnected, 1U) << "no free bit until the closed one is reclaimed";
-  EXPECT_EQ(pub->counters().subscribers_unconnected, 1U);
+  // 0 too once the service thread reclaimed the idle publisher's closed
+  // connection and the late subscriber took its bit (TSan's slowness).
+  EXPECT_LE(pub->counters().subscribers_unconnected, 1U);
   ASSERT_TRUE(pub->publish(Tick{.n = 0}).ok());  // reclaims the closed connection and says so
   EXPECT_FALSE(late->has_data());                // rescans at once: the topic's version moved
   EXPECT_EQ(late->counters().publishers_unconnected, 0U) << "connected without waiting for its retry";
