@@ -9,7 +9,7 @@
 
 #include <chrono>
 #include <cstdio>
-#include <optional>
+#include <future>
 #include <string>
 #include <thread>
 
@@ -127,18 +127,22 @@ TEST(Services, ACallWhileTheDomainLockIsBusyWaitsForTheGraphInsteadOfFailing) {
   auto sut = (*node)->client<ModeRequest, ModeReply>(kService);
   ASSERT_TRUE(sut) << sut.error().message();
   // Another open file of the domain's lock keeps it from the node as
-  // another process would; let go 100 ms into the call.
-  shm::DomainLock other("/dev/shm/axon_d" + std::to_string(domain) + ".lock", 0600);
-  auto taken = other.lock();
-  ASSERT_TRUE(taken) << taken.error().message();
-  std::optional<shm::DomainLockGuard> held(std::move(*taken));
-  std::thread release([&] {
+  // another process would; taken and let go (100 ms into the call) by one
+  // thread, as a lock must be.
+  std::promise<bool> locked;
+  std::thread holder([&] {
+    shm::DomainLock other("/dev/shm/axon_d" + std::to_string(domain) + ".lock", 0600);
+    auto held = other.lock();
+    locked.set_value(held.ok());
     std::this_thread::sleep_for(100ms);
-    held.reset();
   });
+  if (!locked.get_future().get()) {
+    holder.join();
+    FAIL() << "could not take the domain lock";
+  }
   std::thread serving([&] { (void)(*server)->handle_one(5s); });
   auto reply = (*sut)->call(ModeRequest{.client = 3, .seq = 1, .mode = 4}, 5s);
-  release.join();
+  holder.join();
   serving.join();
   ASSERT_TRUE(reply) << reply.error().message();
   EXPECT_EQ((*reply)->mode_squared, 16U);
