@@ -44,6 +44,14 @@ class EndpointLimits : public ::testing::Test {
     nodes.push_back(*node);
     return *node;
   }
+  /// `count` subscribers of `topic` (depth 1) on `node`, kept in `subs`.
+  void subscribe_many(Node& node, const std::string& topic, std::uint32_t count) {
+    for (std::uint32_t i = 0; i < count; ++i) {
+      auto sub = node.subscribe<Tick>(topic, {.depth = 1});
+      ASSERT_TRUE(sub.ok()) << i << ": " << sub.error().message();
+      subs.push_back(std::move(*sub));
+    }
+  }
   std::uint32_t domain = test::unique_domain();
   std::vector<std::shared_ptr<Node>> nodes;
   std::vector<std::shared_ptr<Publisher<Tick>>> pubs;
@@ -55,11 +63,7 @@ TEST_F(EndpointLimits, RefusesTheSubscriberBeyondWhatAPublisherServesNamingTheLi
   auto viewers = add_node("viewers");
   auto pub = cam->advertise<Tick>("camera/front");
   ASSERT_TRUE(pub.ok());
-  for (std::uint32_t i = 0; i < kServed; ++i) {
-    auto sub = viewers->subscribe<Tick>("camera/front", {.depth = 1});
-    ASSERT_TRUE(sub.ok()) << i << ": " << sub.error().message();
-    subs.push_back(std::move(*sub));
-  }
+  ASSERT_NO_FATAL_FAILURE(subscribe_many(*viewers, "camera/front", kServed));
   EXPECT_EQ(pub->subscriber_count(), kServed);
 
   auto extra = viewers->subscribe<Tick>("camera/front", {.depth = 1});
@@ -76,11 +80,8 @@ TEST_F(EndpointLimits, RefusesTheSubscriberBeyondWhatAPublisherServesNamingTheLi
 
 TEST_F(EndpointLimits, RefusesAPublisherOfATopicWithMoreSubscribersThanItCouldServe) {
   auto viewers = add_node("viewers");
-  for (std::uint32_t i = 0; i < kServed + 1; ++i) {  // no publisher yet: nobody needs a connection
-    auto sub = viewers->subscribe<Tick>("camera/front", {.depth = 1});
-    ASSERT_TRUE(sub.ok()) << i << ": " << sub.error().message();
-    subs.push_back(std::move(*sub));
-  }
+  // No publisher yet: nobody needs a connection.
+  ASSERT_NO_FATAL_FAILURE(subscribe_many(*viewers, "camera/front", kServed + 1));
 
   auto late = add_node("cam")->advertise<Tick>("camera/front");
 
@@ -163,11 +164,7 @@ TEST_F(EndpointLimits, ASubscriberAcceptedOnceAnotherLeftConnectsAndReceives) {
   auto viewers = add_node("viewers");
   auto pub = cam->advertise<Tick>("camera/front");
   ASSERT_TRUE(pub.ok());
-  for (std::uint32_t i = 0; i < kServed; ++i) {
-    auto sub = viewers->subscribe<Tick>("camera/front", {.depth = 1});
-    ASSERT_TRUE(sub.ok()) << sub.error().message();
-    subs.push_back(std::move(*sub));
-  }
+  ASSERT_NO_FATAL_FAILURE(subscribe_many(*viewers, "camera/front", kServed));
   ASSERT_FALSE(viewers->subscribe<Tick>("camera/front", {.depth = 1}).ok());
 
   subs.pop_back();  // its connection waits in kClosing for the publisher to reclaim it
@@ -211,11 +208,7 @@ TEST_F(EndpointLimits, RoomFreedWhileTheDomainLockIsBusyIsSeenByTheNextLook) {
   auto viewers = add_node("viewers");
   auto pub = cam->advertise<Tick>("camera/front");
   ASSERT_TRUE(pub.ok());
-  for (std::uint32_t i = 0; i < kServed; ++i) {
-    auto sub = viewers->subscribe<Tick>("camera/front", {.depth = 1});
-    ASSERT_TRUE(sub.ok()) << sub.error().message();
-    subs.push_back(std::move(*sub));
-  }
+  ASSERT_NO_FATAL_FAILURE(subscribe_many(*viewers, "camera/front", kServed));
   subs.pop_back();
   auto late = viewers->subscribe<Tick>("camera/front", {.depth = 1});
   ASSERT_TRUE(late.ok()) << late.error().message();
