@@ -24,6 +24,7 @@
 #include "transports/rdma/device_choice.hpp"
 #include "transports/rdma/device_list.hpp"
 #include "transports/rdma/immediate.hpp"
+#include "transports/rdma/pin_limit.hpp"
 
 namespace axon::rdma {
 namespace {
@@ -213,6 +214,39 @@ TEST(RdmaVerbsOnDevice, AWriteWithImmediateLandsInASharedMemfdAndSaysWhichAndHow
       << "the other mapping of the memfd does not see what the write put there";
   munmap(registered, kRegionBytes);
   munmap(const_cast<std::byte*>(other_view), kRegionBytes);
+  close(fd);
+}
+
+// The pin check says what ibv_reg_mr will do: as root (CAP_IPC_LOCK) both
+// let 1 MiB through; as an unprivileged user under `ulimit -l 64` (the
+// Soft-RoCE stage runs the binary that way too) both refuse it.
+TEST(RdmaVerbsOnDevice, ThePinCheckPredictsWhetherRegistrationSucceeds) {
+  const char* expected = std::getenv("AXON_RDMA_EXPECT_DEVICE");  // NOLINT(concurrency-mt-unsafe): single-threaded
+  if (expected == nullptr) {
+    GTEST_SKIP() << "AXON_RDMA_EXPECT_DEVICE is not set (ctest rdma.softroce_devices sets it in the guest)";
+  }
+  const int fd = memfd_create("axon-rdma-pin", MFD_CLOEXEC);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(ftruncate(fd, static_cast<off_t>(kMiB)), 0);
+  auto* base = static_cast<std::byte*>(mmap(nullptr, kMiB, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0));
+  ASSERT_NE(base, MAP_FAILED);
+  std::memset(base, 1, kMiB);
+
+  Verbs v;
+  v.context = open_by_name(expected);
+  ASSERT_NE(v.context, nullptr) << errno_text(errno);
+  v.pd = ibv_alloc_pd(v.context);
+  ASSERT_NE(v.pd, nullptr);
+  const auto predicted = check_can_pin(kMiB, "a 1 MiB region");
+  v.mr = ibv_reg_mr(v.pd, base, kMiB, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
+  const int err = errno;
+  std::printf("uid %u: the pin check %s, ibv_reg_mr %s\n", getuid(), predicted.ok() ? "allows" : "refuses",
+              v.mr != nullptr ? "succeeded" : errno_text(err).c_str());
+  EXPECT_EQ(v.mr != nullptr, predicted.ok()) << predicted.error().message();
+  if (v.mr == nullptr) {
+    EXPECT_EQ(err, ENOMEM);
+  }
+  munmap(base, kMiB);
   close(fd);
 }
 

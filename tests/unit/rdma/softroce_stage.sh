@@ -1,0 +1,11 @@
+#!/bin/bash
+# softroce_stage.sh TEST_BINARY: what ctest rdma.softroce_devices runs inside the Soft-RoCE guest
+# (rxe0 on 10.0.2.15): the device and verbs tests as root, then the pin tests as an unprivileged user
+# under `ulimit -l 64`, where registration must fail as the pin check predicts. Fails if either fails.
+set -u
+binary=$1
+export AXON_RDMA_EXPECT_DEVICE=rxe0 AXON_RDMA_EXPECT_IPV4=10.0.2.15
+"${binary}" --gtest_brief=1 '--gtest_filter=RdmaDevicesHere.*:RdmaPinLimit.*:RdmaVerbsOnDevice.*' || exit 1
+setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all \
+  bash -c 'ulimit -l 64 && exec "$0" --gtest_brief=1 "--gtest_filter=RdmaPinLimit.*:RdmaVerbsOnDevice.ThePinCheck*"' \
+  "${binary}" || exit 1
