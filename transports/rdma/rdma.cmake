@@ -11,7 +11,8 @@ add_library(axon_rdma OBJECT
   transports/rdma/device_choice.cpp
   transports/rdma/device_description.cpp
   transports/rdma/device_list.cpp
-  transports/rdma/pin_limit.cpp)
+  transports/rdma/pin_limit.cpp
+  transports/rdma/verbs_handles.cpp)
 axon_layer_includes(axon_rdma PRIVATE transports/rdma)
 target_include_directories(axon_rdma SYSTEM PUBLIC ${AXON_IBVERBS_INCLUDE_DIR})
 target_link_libraries(axon_rdma PUBLIC ${AXON_IBVERBS_LIBRARY} PRIVATE axon_shm axon_base)

@@ -25,6 +25,7 @@
 #include "transports/rdma/device_list.hpp"
 #include "transports/rdma/immediate.hpp"
 #include "transports/rdma/pin_limit.hpp"
+#include "transports/rdma/verbs_handles.hpp"
 
 namespace axon::rdma {
 namespace {
@@ -32,46 +33,6 @@ namespace {
 constexpr std::size_t kMiB = std::size_t{1} << 20;
 constexpr std::size_t kRegionBytes = 40 * kMiB;  // source at 0, target at 20 MiB
 constexpr std::size_t kTargetOffset = 20 * kMiB;
-
-struct Verbs {
-  ibv_context* context = nullptr;
-  ibv_pd* pd = nullptr;
-  ibv_cq* cq = nullptr;
-  ibv_mr* mr = nullptr;
-  std::array<ibv_qp*, 2> qps{};
-  ~Verbs() {
-    for (ibv_qp* qp : qps) {
-      if (qp != nullptr) {
-        ibv_destroy_qp(qp);
-      }
-    }
-    if (mr != nullptr) {
-      ibv_dereg_mr(mr);
-    }
-    if (cq != nullptr) {
-      ibv_destroy_cq(cq);
-    }
-    if (pd != nullptr) {
-      ibv_dealloc_pd(pd);
-    }
-    if (context != nullptr) {
-      ibv_close_device(context);
-    }
-  }
-};
-
-ibv_context* open_by_name(const std::string& name) {
-  int count = 0;
-  ibv_device** list = ibv_get_device_list(&count);
-  ibv_context* context = nullptr;
-  for (int i = 0; list != nullptr && i < count && context == nullptr; ++i) {
-    if (name == ibv_get_device_name(list[i])) {
-      context = ibv_open_device(list[i]);
-    }
-  }
-  ibv_free_device_list(list);
-  return context;
-}
 
 // RESET -> INIT -> RTR -> RTS towards `remote_qpn` on the same port and GID.
 void connect(ibv_qp* qp, std::uint32_t remote_qpn, const DeviceChoice& d) {
@@ -140,29 +101,29 @@ TEST(RdmaVerbsOnDevice, AWriteWithImmediateLandsInASharedMemfdAndSaysWhichAndHow
   ASSERT_NE(registered, MAP_FAILED);
   ASSERT_NE(other_view, MAP_FAILED);
 
-  Verbs v;
-  v.context = open_by_name(choice->device);
-  ASSERT_NE(v.context, nullptr);
+  auto device = open_device(choice->device);
+  ASSERT_TRUE(device.ok()) << device.error().message();
   ibv_port_attr port{};
-  ASSERT_EQ(ibv_query_port(v.context, static_cast<std::uint8_t>(choice->port), &port), 0);
+  ASSERT_EQ(ibv_query_port(device.value().get(), static_cast<std::uint8_t>(choice->port), &port), 0);
   std::printf("port %u: max_msg_sz %u bytes\n", choice->port, port.max_msg_sz);
-  v.pd = ibv_alloc_pd(v.context);
-  v.cq = ibv_create_cq(v.context, 16, nullptr, nullptr, 0);
-  ASSERT_NE(v.pd, nullptr);
-  ASSERT_NE(v.cq, nullptr);
-  v.mr = ibv_reg_mr(v.pd, registered, kRegionBytes, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
-  ASSERT_NE(v.mr, nullptr) << errno_text(errno);
-  for (ibv_qp*& qp : v.qps) {
+  const PdHandle pd(ibv_alloc_pd(device.value().get()));
+  const CqHandle cq(ibv_create_cq(device.value().get(), 16, nullptr, nullptr, 0));
+  ASSERT_NE(pd, nullptr);
+  ASSERT_NE(cq, nullptr);
+  auto mr = register_region(pd.get(), registered, kRegionBytes, "the probe region");
+  ASSERT_TRUE(mr.ok()) << mr.error().message();
+  std::array<QpHandle, 2> qps;
+  for (QpHandle& qp : qps) {
     ibv_qp_init_attr init{};
-    init.send_cq = v.cq;
-    init.recv_cq = v.cq;
+    init.send_cq = cq.get();
+    init.recv_cq = cq.get();
     init.qp_type = IBV_QPT_RC;
     init.cap = {.max_send_wr = 4, .max_recv_wr = 4, .max_send_sge = 1, .max_recv_sge = 1, .max_inline_data = 0};
-    qp = ibv_create_qp(v.pd, &init);
+    qp.reset(ibv_create_qp(pd.get(), &init));
     ASSERT_NE(qp, nullptr) << errno_text(errno);
   }
-  connect(v.qps[0], v.qps[1]->qp_num, *choice);
-  connect(v.qps[1], v.qps[0]->qp_num, *choice);
+  connect(qps[0].get(), qps[1]->qp_num, *choice);
+  connect(qps[1].get(), qps[0]->qp_num, *choice);
 
   // The largest message the port takes in one write (16 MiB if it can).
   const std::size_t length = std::min<std::size_t>(16 * kMiB, port.max_msg_sz);
@@ -177,10 +138,10 @@ TEST(RdmaVerbsOnDevice, AWriteWithImmediateLandsInASharedMemfdAndSaysWhichAndHow
   ibv_recv_wr recv{};
   recv.wr_id = 2;
   ibv_recv_wr* bad_recv = nullptr;
-  ASSERT_EQ(ibv_post_recv(v.qps[1], &recv, &bad_recv), 0);
+  ASSERT_EQ(ibv_post_recv(qps[1].get(), &recv, &bad_recv), 0);
   ibv_sge sge{.addr = reinterpret_cast<std::uintptr_t>(registered),
               .length = static_cast<std::uint32_t>(length),
-              .lkey = v.mr->lkey};
+              .lkey = mr.value()->lkey};
   ibv_send_wr send{};
   send.wr_id = 1;
   send.sg_list = &sge;
@@ -189,11 +150,11 @@ TEST(RdmaVerbsOnDevice, AWriteWithImmediateLandsInASharedMemfdAndSaysWhichAndHow
   send.send_flags = IBV_SEND_SIGNALED;
   send.imm_data = htonl(*imm);
   send.wr.rdma.remote_addr = reinterpret_cast<std::uintptr_t>(registered + kTargetOffset);
-  send.wr.rdma.rkey = v.mr->rkey;
+  send.wr.rdma.rkey = mr.value()->rkey;
   ibv_send_wr* bad_send = nullptr;
-  ASSERT_EQ(ibv_post_send(v.qps[0], &send, &bad_send), 0);
+  ASSERT_EQ(ibv_post_send(qps[0].get(), &send, &bad_send), 0);
 
-  const std::vector<ibv_wc> done = poll(v.cq, 2);
+  const std::vector<ibv_wc> done = poll(cq.get(), 2);
   ASSERT_EQ(done.size(), 2U);
   for (const ibv_wc& wc : done) {
     ASSERT_EQ(wc.status, IBV_WC_SUCCESS) << ibv_wc_status_str(wc.status);
@@ -232,19 +193,24 @@ TEST(RdmaVerbsOnDevice, ThePinCheckPredictsWhetherRegistrationSucceeds) {
   ASSERT_NE(base, MAP_FAILED);
   std::memset(base, 1, kMiB);
 
-  Verbs v;
-  v.context = open_by_name(expected);
-  ASSERT_NE(v.context, nullptr) << errno_text(errno);
-  v.pd = ibv_alloc_pd(v.context);
-  ASSERT_NE(v.pd, nullptr);
-  const auto predicted = check_can_pin(kMiB, "a 1 MiB region");
-  v.mr = ibv_reg_mr(v.pd, base, kMiB, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
+  auto device = open_device(expected);
+  ASSERT_TRUE(device.ok()) << device.error().message();
+  const PdHandle pd(ibv_alloc_pd(device.value().get()));
+  ASSERT_NE(pd, nullptr);
+  const bool predicted = check_can_pin(kMiB, "a 1 MiB region").ok();
+  const MrHandle raw(ibv_reg_mr(pd.get(), base, kMiB, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE));
   const int err = errno;
-  std::printf("uid %u: the pin check %s, ibv_reg_mr %s\n", getuid(), predicted.ok() ? "allows" : "refuses",
-              v.mr != nullptr ? "succeeded" : errno_text(err).c_str());
-  EXPECT_EQ(v.mr != nullptr, predicted.ok()) << predicted.error().message();
-  if (v.mr == nullptr) {
+  std::printf("uid %u: the pin check %s, ibv_reg_mr %s\n", getuid(), predicted ? "allows" : "refuses",
+              raw != nullptr ? "succeeded" : errno_text(err).c_str());
+  EXPECT_EQ(raw != nullptr, predicted);
+  if (raw == nullptr) {
     EXPECT_EQ(err, ENOMEM);
+  }
+  // register_region() says which limit instead of ENOMEM.
+  const auto checked = register_region(pd.get(), base, kMiB, "a 1 MiB region");
+  EXPECT_EQ(checked.ok(), predicted);
+  if (!checked.ok()) {
+    EXPECT_NE(checked.error().message().find("RLIMIT_MEMLOCK"), std::string::npos) << checked.error().message();
   }
   munmap(base, kMiB);
   close(fd);
