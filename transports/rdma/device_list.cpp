@@ -6,21 +6,14 @@
 
 #include <cerrno>
 #include <cstring>
-#include <memory>
 #include <span>
 #include <string>
 
 #include "src/base/errors.hpp"
+#include "transports/rdma/verbs_handles.hpp"
 
 namespace axon::rdma {
 namespace {
-
-struct DeviceListFree {
-  void operator()(ibv_device** list) const noexcept { ibv_free_device_list(list); }
-};
-struct ContextClose {
-  void operator()(ibv_context* context) const noexcept { ibv_close_device(context); }
-};
 
 Error query_error(std::string_view call, std::string_view device, int err) {
   return {ErrorCode::kSystem,
@@ -86,7 +79,7 @@ Result<DeviceDescription> describe(ibv_context* context, std::string name) {
 
 Result<std::vector<DeviceDescription>> list_devices() {
   int count = 0;
-  const std::unique_ptr<ibv_device*, DeviceListFree> list(ibv_get_device_list(&count));
+  const DeviceListHandle list(ibv_get_device_list(&count));
   std::vector<DeviceDescription> devices;
   if (list == nullptr) {
     // ENOSYS: no RDMA support in the kernel (no /sys/class/infiniband): no device.
@@ -97,7 +90,7 @@ Result<std::vector<DeviceDescription>> list_devices() {
   }
   for (int i = 0; i < count; ++i) {
     std::string name = ibv_get_device_name(list.get()[i]);
-    const std::unique_ptr<ibv_context, ContextClose> context(ibv_open_device(list.get()[i]));
+    const DeviceHandle context(ibv_open_device(list.get()[i]));
     if (context == nullptr) {
       return query_error("ibv_open_device", name, errno);
     }

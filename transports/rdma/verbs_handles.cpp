@@ -9,17 +9,9 @@
 #include "transports/rdma/pin_limit.hpp"
 
 namespace axon::rdma {
-namespace {
-
-struct FreeDeviceList {
-  void operator()(ibv_device** list) const noexcept { ibv_free_device_list(list); }
-};
-
-}  // namespace
-
 Result<DeviceHandle> open_device(std::string_view name) {
   int count = 0;
-  const std::unique_ptr<ibv_device*, FreeDeviceList> list(ibv_get_device_list(&count));
+  const DeviceListHandle list(ibv_get_device_list(&count));
   for (int i = 0; list != nullptr && i < count; ++i) {
     if (name != ibv_get_device_name(list.get()[i])) {
       continue;

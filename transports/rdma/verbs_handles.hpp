@@ -17,6 +17,9 @@
 
 namespace axon::rdma {
 
+struct FreeDeviceList {
+  void operator()(ibv_device** list) const noexcept { ibv_free_device_list(list); }
+};
 struct CloseDevice {
   void operator()(ibv_context* c) const noexcept { ibv_close_device(c); }
 };
@@ -33,6 +36,7 @@ struct DestroyQp {
   void operator()(ibv_qp* q) const noexcept { ibv_destroy_qp(q); }
 };
 
+using DeviceListHandle = std::unique_ptr<ibv_device*, FreeDeviceList>;
 using DeviceHandle = std::unique_ptr<ibv_context, CloseDevice>;
 using PdHandle = std::unique_ptr<ibv_pd, DeallocPd>;
 using CqHandle = std::unique_ptr<ibv_cq, DestroyCq>;
