@@ -20,6 +20,7 @@
 #include "axon/axon.hpp"
 #include "src/base/words_and_fd_wait.hpp"
 #include "tests/support/eventually.hpp"
+#include "tests/support/patterned_message.hpp"
 #include "tests/support/test_messages.hpp"
 #include "tests/support/two_host_loopback.hpp"
 
@@ -40,22 +41,8 @@ struct BigMessage {
 };
 static_assert(sizeof(BigMessage) == BigMessage::kBytes);
 
-void fill(BigMessage& m, std::uint64_t sequence) {
-  m.sequence = sequence;
-  for (std::size_t i = 0; i < sizeof(m.body); i += 4096) {
-    m.body[i] = static_cast<std::uint8_t>(sequence * 31 + i / 4096);
-  }
-  m.body[sizeof(m.body) - 1] = static_cast<std::uint8_t>(sequence);
-}
-
-bool intact(const BigMessage& m) {
-  for (std::size_t i = 0; i < sizeof(m.body); i += 4096) {
-    if (m.body[i] != static_cast<std::uint8_t>(m.sequence * 31 + i / 4096)) {
-      return false;
-    }
-  }
-  return m.body[sizeof(m.body) - 1] == static_cast<std::uint8_t>(m.sequence);
-}
+void fill(BigMessage& m, std::uint64_t sequence) { test::fill_pattern(m, sequence, 4096, 31); }
+bool intact(const BigMessage& m) { return test::pattern_intact(m, 4096, 31); }
 
 /// Two hosts' nodes in this process, each with its own /dev/shm directory.
 class UdpLoopback : public ::testing::Test {

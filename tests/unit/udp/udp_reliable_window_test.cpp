@@ -5,24 +5,25 @@
 // the receiver count the message as lost). Two "hosts" of one process on
 // loopback, as in udp_loopback_test.cpp.
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <atomic>
 #include <chrono>
-#include <filesystem>
-#include <fstream>
 #include <iostream>
+#include <memory>
 #include <string>
 #include <thread>
 
 #include "axon/axon.hpp"
 #include "tests/support/eventually.hpp"
+#include "tests/support/patterned_message.hpp"
+#include "tests/support/two_host_loopback.hpp"
 
 namespace axon {
 namespace {
 
 using namespace std::chrono_literals;
 using test::eventually;
+using test::routed_to;
 
 /// Exactly 1 MiB, filled with a pattern of its sequence.
 struct MebibyteMessage {
@@ -32,71 +33,21 @@ struct MebibyteMessage {
   std::uint8_t body[kBytes - sizeof(std::uint64_t)];
 };
 
-void fill(MebibyteMessage& m, std::uint64_t sequence) {
-  m.sequence = sequence;
-  for (std::size_t i = 0; i < sizeof(m.body); i += 1024) {
-    m.body[i] = static_cast<std::uint8_t>(sequence * 13 + i / 1024);
-  }
-  m.body[sizeof(m.body) - 1] = static_cast<std::uint8_t>(sequence);
-}
-
-bool intact(const MebibyteMessage& m) {
-  for (std::size_t i = 0; i < sizeof(m.body); i += 1024) {
-    if (m.body[i] != static_cast<std::uint8_t>(m.sequence * 13 + i / 1024)) {
-      return false;
-    }
-  }
-  return m.body[sizeof(m.body) - 1] == static_cast<std::uint8_t>(m.sequence);
-}
+void fill(MebibyteMessage& m, std::uint64_t sequence) { test::fill_pattern(m, sequence, 1024, 13); }
+bool intact(const MebibyteMessage& m) { return test::pattern_intact(m, 1024, 13); }
 
 class UdpReliableWindow : public ::testing::Test {
  protected:
-  void SetUp() override {
-    const auto unique = static_cast<unsigned>(::getpid());
-    port = static_cast<std::uint16_t>(40000 + unique % 20000);
-    dir = std::filesystem::temp_directory_path() / ("axon_udp_window_" + std::to_string(unique));
-    std::filesystem::create_directories(dir / "a");
-    std::filesystem::create_directories(dir / "b");
-    config = dir / "deploy.yaml";
-    // A resend history of 8 messages and a receive buffer of about one
-    // message: the sender outruns the receiver by far more than its history.
-    std::ofstream(config) << "domain: " << (200000 + unique % 100000) << R"(
-hosts:
-  - {name: alpha, address: 127.0.0.1}
-  - {name: beta, address: 127.0.0.2}
-nodes:
-  - name: sender
-    host: alpha
-    pool: {chunk_classes: [{payload_bytes: 1048576, count: 32}]}
-  - name: receiver
-    host: beta
-    pool: {chunk_classes: [{payload_bytes: 1048576, count: 32}]}
-topics:
-  - {name: window, reliability: reliable, history: keep_all, depth: 8}
-udp:
-  discovery:
-    static_peers: [alpha, beta]
-    port: )" << port << R"(
-  heartbeat_period_ms: 20
-  history_depth: 8
-  liveliness_timeout_ms: 2000
-  receive_buffer_bytes: 1 MiB
-)";
-  }
-  void TearDown() override { std::filesystem::remove_all(dir); }
+  std::shared_ptr<Node> node(const std::string& name, const std::string& shm) const { return hosts.node(name, shm); }
 
-  std::shared_ptr<Node> node(const std::string& name, const std::string& shm) {
-    NodeOptions options;
-    options.config_path = config.string();
-    options.shm_dir = (dir / shm).string();
-    auto created = Node::create(name, options);
-    EXPECT_TRUE(created) << created.error().message();
-    return created ? *created : nullptr;
-  }
-
-  std::uint16_t port = 0;
-  std::filesystem::path dir;
-  std::filesystem::path config;
+  // A resend history of 8 messages and a receive buffer of about one
+  // message: the sender outruns the receiver by far more than its history.
+  test::TwoHostLoopback hosts{"axon_udp_window",
+                              {.topics = "  - {name: window, reliability: reliable, history: keep_all, depth: 8}\n",
+                               .liveliness_timeout_ms = 2000,
+                               .history_depth = 8,
+                               .node_pool = "{chunk_classes: [{payload_bytes: 1048576, count: 32}]}",
+                               .receive_buffer_bytes = "1 MiB"}};
 };
 
 TEST_F(UdpReliableWindow, MebibyteMessagesAsFastAsPublishAllowsAreNeverLost) {
@@ -106,16 +57,7 @@ TEST_F(UdpReliableWindow, MebibyteMessagesAsFastAsPublishAllowsAreNeverLost) {
   auto subscriber = receiver->subscribe<MebibyteMessage>("window");
   auto publisher = sender->advertise<MebibyteMessage>("window");
   ASSERT_TRUE(subscriber && publisher);
-  ASSERT_TRUE(eventually(
-      [&] {
-        for (const TopicRoute& route : sender->routes("window")) {
-          if (route.host == "beta" && route.transport == TransportKind::kUdp && route.subscribers > 0) {
-            return true;
-          }
-        }
-        return false;
-      },
-      5s));
+  ASSERT_TRUE(eventually([&] { return routed_to(*sender, "window", "beta"); }, 5s));
 
   std::atomic<std::uint64_t> received{0};
   std::atomic<std::uint64_t> out_of_order{0};
@@ -180,14 +122,7 @@ TEST_F(UdpReliableWindow, AReaderThatLeavesStopsHoldingTheWriter) {
   auto subscriber = receiver->subscribe<MebibyteMessage>("window");
   auto publisher = sender->advertise<MebibyteMessage>("window");
   ASSERT_TRUE(subscriber && publisher);
-  auto routed = [&] {
-    for (const TopicRoute& route : sender->routes("window")) {
-      if (route.host == "beta" && route.transport == TransportKind::kUdp && route.subscribers > 0) {
-        return true;
-      }
-    }
-    return false;
-  };
+  auto routed = [&] { return routed_to(*sender, "window", "beta"); };
   ASSERT_TRUE(eventually(routed, 5s));
   auto publish = [&](std::uint64_t sequence) {
     auto loan = (*publisher)->loan();
