@@ -32,17 +32,11 @@ using test::eventually;
 using test::routed_to;
 using test::TestMessage;
 
-/// Exactly 4 MiB, filled with a pattern of its sequence.
-struct BigMessage {
+/// Exactly 4 MiB, filled with a pattern of its sequence (test::fill(), test::intact()).
+struct BigMessage : test::PatternedMessage<4U << 20U, 4096, 31> {
   static constexpr std::string_view kAxonTypeName = "axon_test::BigMessage";
-  static constexpr std::size_t kBytes = 4U << 20U;
-  std::uint64_t sequence = 0;
-  std::uint8_t body[kBytes - sizeof(std::uint64_t)];
 };
 static_assert(sizeof(BigMessage) == BigMessage::kBytes);
-
-void fill(BigMessage& m, std::uint64_t sequence) { test::fill_pattern(m, sequence, 4096, 31); }
-bool intact(const BigMessage& m) { return test::pattern_intact(m, 4096, 31); }
 
 /// Two hosts' nodes in this process, each with its own /dev/shm directory.
 class UdpLoopback : public ::testing::Test {

@@ -25,16 +25,10 @@ using namespace std::chrono_literals;
 using test::eventually;
 using test::routed_to;
 
-/// Exactly 1 MiB, filled with a pattern of its sequence.
-struct MebibyteMessage {
+/// Exactly 1 MiB, filled with a pattern of its sequence (test::fill(), test::intact()).
+struct MebibyteMessage : test::PatternedMessage<1U << 20U, 1024, 13> {
   static constexpr std::string_view kAxonTypeName = "axon_test::MebibyteMessage";
-  static constexpr std::size_t kBytes = 1U << 20U;
-  std::uint64_t sequence = 0;
-  std::uint8_t body[kBytes - sizeof(std::uint64_t)];
 };
-
-void fill(MebibyteMessage& m, std::uint64_t sequence) { test::fill_pattern(m, sequence, 1024, 13); }
-bool intact(const MebibyteMessage& m) { return test::pattern_intact(m, 1024, 13); }
 
 class UdpReliableWindow : public ::testing::Test {
  protected:
@@ -48,16 +42,28 @@ class UdpReliableWindow : public ::testing::Test {
                                .history_depth = 8,
                                .node_pool = "{chunk_classes: [{payload_bytes: 1048576, count: 32}]}",
                                .receive_buffer_bytes = "1 MiB"}};
+  std::shared_ptr<Node> receiver;
+  std::shared_ptr<Node> sender;
+  std::shared_ptr<Subscriber<MebibyteMessage>> subscriber;
+  std::shared_ptr<Publisher<MebibyteMessage>> publisher;
+
+  /// Both nodes and the topic's two ends, once the sender sends to beta.
+  void connect() {
+    receiver = node("receiver", "b");
+    sender = node("sender", "a");
+    ASSERT_TRUE(receiver && sender);
+    auto subscribed = receiver->subscribe<MebibyteMessage>("window");
+    auto advertised = sender->advertise<MebibyteMessage>("window");
+    ASSERT_TRUE(subscribed && advertised);
+    subscriber = *subscribed;
+    publisher = *advertised;
+    ASSERT_TRUE(eventually([&] { return routed(); }, 5s));
+  }
+  [[nodiscard]] bool routed() const { return routed_to(*sender, "window", "beta"); }
 };
 
 TEST_F(UdpReliableWindow, MebibyteMessagesAsFastAsPublishAllowsAreNeverLost) {
-  auto receiver = node("receiver", "b");
-  auto sender = node("sender", "a");
-  ASSERT_TRUE(receiver && sender);
-  auto subscriber = receiver->subscribe<MebibyteMessage>("window");
-  auto publisher = sender->advertise<MebibyteMessage>("window");
-  ASSERT_TRUE(subscriber && publisher);
-  ASSERT_TRUE(eventually([&] { return routed_to(*sender, "window", "beta"); }, 5s));
+  ASSERT_NO_FATAL_FAILURE(connect());
 
   std::atomic<std::uint64_t> received{0};
   std::atomic<std::uint64_t> out_of_order{0};
@@ -67,7 +73,7 @@ TEST_F(UdpReliableWindow, MebibyteMessagesAsFastAsPublishAllowsAreNeverLost) {
     std::uint64_t next = 1;
     while (!stop.load(std::memory_order_relaxed)) {
       bool any = false;
-      while (auto sample = (*subscriber)->take()) {
+      while (auto sample = subscriber->take()) {
         any = true;
         corrupt += intact(**sample) ? 0 : 1;
         out_of_order += (*sample)->sequence == next ? 0 : 1;
@@ -85,13 +91,13 @@ TEST_F(UdpReliableWindow, MebibyteMessagesAsFastAsPublishAllowsAreNeverLost) {
   std::uint64_t timed_out = 0;
   const auto end = std::chrono::steady_clock::now() + 3s;
   while (std::chrono::steady_clock::now() < end) {
-    auto loan = (*publisher)->loan();
+    auto loan = publisher->loan();
     if (!loan) {
       ASSERT_TRUE(loan.exhausted()) << loan.error().message();
       continue;  // back-pressure: the window is full of unacknowledged messages
     }
     fill(**loan, published + 1);
-    const PublishResult result = (*publisher)->publish(std::move(*loan));
+    const PublishResult result = publisher->publish(std::move(*loan));
     ASSERT_TRUE(result) << result.error().message();
     timed_out += result->timed_out;
     ++published;
@@ -116,27 +122,20 @@ TEST_F(UdpReliableWindow, MebibyteMessagesAsFastAsPublishAllowsAreNeverLost) {
 // A reader that leaves stops holding the writer: what it had not
 // acknowledged is given back, and publishes no longer wait for it.
 TEST_F(UdpReliableWindow, AReaderThatLeavesStopsHoldingTheWriter) {
-  auto receiver = node("receiver", "b");
-  auto sender = node("sender", "a");
-  ASSERT_TRUE(receiver && sender);
-  auto subscriber = receiver->subscribe<MebibyteMessage>("window");
-  auto publisher = sender->advertise<MebibyteMessage>("window");
-  ASSERT_TRUE(subscriber && publisher);
-  auto routed = [&] { return routed_to(*sender, "window", "beta"); };
-  ASSERT_TRUE(eventually(routed, 5s));
+  ASSERT_NO_FATAL_FAILURE(connect());
   auto publish = [&](std::uint64_t sequence) {
-    auto loan = (*publisher)->loan();
+    auto loan = publisher->loan();
     ASSERT_TRUE(loan);
     fill(**loan, sequence);
-    const PublishResult result = (*publisher)->publish(std::move(*loan));
+    const PublishResult result = publisher->publish(std::move(*loan));
     ASSERT_TRUE(result) << result.error().message();
     EXPECT_EQ(result->timed_out, 0U) << "message " << sequence;
   };
   for (std::uint64_t i = 1; i <= 4; ++i) {
     publish(i);
   }
-  (*subscriber).reset();  // the subscription goes ...
-  receiver.reset();       // ... and its host with it
+  subscriber.reset();  // the subscription goes ...
+  receiver.reset();    // ... and its host with it
   ASSERT_TRUE(eventually([&] { return !routed(); }, 5s));
   // Twice the history: each would wait kAckTimeoutNs if the reader still held it.
   const auto start = std::chrono::steady_clock::now();
