@@ -13,15 +13,12 @@
 #include "tests/support/child_process.hpp"
 #include "tests/support/expect_error.hpp"
 #include "tests/support/one_node_test.hpp"
+#include "tests/support/pose_message.hpp"
 
 namespace axon {
 namespace {
 
-struct Pose {
-  double x = 0;
-  double y = 0;
-  std::uint64_t stamp = 0;
-};
+using test::Pose;
 
 std::span<const std::byte> bytes_of(const auto& value) { return std::as_bytes(std::span(&value, 1)); }
 

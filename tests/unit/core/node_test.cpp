@@ -17,15 +17,12 @@
 #include "tests/support/expect_error.hpp"
 #include "tests/support/one_node_test.hpp"
 #include "tests/support/peer_domain_test.hpp"
+#include "tests/support/pose_message.hpp"
 
 namespace axon {
 namespace {
 
-struct Pose {
-  double x = 0;
-  double y = 0;
-  std::uint64_t stamp = 0;
-};
+using test::Pose;
 
 struct Big {
   std::byte data[300'000];
