@@ -5,32 +5,16 @@
 #include <string>
 
 #include "axon/deployment_config.hpp"
+#include "tests/support/config_error_case.hpp"
 
 namespace axon {
 namespace {
 
-struct Case {
-  const char* what;
-  const char* text;
-  const char* where;     ///< "file:line:" the error must start with
-  const char* expected;  ///< a piece of the message
-};
-
-std::ostream& operator<<(std::ostream& out, const Case& c) { return out << c.what; }
+using Case = test::ConfigErrorCase;
 
 class ConfigErrors : public ::testing::TestWithParam<Case> {};
 
-TEST_P(ConfigErrors, NameTheLineAndWhatIsExpected) {
-  const Case& c = GetParam();
-
-  auto sut = parse_deployment_config(c.text, "bad.yaml");
-
-  ASSERT_FALSE(sut.ok()) << "accepted: " << c.text;
-  EXPECT_EQ(sut.error().code(), ErrorCode::kInvalidArgument);
-  const std::string message(sut.error().message());
-  EXPECT_EQ(message.rfind(c.where, 0), 0U) << "message: " << message;
-  EXPECT_NE(message.find(c.expected), std::string::npos) << "message: " << message;
-}
+TEST_P(ConfigErrors, NameTheLineAndWhatIsExpected) { test::expect_refused(GetParam()); }
 
 const Case kCases[] = {
     // Syntax.
