@@ -5,10 +5,12 @@
 // the receiver count the message as lost). Two "hosts" of one process on
 // loopback, as in udp_loopback_test.cpp.
 #include <gtest/gtest.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <chrono>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -16,6 +18,7 @@
 #include <thread>
 
 #include "axon/axon.hpp"
+#include "tests/support/child_process.hpp"
 #include "tests/support/eventually.hpp"
 
 namespace axon {
@@ -92,6 +95,16 @@ udp:
     auto created = Node::create(name, options);
     EXPECT_TRUE(created) << created.error().message();
     return created ? *created : nullptr;
+  }
+
+  /// Whether `sender` routes the topic to a subscriber on host beta.
+  static bool routes_to_beta(Node& sender) {
+    for (const TopicRoute& route : sender.routes("window")) {
+      if (route.host == "beta" && route.transport == TransportKind::kUdp && route.subscribers > 0) {
+        return true;
+      }
+    }
+    return false;
   }
 
   std::uint16_t port = 0;
@@ -209,6 +222,85 @@ TEST_F(UdpReliableWindow, AReaderThatLeavesStopsHoldingTheWriter) {
     publish(i);
   }
   EXPECT_LT(std::chrono::steady_clock::now() - start, 1s);
+}
+
+// A reader that stops acknowledging (its process stopped by SIGSTOP, so it
+// stays alive for liveliness) holds each publish back at most the window's
+// timeout (UdpWriter::kAckTimeoutNs, 100 ms); then the message goes to this
+// host only and its status counts the reader in timed_out and dropped. None is
+// lost silently: a publish either keeps the message for the reader (at most
+// the history, 8) or says it did not.
+TEST_F(UdpReliableWindow, AReaderThatStopsAcknowledgingHoldsEachPublishAtMostTheTimeout) {
+  // Forked before this process starts any thread (the nodes come after).
+  auto reader = test::ChildProcess::fork_and_run([this] {
+    auto receiver = node("receiver", "b");
+    if (!receiver) {
+      return 1;
+    }
+    auto subscriber = receiver->subscribe<MebibyteMessage>("window");
+    if (!subscriber) {
+      return 2;
+    }
+    std::printf("READY\n");
+    std::fflush(stdout);
+    for (;;) {
+      while ((*subscriber)->take()) {
+      }
+      std::this_thread::sleep_for(1ms);
+    }
+  });
+  ASSERT_TRUE(reader.wait_for_line("READY", 10s)) << reader.output();
+  auto sender = node("sender", "a");
+  ASSERT_TRUE(sender);
+  auto publisher = sender->advertise<MebibyteMessage>("window");
+  ASSERT_TRUE(publisher);
+  ASSERT_TRUE(eventually([&] { return routes_to_beta(*sender); }, 5s));
+  struct Outcome {
+    std::chrono::steady_clock::duration took{};
+    std::uint32_t timed_out = 0;
+    std::uint32_t dropped = 0;
+  };
+  auto publish = [&](std::uint64_t sequence) {
+    const auto start = std::chrono::steady_clock::now();
+    auto loan = (*publisher)->loan();
+    EXPECT_TRUE(loan) << "message " << sequence << ": the pool is held by the history";
+    if (!loan) {
+      return Outcome{};
+    }
+    fill(**loan, sequence);
+    const PublishResult result = (*publisher)->publish(std::move(*loan));
+    EXPECT_TRUE(result) << result.error().message();
+    return Outcome{.took = std::chrono::steady_clock::now() - start,
+                   .timed_out = result ? result->timed_out : 0,
+                   .dropped = result ? result->dropped : 0};
+  };
+  EXPECT_EQ(publish(1).timed_out, 0U) << "the reader is alive and acknowledging";
+  std::this_thread::sleep_for(100ms);  // its ACK comes back
+
+  reader.kill(SIGSTOP);
+  // Twice the history; well within the liveliness timeout (2 s), so the reader stays a destination.
+  constexpr int kPublishes = 16;
+  int timed_out = 0;
+  std::chrono::steady_clock::duration longest{};
+  const auto start = std::chrono::steady_clock::now();
+  for (int i = 0; i < kPublishes; ++i) {
+    const Outcome outcome = publish(static_cast<std::uint64_t>(i) + 2);
+    longest = std::max(longest, outcome.took);
+    if (outcome.timed_out > 0) {
+      ++timed_out;
+      EXPECT_EQ(outcome.timed_out, 1U);
+      EXPECT_EQ(outcome.dropped, 1U) << "a timed-out reader did not get the message";
+    }
+  }
+  const auto took = std::chrono::steady_clock::now() - start;
+  reader.kill(SIGCONT);
+
+  // At most the history (8) was kept for the stopped reader; every other
+  // publish said that it did not reach it.
+  EXPECT_GE(timed_out, kPublishes - 8);
+  // 100 ms each, with room for a loaded machine; never waiting on.
+  EXPECT_LT(longest, 400ms) << "a publish waited far beyond the window's timeout";
+  EXPECT_LT(took, std::chrono::milliseconds(200) * kPublishes) << "publishes waited more than the timeout each";
 }
 
 }  // namespace
