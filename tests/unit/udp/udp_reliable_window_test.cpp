@@ -2,7 +2,7 @@
 // that sends 1 MiB messages as fast as publish() lets it, to a receiver that
 // cannot keep up (small socket buffer, short resend history), must hold back
 // rather than evict what the receiver has not acknowledged (a GAP would make
-// the receiver count the message as lost). Two "hosts" of one process on
+// the receiver count the message as lost), and not overrun its socket buffer. Two "hosts" of one process on
 // loopback, as in udp_loopback_test.cpp.
 #include <gtest/gtest.h>
 #include <signal.h>
@@ -50,6 +50,15 @@ bool intact(const MebibyteMessage& m) {
     }
   }
   return m.body[sizeof(m.body) - 1] == static_cast<std::uint8_t>(m.sequence);
+}
+
+/// Whether process `pid` is stopped (SIGSTOP takes effect after kill() returns).
+bool stopped(pid_t pid) {
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string line;
+  std::getline(stat, line);
+  const std::size_t end = line.rfind(')');  // the state follows "pid (name)"
+  return end != std::string::npos && end + 2 < line.size() && line[end + 2] == 'T';
 }
 
 class UdpReliableWindow : public ::testing::Test {
@@ -180,6 +189,10 @@ TEST_F(UdpReliableWindow, MebibyteMessagesAsFastAsPublishAllowsAreNeverLost) {
   EXPECT_EQ(timed_out, 0U) << "the writer gave up waiting for the receiver";
   EXPECT_EQ(out_of_order.load(), 0U);
   EXPECT_EQ(corrupt.load(), 0U);
+  // Flow control: the writer keeps what it sends unacknowledged within the
+  // receive buffer, so the receiver's socket does not overflow (before: 16 %
+  // of the datagrams were resends).
+  EXPECT_LT(out.fragments_resent * 20, out.datagrams_sent) << "more than 5 % of the datagrams were resends";
   std::cout << "published " << published << " MiB in 3 s, " << out.fragments_resent << " fragments resent, "
             << out.nacks_received << " NACKs\n";
 }
@@ -278,6 +291,7 @@ TEST_F(UdpReliableWindow, AReaderThatStopsAcknowledgingHoldsEachPublishAtMostThe
   std::this_thread::sleep_for(100ms);  // its ACK comes back
 
   reader.kill(SIGSTOP);
+  ASSERT_TRUE(eventually([&] { return stopped(reader.pid()); }, 5s));
   // Twice the history; well within the liveliness timeout (2 s), so the reader stays a destination.
   constexpr int kPublishes = 16;
   int timed_out = 0;
