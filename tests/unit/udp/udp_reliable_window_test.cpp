@@ -5,11 +5,11 @@
 // the receiver count the message as lost), and not overrun its socket buffer. Two "hosts" of one process on
 // loopback, as in udp_loopback_test.cpp.
 #include <gtest/gtest.h>
-#include <signal.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <chrono>
+#include <csignal>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
