@@ -73,13 +73,10 @@ PublishResult UdpWriter::publish(LoanedChunk chunk, std::size_t payload_bytes, s
     status.dropped += static_cast<std::uint32_t>(destinations_.size());
     return status;
   }
-  if (reliable && !window_open(payload_bytes)) {
-    // No ACK for kAckTimeoutNs with room left in the history: sent anyway
-    // (kept, so a reader that wakes up still gets it), and until an ACK comes
-    // only the history holds publishes back: a silent reader costs one
-    // timeout, then one per publish once the history is full.
-    window_timed_out_ = true;
-  }
+  // A window still closed in bytes (no ACK for kAckTimeoutNs, room left in
+  // the history): this one goes anyway, kept, so a reader that resumes still
+  // gets it. The next publish waits again: a reader that is only slow is
+  // never sent more than one message beyond what its buffer holds.
   auto status = reliable ? local_->publish_pinned(chunk, payload_bytes, payload_offset)
                          : local_->publish(chunk, payload_bytes, payload_offset);
   // A local subscriber that timed out is an outcome in the status: the
@@ -116,8 +113,7 @@ bool UdpWriter::window_open(std::size_t bytes) const noexcept {
     return false;
   }
   // At least one message is always in flight, however large.
-  return kept_bytes_ == 0 || window_timed_out_ || context_.window_bytes == 0 ||
-         kept_bytes_ + bytes <= context_.window_bytes;
+  return kept_bytes_ == 0 || context_.window_bytes == 0 || kept_bytes_ + bytes <= context_.window_bytes;
 }
 
 bool UdpWriter::wait_for_pacer(std::size_t bytes) noexcept {
@@ -188,7 +184,6 @@ void UdpWriter::apply_acks() noexcept {
   }
   while (history_count_ > 0 && oldest_kept() < needed) {
     drop_oldest_kept();
-    window_timed_out_ = false;  // the readers acknowledge again
   }
 }
 

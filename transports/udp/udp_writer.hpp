@@ -46,8 +46,8 @@ struct WriterDestination {
 /// the datagrams would overrun the reader's socket, be lost and resent (and
 /// the pacer would cut the rate), so a publish waits for ACKs the same way;
 /// at least one message is always allowed, and when no ACK came for
-/// kAckTimeoutNs the message goes anyway (kept), with only the history
-/// holding publishes back until the readers acknowledge again. A loan that finds the pool held by
+/// kAckTimeoutNs with room left in the history the message goes anyway
+/// (kept): each publish waits at most that long. A loan that finds the pool held by
 /// the history waits the same way, then comes back exhausted(). Nothing a
 /// live reader has not acknowledged is ever given up, so it never gets a GAP.
 ///
@@ -189,8 +189,7 @@ class UdpWriter {
   std::vector<Kept> history_;     ///< Ring, capacity history_depth; guarded by mutex_.
   std::size_t history_head_ = 0;  ///< Oldest entry.
   std::size_t history_count_ = 0;
-  std::size_t kept_bytes_ = 0;     ///< Payload bytes in the history; guarded by mutex_.
-  bool window_timed_out_ = false;  ///< No ACK came for kAckTimeoutNs; guarded by mutex_.
+  std::size_t kept_bytes_ = 0;  ///< Payload bytes in the history; guarded by mutex_.
   // Scratch for one batch of headers (two variants: best effort, reliable),
   // the fragments' payloads and the batch's datagrams; guarded by mutex_. A
   // batch is what one sendmmsg call takes (OutgoingBatch::kMaxDatagrams).
