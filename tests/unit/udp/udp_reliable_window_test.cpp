@@ -2,18 +2,22 @@
 // that sends 1 MiB messages as fast as publish() lets it, to a receiver that
 // cannot keep up (small socket buffer, short resend history), must hold back
 // rather than evict what the receiver has not acknowledged (a GAP would make
-// the receiver count the message as lost). Two "hosts" of one process on
+// the receiver count the message as lost), and not overrun its socket buffer. Two "hosts" of one process on
 // loopback, as in udp_loopback_test.cpp.
 #include <gtest/gtest.h>
 
 #include <atomic>
 #include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <fstream>
 #include <iostream>
 #include <memory>
 #include <string>
 #include <thread>
 
 #include "axon/axon.hpp"
+#include "tests/support/child_process.hpp"
 #include "tests/support/eventually.hpp"
 #include "tests/support/patterned_message.hpp"
 #include "tests/support/two_host_loopback.hpp"
@@ -29,6 +33,15 @@ using test::routed_to;
 struct MebibyteMessage : test::PatternedMessage<1U << 20U, 1024, 13> {
   static constexpr std::string_view kAxonTypeName = "axon_test::MebibyteMessage";
 };
+
+/// Whether process `pid` is stopped (SIGSTOP takes effect after kill() returns).
+bool stopped(pid_t pid) {
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string line;
+  std::getline(stat, line);
+  const std::size_t end = line.rfind(')');  // the state follows "pid (name)"
+  return end != std::string::npos && end + 2 < line.size() && line[end + 2] == 'T';
+}
 
 class UdpReliableWindow : public ::testing::Test {
  protected:
@@ -115,6 +128,10 @@ TEST_F(UdpReliableWindow, MebibyteMessagesAsFastAsPublishAllowsAreNeverLost) {
   EXPECT_EQ(timed_out, 0U) << "the writer gave up waiting for the receiver";
   EXPECT_EQ(out_of_order.load(), 0U);
   EXPECT_EQ(corrupt.load(), 0U);
+  // Flow control: the writer keeps what it sends unacknowledged within the
+  // receive buffer, so the receiver's socket does not overflow (before: 16 %
+  // of the datagrams were resends).
+  EXPECT_LT(out.fragments_resent * 20, out.datagrams_sent) << "more than 5 % of the datagrams were resends";
   std::cout << "published " << published << " MiB in 3 s, " << out.fragments_resent << " fragments resent, "
             << out.nacks_received << " NACKs\n";
 }
@@ -143,6 +160,88 @@ TEST_F(UdpReliableWindow, AReaderThatLeavesStopsHoldingTheWriter) {
     publish(i);
   }
   EXPECT_LT(std::chrono::steady_clock::now() - start, 1s);
+}
+
+// A reader that stops acknowledging (its process stopped by SIGSTOP, so it
+// stays alive for liveliness) holds each publish back at most the window's
+// timeout (UdpWriter::kAckTimeoutNs, 100 ms); once the history is full, the
+// message goes to this host only and its status counts the reader in
+// timed_out and dropped. None is
+// lost silently: a publish either keeps the message for the reader (at most
+// the history, 8) or says it did not.
+TEST_F(UdpReliableWindow, AReaderThatStopsAcknowledgingHoldsEachPublishAtMostTheTimeout) {
+  // Forked before this process starts any thread (the nodes come after).
+  auto reader = test::ChildProcess::fork_and_run([this] {
+    auto receiver = node("receiver", "b");
+    if (!receiver) {
+      return 1;
+    }
+    auto subscriber = receiver->subscribe<MebibyteMessage>("window");
+    if (!subscriber) {
+      return 2;
+    }
+    std::printf("READY\n");
+    std::fflush(stdout);
+    for (;;) {
+      while ((*subscriber)->take()) {
+      }
+      std::this_thread::sleep_for(1ms);
+    }
+  });
+  ASSERT_TRUE(reader.wait_for_line("READY", 10s)) << reader.output();
+  auto sender = node("sender", "a");
+  ASSERT_TRUE(sender);
+  auto publisher = sender->advertise<MebibyteMessage>("window");
+  ASSERT_TRUE(publisher);
+  ASSERT_TRUE(eventually([&] { return routed_to(*sender, "window", "beta"); }, 5s));
+  struct Outcome {
+    std::chrono::steady_clock::duration took{};
+    std::uint32_t timed_out = 0;
+    std::uint32_t dropped = 0;
+  };
+  auto publish = [&](std::uint64_t sequence) {
+    const auto start = std::chrono::steady_clock::now();
+    auto loan = (*publisher)->loan();
+    EXPECT_TRUE(loan) << "message " << sequence << ": the pool is held by the history";
+    if (!loan) {
+      return Outcome{};
+    }
+    fill(**loan, sequence);
+    const PublishResult result = (*publisher)->publish(std::move(*loan));
+    EXPECT_TRUE(result) << result.error().message();
+    return Outcome{.took = std::chrono::steady_clock::now() - start,
+                   .timed_out = result ? result->timed_out : 0,
+                   .dropped = result ? result->dropped : 0};
+  };
+  EXPECT_EQ(publish(1).timed_out, 0U) << "the reader is alive and acknowledging";
+  std::this_thread::sleep_for(100ms);  // its ACK comes back
+
+  reader.kill(SIGSTOP);
+  ASSERT_TRUE(eventually([&] { return stopped(reader.pid()); }, 5s));
+  // More than the history, and well within the liveliness timeout (2 s), so
+  // the reader stays a destination: each waits 100 ms at most.
+  constexpr int kPublishes = 12;
+  int timed_out = 0;
+  std::chrono::steady_clock::duration longest{};
+  const auto start = std::chrono::steady_clock::now();
+  for (int i = 0; i < kPublishes; ++i) {
+    const Outcome outcome = publish(static_cast<std::uint64_t>(i) + 2);
+    longest = std::max(longest, outcome.took);
+    if (outcome.timed_out > 0) {
+      ++timed_out;
+      EXPECT_EQ(outcome.timed_out, 1U);
+      EXPECT_EQ(outcome.dropped, 1U) << "a timed-out reader did not get the message";
+    }
+  }
+  const auto took = std::chrono::steady_clock::now() - start;
+  reader.kill(SIGCONT);
+
+  // At most the history (8) was kept for the stopped reader; every other
+  // publish said that it did not reach it.
+  EXPECT_GE(timed_out, kPublishes - 8);
+  // 100 ms each, with room for a loaded machine; never waiting on.
+  EXPECT_LT(longest, 400ms) << "a publish waited far beyond the window's timeout";
+  EXPECT_LT(took, std::chrono::milliseconds(200) * kPublishes) << "publishes waited more than the timeout each";
 }
 
 }  // namespace
