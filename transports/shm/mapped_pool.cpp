@@ -79,7 +79,7 @@ Result<std::shared_ptr<MappedPool>> create_own_pool(const ShmConfig& config, Slo
   // The memfd is zero, and zero is each connection's and slot's initial state
   // (kFree, turn 0): constructing them would only touch their pages.
   for (std::uint32_t b = 0; b < layout.publisher_blocks; ++b) {
-    PublisherBlock* block = new (&pool->blocks[b]) PublisherBlock();
+    auto* block = new (&pool->blocks[b]) PublisherBlock();
     for (auto& bit : block->connection_of_bit) {
       bit.store(kNoConnection, std::memory_order_relaxed);  // published by `ready`
     }
