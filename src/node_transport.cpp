@@ -157,6 +157,7 @@ Result<NodeTransport> create_node_transport(const std::string& node_name, const 
                         .chunk_fallback = options.chunk_fallback.value_or(ChunkFallback{}),
                         .liveness_period_ms = options.liveness_period_ms,
                         .limits = registry_limits(options.domain_limits),
+                        .publisher_blocks = options.pool_publishers.value_or(shm::kDefaultPublishersPerNode),
                         .connections = options.pool_connections.value_or(shm::kDefaultConnectionsPerNode),
                         .queue_slots = options.pool_queue_slots.value_or(shm::kDefaultQueueSlotsPerNode),
                         .prefault_memory = options.prefault_memory,

@@ -72,6 +72,11 @@ struct NodeOptions {
   /// reports a peer's exit at once and an idle node wakes only for a sweep
   /// every 20 periods; without them, peers are checked every period.
   std::uint32_t liveness_period_ms = 50;
+  /// Publishers this node may have at once: the publisher blocks of its
+  /// pool (576 bytes of shared memory each). One more advertise() is refused
+  /// naming pool.publishers. Unset: the config file's pool.publishers, else
+  /// 32. 1..4096.
+  std::optional<std::uint32_t> pool_publishers;
   /// Entries of this node's connection table: the publisher x subscriber
   /// pairs its pool serves at once (each 256 bytes of shared memory). Unset:
   /// the config file's pool.connections, else 256. 1..16384.

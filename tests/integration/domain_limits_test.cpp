@@ -193,7 +193,7 @@ TEST_F(DomainAtItsLimits, HoldsItsMaximumOfNodesInManyProcessesAndRefusesOneMore
 }
 
 TEST_F(DomainAtItsLimits, HoldsItsMaximumOfTopicsAndRefusesOneMore) {
-  // Every node advertises 32 topics (kMaxPublishersPerNode), 8 nodes a process.
+  // Every node advertises 32 topics (its default pool.publishers), 8 nodes a process.
   constexpr int kTopicsPerNode = 32;
   constexpr int kNodesPerProcess = 8;
   constexpr int kProcesses = shm::kDefaultTopics / (kTopicsPerNode * kNodesPerProcess);

@@ -159,6 +159,49 @@ TEST_F(ShmDamage, ACorruptPoolBlockInTheRegistryIsSkippedByAJoiningSubscriber) {
   EXPECT_EQ(joiner.wait(20s), 0) << joiner.output();
 }
 
+// Issue 15: a pool_block below the largest pool.publishers (4096) but past
+// the blocks the publisher's pool has (its stored count, 32 here) is checked
+// against that count, not only against the maximum.
+TEST_F(ShmDamage, APoolBlockPastThePeersOwnBlockCountIsSkippedByAJoiningSubscriber) {
+  auto publisher = peer("publish", {"count=1", "wait_subs=0", "linger_ms=20000"});
+  ASSERT_TRUE(publisher.wait_for_line("PUBLISHED", 10s)) << publisher.output();
+  {
+    RegistryFile registry(registry_path());
+    ASSERT_NE(registry.get(), nullptr);
+    bool corrupted = false;
+    for (auto& entry : registry.publishers()) {
+      if (entry.state == shm::EntryState::kActive) {
+        entry.pool_block = shm::kDefaultPublishersPerNode + 7;
+        corrupted = true;
+      }
+    }
+    ASSERT_TRUE(corrupted);
+  }
+  auto joiner = test::ChildProcess::fork_and_run([&] {
+    auto node = Node::create("joiner", options());
+    if (!node) {
+      std::printf("ERROR %s\n", std::string(node.error().message()).c_str());
+      return 1;
+    }
+    auto sub = (*node)->subscribe<TestMessage>("objects");
+    if (!sub) {
+      return 2;
+    }
+    // The check needs the publisher's pool, which the service thread maps
+    // after the first look: take() looks again once it is mapped.
+    const bool reported = eventually(
+        [&] {
+          (void)(*sub)->take();
+          return shm::corruption_reports(shm::Corruption::kPublisherEntry) > 0;
+        },
+        15s);
+    const std::uint32_t publishers = (*sub)->publisher_count();
+    std::printf("JOINED publishers=%u reported=%d\n", publishers, reported ? 1 : 0);
+    return publishers == 0 && reported ? 0 : 3;
+  });
+  EXPECT_EQ(joiner.wait(30s), 0) << joiner.output();
+}
+
 // Issue 13 item 8: connection_of_bit in a pool, written by the process that
 // created the connection, indexes the publisher's connections.
 TEST_F(ShmDamage, ACorruptConnectionIndexInThePoolIsSkippedByThePublisher) {
@@ -177,7 +220,10 @@ TEST_F(ShmDamage, ACorruptConnectionIndexInThePoolIsSkippedByThePublisher) {
     if (base == nullptr) {
       return 3;
     }
-    reinterpret_cast<shm::PoolSegment*>(base)->blocks[0].connection_of_bit[0].store(0xFFFE);
+    const auto* segment = reinterpret_cast<shm::PoolSegment*>(base);
+    const auto layout =
+        shm::PoolLayout::of(segment->publisher_block_count, segment->connection_count, segment->queue_slot_count);
+    reinterpret_cast<shm::PublisherBlock*>(base + layout.blocks_offset)[0].connection_of_bit[0].store(0xFFFE);
     for (std::uint64_t seq = 1; seq <= 3; ++seq) {
       TestMessage m;
       test::fill(m, 1, seq);
@@ -208,7 +254,8 @@ TEST_F(ShmDamage, AConnectionWithACorruptBitIsNotLinkedByItsSubscriber) {
   ASSERT_NE(base, nullptr);
   shm::Connection* conn = nullptr;
   const auto* segment = reinterpret_cast<shm::PoolSegment*>(base);
-  const auto layout = shm::PoolLayout::of(segment->connection_count, segment->queue_slot_count);
+  const auto layout =
+      shm::PoolLayout::of(segment->publisher_block_count, segment->connection_count, segment->queue_slot_count);
   auto* table = reinterpret_cast<shm::Connection*>(base + layout.connections_offset);
   for (std::uint32_t i = 0; i < layout.connections; ++i) {
     if (table[i].state.load() == shm::ConnectionState::kActive) {
@@ -237,7 +284,8 @@ TEST_F(ShmDamage, ARingWhoseSlotRangeLeavesTheAreaIsNeverIndexedAndNeverBlocksIt
   std::byte* base = mapping_of("axon_pool_d" + std::to_string(domain) + "_pub");
   ASSERT_NE(base, nullptr);
   const auto* segment = reinterpret_cast<shm::PoolSegment*>(base);
-  const auto layout = shm::PoolLayout::of(segment->connection_count, segment->queue_slot_count);
+  const auto layout =
+      shm::PoolLayout::of(segment->publisher_block_count, segment->connection_count, segment->queue_slot_count);
   auto* table = reinterpret_cast<shm::Connection*>(base + layout.connections_offset);
   shm::Connection* conn = nullptr;
   for (std::uint32_t i = 0; i < layout.connections; ++i) {

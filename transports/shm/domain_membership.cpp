@@ -47,7 +47,7 @@ Result<void> DomainMembership::join(const DomainLockGuard& held) {
   if (!pool_bytes) {
     return pool_bytes.error();
   }
-  const PoolLayout layout = PoolLayout::of(config_.connections, config_.queue_slots);
+  const PoolLayout layout = PoolLayout::of(config_.publisher_blocks, config_.connections, config_.queue_slots);
   auto self = registry_.add_participant(held, self_identity(), config_.node_name, layout.segment_bytes(*pool_bytes),
                                         config_.connections, config_.queue_slots);
   if (!self) {

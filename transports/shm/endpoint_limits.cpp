@@ -52,9 +52,11 @@ Result<void> check_subscribe_limits(const DomainLockGuard& held, const Registry&
   if (some_publisher_node < limits.participants && subscribers >= kMaxSubscribersPerPublisher) {
     return Error(ErrorCode::kLimitReached,
                  fmt::format("topic '{}' has {} subscribers connected to the publisher of node '{}'; a publisher "
-                             "serves at most {}: drop a subscriber of '{}' or split the topic",
+                             "serves at most {}, the width of a chunk's holder ledger (a build constant of the "
+                             "shared-memory layout, not a setting): split '{}' into topics of at most {} "
+                             "subscribers each, each with a publisher of its own, or drop a subscriber",
                              topic_name, subscribers, name_of(held, registry, some_publisher_node),
-                             kMaxSubscribersPerPublisher, topic_name));
+                             kMaxSubscribersPerPublisher, topic_name, kMaxSubscribersPerPublisher));
   }
   for (std::uint32_t n = 0; n < limits.participants; ++n) {
     const std::uint32_t limit = registry.participant(held, n).connections;
@@ -95,8 +97,9 @@ Result<void> check_advertise_limits(const DomainLockGuard& held, const Registry&
   if (subscribers > kMaxSubscribersPerPublisher) {
     return Error(
         ErrorCode::kLimitReached,
-        fmt::format("topic '{}' has {} subscribers; a publisher serves at most {}: drop subscribers "
-                    "of '{}' until {} are left, or split the topic",
+        fmt::format("topic '{}' has {} subscribers; a publisher serves at most {}, the width of a chunk's holder "
+                    "ledger (a build constant of the shared-memory layout, not a setting): split '{}' into topics "
+                    "of at most {} subscribers each, each with a publisher of its own, or drop subscribers",
                     topic_name, subscribers, kMaxSubscribersPerPublisher, topic_name, kMaxSubscribersPerPublisher));
   }
   const bool known = self < registry.limits().participants;

@@ -256,8 +256,15 @@ bool ShmSubscriberPort::link_publisher(const DomainLockGuard& held, std::uint32_
     missing_pools_ = true;
     return false;
   }
-  PoolSegment* segment = pool->segment;
-  PublisherBlock& block = segment->blocks[pub.pool_block];
+  // The registry entry was checked against the largest pool; now against
+  // the one the owner made (its stored block count, checked when mapped).
+  if (const std::string_view why = invalid_block_index(pub.pool_block, pool->block_count()); !why.empty()) {
+    report_corruption(Corruption::kPublisherEntry,
+                      fmt::format("topic '{}': registry publisher entry {} is corrupt ({}: pool_block {} of {})",
+                                  topic_name_, p, why, pub.pool_block, pool->block_count()));
+    return true;
+  }
+  PublisherBlock& block = pool->block(pub.pool_block);
   if (block.state.load(std::memory_order_acquire) != BlockState::kActive || block.publisher_slot != pub_ref.slot ||
       block.publisher_generation != pub_ref.generation) {
     return true;  // the publisher is going away
@@ -288,7 +295,7 @@ bool ShmSubscriberPort::link_publisher(const DomainLockGuard& held, std::uint32_
     }
     conn = *created;
   }
-  if (const std::string_view why = invalid_connection(*conn, domain_.limits()); !why.empty()) {
+  if (const std::string_view why = invalid_connection(*conn, domain_.limits(), pool->block_count()); !why.empty()) {
     report_corruption(Corruption::kConnection,
                       fmt::format("topic '{}': a connection in participant {}'s pool is corrupt ({}: block {}, bit {})",
                                   topic_name_, pub.participant, why, conn->block, conn->bit));
@@ -324,14 +331,15 @@ void ShmSubscriberPort::adopt_retained(const DomainLockGuard& held, const Regist
         continue;
       }
       // Written by another process: checked before block and bit are used.
-      if (const std::string_view why = invalid_connection(candidate, domain_.limits()); !why.empty()) {
+      if (const std::string_view why = invalid_connection(candidate, domain_.limits(), pool->block_count());
+          !why.empty()) {
         report_corruption(Corruption::kConnection,
                           fmt::format("topic '{}': a connection in participant {}'s pool is corrupt ({}: block {}, "
                                       "bit {})",
                                       topic_name_, pool->owner.slot, why, candidate.block, candidate.bit));
         continue;
       }
-      const PublisherBlock& block = pool->segment->blocks[candidate.block];
+      const PublisherBlock& block = pool->block(candidate.block);
       const SlotRef pub_ref{block.publisher_slot, block.publisher_generation};
       // A publisher still registered is not gone: its link must not close
       // when its ring runs empty (it would drop what the publisher queues

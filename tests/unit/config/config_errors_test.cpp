@@ -60,6 +60,8 @@ const Case kCases[] = {
      "bad.yaml:2:28:", "deadline_ms must be from 0 to 3600000 milliseconds"},
     {"no connections", "nodes:\n  - name: a\n    pool: {connections: 0}\n",
      "bad.yaml:3:25:", "connections must be a whole number from 1 to 16384, found 0"},
+    {"too many publishers", "nodes:\n  - name: a\n    pool: {publishers: 5000}\n",
+     "bad.yaml:3:24:", "node 'a' pool publishers must be a whole number from 1 to 4096, found 5000"},
     {"too many queue slots", "nodes:\n  - name: a\n    pool: {queue_slots: 2000000}\n",
      "bad.yaml:3:25:", "queue_slots must be a whole number from 1 to 1048576"},
     {"chunk classes shrinking",
