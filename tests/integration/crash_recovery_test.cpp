@@ -172,6 +172,10 @@ TEST_F(CrashRecovery, TheNextParticipantRemovesFilesLeftByDeadParticipants) {
     ASSERT_TRUE(first.wait_for_line("READY", 10s));
     auto second = peer("node", {});
     ASSERT_TRUE(second.wait_for_line("READY", 10s));
+    // Both stopped before either dies: else the second, watching the first's
+    // pidfd, may reclaim the first's files in the moment between the kills.
+    ASSERT_TRUE(first.stop(10s));
+    ASSERT_TRUE(second.stop(10s));
     first.kill(SIGKILL);
     second.kill(SIGKILL);
     ASSERT_EQ(first.wait(10s), 128 + SIGKILL);

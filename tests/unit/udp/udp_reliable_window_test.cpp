@@ -10,7 +10,6 @@
 #include <chrono>
 #include <csignal>
 #include <cstdio>
-#include <fstream>
 #include <iostream>
 #include <memory>
 #include <string>
@@ -33,15 +32,6 @@ using test::routed_to;
 struct MebibyteMessage : test::PatternedMessage<1U << 20U, 1024, 13> {
   static constexpr std::string_view kAxonTypeName = "axon_test::MebibyteMessage";
 };
-
-/// Whether process `pid` is stopped (SIGSTOP takes effect after kill() returns).
-bool stopped(pid_t pid) {
-  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
-  std::string line;
-  std::getline(stat, line);
-  const std::size_t end = line.rfind(')');  // the state follows "pid (name)"
-  return end != std::string::npos && end + 2 < line.size() && line[end + 2] == 'T';
-}
 
 class UdpReliableWindow : public ::testing::Test {
  protected:
@@ -216,8 +206,7 @@ TEST_F(UdpReliableWindow, AReaderThatStopsAcknowledgingHoldsEachPublishAtMostThe
   EXPECT_EQ(publish(1).timed_out, 0U) << "the reader is alive and acknowledging";
   std::this_thread::sleep_for(100ms);  // its ACK comes back
 
-  reader.kill(SIGSTOP);
-  ASSERT_TRUE(eventually([&] { return stopped(reader.pid()); }, 5s));
+  ASSERT_TRUE(reader.stop(5s));
   // More than the history, and well within the liveliness timeout (2 s), so
   // the reader stays a destination: each waits 100 ms at most.
   constexpr int kPublishes = 12;
