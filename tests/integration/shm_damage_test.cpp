@@ -89,6 +89,20 @@ class ShmDamage : public test::PeerDomainTest {
     return o;
   }
   [[nodiscard]] std::string registry_path() const { return "/dev/shm/axon_d" + std::to_string(domain) + "_registry"; }
+  /// Writes `pool_block` into every active publisher entry of the registry
+  /// (at least one), as a damaged or hostile process could.
+  void set_pool_block_of_active_publishers(std::uint32_t pool_block) const {
+    RegistryFile registry(registry_path());
+    ASSERT_NE(registry.get(), nullptr);
+    bool corrupted = false;
+    for (auto& entry : registry.publishers()) {
+      if (entry.state == shm::EntryState::kActive) {
+        entry.pool_block = pool_block;
+        corrupted = true;
+      }
+    }
+    ASSERT_TRUE(corrupted);
+  }
   void TearDown() override {
     // A damaged domain may keep its files; the tests' own processes are gone.
     for (const auto& name : test::domain_files(domain)) {
@@ -128,18 +142,7 @@ TEST_F(ShmDamage, AnIdlePublisherGetsTheChunksOfAKilledSubscriberBackWithinAFewL
 TEST_F(ShmDamage, ACorruptPoolBlockInTheRegistryIsSkippedByAJoiningSubscriber) {
   auto publisher = peer("publish", {"count=1", "wait_subs=0", "linger_ms=20000"});
   ASSERT_TRUE(publisher.wait_for_line("PUBLISHED", 10s)) << publisher.output();
-  {
-    RegistryFile registry(registry_path());
-    ASSERT_NE(registry.get(), nullptr);
-    bool corrupted = false;
-    for (auto& entry : registry.publishers()) {
-      if (entry.state == shm::EntryState::kActive) {
-        entry.pool_block = 0x40000000;
-        corrupted = true;
-      }
-    }
-    ASSERT_TRUE(corrupted);
-  }
+  ASSERT_NO_FATAL_FAILURE(set_pool_block_of_active_publishers(0x40000000));
   // The joiner runs in a child: on a crash the test fails instead of dying.
   auto joiner = test::ChildProcess::fork_and_run([&] {
     auto node = Node::create("joiner", options());
@@ -165,18 +168,7 @@ TEST_F(ShmDamage, ACorruptPoolBlockInTheRegistryIsSkippedByAJoiningSubscriber) {
 TEST_F(ShmDamage, APoolBlockPastThePeersOwnBlockCountIsSkippedByAJoiningSubscriber) {
   auto publisher = peer("publish", {"count=1", "wait_subs=0", "linger_ms=20000"});
   ASSERT_TRUE(publisher.wait_for_line("PUBLISHED", 10s)) << publisher.output();
-  {
-    RegistryFile registry(registry_path());
-    ASSERT_NE(registry.get(), nullptr);
-    bool corrupted = false;
-    for (auto& entry : registry.publishers()) {
-      if (entry.state == shm::EntryState::kActive) {
-        entry.pool_block = shm::kDefaultPublishersPerNode + 7;
-        corrupted = true;
-      }
-    }
-    ASSERT_TRUE(corrupted);
-  }
+  ASSERT_NO_FATAL_FAILURE(set_pool_block_of_active_publishers(shm::kDefaultPublishersPerNode + 7));
   auto joiner = test::ChildProcess::fork_and_run([&] {
     auto node = Node::create("joiner", options());
     if (!node) {
