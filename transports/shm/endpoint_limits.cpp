@@ -21,7 +21,7 @@ std::string_view name_of(const DomainLockGuard& held, const Registry& registry, 
 
 /// A topic with more publishers than one subscriber reads from: the error
 /// names the domain's key that raises it.
-Error too_many_publishers(std::string_view topic_name, std::uint32_t publishers, std::uint32_t limit) {
+Result<void> too_many_publishers(std::string_view topic_name, std::uint32_t publishers, std::uint32_t limit) {
   return Error(ErrorCode::kLimitReached,
                fmt::format("topic '{}' has {} publishers, and a subscriber of this domain reads from at most {}: "
                            "raise limits.publishers_per_topic in the deployment file (or NodeOptions::"
