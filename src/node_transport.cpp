@@ -16,11 +16,13 @@ namespace {
 // One set of numbers: the API's (DomainLimits) and the registry's.
 static_assert(DomainLimits{}.nodes == shm::kDefaultParticipants && DomainLimits{}.topics == shm::kDefaultTopics &&
               DomainLimits{}.publishers == shm::kDefaultPublishers &&
-              DomainLimits{}.subscribers == shm::kDefaultSubscribers);
+              DomainLimits{}.subscribers == shm::kDefaultSubscribers &&
+              DomainLimits{}.publishers_per_topic == shm::kDefaultPublishersPerTopic);
 static_assert(DomainLimits::kMaxNodes == shm::kMaxParticipantsLimit &&
               DomainLimits::kMaxTopics == shm::kMaxTopicsLimit &&
               DomainLimits::kMaxPublishers == shm::kMaxPublishersLimit &&
-              DomainLimits::kMaxSubscribers == shm::kMaxSubscribersLimit);
+              DomainLimits::kMaxSubscribers == shm::kMaxSubscribersLimit &&
+              DomainLimits::kMaxPublishersPerTopic == shm::kMaxPublishersPerTopicLimit);
 
 std::optional<shm::RegistryLimits> registry_limits(const std::optional<DomainLimits>& limits) {
   if (!limits) {
@@ -29,7 +31,8 @@ std::optional<shm::RegistryLimits> registry_limits(const std::optional<DomainLim
   return shm::RegistryLimits{.participants = limits->nodes,
                              .topics = limits->topics,
                              .publishers = limits->publishers,
-                             .subscribers = limits->subscribers};
+                             .subscribers = limits->subscribers,
+                             .publishers_per_topic = limits->publishers_per_topic};
 }
 
 /// The node's view of its UDP participant: the transport's own routes and

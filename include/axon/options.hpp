@@ -40,15 +40,20 @@ struct ChunkFallback {
 /// limit, 104 bytes a node, 320 a topic, 56 a publisher and 120 a
 /// subscriber: 1.34 MiB with the defaults. Each registry scan (advertise,
 /// subscribe, a node leaving) walks the tables, so it costs more as they grow.
+/// publishers_per_topic is no table of the registry: each subscriber's
+/// link table, 96 bytes a publisher in the subscriber's process.
 struct DomainLimits {
   static constexpr std::uint32_t kMaxNodes = 4096;
   static constexpr std::uint32_t kMaxTopics = 65536;
   static constexpr std::uint32_t kMaxPublishers = 65536;
   static constexpr std::uint32_t kMaxSubscribers = 65536;
+  static constexpr std::uint32_t kMaxPublishersPerTopic = 1024;
   std::uint32_t nodes = 256;         ///< Nodes in the domain at once, 1..kMaxNodes.
   std::uint32_t topics = 2048;       ///< Topics with an endpoint, 1..kMaxTopics.
   std::uint32_t publishers = 4096;   ///< Publishers of all nodes, 1..kMaxPublishers.
   std::uint32_t subscribers = 4096;  ///< Subscribers of all nodes, 1..kMaxSubscribers.
+  /// Publishers of one topic (what one subscriber reads from), 1..kMaxPublishersPerTopic.
+  std::uint32_t publishers_per_topic = 64;
 
   bool operator==(const DomainLimits&) const = default;
 };

@@ -397,7 +397,8 @@ TEST_F(ShmDamage, ATruncatedRegistryWithALiveOwnerIsAnErrorThatSaysWhatToDo) {
   const std::string message(node.error().message());
   EXPECT_NE(message.find(registry_path()), std::string::npos) << message;
   EXPECT_NE(message.find("it has " + std::to_string(kRegistryBytes / 2) +
-                         " bytes, but its limits (nodes 256, topics 2048, publishers 4096, subscribers 4096) need " +
+                         " bytes, but its limits (nodes 256, topics 2048, publishers 4096, subscribers 4096, "
+                         "publishers_per_topic 64) need " +
                          std::to_string(kRegistryBytes)),
             std::string::npos)
       << message;
