@@ -49,7 +49,7 @@ class UdpLoopback : public ::testing::Test {
   - {name: steady_long, reliability: reliable, depth: 256}
   - {name: local_only, transport: shm}
 )",
-                               .liveliness_timeout_ms = 300,
+                               .liveliness_timeout_ms = 1000,  // a loaded TSan run can miss 300 ms of heartbeats
                                .history_depth = 512}};
   const std::filesystem::path config = hosts.config();
   const std::uint16_t port = hosts.port();
