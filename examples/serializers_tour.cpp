@@ -91,6 +91,23 @@ int check(const Handle& handle, const char* what) {
   return 0;
 }
 
+namespace fb = axon::schemas::fb;
+
+// An object list of `count` targets built in `fbb`, a loaned chunk's builder.
+flatbuffers::Offset<fb::ObjectList> build_object_list(flatbuffers::FlatBufferBuilder& fbb, std::uint16_t count,
+                                                      std::uint64_t sequence) {
+  fb::LidarTarget* targets = nullptr;
+  // Filled in place. Not fbb.CreateUninitializedVectorOfStructs: FlatBuffers
+  // 2.0.8 misaligns that for struct sizes that are not a power of two (a
+  // 12-byte point), and every subscriber drops the message.
+  auto vector = axon::create_uninitialized_struct_vector(fbb, count, &targets);
+  for (std::uint16_t i = 0; i < count; ++i) {
+    targets[i] = fb::LidarTarget(static_cast<float>(i), 0, 0, i, 1, 90);
+  }
+  const fb::Header header(sequence, 0, 0);
+  return fb::CreateObjectList(fbb, &header, vector);
+}
+
 }  // namespace
 
 int main() {
@@ -113,7 +130,6 @@ int main() {
     std::printf("raw         %-28s sequence %lu\n", "zero-copy", s->sequence);
 
   // FlatBuffers: built in a shared-memory chunk, verified and read in place.
-  namespace fb = axon::schemas::fb;
   auto fb_pub = node->advertise<fb::ObjectList>("tour/objects");
   auto fb_sub = node->subscribe<fb::ObjectList>("tour/objects", {.require_zero_copy = true});
   if (check(fb_pub, "flatbuffers") || check(fb_sub, "flatbuffers"))
@@ -121,17 +137,8 @@ int main() {
   auto builder = fb_pub->loan_builder(2200);
   if (check(builder, "loan_builder"))
     return 1;
-  auto& fbb = builder->builder();
-  fb::LidarTarget* targets = nullptr;
-  // Filled in place. Not fbb.CreateUninitializedVectorOfStructs: FlatBuffers
-  // 2.0.8 misaligns that for struct sizes that are not a power of two (a
-  // 12-byte point), and every subscriber drops the message.
-  auto vector = axon::create_uninitialized_struct_vector(fbb, 128, &targets);
-  for (std::uint16_t i = 0; i < 128; ++i) {
-    targets[i] = fb::LidarTarget(static_cast<float>(i), 0, 0, i, 1, 90);
-  }
-  const fb::Header header(1, 0, 0);
-  (void)fb_pub->publish(std::move(*builder), fb::CreateObjectList(fbb, &header, vector));
+  auto objects = build_object_list(builder->builder(), 128, 1);
+  (void)fb_pub->publish(std::move(*builder), objects);
   if (auto s = fb_sub->take()) {
     std::printf("flatbuffers %-28s %u targets in %u bytes\n", std::string(to_string(fb_sub->data_path())).c_str(),
                 s->targets()->size(), (*s).info().payload_bytes);
@@ -169,14 +176,8 @@ int main() {
   auto request = (*plan)->loan_builder();
   if (check(request, "loan_builder (service)"))
     return 1;
-  auto& rfb = request->builder();
-  fb::LidarTarget* seen = nullptr;
-  auto seen_vector = axon::create_uninitialized_struct_vector(rfb, 3, &seen);
-  for (std::uint16_t i = 0; i < 3; ++i) {
-    seen[i] = fb::LidarTarget(static_cast<float>(i), 0, 0, i, 1, 90);
-  }
-  const fb::Header request_header(2, 0, 0);
-  auto planned = (*plan)->call(std::move(*request), fb::CreateObjectList(rfb, &request_header, seen_vector), 2s);
+  auto seen = build_object_list(request->builder(), 3, 2);
+  auto planned = (*plan)->call(std::move(*request), seen, 2s);
   planning.join();
   if (check(planned, "call flatbuffers"))
     return 1;

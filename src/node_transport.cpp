@@ -16,11 +16,13 @@ namespace {
 // One set of numbers: the API's (DomainLimits) and the registry's.
 static_assert(DomainLimits{}.nodes == shm::kDefaultParticipants && DomainLimits{}.topics == shm::kDefaultTopics &&
               DomainLimits{}.publishers == shm::kDefaultPublishers &&
-              DomainLimits{}.subscribers == shm::kDefaultSubscribers);
+              DomainLimits{}.subscribers == shm::kDefaultSubscribers &&
+              DomainLimits{}.publishers_per_topic == shm::kDefaultPublishersPerTopic);
 static_assert(DomainLimits::kMaxNodes == shm::kMaxParticipantsLimit &&
               DomainLimits::kMaxTopics == shm::kMaxTopicsLimit &&
               DomainLimits::kMaxPublishers == shm::kMaxPublishersLimit &&
-              DomainLimits::kMaxSubscribers == shm::kMaxSubscribersLimit);
+              DomainLimits::kMaxSubscribers == shm::kMaxSubscribersLimit &&
+              DomainLimits::kMaxPublishersPerTopic == shm::kMaxPublishersPerTopicLimit);
 
 std::optional<shm::RegistryLimits> registry_limits(const std::optional<DomainLimits>& limits) {
   if (!limits) {
@@ -29,7 +31,8 @@ std::optional<shm::RegistryLimits> registry_limits(const std::optional<DomainLim
   return shm::RegistryLimits{.participants = limits->nodes,
                              .topics = limits->topics,
                              .publishers = limits->publishers,
-                             .subscribers = limits->subscribers};
+                             .subscribers = limits->subscribers,
+                             .publishers_per_topic = limits->publishers_per_topic};
 }
 
 /// The node's view of its UDP participant: the transport's own routes and
@@ -157,6 +160,7 @@ Result<NodeTransport> create_node_transport(const std::string& node_name, const 
                         .chunk_fallback = options.chunk_fallback.value_or(ChunkFallback{}),
                         .liveness_period_ms = options.liveness_period_ms,
                         .limits = registry_limits(options.domain_limits),
+                        .publisher_blocks = options.pool_publishers.value_or(shm::kDefaultPublishersPerNode),
                         .connections = options.pool_connections.value_or(shm::kDefaultConnectionsPerNode),
                         .queue_slots = options.pool_queue_slots.value_or(shm::kDefaultQueueSlotsPerNode),
                         .prefault_memory = options.prefault_memory,

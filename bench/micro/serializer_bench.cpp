@@ -19,6 +19,7 @@
 #include <memory>
 #include <vector>
 
+#include "bench/axon_bench/latency/message_content.hpp"
 #include "object_list.hpp"
 #include "object_list.pb.h"
 #include "object_list_axon.h"
@@ -34,22 +35,17 @@ namespace fb = axon::schemas::fb;
 namespace pb = axon::schemas::pb;
 namespace raw = axon::schemas::raw;
 
-constexpr std::uint32_t kTargets = raw::ObjectList::kMaxTargets;
-constexpr std::uint32_t kPoints = 65'536;
+using axon_bench::content::kTargets;
+using axon_bench::content::point_at;
+using axon_bench::content::RawPoint;
+constexpr std::uint32_t kPoints = axon_bench::content::kCloudPoints;
 
-struct RawPoint {
-  float x, y, z, intensity;
-};
 struct RawPointCloud {
   raw::Header header;
   std::uint32_t point_count;
   std::uint32_t reserved;
   RawPoint points[kPoints];
 };
-
-RawPoint point_at(std::uint32_t i) {
-  return {static_cast<float>(i & 1023) * 0.1F, static_cast<float>(i >> 10) * 0.1F, 0.5F, 0.8F};
-}
 
 /// A reused, cache-line aligned buffer standing in for a loaned chunk.
 struct Buffer {
@@ -72,7 +68,7 @@ struct RawObjectList {
     value->header = {.sequence = 1, .stamp_ns = 2, .frame_id = 3, .reserved = 0};
     value->target_count = kTargets;
     for (std::uint32_t i = 0; i < kTargets; ++i) {
-      value->targets[i] = {static_cast<float>(i), 1.5F, 0.2F, static_cast<std::uint16_t>(i), 1, 90};
+      axon_bench::content::fill_target(value->targets[i], i);
     }
   }
   std::size_t encode(Buffer& out) { return axon::Serializer<raw::ObjectList>::encode(*value, {out.data, out.size}); }
@@ -147,11 +143,7 @@ struct FlatBuffersObjectList : FlatBuffersCodec<fb::ObjectList> {
   std::size_t encode(Buffer& out) {
     BufferAllocator allocator(out);
     flatbuffers::FlatBufferBuilder fbb(kBytes, &allocator, false, 64);
-    fb::LidarTarget* targets = nullptr;
-    const auto vector = axon::create_uninitialized_struct_vector(fbb, kTargets, &targets);
-    for (std::uint32_t i = 0; i < kTargets; ++i) {
-      targets[i] = fb::LidarTarget(static_cast<float>(i), 1.5F, 0.2F, static_cast<std::uint16_t>(i), 1, 90);
-    }
+    const auto vector = axon_bench::content::fb_targets(fbb);
     const fb::Header header(1, 2, 3);
     fbb.Finish(fb::CreateObjectList(fbb, &header, vector));
     encoded = fbb.GetBufferPointer();
@@ -171,12 +163,7 @@ struct FlatBuffersCloud : FlatBuffersCodec<fb::PointCloud> {
   std::size_t encode(Buffer& out) {
     BufferAllocator allocator(out);
     flatbuffers::FlatBufferBuilder fbb(kBytes, &allocator, false, 64);
-    fb::Point* points = nullptr;
-    const auto vector = axon::create_uninitialized_struct_vector(fbb, kPoints, &points);
-    for (std::uint32_t i = 0; i < kPoints; ++i) {
-      const RawPoint p = point_at(i);
-      points[i] = fb::Point(p.x, p.y, p.z, p.intensity);
-    }
+    const auto vector = axon_bench::content::fb_points(fbb);
     const fb::Header header(1, 2, 3);
     fbb.Finish(fb::CreatePointCloud(fbb, &header, vector));
     encoded = fbb.GetBufferPointer();
@@ -207,15 +194,7 @@ struct ProtobufCodec {
 struct ProtobufObjectList : ProtobufCodec<pb::ObjectList> {
   static constexpr std::size_t kBytes = 4096;
   ProtobufObjectList() {
-    for (std::uint32_t i = 0; i < kTargets; ++i) {
-      auto* t = value.add_targets();
-      t->set_x(static_cast<float>(i));
-      t->set_y(1.5F);
-      t->set_z(0.2F);
-      t->set_track_id(i);
-      t->set_object_class(1);
-      t->set_confidence_pct(90);
-    }
+    axon_bench::content::add_targets(value);
     value.mutable_header()->set_sequence(1);
   }
   static float read_all(const pb::ObjectList& m) {
@@ -230,15 +209,7 @@ struct ProtobufObjectList : ProtobufCodec<pb::ObjectList> {
 struct ProtobufCloud : ProtobufCodec<pb::PointCloud> {
   static constexpr std::size_t kBytes = sizeof(RawPointCloud) + 64;
   ProtobufCloud() {
-    auto* xyzi = value.mutable_xyzi();
-    xyzi->Reserve(static_cast<int>(kPoints * 4));
-    for (std::uint32_t i = 0; i < kPoints; ++i) {
-      const RawPoint p = point_at(i);
-      xyzi->Add(p.x);
-      xyzi->Add(p.y);
-      xyzi->Add(p.z);
-      xyzi->Add(p.intensity);
-    }
+    axon_bench::content::add_points(value);
     value.mutable_header()->set_sequence(1);
   }
   static float read_all(const pb::PointCloud& m) {

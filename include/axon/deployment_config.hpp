@@ -58,8 +58,10 @@ struct NodeConfig {
   bool prefault_memory = false;
   bool lock_memory = false;
   bool huge_pages = false;
-  /// pool.connections and pool.queue_slots (NodeOptions::pool_connections,
-  /// pool_queue_slots); unset: the options', else the defaults.
+  /// pool.publishers, pool.connections and pool.queue_slots
+  /// (NodeOptions::pool_publishers, pool_connections, pool_queue_slots);
+  /// unset: the options', else the defaults.
+  std::optional<std::uint32_t> publishers;
   std::optional<std::uint32_t> connections;
   std::optional<std::uint32_t> queue_slots;
   /// For the executors of this node: hand to MultiThreadedOptions::worker_thread

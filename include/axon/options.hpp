@@ -40,15 +40,20 @@ struct ChunkFallback {
 /// limit, 104 bytes a node, 320 a topic, 56 a publisher and 120 a
 /// subscriber: 1.34 MiB with the defaults. Each registry scan (advertise,
 /// subscribe, a node leaving) walks the tables, so it costs more as they grow.
+/// publishers_per_topic is no table of the registry: each subscriber's
+/// link table, 96 bytes a publisher in the subscriber's process.
 struct DomainLimits {
   static constexpr std::uint32_t kMaxNodes = 4096;
   static constexpr std::uint32_t kMaxTopics = 65536;
   static constexpr std::uint32_t kMaxPublishers = 65536;
   static constexpr std::uint32_t kMaxSubscribers = 65536;
+  static constexpr std::uint32_t kMaxPublishersPerTopic = 1024;
   std::uint32_t nodes = 256;         ///< Nodes in the domain at once, 1..kMaxNodes.
   std::uint32_t topics = 2048;       ///< Topics with an endpoint, 1..kMaxTopics.
   std::uint32_t publishers = 4096;   ///< Publishers of all nodes, 1..kMaxPublishers.
   std::uint32_t subscribers = 4096;  ///< Subscribers of all nodes, 1..kMaxSubscribers.
+  /// Publishers of one topic (what one subscriber reads from), 1..kMaxPublishersPerTopic.
+  std::uint32_t publishers_per_topic = 64;
 
   bool operator==(const DomainLimits&) const = default;
 };
@@ -72,6 +77,11 @@ struct NodeOptions {
   /// reports a peer's exit at once and an idle node wakes only for a sweep
   /// every 20 periods; without them, peers are checked every period.
   std::uint32_t liveness_period_ms = 50;
+  /// Publishers this node may have at once: the publisher blocks of its
+  /// pool (576 bytes of shared memory each). One more advertise() is refused
+  /// naming pool.publishers. Unset: the config file's pool.publishers, else
+  /// 32. 1..4096.
+  std::optional<std::uint32_t> pool_publishers;
   /// Entries of this node's connection table: the publisher x subscriber
   /// pairs its pool serves at once (each 256 bytes of shared memory). Unset:
   /// the config file's pool.connections, else 256. 1..16384.

@@ -107,6 +107,9 @@ Result<NodeDeployment> apply_deployment(const std::string& node_name, NodeOption
     options.prefault_memory = options.prefault_memory || node->prefault_memory;
     options.lock_memory = options.lock_memory || node->lock_memory;
     options.huge_pages = options.huge_pages || node->huge_pages;
+    if (!options.pool_publishers) {
+      options.pool_publishers = node->publishers;
+    }
     if (!options.pool_connections) {
       options.pool_connections = node->connections;
     }

@@ -56,10 +56,10 @@ void read_pool(YamlReader& r, const YAML::Node& map, NodeConfig& node, const std
   if (!r.expect_map(map, what)) {
     return;
   }
-  r.check_keys(
-      map,
-      {"chunk_classes", "chunk_fallback", "prefault_memory", "lock_memory", "huge_pages", "connections", "queue_slots"},
-      what);
+  r.check_keys(map,
+               {"chunk_classes", "chunk_fallback", "prefault_memory", "lock_memory", "huge_pages", "publishers",
+                "connections", "queue_slots"},
+               what);
   if (const YAML::Node classes = map["chunk_classes"]; classes.IsDefined() && r.ok()) {
     if (classes.IsScalar() && classes.Scalar() == "auto") {
       node.chunk_classes_auto = true;  // derived from publishes: once the topics are read (derive_node_pools)
@@ -95,7 +95,11 @@ void read_pool(YamlReader& r, const YAML::Node& map, NodeConfig& node, const std
   if (const YAML::Node v = map["huge_pages"]; v.IsDefined()) {
     node.huge_pages = r.boolean(v, what + " huge_pages");
   }
-  // The ranges of the shared-memory pool's tables (pool_segment.hpp).
+  // The ranges of the shared-memory pool's tables (pool_segment.hpp,
+  // shm_constants.hpp).
+  if (const YAML::Node v = map["publishers"]; v.IsDefined()) {
+    node.publishers = static_cast<std::uint32_t>(r.integer(v, what + " publishers", 1, 4096));
+  }
   if (const YAML::Node v = map["connections"]; v.IsDefined()) {
     node.connections = static_cast<std::uint32_t>(r.integer(v, what + " connections", 1, 16384));
   }

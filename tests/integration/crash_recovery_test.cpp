@@ -33,6 +33,17 @@ int mappings_containing(const std::string& text) {
   return count;
 }
 
+/// Publishes one message of publisher `id` and expects `sub` to take it
+/// next: the topic serves as if nothing had happened.
+void expect_served(Publisher<TestMessage>& pub, Subscriber<TestMessage>& sub, std::uint32_t id) {
+  TestMessage m;
+  test::fill(m, id, 1);
+  ASSERT_EQ(pub.publish(m)->delivered, 1U);
+  auto s = sub.take();
+  ASSERT_TRUE(s.ok());
+  EXPECT_EQ(s->publisher, id);
+}
+
 class CrashRecovery : public test::PeerDomainTest {
  protected:
   std::shared_ptr<Node> make_node(const std::string& name) const {
@@ -117,12 +128,7 @@ TEST_F(CrashRecovery, APublisherKilledWhileHoldingALoanLeavesTheOthersWorking) {
         return mappings_containing(pool_name) == 0;
       },
       10s));
-  TestMessage m;
-  test::fill(m, 2, 1);
-  ASSERT_EQ(healthy_pub->publish(m)->delivered, 1U);
-  auto s = sub->take();
-  ASSERT_TRUE(s.ok());
-  EXPECT_EQ(s->publisher, 2U);
+  expect_served(**healthy_pub, **sub, 2);
 }
 
 TEST_F(CrashRecovery, APublisherKilledMidPublishCorruptsNothing) {
@@ -156,12 +162,8 @@ TEST_F(CrashRecovery, APublisherKilledMidPublishCorruptsNothing) {
       10s));
   // A new publisher is served as if nothing happened.
   auto pub = node->advertise<TestMessage>("objects");
-  TestMessage m;
-  test::fill(m, 9, 1);
-  ASSERT_EQ(pub->publish(m)->delivered, 1U);
-  auto s = sub->take();
-  ASSERT_TRUE(s.ok());
-  EXPECT_EQ(s->publisher, 9U);
+  ASSERT_TRUE(pub);
+  expect_served(**pub, **sub, 9);
 }
 
 TEST_F(CrashRecovery, TheNextParticipantRemovesFilesLeftByDeadParticipants) {
@@ -170,6 +172,10 @@ TEST_F(CrashRecovery, TheNextParticipantRemovesFilesLeftByDeadParticipants) {
     ASSERT_TRUE(first.wait_for_line("READY", 10s));
     auto second = peer("node", {});
     ASSERT_TRUE(second.wait_for_line("READY", 10s));
+    // Both stopped before either dies: else the second, watching the first's
+    // pidfd, may reclaim the first's files in the moment between the kills.
+    ASSERT_TRUE(first.stop(10s));
+    ASSERT_TRUE(second.stop(10s));
     first.kill(SIGKILL);
     second.kill(SIGKILL);
     ASSERT_EQ(first.wait(10s), 128 + SIGKILL);

@@ -133,6 +133,34 @@ TEST_F(RegistryLimitsTest, AJoinerThatAsksForOtherLimitsIsRefusedNamingBoth) {
       << message;
 }
 
+TEST_F(RegistryLimitsTest, AJoinerThatAsksForOtherPublishersPerTopicIsRefusedNamingBoth) {
+  auto first = Node::create("first", options(DomainLimits{}));
+  ASSERT_TRUE(first.ok()) << first.error().message();
+
+  auto other = Node::create("other", options(DomainLimits{.publishers_per_topic = 80}));
+
+  ASSERT_FALSE(other.ok());
+  EXPECT_EQ(other.error().code(), ErrorCode::kIncompatible);
+  const std::string message(other.error().message());
+  EXPECT_NE(message.find("asks for limits nodes 256, topics 2048, publishers 4096, subscribers 4096, "
+                         "publishers_per_topic 80"),
+            std::string::npos)
+      << message;
+  EXPECT_NE(message.find("publishers_per_topic 64 (the first node sets them)"), std::string::npos) << message;
+}
+
+TEST_F(RegistryLimitsTest, PublishersPerTopicOutOfRangeIsRefusedNamingTheKeyAndRange) {
+  auto created = Node::create("node", options(DomainLimits{.publishers_per_topic = 1025}));
+
+  ASSERT_FALSE(created.ok());
+  EXPECT_EQ(created.error().code(), ErrorCode::kInvalidArgument);
+  EXPECT_NE(std::string(created.error().message())
+                .find("limits.publishers_per_topic (NodeOptions::domain_limits.publishers_per_topic) is 1025; it "
+                      "must be 1..1024"),
+            std::string::npos)
+      << created.error().message();
+}
+
 TEST_F(RegistryLimitsTest, LimitsOutOfRangeAreRefusedNamingTheKeyAndRange) {
   auto created = Node::create("node", options(DomainLimits{.topics = 0}));
 
@@ -165,7 +193,8 @@ TEST_F(RegistryLimitsTest, AJoinerRefusesARegistryWhoseLimitsNeedMoreThanItsFile
   ASSERT_FALSE(joiner.ok()) << "a registry whose limits do not fit its file was used";
   const std::string message(joiner.error().message());
   EXPECT_NE(message.find("is damaged (it has " + std::to_string(shm::RegistryLayout::of({}).total_bytes) +
-                         " bytes, but its limits (nodes 4096, topics 65536, publishers 65536, subscribers 65536) need"),
+                         " bytes, but its limits (nodes 4096, topics 65536, publishers 65536, subscribers 65536, "
+                         "publishers_per_topic 64) need"),
             std::string::npos)
       << message;
   EXPECT_EQ(owner.wait(100ms), -1) << "the owner keeps running";

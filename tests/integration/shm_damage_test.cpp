@@ -89,6 +89,20 @@ class ShmDamage : public test::PeerDomainTest {
     return o;
   }
   [[nodiscard]] std::string registry_path() const { return "/dev/shm/axon_d" + std::to_string(domain) + "_registry"; }
+  /// Writes `pool_block` into every active publisher entry of the registry
+  /// (at least one), as a damaged or hostile process could.
+  void set_pool_block_of_active_publishers(std::uint32_t pool_block) const {
+    RegistryFile registry(registry_path());
+    ASSERT_NE(registry.get(), nullptr);
+    bool corrupted = false;
+    for (auto& entry : registry.publishers()) {
+      if (entry.state == shm::EntryState::kActive) {
+        entry.pool_block = pool_block;
+        corrupted = true;
+      }
+    }
+    ASSERT_TRUE(corrupted);
+  }
   void TearDown() override {
     // A damaged domain may keep its files; the tests' own processes are gone.
     for (const auto& name : test::domain_files(domain)) {
@@ -128,18 +142,7 @@ TEST_F(ShmDamage, AnIdlePublisherGetsTheChunksOfAKilledSubscriberBackWithinAFewL
 TEST_F(ShmDamage, ACorruptPoolBlockInTheRegistryIsSkippedByAJoiningSubscriber) {
   auto publisher = peer("publish", {"count=1", "wait_subs=0", "linger_ms=20000"});
   ASSERT_TRUE(publisher.wait_for_line("PUBLISHED", 10s)) << publisher.output();
-  {
-    RegistryFile registry(registry_path());
-    ASSERT_NE(registry.get(), nullptr);
-    bool corrupted = false;
-    for (auto& entry : registry.publishers()) {
-      if (entry.state == shm::EntryState::kActive) {
-        entry.pool_block = 0x40000000;
-        corrupted = true;
-      }
-    }
-    ASSERT_TRUE(corrupted);
-  }
+  ASSERT_NO_FATAL_FAILURE(set_pool_block_of_active_publishers(0x40000000));
   // The joiner runs in a child: on a crash the test fails instead of dying.
   auto joiner = test::ChildProcess::fork_and_run([&] {
     auto node = Node::create("joiner", options());
@@ -157,6 +160,38 @@ TEST_F(ShmDamage, ACorruptPoolBlockInTheRegistryIsSkippedByAJoiningSubscriber) {
     return publishers == 0 && reports > 0 ? 0 : 3;
   });
   EXPECT_EQ(joiner.wait(20s), 0) << joiner.output();
+}
+
+// Issue 15: a pool_block below the largest pool.publishers (4096) but past
+// the blocks the publisher's pool has (its stored count, 32 here) is checked
+// against that count, not only against the maximum.
+TEST_F(ShmDamage, APoolBlockPastThePeersOwnBlockCountIsSkippedByAJoiningSubscriber) {
+  auto publisher = peer("publish", {"count=1", "wait_subs=0", "linger_ms=20000"});
+  ASSERT_TRUE(publisher.wait_for_line("PUBLISHED", 10s)) << publisher.output();
+  ASSERT_NO_FATAL_FAILURE(set_pool_block_of_active_publishers(shm::kDefaultPublishersPerNode + 7));
+  auto joiner = test::ChildProcess::fork_and_run([&] {
+    auto node = Node::create("joiner", options());
+    if (!node) {
+      std::printf("ERROR %s\n", std::string(node.error().message()).c_str());
+      return 1;
+    }
+    auto sub = (*node)->subscribe<TestMessage>("objects");
+    if (!sub) {
+      return 2;
+    }
+    // The check needs the publisher's pool, which the service thread maps
+    // after the first look: take() looks again once it is mapped.
+    const bool reported = eventually(
+        [&] {
+          (void)(*sub)->take();
+          return shm::corruption_reports(shm::Corruption::kPublisherEntry) > 0;
+        },
+        15s);
+    const std::uint32_t publishers = (*sub)->publisher_count();
+    std::printf("JOINED publishers=%u reported=%d\n", publishers, reported ? 1 : 0);
+    return publishers == 0 && reported ? 0 : 3;
+  });
+  EXPECT_EQ(joiner.wait(30s), 0) << joiner.output();
 }
 
 // Issue 13 item 8: connection_of_bit in a pool, written by the process that
@@ -177,7 +212,10 @@ TEST_F(ShmDamage, ACorruptConnectionIndexInThePoolIsSkippedByThePublisher) {
     if (base == nullptr) {
       return 3;
     }
-    reinterpret_cast<shm::PoolSegment*>(base)->blocks[0].connection_of_bit[0].store(0xFFFE);
+    const auto* segment = reinterpret_cast<shm::PoolSegment*>(base);
+    const auto layout =
+        shm::PoolLayout::of(segment->publisher_block_count, segment->connection_count, segment->queue_slot_count);
+    reinterpret_cast<shm::PublisherBlock*>(base + layout.blocks_offset)[0].connection_of_bit[0].store(0xFFFE);
     for (std::uint64_t seq = 1; seq <= 3; ++seq) {
       TestMessage m;
       test::fill(m, 1, seq);
@@ -208,7 +246,8 @@ TEST_F(ShmDamage, AConnectionWithACorruptBitIsNotLinkedByItsSubscriber) {
   ASSERT_NE(base, nullptr);
   shm::Connection* conn = nullptr;
   const auto* segment = reinterpret_cast<shm::PoolSegment*>(base);
-  const auto layout = shm::PoolLayout::of(segment->connection_count, segment->queue_slot_count);
+  const auto layout =
+      shm::PoolLayout::of(segment->publisher_block_count, segment->connection_count, segment->queue_slot_count);
   auto* table = reinterpret_cast<shm::Connection*>(base + layout.connections_offset);
   for (std::uint32_t i = 0; i < layout.connections; ++i) {
     if (table[i].state.load() == shm::ConnectionState::kActive) {
@@ -237,7 +276,8 @@ TEST_F(ShmDamage, ARingWhoseSlotRangeLeavesTheAreaIsNeverIndexedAndNeverBlocksIt
   std::byte* base = mapping_of("axon_pool_d" + std::to_string(domain) + "_pub");
   ASSERT_NE(base, nullptr);
   const auto* segment = reinterpret_cast<shm::PoolSegment*>(base);
-  const auto layout = shm::PoolLayout::of(segment->connection_count, segment->queue_slot_count);
+  const auto layout =
+      shm::PoolLayout::of(segment->publisher_block_count, segment->connection_count, segment->queue_slot_count);
   auto* table = reinterpret_cast<shm::Connection*>(base + layout.connections_offset);
   shm::Connection* conn = nullptr;
   for (std::uint32_t i = 0; i < layout.connections; ++i) {
@@ -357,7 +397,8 @@ TEST_F(ShmDamage, ATruncatedRegistryWithALiveOwnerIsAnErrorThatSaysWhatToDo) {
   const std::string message(node.error().message());
   EXPECT_NE(message.find(registry_path()), std::string::npos) << message;
   EXPECT_NE(message.find("it has " + std::to_string(kRegistryBytes / 2) +
-                         " bytes, but its limits (nodes 256, topics 2048, publishers 4096, subscribers 4096) need " +
+                         " bytes, but its limits (nodes 256, topics 2048, publishers 4096, subscribers 4096, "
+                         "publishers_per_topic 64) need " +
                          std::to_string(kRegistryBytes)),
             std::string::npos)
       << message;

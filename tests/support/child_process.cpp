@@ -14,6 +14,7 @@
 #include <cstdio>
 #include <cstring>
 #include <stdexcept>
+#include <string_view>
 #include <thread>
 #include <utility>
 
@@ -194,6 +195,37 @@ std::uint32_t unique_domain() {
   // pid < 2^22 on Linux (pid_max): pid * 1024 + n fits 32 bits and never
   // meets another process's range.
   return static_cast<std::uint32_t>(::getpid()) * 1024U + counter.fetch_add(1) % 1024U;
+}
+
+namespace {
+
+/// Whether process `pid` is stopped: the state letter after "pid (name)" in
+/// /proc/<pid>/stat is 'T'.
+bool is_stopped(pid_t pid) {
+  std::FILE* stat = std::fopen(("/proc/" + std::to_string(pid) + "/stat").c_str(), "re");
+  if (stat == nullptr) {
+    return false;
+  }
+  char line[512] = {};
+  const std::size_t read = std::fread(line, 1, sizeof(line) - 1, stat);
+  std::fclose(stat);
+  const std::string_view text(line, read);
+  const std::size_t end = text.rfind(')');
+  return end != std::string_view::npos && end + 2 < text.size() && text[end + 2] == 'T';
+}
+
+}  // namespace
+
+bool ChildProcess::stop(std::chrono::milliseconds timeout) const {
+  kill(SIGSTOP);
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (!is_stopped(pid_)) {
+    if (std::chrono::steady_clock::now() >= deadline) {
+      return false;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  return true;
 }
 
 std::vector<std::string> domain_files(std::uint32_t domain, const std::string& dir) {

@@ -41,6 +41,9 @@ class ChildProcess {
   /// Waits for exit; returns the exit code, 128+signal when killed, -1 on timeout.
   int wait(std::chrono::milliseconds timeout);
   void kill(int signal) const;
+  /// SIGSTOP, then waits (at most `timeout`) until the kernel shows the
+  /// child stopped: kill() returns before the stop takes effect.
+  bool stop(std::chrono::milliseconds timeout) const;
   [[nodiscard]] pid_t pid() const noexcept { return pid_; }
   /// Everything the child printed so far (read while waiting).
   [[nodiscard]] const std::string& output() const noexcept { return output_; }

@@ -27,6 +27,8 @@ class TwoHostLoopback {
     std::string_view topics;  ///< The config's `topics:` entries, one "  - {...}" line each.
     std::uint32_t liveliness_timeout_ms = 1000;
     std::uint32_t history_depth = 0;  ///< udp.history_depth; 0: the default.
+    std::string_view node_pool;       ///< Both nodes' `pool:` (a YAML flow mapping); empty: the default.
+    std::string_view receive_buffer_bytes = "16 MiB";  ///< udp.receive_buffer_bytes.
   };
 
   /// `name`: the temporary directory's prefix.
@@ -38,13 +40,16 @@ class TwoHostLoopback {
     std::filesystem::create_directories(dir_ / "a");
     std::filesystem::create_directories(dir_ / "b");
     std::ofstream out(config());
+    const std::string pool = settings.node_pool.empty() ? "" : ", pool: " + std::string(settings.node_pool);
     out << "domain: " << domain_ << R"(
 hosts:
   - {name: alpha, address: 127.0.0.1}
   - {name: beta, address: 127.0.0.2}
 nodes:
-  - {name: sender, host: alpha}
-  - {name: receiver, host: beta}
+  - {name: sender, host: alpha)"
+        << pool << R"(}
+  - {name: receiver, host: beta)"
+        << pool << R"(}
 topics:
 )" << settings.topics
         << R"(udp:
@@ -52,7 +57,7 @@ topics:
     static_peers: [alpha, beta]
     port: )"
         << port_ << "\n  heartbeat_period_ms: 20\n  liveliness_timeout_ms: " << settings.liveliness_timeout_ms
-        << "\n  receive_buffer_bytes: 16 MiB\n";
+        << "\n  receive_buffer_bytes: " << settings.receive_buffer_bytes << "\n";
     if (settings.history_depth != 0) {
       out << "  history_depth: " << settings.history_depth << "\n";
     }

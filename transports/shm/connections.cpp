@@ -57,7 +57,7 @@ std::uint64_t find_queue_range(const MappedPool& pool, const Connection& self, s
 Result<Connection*> create_connection(const DomainLockGuard& held, const Registry& registry, std::uint32_t domain_id,
                                       MappedPool& pool, std::uint32_t block_index, SlotRef subscriber,
                                       bool hand_over_history) {
-  PublisherBlock& block = pool.segment->blocks[block_index];
+  PublisherBlock& block = pool.block(block_index);
   // Acquire pairs with the reclaimer's release clear: a bit we see free is
   // no longer used. Bits are only set under the domain lock, which we hold.
   const ConnectionSet allocated = load_connections(block.allocated_bits, std::memory_order_acquire);
@@ -159,7 +159,7 @@ std::uint64_t reclaim_connection(MappedPool& pool, std::uint32_t block_index, st
   if (bit >= kMaxSubscribersPerPublisher) {
     return 0;  // callers pass bits of masked snapshots; never index past connection_of_bit
   }
-  PublisherBlock& block = pool.segment->blocks[block_index];
+  PublisherBlock& block = pool.block(block_index);
   const HolderBit held_bit = holder_bit(bit);
   // Relaxed: the caller is the only thread that pushes to this block.
   block.active_bits[held_bit.word].fetch_and(~held_bit.mask, std::memory_order_relaxed);
@@ -199,7 +199,7 @@ std::uint64_t reclaim_connection(MappedPool& pool, std::uint32_t block_index, st
 }
 
 std::uint64_t reclaim_closing_connections(MappedPool& pool, std::uint32_t block_index) noexcept {
-  PublisherBlock& block = pool.segment->blocks[block_index];
+  PublisherBlock& block = pool.block(block_index);
   std::uint64_t rejected = 0;
   // Acquire pairs with the creator's release in create_connection(); only the
   // caller clears bits, so the snapshot cannot lose one it must reclaim.

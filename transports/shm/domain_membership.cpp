@@ -47,7 +47,7 @@ Result<void> DomainMembership::join(const DomainLockGuard& held) {
   if (!pool_bytes) {
     return pool_bytes.error();
   }
-  const PoolLayout layout = PoolLayout::of(config_.connections, config_.queue_slots);
+  const PoolLayout layout = PoolLayout::of(config_.publisher_blocks, config_.connections, config_.queue_slots);
   auto self = registry_.add_participant(held, self_identity(), config_.node_name, layout.segment_bytes(*pool_bytes),
                                         config_.connections, config_.queue_slots);
   if (!self) {
@@ -64,12 +64,10 @@ Result<void> DomainMembership::check_requested_limits() const {
   const RegistryLimits& want = *config_.limits;
   const RegistryLimits& has = registry_.limits();
   return Error(ErrorCode::kIncompatible,
-               fmt::format("node '{}' asks for limits nodes {}, topics {}, publishers {}, subscribers {}, but domain "
-                           "{} was created with nodes {}, topics {}, publishers {}, subscribers {} (the first node "
-                           "sets them): give every node of the domain the same limits: (deployment file) or "
+               fmt::format("node '{}' asks for limits {}, but domain {} was created with {} (the first node sets "
+                           "them): give every node of the domain the same limits: (deployment file) or "
                            "NodeOptions::domain_limits, or leave them unset in this node to take the domain's",
-                           config_.node_name, want.participants, want.topics, want.publishers, want.subscribers,
-                           config_.domain_id, has.participants, has.topics, has.publishers, has.subscribers));
+                           config_.node_name, describe_limits(want), config_.domain_id, describe_limits(has)));
 }
 
 void DomainMembership::remove_self(const DomainLockGuard& held) noexcept {

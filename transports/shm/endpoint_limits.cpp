@@ -6,12 +6,9 @@
 #include <vector>
 
 #include "transports/shm/pool_segment.hpp"
-#include "transports/shm/shm_ports.hpp"
 
 namespace axon::shm {
 namespace {
-
-constexpr std::uint32_t kMaxLinks = ShmSubscriberPort::kMaxLinks;
 
 /// A participant's name as another process wrote it: never read past the field.
 std::string_view name_of(const DomainLockGuard& held, const Registry& registry, std::uint32_t participant) noexcept {
@@ -22,6 +19,17 @@ std::string_view name_of(const DomainLockGuard& held, const Registry& registry, 
   return {p.name, ::strnlen(p.name, sizeof(p.name))};
 }
 
+/// A topic with more publishers than one subscriber reads from: the error
+/// names the domain's key that raises it.
+Result<void> too_many_publishers(std::string_view topic_name, std::uint32_t publishers, std::uint32_t limit) {
+  return Error(ErrorCode::kLimitReached,
+               fmt::format("topic '{}' has {} publishers, and a subscriber of this domain reads from at most {}: "
+                           "raise limits.publishers_per_topic in the deployment file (or NodeOptions::"
+                           "domain_limits.publishers_per_topic) of every node of the domain, drop a publisher of "
+                           "'{}', or split the topic",
+                           topic_name, publishers, limit, topic_name));
+}
+
 }  // namespace
 
 Result<void> check_subscribe_limits(const DomainLockGuard& held, const Registry& registry, std::uint32_t topic,
@@ -29,11 +37,8 @@ Result<void> check_subscribe_limits(const DomainLockGuard& held, const Registry&
   const EndpointCounts counts = registry.count_endpoints(held);
   const std::uint32_t publishers = counts.publishers[topic];
   const std::uint32_t subscribers = counts.subscribers[topic];
-  if (publishers > kMaxLinks) {
-    return Error(ErrorCode::kLimitReached,
-                 fmt::format("topic '{}' has {} publishers; a subscriber reads from at most {}: drop a publisher "
-                             "of '{}' or split the topic",
-                             topic_name, publishers, kMaxLinks, topic_name));
+  if (publishers > registry.limits().publishers_per_topic) {
+    return too_many_publishers(topic_name, publishers, registry.limits().publishers_per_topic);
   }
   // A new subscriber adds one connection to the pool of each publisher's
   // node: check every node that publishes the topic.
@@ -52,9 +57,11 @@ Result<void> check_subscribe_limits(const DomainLockGuard& held, const Registry&
   if (some_publisher_node < limits.participants && subscribers >= kMaxSubscribersPerPublisher) {
     return Error(ErrorCode::kLimitReached,
                  fmt::format("topic '{}' has {} subscribers connected to the publisher of node '{}'; a publisher "
-                             "serves at most {}: drop a subscriber of '{}' or split the topic",
+                             "serves at most {}, the width of a chunk's holder ledger (a build constant of the "
+                             "shared-memory layout, not a setting): split '{}' into topics of at most {} "
+                             "subscribers each, each with a publisher of its own, or drop a subscriber",
                              topic_name, subscribers, name_of(held, registry, some_publisher_node),
-                             kMaxSubscribersPerPublisher, topic_name));
+                             kMaxSubscribersPerPublisher, topic_name, kMaxSubscribersPerPublisher));
   }
   for (std::uint32_t n = 0; n < limits.participants; ++n) {
     const std::uint32_t limit = registry.participant(held, n).connections;
@@ -86,17 +93,15 @@ Result<void> check_advertise_limits(const DomainLockGuard& held, const Registry&
   const EndpointCounts counts = registry.count_endpoints(held);
   const std::uint32_t publishers = counts.publishers[topic];
   const std::uint32_t subscribers = counts.subscribers[topic];
-  if (publishers >= kMaxLinks) {
-    return Error(ErrorCode::kLimitReached,
-                 fmt::format("topic '{}' has {} publishers; a subscriber reads from at most {}: drop a publisher "
-                             "of '{}' or split the topic",
-                             topic_name, publishers, kMaxLinks, topic_name));
+  if (publishers >= registry.limits().publishers_per_topic) {
+    return too_many_publishers(topic_name, publishers, registry.limits().publishers_per_topic);
   }
   if (subscribers > kMaxSubscribersPerPublisher) {
     return Error(
         ErrorCode::kLimitReached,
-        fmt::format("topic '{}' has {} subscribers; a publisher serves at most {}: drop subscribers "
-                    "of '{}' until {} are left, or split the topic",
+        fmt::format("topic '{}' has {} subscribers; a publisher serves at most {}, the width of a chunk's holder "
+                    "ledger (a build constant of the shared-memory layout, not a setting): split '{}' into topics "
+                    "of at most {} subscribers each, each with a publisher of its own, or drop subscribers",
                     topic_name, subscribers, kMaxSubscribersPerPublisher, topic_name, kMaxSubscribersPerPublisher));
   }
   const bool known = self < registry.limits().participants;

@@ -15,7 +15,7 @@ namespace axon::shm {
 
 /// Whether a new subscriber of `topic` can be connected to every publisher
 /// of it: a topic with a publisher has fewer than kMaxSubscribersPerPublisher
-/// subscribers, at most ShmSubscriberPort::kMaxLinks publishers, and no publisher's node
+/// subscribers, at most the domain's limits.publishers_per_topic publishers, and no publisher's node
 /// would exceed its pool.connections (ParticipantEntry::connections). Allocates only for the
 /// error.
 /// `depth`: the new subscriber's queue depth, whose queue slots (its power of
@@ -25,7 +25,7 @@ Result<void> check_subscribe_limits(const DomainLockGuard& held, const Registry&
 
 /// Whether a new publisher of `topic` on participant `self` (node
 /// `node_name`) can be connected to every subscriber of it: the topic has
-/// fewer than kMaxLinks publishers, at most kMaxSubscribersPerPublisher
+/// fewer than limits.publishers_per_topic publishers, at most kMaxSubscribersPerPublisher
 /// subscribers, and this node's pool would not exceed its pool.connections
 /// connections nor its pool.queue_slots.
 Result<void> check_advertise_limits(const DomainLockGuard& held, const Registry& registry, std::uint32_t topic,

@@ -27,12 +27,13 @@ void liveness_round(const DomainLockGuard& held, Domain& domain, OwnPool& own, P
 }
 
 bool reclaims_pending(const OwnPool& own) noexcept {
-  const PoolSegment& segment = *own.pool()->segment;
-  for (const PublisherBlock& block : segment.blocks) {
+  const MappedPool& pool = *own.pool();
+  for (std::uint32_t b = 0; b < pool.block_count(); ++b) {
+    const PublisherBlock& block = pool.block(b);
     // Acquire pairs with the release stores of kRetired (the publisher's
     // destructor) and kActive (advertise()).
     const BlockState state = block.state.load(std::memory_order_acquire);
-    if (state == BlockState::kRetired || (state == BlockState::kActive && has_closing_connection(*own.pool(), block))) {
+    if (state == BlockState::kRetired || (state == BlockState::kActive && has_closing_connection(pool, block))) {
       return true;
     }
   }

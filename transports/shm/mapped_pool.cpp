@@ -36,14 +36,21 @@ Result<std::shared_ptr<MappedPool>> create_own_pool(const ShmConfig& config, Slo
   if (!chunk_bytes) {
     return chunk_bytes.error();
   }
-  if (!PoolLayout::counts_in_range(config.connections, config.queue_slots)) {
+  if (config.publisher_blocks < 1 || config.publisher_blocks > kMaxPublishersPerNode) {
+    return Error(ErrorCode::kInvalidArgument,
+                 fmt::format("node '{}': pool.publishers is {}, allowed 1..{} (publishers the node may have at "
+                             "once, {} bytes of shared memory each): set pool.publishers (or "
+                             "NodeOptions::pool_publishers) within range",
+                             config.node_name, config.publisher_blocks, kMaxPublishersPerNode, sizeof(PublisherBlock)));
+  }
+  if (!PoolLayout::counts_in_range(config.publisher_blocks, config.connections, config.queue_slots)) {
     return Error(ErrorCode::kInvalidArgument,
                  fmt::format("node '{}': pool.connections is {} (1..{}) and pool.queue_slots {} (1..{}): set them "
                              "within range",
                              config.node_name, config.connections, kMaxConnectionsPerNode, config.queue_slots,
                              kMaxQueueSlotsPerNode));
   }
-  const PoolLayout layout = PoolLayout::of(config.connections, config.queue_slots);
+  const PoolLayout layout = PoolLayout::of(config.publisher_blocks, config.connections, config.queue_slots);
   std::size_t bytes = layout.segment_bytes(*chunk_bytes);
   if (config.huge_pages) {
     bytes = round_up_to_huge_pages(bytes);
@@ -65,15 +72,18 @@ Result<std::shared_ptr<MappedPool>> create_own_pool(const ShmConfig& config, Slo
   segment->owner_generation = self.generation;
   segment->connection_count = layout.connections;
   segment->queue_slot_count = layout.queue_slots;
+  segment->publisher_block_count = layout.publisher_blocks;
+  pool->segment = segment;
+  pool->layout = layout;
+  pool->blocks = std::launder(reinterpret_cast<PublisherBlock*>(pool->mapping.base() + layout.blocks_offset));
   // The memfd is zero, and zero is each connection's and slot's initial state
   // (kFree, turn 0): constructing them would only touch their pages.
-  for (auto& block : segment->blocks) {
-    for (auto& bit : block.connection_of_bit) {
+  for (std::uint32_t b = 0; b < layout.publisher_blocks; ++b) {
+    auto* block = new (&pool->blocks[b]) PublisherBlock();
+    for (auto& bit : block->connection_of_bit) {
       bit.store(kNoConnection, std::memory_order_relaxed);  // published by `ready`
     }
   }
-  pool->segment = segment;
-  pool->layout = layout;
   pool->connections = std::launder(reinterpret_cast<Connection*>(pool->mapping.base() + layout.connections_offset));
   pool->queue_slots = {std::launder(reinterpret_cast<QueueSlot*>(pool->mapping.base() + layout.queue_slots_offset)),
                        layout.queue_slots};
@@ -127,16 +137,21 @@ Result<std::shared_ptr<MappedPool>> map_peer_pool(const ShmConfig& config, SlotR
   if (pool->segment->owner_participant != participant || pool->segment->owner_generation != generation) {
     return Error(ErrorCode::kIncompatible, fmt::format("{} handed out another participant's pool", path));
   }
-  // The owner wrote the counts: checked before they place anything.
+  // The owner wrote the counts: checked before they place anything. Read
+  // once: the checked copy in `layout` is what bounds every index later.
+  const std::uint32_t blocks = pool->segment->publisher_block_count;
   const std::uint32_t connections = pool->segment->connection_count;
   const std::uint32_t queue_slots = pool->segment->queue_slot_count;
-  const PoolLayout layout = PoolLayout::of(connections, queue_slots);
-  if (!PoolLayout::counts_in_range(connections, queue_slots) || layout.chunk_area_offset > pool->mapping.bytes()) {
+  const PoolLayout layout = PoolLayout::of(blocks, connections, queue_slots);
+  if (!PoolLayout::counts_in_range(blocks, connections, queue_slots) ||
+      layout.chunk_area_offset > pool->mapping.bytes()) {
     return Error(ErrorCode::kIncompatible,
-                 fmt::format("{} has a corrupt table size ({} connections, {} queue slots in {} bytes)", path,
-                             connections, queue_slots, pool->mapping.bytes()));
+                 fmt::format("{} has a corrupt table size ({} publisher blocks, {} connections, {} queue slots in {} "
+                             "bytes)",
+                             path, blocks, connections, queue_slots, pool->mapping.bytes()));
   }
   pool->layout = layout;
+  pool->blocks = std::launder(reinterpret_cast<PublisherBlock*>(pool->mapping.base() + layout.blocks_offset));
   pool->connections = std::launder(reinterpret_cast<Connection*>(pool->mapping.base() + layout.connections_offset));
   pool->queue_slots = {std::launder(reinterpret_cast<QueueSlot*>(pool->mapping.base() + layout.queue_slots_offset)),
                        layout.queue_slots};

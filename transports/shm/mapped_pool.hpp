@@ -23,12 +23,19 @@ struct MappedPool {
   ChunkPool pool;
   SlotRef owner;
   bool owner_is_local = false;  ///< Owned by a node of this process.
-  /// Where the connections and queue slots lie, checked against the mapping
-  /// when it was made: process-local, so an index checked against
-  /// `layout.connections` stays inside the table whatever others write.
+  /// Where the blocks, connections and queue slots lie, checked against the
+  /// mapping when it was made: process-local, so an index checked against
+  /// `layout.publisher_blocks` or `layout.connections` stays inside its table
+  /// whatever others write.
   PoolLayout layout;
+  PublisherBlock* blocks = nullptr;
   Connection* connections = nullptr;
   RingSlots<RingEntry> queue_slots;
+
+  /// The pool's publisher blocks (its owner's pool.publishers).
+  [[nodiscard]] std::uint32_t block_count() const noexcept { return layout.publisher_blocks; }
+  /// Block `index`; the caller checked index < block_count().
+  [[nodiscard]] PublisherBlock& block(std::uint32_t index) const noexcept { return blocks[index]; }
 
   [[nodiscard]] std::uint32_t connection_count() const noexcept { return layout.connections; }
   /// Connection `index`; the caller checked index < connection_count().

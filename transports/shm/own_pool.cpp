@@ -9,13 +9,12 @@
 namespace axon::shm {
 
 std::uint32_t OwnPool::free_block(const DomainLockGuard& /*held*/) const noexcept {
-  const PoolSegment* segment = pool_->segment;
-  for (std::uint32_t b = 0; b < kMaxPublishersPerNode; ++b) {
-    if (segment->blocks[b].state.load(std::memory_order_acquire) == BlockState::kFree) {
+  for (std::uint32_t b = 0; b < pool_->block_count(); ++b) {
+    if (pool_->block(b).state.load(std::memory_order_acquire) == BlockState::kFree) {
       return b;
     }
   }
-  return kMaxPublishersPerNode;
+  return kNoBlock;
 }
 
 std::vector<PoolClassStats> OwnPool::stats() const {
@@ -49,7 +48,7 @@ void OwnPool::forget_block(std::uint32_t block) {
 std::vector<PoolTopicShare> OwnPool::shares(std::uint32_t size_class, std::uint32_t except_block) const {
   const ChunkPool& pool = pool_->pool;
   const SizeClass& sc = pool.size_class(size_class);
-  std::array<std::uint32_t, kMaxPublishersPerNode> in_use{};
+  std::vector<std::uint32_t> in_use(pool_->block_count());
   for (std::uint32_t k = 0; k < sc.chunk_count; ++k) {
     const ChunkHeader* chunk = pool.chunk_by_index(sc.first_index + k);
     // Acquire: a statistics read that sees releases made by other threads.
@@ -61,14 +60,14 @@ std::vector<PoolTopicShare> OwnPool::shares(std::uint32_t size_class, std::uint3
     const std::uint32_t mark = chunk->cached.load(std::memory_order_relaxed);
     const bool wide = ChunkPool::held_wide(chunk, holders);
     const bool unused = holders == kLoanBit && !wide && (mark == 1 || mark == ChunkReservation::kReservedMark);
-    if ((holders == 0 && !wide) || unused || block >= kMaxPublishersPerNode) {
+    if ((holders == 0 && !wide) || unused || block >= pool_->block_count()) {
       continue;  // free, or waiting unused in a publisher's reuse cache or reservation
     }
     ++in_use[block];
   }
   std::vector<PoolTopicShare> out;
   const std::lock_guard<std::mutex> lock(topics_mutex_);
-  for (std::uint32_t b = 0; b < kMaxPublishersPerNode; ++b) {
+  for (std::uint32_t b = 0; b < pool_->block_count(); ++b) {
     const BlockTopic& named = topics_[b];
     const std::uint32_t reserved = named.reserved_class == size_class ? named.reserved : 0;
     if (b == except_block || named.topic.empty() || (reserved == 0 && in_use[b] == 0)) {
@@ -119,9 +118,8 @@ void OwnPool::close_connections_of_gone_subscribers(const DomainLockGuard& held)
 void OwnPool::reclaim_retired_blocks(const DomainLockGuard& held) noexcept {
   Registry& registry = domain_.registry(held);
   const SlotRef self = domain_.self();
-  PoolSegment* segment = pool_->segment;
-  for (std::uint32_t b = 0; b < kMaxPublishersPerNode; ++b) {
-    PublisherBlock& block = segment->blocks[b];
+  for (std::uint32_t b = 0; b < pool_->block_count(); ++b) {
+    PublisherBlock& block = pool_->block(b);
     // Acquire pairs with the publisher's release store of kRetired: its last
     // pushes are done, so this thread may reclaim.
     if (block.state.load(std::memory_order_acquire) != BlockState::kRetired) {
@@ -145,9 +143,8 @@ void OwnPool::reclaim_retired_blocks(const DomainLockGuard& held) noexcept {
 }
 
 void OwnPool::reclaim_closing_of_idle_publishers() noexcept {
-  PoolSegment* segment = pool_->segment;
-  for (std::uint32_t b = 0; b < kMaxPublishersPerNode; ++b) {
-    PublisherBlock& block = segment->blocks[b];
+  for (std::uint32_t b = 0; b < pool_->block_count(); ++b) {
+    PublisherBlock& block = pool_->block(b);
     // Acquire pairs with advertise()'s release store of kActive. Retired
     // blocks are reclaimed by reclaim_retired_blocks() without the flag.
     if (block.state.load(std::memory_order_acquire) != BlockState::kActive || !has_closing_connection(*pool_, block)) {

@@ -4,7 +4,6 @@
 // publishers left in it.
 #pragma once
 
-#include <array>
 #include <atomic>
 #include <cstdint>
 #include <memory>
@@ -31,17 +30,25 @@ struct alignas(kCacheLine) BlockBusy {
   std::atomic<std::uint64_t> rejected_reclaimed{0};
 };
 
+/// No block: never a valid index (a pool has at most kMaxPublishersPerNode).
+inline constexpr std::uint32_t kNoBlock = kMaxPublishersPerNode;
+
 /// Thread safety: busy() and stats() from any thread; the reclaims from the
 /// service thread (the ones that take a guard under the domain lock).
 class OwnPool {
  public:
-  OwnPool(Domain& domain, std::shared_ptr<MappedPool> pool) : domain_(domain), pool_(std::move(pool)) {}
+  /// Allocates one flag and one name per block of `pool`.
+  OwnPool(Domain& domain, std::shared_ptr<MappedPool> pool)
+      : domain_(domain),
+        pool_(std::move(pool)),
+        busy_(std::make_unique<BlockBusy[]>(pool_->block_count())),
+        topics_(pool_->block_count()) {}
   OwnPool(const OwnPool&) = delete;
   OwnPool& operator=(const OwnPool&) = delete;
 
   [[nodiscard]] const std::shared_ptr<MappedPool>& pool() const noexcept { return pool_; }
   [[nodiscard]] BlockBusy& busy(std::uint32_t block) noexcept { return busy_[block]; }
-  /// A free publisher block, or kMaxPublishersPerNode when all are in use.
+  /// A free publisher block, or kNoBlock when all pool.publishers are in use.
   [[nodiscard]] std::uint32_t free_block(const DomainLockGuard& held) const noexcept;
   /// Free, reserved and total chunks per class, and what each publisher of
   /// the node holds of it (by topic). Allocates.
@@ -53,7 +60,7 @@ class OwnPool {
   void name_block(std::uint32_t block, std::string topic, std::uint32_t reserved_class, std::uint32_t reserved);
   void forget_block(std::uint32_t block);
   /// What the publishers of the node hold of class `size_class`, except the
-  /// one of `except_block` (kMaxPublishersPerNode: none), as "'topic' 3 (2
+  /// one of `except_block` (kNoBlock: none), as "'topic' 3 (2
   /// reserved), ...". Allocates; for explain_exhausted().
   [[nodiscard]] std::string holders_text(std::uint32_t size_class, std::uint32_t except_block) const;
 
@@ -72,7 +79,7 @@ class OwnPool {
   /// The chunks of class `size_class` each named block (but `except_block`)
   /// holds now, and its reservation.
   [[nodiscard]] std::vector<PoolTopicShare> shares(std::uint32_t size_class,
-                                                   std::uint32_t except_block = kMaxPublishersPerNode) const;
+                                                   std::uint32_t except_block = kNoBlock) const;
 
   /// Process-local: who publishes through each block (name_block()).
   struct BlockTopic {
@@ -83,9 +90,9 @@ class OwnPool {
 
   Domain& domain_;
   std::shared_ptr<MappedPool> pool_;
-  std::array<BlockBusy, kMaxPublishersPerNode> busy_{};
-  mutable std::mutex topics_mutex_;  ///< Guards topics_ (slow paths only).
-  std::array<BlockTopic, kMaxPublishersPerNode> topics_{};
+  std::unique_ptr<BlockBusy[]> busy_;  ///< One per block (pool_->block_count()).
+  mutable std::mutex topics_mutex_;    ///< Guards topics_ (slow paths only).
+  std::vector<BlockTopic> topics_;     ///< One per block.
 };
 
 }  // namespace axon::shm

@@ -138,28 +138,34 @@ struct PoolSegment {
   SegmentHeader header;
   std::uint32_t owner_participant = 0;
   std::uint32_t owner_generation = 0;
-  /// Sizes of the two tables after the blocks, written by the owner before
+  /// Sizes of the three tables after this head, written by the owner before
   /// `ready`; a peer checks them against the mapping (PoolLayout::of()).
   std::uint32_t connection_count = 0;
   std::uint32_t queue_slot_count = 0;
-  PublisherBlock blocks[kMaxPublishersPerNode];
-  // Then, at PoolLayout's offsets: Connection[connection_count],
-  // QueueSlot[queue_slot_count], and the ChunkPool directory and chunks.
+  std::uint32_t publisher_block_count = 0;  ///< pool.publishers
+  std::uint32_t reserved = 0;
+  // Then, at PoolLayout's offsets: PublisherBlock[publisher_block_count],
+  // Connection[connection_count], QueueSlot[queue_slot_count], and the
+  // ChunkPool directory and chunks.
 };
 
-/// Where the tables of a pool segment lie: computed here from the two counts
-/// (never read as offsets from shared memory).
+/// Where the tables of a pool segment lie: computed here from the three
+/// counts (never read as offsets from shared memory).
 struct PoolLayout {
+  std::uint32_t publisher_blocks = 0;
   std::uint32_t connections = 0;
   std::uint32_t queue_slots = 0;
+  std::size_t blocks_offset = 0;
   std::size_t connections_offset = 0;
   std::size_t queue_slots_offset = 0;
   std::size_t chunk_area_offset = 0;
 
-  /// The layout for these counts; both must be within 1..their maximum.
-  static constexpr PoolLayout of(std::uint32_t connections, std::uint32_t queue_slots) noexcept {
-    PoolLayout layout{.connections = connections, .queue_slots = queue_slots};
-    layout.connections_offset = round_up(sizeof(PoolSegment));
+  /// The layout for these counts; each must be within 1..its maximum.
+  static constexpr PoolLayout of(std::uint32_t publisher_blocks, std::uint32_t connections,
+                                 std::uint32_t queue_slots) noexcept {
+    PoolLayout layout{.publisher_blocks = publisher_blocks, .connections = connections, .queue_slots = queue_slots};
+    layout.blocks_offset = round_up(sizeof(PoolSegment));
+    layout.connections_offset = layout.blocks_offset + std::size_t{publisher_blocks} * sizeof(PublisherBlock);
     layout.queue_slots_offset = layout.connections_offset + std::size_t{connections} * sizeof(Connection);
     layout.chunk_area_offset = layout.queue_slots_offset + std::size_t{queue_slots} * sizeof(QueueSlot);
     return layout;
@@ -168,9 +174,10 @@ struct PoolLayout {
   [[nodiscard]] constexpr std::size_t segment_bytes(std::size_t chunk_bytes) const noexcept {
     return chunk_area_offset + chunk_bytes;
   }
-  [[nodiscard]] static constexpr bool counts_in_range(std::uint32_t connections, std::uint32_t queue_slots) noexcept {
-    return connections >= 1 && connections <= kMaxConnectionsPerNode && queue_slots >= 1 &&
-           queue_slots <= kMaxQueueSlotsPerNode;
+  [[nodiscard]] static constexpr bool counts_in_range(std::uint32_t publisher_blocks, std::uint32_t connections,
+                                                      std::uint32_t queue_slots) noexcept {
+    return publisher_blocks >= 1 && publisher_blocks <= kMaxPublishersPerNode && connections >= 1 &&
+           connections <= kMaxConnectionsPerNode && queue_slots >= 1 && queue_slots <= kMaxQueueSlotsPerNode;
   }
 
  private:
@@ -183,6 +190,8 @@ static_assert(offsetof(PublisherBlock, joining_bits) + sizeof(PublisherBlock::jo
                       offsetof(PublisherBlock, active_bits) <=
                   kCacheLine,
               "publish() reads the active and joining masks from one line");
+static_assert(sizeof(PublisherBlock) == 9 * kCacheLine, "a publisher block: 576 bytes (docs/configuration.md)");
+static_assert(kMaxPublishersPerNode <= 0xFFFF, "ChunkHeader::publisher_block holds a block index in 16 bits");
 static_assert(std::is_standard_layout_v<PoolSegment>, "shared-memory layout must be standard");
 static_assert(std::is_trivially_destructible_v<PoolSegment>, "nothing to destroy in shared memory");
 static_assert(sizeof(Connection) == 4 * kCacheLine, "a connection: settings, statistics, producer, consumer lines");

@@ -56,13 +56,19 @@ std::string limits_range_message(const RegistryLimits& limits) {
   for (const Key& k :
        {Key{"nodes", limits.participants, kMaxParticipantsLimit}, Key{"topics", limits.topics, kMaxTopicsLimit},
         Key{"publishers", limits.publishers, kMaxPublishersLimit},
-        Key{"subscribers", limits.subscribers, kMaxSubscribersLimit}}) {
+        Key{"subscribers", limits.subscribers, kMaxSubscribersLimit},
+        Key{"publishers_per_topic", limits.publishers_per_topic, kMaxPublishersPerTopicLimit}}) {
     if (k.value < 1 || k.value > k.max) {
       return fmt::format("limits.{} (NodeOptions::domain_limits.{}) is {}; it must be 1..{}", k.name, k.name, k.value,
                          k.max);
     }
   }
   return {};
+}
+
+std::string describe_limits(const RegistryLimits& limits) {
+  return fmt::format("nodes {}, topics {}, publishers {}, subscribers {}, publishers_per_topic {}", limits.participants,
+                     limits.topics, limits.publishers, limits.subscribers, limits.publishers_per_topic);
 }
 
 Registry::Registry(RegistrySegment* segment, const RegistryLayout& layout) noexcept

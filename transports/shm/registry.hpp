@@ -56,6 +56,10 @@ struct EndpointCounts {
 /// deployment file's key and its range. Slow path: allocates.
 [[nodiscard]] std::string limits_range_message(const RegistryLimits& limits);
 
+/// "nodes N, topics N, publishers N, subscribers N, publishers_per_topic N":
+/// the limits in the deployment file's words, for messages. Allocates.
+[[nodiscard]] std::string describe_limits(const RegistryLimits& limits);
+
 /// A registry's tables as this process reaches them: their places come from
 /// a RegistryLayout this process computed (from limits it checked), never
 /// from offsets in shared memory, and the limits are this process's copy.

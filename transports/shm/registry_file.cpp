@@ -40,8 +40,10 @@ Result<void> DomainMembership::open_or_create_registry(const DomainLockGuard& he
   }
   const auto file_bytes = static_cast<std::size_t>(st.st_size);
   // Its tables' size comes from its limits, checked once mapped (attach_tables()).
-  if (file_bytes < RegistryLayout::of(RegistryLimits{.participants = 1, .topics = 1, .publishers = 1, .subscribers = 1})
-                       .total_bytes) {
+  if (file_bytes <
+      RegistryLayout::of(
+          RegistryLimits{.participants = 1, .topics = 1, .publishers = 1, .subscribers = 1, .publishers_per_topic = 1})
+          .total_bytes) {
     auto replaced = replace_of_wrong_size(held, fd, file_bytes);
     ::close(fd);
     return replaced;
@@ -127,13 +129,11 @@ std::string DomainMembership::attach_tables(std::size_t file_bytes) {
   // copy is used from here on (a later stray write cannot move an index).
   const RegistryLimits limits = registry_segment_->limits;
   if (!limits.in_range()) {
-    return fmt::format("its limits (nodes {}, topics {}, publishers {}, subscribers {}) are out of range",
-                       limits.participants, limits.topics, limits.publishers, limits.subscribers);
+    return fmt::format("its limits ({}) are out of range", describe_limits(limits));
   }
   const RegistryLayout layout = RegistryLayout::of(limits);
   if (layout.total_bytes != file_bytes) {
-    return fmt::format("its limits (nodes {}, topics {}, publishers {}, subscribers {}) need {} bytes, the file has {}",
-                       limits.participants, limits.topics, limits.publishers, limits.subscribers, layout.total_bytes,
+    return fmt::format("its limits ({}) need {} bytes, the file has {}", describe_limits(limits), layout.total_bytes,
                        file_bytes);
   }
   registry_ = Registry(registry_segment_, layout);
@@ -151,17 +151,12 @@ std::string DomainMembership::size_mismatch(int fd, std::size_t file_bytes) {
     return {};  // not a registry of this build: the checks after mapping say what it is
   }
   if (!limits.in_range()) {
-    return fmt::format(
-        "its limits (nodes {}, topics {}, publishers {}, subscribers {}) are out of range: it was "
-        "overwritten",
-        limits.participants, limits.topics, limits.publishers, limits.subscribers);
+    return fmt::format("its limits ({}) are out of range: it was overwritten", describe_limits(limits));
   }
   const std::size_t needed = RegistryLayout::of(limits).total_bytes;
   if (needed != file_bytes || header.total_bytes != file_bytes) {
-    return fmt::format(
-        "it has {} bytes, but its limits (nodes {}, topics {}, publishers {}, subscribers {}) need {}: "
-        "it was truncated or overwritten",
-        file_bytes, limits.participants, limits.topics, limits.publishers, limits.subscribers, needed);
+    return fmt::format("it has {} bytes, but its limits ({}) need {}: it was truncated or overwritten", file_bytes,
+                       describe_limits(limits), needed);
   }
   return {};
 }

@@ -76,13 +76,17 @@ struct RegistryLimits {
   std::uint32_t topics = kDefaultTopics;
   std::uint32_t publishers = kDefaultPublishers;
   std::uint32_t subscribers = kDefaultSubscribers;
+  /// Not a table of the registry: the size of each subscriber's link table
+  /// (in its own process), stored here so that every node agrees on it.
+  std::uint32_t publishers_per_topic = kDefaultPublishersPerTopic;
   friend bool operator==(const RegistryLimits&, const RegistryLimits&) = default;
 
   /// Each within 1..its kMax*Limit (what the layout's offsets are computed for).
   [[nodiscard]] constexpr bool in_range() const noexcept {
     return participants >= 1 && participants <= kMaxParticipantsLimit && topics >= 1 && topics <= kMaxTopicsLimit &&
            publishers >= 1 && publishers <= kMaxPublishersLimit && subscribers >= 1 &&
-           subscribers <= kMaxSubscribersLimit;
+           subscribers <= kMaxSubscribersLimit && publishers_per_topic >= 1 &&
+           publishers_per_topic <= kMaxPublishersPerTopicLimit;
   }
 };
 

@@ -27,7 +27,9 @@ enum class Corruption : std::uint32_t {
 
 /// Why a publisher entry of the registry cannot be used, or "" when it can.
 /// Only the fields this process uses as indices are checked, against the
-/// domain's `limits` (this process's copy).
+/// domain's `limits` (this process's copy); pool_block only against the
+/// largest pool, since the publisher's own pool.publishers is known once its
+/// pool is mapped (invalid_block_index()).
 inline std::string_view invalid_publisher_entry(const EndpointEntry& e, const RegistryLimits& limits) noexcept {
   if (e.topic >= limits.topics)
     return "its topic index is out of range";
@@ -54,10 +56,21 @@ inline std::string_view invalid_subscriber_entry(const EndpointEntry& e, const R
   return {};
 }
 
-/// The same for a connection of a pool (written by the process that created it).
-inline std::string_view invalid_connection(const Connection& c, const RegistryLimits& limits) noexcept {
-  if (c.block >= kMaxPublishersPerNode)
-    return "its block index is out of range";
+/// Why `block` cannot index the publisher blocks of a pool with
+/// `block_count` of them (MappedPool::block_count(), the owner's stored count
+/// checked when the pool was mapped), or "" when it can.
+inline std::string_view invalid_block_index(std::uint32_t block, std::uint32_t block_count) noexcept {
+  if (block >= block_count || block >= kMaxPublishersPerNode)
+    return "its block index is beyond the pool's publisher blocks (pool.publishers)";
+  return {};
+}
+
+/// The same for a connection of a pool with `block_count` publisher blocks
+/// (written by the process that created it).
+inline std::string_view invalid_connection(const Connection& c, const RegistryLimits& limits,
+                                           std::uint32_t block_count) noexcept {
+  if (const std::string_view why = invalid_block_index(c.block, block_count); !why.empty())
+    return why;
   if (c.bit >= kMaxSubscribersPerPublisher)
     return "its bit is out of range";
   if (c.subscriber_slot >= limits.subscribers)

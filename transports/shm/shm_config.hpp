@@ -28,6 +28,9 @@ struct ShmConfig {
   /// first; a later joiner that asks for others is refused. Unset: the
   /// defaults when creating, whatever the domain has when joining.
   std::optional<RegistryLimits> limits;
+  /// Publisher blocks of this node's pool: the publishers it may have at
+  /// once (pool.publishers, 1..kMaxPublishersPerNode).
+  std::uint32_t publisher_blocks = kDefaultPublishersPerNode;
   /// Entries of this node's connection table (pool.connections) and queue
   /// slots its rings share (pool.queue_slots); see pool_segment.hpp.
   std::uint32_t connections = kDefaultConnectionsPerNode;

@@ -10,8 +10,10 @@ namespace axon::shm {
 inline constexpr std::size_t kCacheLine = 64;
 
 inline constexpr std::uint32_t kLayoutVersion =
-    8;  ///< 5: pools sized by config, larger registry; 6: the registry's graph word; 7: registry tables sized by
-        ///< the domain's limits (stored in its head); 8: the wide holder ledger.
+    10;  ///< 5: pools sized by config, larger registry; 6: the registry's graph word; 7: registry tables sized by
+         ///< the domain's limits (stored in its head); 8: the wide holder ledger; 9: publisher blocks sized by
+         ///< pool.publishers (their count stored in the pool segment); 10: publishers per topic in the
+         ///< registry's limits.
 
 /// Registry tables (one registry per domain), sized per domain by its limits
 /// (RegistryLimits: NodeOptions::domain_limits, the deployment file's
@@ -28,13 +30,26 @@ inline constexpr std::uint32_t kMaxParticipantsLimit = 4096;
 inline constexpr std::uint32_t kMaxTopicsLimit = 65536;
 inline constexpr std::uint32_t kMaxPublishersLimit = 65536;
 inline constexpr std::uint32_t kMaxSubscribersLimit = 65536;
+/// Publishers one subscriber reads from (limits.publishers_per_topic): the
+/// size of each subscriber's link table, 96 bytes a link in the subscriber's
+/// process (ShmSubscriberPort::Link), allocated when it subscribes; nothing
+/// in shared memory but this number in the registry's head. take() walks
+/// the links in use, so the maximum bounds that walk: 1024 links are 96 KiB
+/// per subscriber.
+inline constexpr std::uint32_t kDefaultPublishersPerTopic = 64;
+inline constexpr std::uint32_t kMaxPublishersPerTopicLimit = 1024;
 inline constexpr std::size_t kMaxTopicNameBytes = 128;
 inline constexpr std::size_t kMaxTypeNameBytes = 128;
 inline constexpr std::size_t kMaxParticipantNameBytes = 64;
 
 /// Per participant chunk pool.
 inline constexpr std::uint32_t kMaxSizeClasses = 16;
-inline constexpr std::uint32_t kMaxPublishersPerNode = 32;
+/// Publisher blocks of a node's pool (pool.publishers, NodeOptions::
+/// pool_publishers): the default and the largest value accepted. 576 bytes
+/// of shared memory each (sizeof(PublisherBlock)): 18 KiB with the default,
+/// 2.25 MiB at the maximum. ChunkHeader::publisher_block is 16 bits wide.
+inline constexpr std::uint32_t kDefaultPublishersPerNode = 32;
+inline constexpr std::uint32_t kMaxPublishersPerNode = 4096;
 /// Connections of one publisher: the bits of a chunk's holder ledger (see
 /// chunk_header.hpp, holder_bits.hpp). Word 0: bit 63 the publisher's own
 /// loan, bit 62 its transient-local history, bit 61 its network resend

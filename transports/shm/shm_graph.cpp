@@ -36,7 +36,8 @@ void append_endpoint(const DomainLockGuard& held, const Registry& registry, cons
   out.push_back(GraphEndpoint{.kind = kind,
                               .endpoint_id = (std::uint64_t{slot} << 32U) | e.generation,
                               .node_name = std::string(bounded(p.name)),
-                              .pid = p.pid});
+                              .pid = p.pid,
+                              .host = {}});
 }
 
 }  // namespace

@@ -194,11 +194,11 @@ class ShmPublisherPort final : public PublisherPort {
 
 /// Thread safety: take() from one thread at a time; release() from any.
 /// take() rescans the registry (a slow path with system calls) only when the
-/// topic's publishers changed.
+/// topic's publishers changed. Reads from at most the domain's
+/// limits.publishers_per_topic publishers: its link table, allocated once
+/// when it is created.
 class ShmSubscriberPort final : public SubscriberPort {
  public:
-  static constexpr std::uint32_t kMaxLinks = 64;  ///< Publishers per subscriber.
-
   /// What a subscriber uses of its node, and nothing more.
   struct NodeParts {
     std::shared_ptr<const void> owner;  ///< Keeps the node (and the parts below) alive.
@@ -245,6 +245,7 @@ class ShmSubscriberPort final : public SubscriberPort {
     SlotRef publisher;
     bool orphaned = false;   ///< The publisher is gone: drain, then close.
     bool evictable = false;  ///< The publisher may evict: pop by compare-exchange.
+    bool seen = false;       ///< rescan()'s scratch: found registered (or retained) this round.
     /// Samples taken from this link (taking thread only) and given back (any
     /// thread): held = taken - released, with no read-modify-write on take.
     std::uint64_t taken = 0;
@@ -255,13 +256,16 @@ class ShmSubscriberPort final : public SubscriberPort {
       return taken - released.load(std::memory_order_acquire);
     }
   };
+  static_assert(sizeof(Link) == 96, "update the link's cost in shm_constants.hpp and docs/configuration.md");
 
   /// take() and has_data(): rescan when the topic's publishers changed, the
   /// node mapped a peer pool, or a failed lock is due for a retry. Two loads
   /// in steady state, no system call.
   void rescan_if_publishers_changed() noexcept;
+  /// link()'s answer when every slot is in use.
+  static constexpr std::uint32_t kNoLink = ~std::uint32_t{0};
   /// Links `conn` of `pool` (publisher `pub_ref`); the link's slot, or
-  /// kMaxLinks when every slot is in use (the connection is closed then).
+  /// kNoLink when every slot is in use (the connection is closed then).
   std::uint32_t link(std::shared_ptr<MappedPool> pool, Connection* conn, SlotRef pub_ref, bool orphaned) noexcept;
   static void accumulate(QueueCounters& sum, const Connection& conn) noexcept;
   void close_drained_orphans() noexcept;
@@ -269,10 +273,9 @@ class ShmSubscriberPort final : public SubscriberPort {
 
   /// Links `pub` (a live publisher entry of `registry`); false when the
   /// link could not be made (counted as unconnected).
-  bool link_publisher(const DomainLockGuard& held, std::uint32_t slot, const EndpointEntry& pub,
-                      bool (&seen)[kMaxLinks]) noexcept;
+  bool link_publisher(const DomainLockGuard& held, std::uint32_t slot, const EndpointEntry& pub) noexcept;
   /// Links connections to us in pools the node retained.
-  void adopt_retained(const DomainLockGuard& held, const Registry& registry, bool (&seen)[kMaxLinks]) noexcept;
+  void adopt_retained(const DomainLockGuard& held, const Registry& registry) noexcept;
 
   std::shared_ptr<const void> owner_;  ///< Keeps the node alive: the references below are its parts.
   Domain& domain_;
@@ -299,7 +302,11 @@ class ShmSubscriberPort final : public SubscriberPort {
   /// data path (take, release) never takes it.
   mutable std::mutex links_mutex_;
   QueueCounters closed_links_;  ///< Counters of links closed so far.
-  std::array<Link, kMaxLinks> links_;
+  /// The domain's limits.publishers_per_topic: links_ has this many.
+  std::uint32_t max_links_;
+  /// Allocated once by the constructor, never resized: take() and release()
+  /// index it without allocating or locking.
+  std::unique_ptr<Link[]> links_;
 };
 
 }  // namespace axon::shm

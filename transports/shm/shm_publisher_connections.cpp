@@ -17,7 +17,7 @@ ShmPublisherPort::ShmPublisherPort(NodeParts node, std::uint32_t block, SlotRef 
                                    std::string topic_name, const PublisherQos& qos)
     : owner_(std::move(node.owner)),
       pool_(std::move(node.pool)),
-      block_(&pool_->segment->blocks[block]),
+      block_(&pool_->block(block)),
       block_index_(block),
       registry_ref_(registry_ref),
       publisher_id_((std::uint64_t{registry_ref.slot} << 32) | registry_ref.generation),

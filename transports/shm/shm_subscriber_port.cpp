@@ -33,7 +33,9 @@ ShmSubscriberPort::ShmSubscriberPort(NodeParts node, SlotRef registry_ref, std::
       registry_ref_(registry_ref),
       topic_(topic),
       topic_name_(std::move(topic_name)),
-      qos_(qos) {}
+      qos_(qos),
+      max_links_(domain_.limits().publishers_per_topic),
+      links_(std::make_unique<Link[]>(max_links_)) {}
 
 ShmSubscriberPort::~ShmSubscriberPort() {
   // Samples keep the port alive, so nothing is held any more: close every
@@ -205,21 +207,23 @@ void ShmSubscriberPort::rescan(const DomainLockGuard& held) noexcept {
   if (!domain_.registry_intact(held)) {
     return;
   }
-  bool seen[kMaxLinks] = {};
+  for (std::uint32_t i = 0; i < link_count_; ++i) {
+    links_[i].seen = false;
+  }
   std::uint32_t unconnected = 0;
   for (std::uint32_t p = 0; p < registry.limits().publishers; ++p) {
     const EndpointEntry& pub = registry.publisher(held, p);
-    if (pub.state == EntryState::kActive && pub.topic == topic_ && !link_publisher(held, p, pub, seen)) {
+    if (pub.state == EntryState::kActive && pub.topic == topic_ && !link_publisher(held, p, pub)) {
       ++unconnected;
     }
   }
-  adopt_retained(held, registry, seen);
+  adopt_retained(held, registry);
   if (!domain_.registry_intact(held)) {
     return;  // damaged while we read it: what we did not see may still be there
   }
   publishers_unconnected_.store(unconnected, std::memory_order_relaxed);  // a statistic
   for (std::uint32_t i = 0; i < link_count_; ++i) {
-    if (links_[i].conn != nullptr && !seen[i] && !links_[i].orphaned) {
+    if (links_[i].conn != nullptr && !links_[i].seen && !links_[i].orphaned) {
       links_[i].orphaned = true;  // deliver what it queued, then close
       // Relaxed: a statistic read by the executor's liveliness check.
       publishers_lost_.fetch_add(1, std::memory_order_relaxed);
@@ -227,8 +231,8 @@ void ShmSubscriberPort::rescan(const DomainLockGuard& held) noexcept {
   }
 }
 
-bool ShmSubscriberPort::link_publisher(const DomainLockGuard& held, std::uint32_t p, const EndpointEntry& pub,
-                                       bool (&seen)[kMaxLinks]) noexcept {
+bool ShmSubscriberPort::link_publisher(const DomainLockGuard& held, std::uint32_t p,
+                                       const EndpointEntry& pub) noexcept {
   // Written by another process: its indices are checked before any use.
   if (const std::string_view why = invalid_publisher_entry(pub, domain_.limits()); !why.empty()) {
     report_corruption(Corruption::kPublisherEntry,
@@ -238,14 +242,14 @@ bool ShmSubscriberPort::link_publisher(const DomainLockGuard& held, std::uint32_
     return true;
   }
   const SlotRef pub_ref{p, pub.generation};
-  std::uint32_t existing = kMaxLinks;
+  std::uint32_t existing = kNoLink;
   for (std::uint32_t i = 0; i < link_count_; ++i) {
     if (links_[i].conn != nullptr && links_[i].publisher == pub_ref) {
       existing = i;
     }
   }
-  if (existing != kMaxLinks) {
-    seen[existing] = true;
+  if (existing != kNoLink) {
+    links_[existing].seen = true;
     links_[existing].orphaned = false;  // registered: it drains only once it leaves
     return true;
   }
@@ -256,8 +260,15 @@ bool ShmSubscriberPort::link_publisher(const DomainLockGuard& held, std::uint32_
     missing_pools_ = true;
     return false;
   }
-  PoolSegment* segment = pool->segment;
-  PublisherBlock& block = segment->blocks[pub.pool_block];
+  // The registry entry was checked against the largest pool; now against
+  // the one the owner made (its stored block count, checked when mapped).
+  if (const std::string_view why = invalid_block_index(pub.pool_block, pool->block_count()); !why.empty()) {
+    report_corruption(Corruption::kPublisherEntry,
+                      fmt::format("topic '{}': registry publisher entry {} is corrupt ({}: pool_block {} of {})",
+                                  topic_name_, p, why, pub.pool_block, pool->block_count()));
+    return true;
+  }
+  PublisherBlock& block = pool->block(pub.pool_block);
   if (block.state.load(std::memory_order_acquire) != BlockState::kActive || block.publisher_slot != pub_ref.slot ||
       block.publisher_generation != pub_ref.generation) {
     return true;  // the publisher is going away
@@ -288,22 +299,21 @@ bool ShmSubscriberPort::link_publisher(const DomainLockGuard& held, std::uint32_
     }
     conn = *created;
   }
-  if (const std::string_view why = invalid_connection(*conn, domain_.limits()); !why.empty()) {
+  if (const std::string_view why = invalid_connection(*conn, domain_.limits(), pool->block_count()); !why.empty()) {
     report_corruption(Corruption::kConnection,
                       fmt::format("topic '{}': a connection in participant {}'s pool is corrupt ({}: block {}, bit {})",
                                   topic_name_, pub.participant, why, conn->block, conn->bit));
     return true;
   }
   const std::uint32_t slot = link(std::move(pool), conn, pub_ref, false);
-  if (slot == kMaxLinks) {
+  if (slot == kNoLink) {
     return false;
   }
-  seen[slot] = true;
+  links_[slot].seen = true;
   return true;
 }
 
-void ShmSubscriberPort::adopt_retained(const DomainLockGuard& held, const Registry& registry,
-                                       bool (&seen)[kMaxLinks]) noexcept {
+void ShmSubscriberPort::adopt_retained(const DomainLockGuard& held, const Registry& registry) noexcept {
   // Connections to us in pools the node kept for us (a publisher that
   // connected us, queued messages, and is gone now, or going): read what
   // they queued, then close them.
@@ -324,21 +334,22 @@ void ShmSubscriberPort::adopt_retained(const DomainLockGuard& held, const Regist
         continue;
       }
       // Written by another process: checked before block and bit are used.
-      if (const std::string_view why = invalid_connection(candidate, domain_.limits()); !why.empty()) {
+      if (const std::string_view why = invalid_connection(candidate, domain_.limits(), pool->block_count());
+          !why.empty()) {
         report_corruption(Corruption::kConnection,
                           fmt::format("topic '{}': a connection in participant {}'s pool is corrupt ({}: block {}, "
                                       "bit {})",
                                       topic_name_, pool->owner.slot, why, candidate.block, candidate.bit));
         continue;
       }
-      const PublisherBlock& block = pool->segment->blocks[candidate.block];
+      const PublisherBlock& block = pool->block(candidate.block);
       const SlotRef pub_ref{block.publisher_slot, block.publisher_generation};
       // A publisher still registered is not gone: its link must not close
       // when its ring runs empty (it would drop what the publisher queues
       // next). Only a departed publisher's link drains and closes.
       const bool departed = !publisher_registered(held, registry, pub_ref);
-      if (const std::uint32_t slot = link(pool, &candidate, pub_ref, departed); slot != kMaxLinks) {
-        seen[slot] = true;
+      if (const std::uint32_t slot = link(pool, &candidate, pub_ref, departed); slot != kNoLink) {
+        links_[slot].seen = true;
       }
     }
   }
@@ -346,18 +357,19 @@ void ShmSubscriberPort::adopt_retained(const DomainLockGuard& held, const Regist
 
 std::uint32_t ShmSubscriberPort::link(std::shared_ptr<MappedPool> pool, Connection* conn, SlotRef pub_ref,
                                       bool orphaned) noexcept {
-  std::uint32_t slot = kMaxLinks;
-  for (std::uint32_t i = 0; i < kMaxLinks; ++i) {
+  std::uint32_t slot = kNoLink;
+  for (std::uint32_t i = 0; i < max_links_; ++i) {
     // Acquire: a free link's last sample was released (see release()).
     if (links_[i].conn == nullptr && links_[i].held() == 0) {
       slot = i;
       break;
     }
   }
-  if (slot == kMaxLinks) {
-    logger().warn("topic '{}': a subscriber reads from at most {} publishers", topic_name_, kMaxLinks);
+  if (slot == kNoLink) {
+    logger().warn("topic '{}': a subscriber reads from at most {} publishers (limits.publishers_per_topic)",
+                  topic_name_, max_links_);
     conn->state.store(ConnectionState::kClosing, std::memory_order_release);
-    return kMaxLinks;
+    return kNoLink;
   }
   Link& link = links_[slot];
   std::lock_guard<std::mutex> links_guard(links_mutex_);

@@ -162,19 +162,20 @@ Result<std::shared_ptr<ShmPublisherPort>> ShmTransport::add_publisher(const Doma
     return room.error();
   }
   const std::uint32_t block_index = own_->free_block(held);
-  if (block_index == kMaxPublishersPerNode) {
+  if (block_index == kNoBlock) {
     return Error(ErrorCode::kLimitReached,
-                 fmt::format("node '{}' already has {} publishers, the most a node's pool has blocks for "
-                             "(kMaxPublishersPerNode, a build constant of the shared-memory transport): advertise "
+                 fmt::format("node '{}' already has {} publishers, its pool.publishers: raise pool.publishers of "
+                             "node '{}' in the config (or NodeOptions::pool_publishers, at most {}) or advertise "
                              "'{}' from another node",
-                             config_.node_name, kMaxPublishersPerNode, topic.name));
+                             config_.node_name, own_->pool()->block_count(), config_.node_name, kMaxPublishersPerNode,
+                             topic.name));
   }
   auto pub = registry.add_publisher(held, *topic_slot, self, block_index);
   if (!pub) {
     return pub.error();
   }
   MappedPool& own = *own_->pool();
-  PublisherBlock& block = own.segment->blocks[block_index];
+  PublisherBlock& block = own.block(block_index);
   block.publisher_slot = pub->slot;
   block.publisher_generation = pub->generation;
   block.topic = *topic_slot;

@@ -35,6 +35,12 @@ std::uint32_t fragment_bytes_for(std::uint32_t mtu) noexcept {
   return mtu - 28 - static_cast<std::uint32_t>(kDataHeaderBytes);  // IPv4 + UDP headers, then ours
 }
 
+/// A RELIABLE writer's flow-control window: half the receive buffer (a
+/// datagram takes about twice its payload there, sk_buff overhead). The
+/// readers' sockets are not known here; they are set from the same deployment
+/// config on hosts of the same kind, so this socket's buffer stands for theirs.
+std::size_t reliable_window_bytes(const UdpSocket& socket) noexcept { return socket.receive_buffer_bytes() / 2; }
+
 ReceiveSetup receive_setup(const UdpSettings& udp, std::uint64_t sender_id) {
   const std::uint32_t fragment_bytes = fragment_bytes_for(udp.mtu);
   return ReceiveSetup{
@@ -165,7 +171,8 @@ std::shared_ptr<UdpWriter> Participant::add_writer(std::shared_ptr<shm::ShmPubli
                             .counters = &counters_,
                             .checksum = false,
                             .fragment_bytes = fragment_bytes_for(config_.udp.mtu),
-                            .max_message_bytes = config_.udp.max_message_bytes};
+                            .max_message_bytes = config_.udp.max_message_bytes,
+                            .window_bytes = reliable_window_bytes(data_socket_)};
   const std::lock_guard matching(matching_mutex_);
   WriterEntry entry = writers_.add(context, std::move(local),
                                    WriterTopic{.topic_id = topic_id_of(topic.name),

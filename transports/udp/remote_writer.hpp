@@ -21,8 +21,8 @@ class RemoteWriter {
  public:
   /// Completed messages a RELIABLE stream holds back while an older one is missing.
   static constexpr std::uint64_t kWindow = 64;
-  /// RELIABLE: an ACK goes out at most this often per stream (when the
-  /// stream moved on since the last one, or a heartbeat asked for one).
+  /// RELIABLE: an ACK goes out at most this often per stream when the
+  /// stream moved on since the last one; at once when a heartbeat asked.
   static constexpr std::int64_t kAckIntervalNs = 1'000'000;
 
   RemoteWriter(std::shared_ptr<shm::ShmPublisherPort> mirror, std::uint64_t sender_id, std::uint32_t writer_id,
@@ -68,9 +68,10 @@ class RemoteWriter {
   [[nodiscard]] bool ack_pending() const noexcept {
     return reliable_ && synced_ && (expected_ != acked_ || ack_asked_);
   }
-  /// ... and may go out at `now_ns`.
+  /// ... and may go out at `now_ns` (at once when a heartbeat asked: its
+  /// writer may wait for room in its window).
   [[nodiscard]] bool ack_due(std::int64_t now_ns) const noexcept {
-    return ack_pending() && now_ns - last_ack_ns_ >= kAckIntervalNs;
+    return ack_pending() && (ack_asked_ || now_ns - last_ack_ns_ >= kAckIntervalNs);
   }
   /// An ACK of everything before expected() went out at `now_ns`.
   void acked(std::int64_t now_ns) noexcept {

@@ -2,6 +2,7 @@
 // id on the wire and its counters.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 
 #include "transports/udp/udp_counters.hpp"
@@ -16,6 +17,9 @@ struct SendContext {
   bool checksum = false;
   std::uint32_t fragment_bytes = 0;
   std::uint32_t max_message_bytes = 0;
+  /// RELIABLE: bytes of messages a reader has not acknowledged that may be on
+  /// their way to it (flow control, UdpWriter); 0: only the history limits.
+  std::size_t window_bytes = 0;
 };
 
 }  // namespace axon::udp

@@ -17,8 +17,8 @@ Result<bool> UdpGraph::try_snapshot(std::string_view topic, std::vector<GraphEnd
     return local;
   }
   for (const RemoteEndpoints& remote : participant_.remote_endpoints(topic)) {
-    for (const auto [kind, count] : {std::pair{GraphEndpointKind::kPublisher, remote.publishers},
-                                     std::pair{GraphEndpointKind::kSubscriber, remote.subscribers}}) {
+    for (const auto& [kind, count] : {std::pair{GraphEndpointKind::kPublisher, remote.publishers},
+                                      std::pair{GraphEndpointKind::kSubscriber, remote.subscribers}}) {
       for (std::uint32_t i = 0; i < count; ++i) {
         out.push_back(GraphEndpoint{.kind = kind,
                                     .endpoint_id = remote_endpoint_id(remote.participant, kind, i),

@@ -78,6 +78,15 @@ Result<std::uint32_t> parse_ipv4(const std::string& text) {
   return Error(ErrorCode::kInvalidArgument, fmt::format("udp: '{}' is not a numeric IPv4 address", text));
 }
 
+std::size_t UdpSocket::receive_buffer_bytes() const noexcept {
+  int got = 0;
+  socklen_t length = sizeof(got);
+  if (getsockopt(fd_, SOL_SOCKET, SO_RCVBUF, &got, &length) != 0 || got <= 0) {
+    return 0;
+  }
+  return static_cast<std::size_t>(got) / 2;  // the kernel reports twice the usable size
+}
+
 Result<UdpSocket> UdpSocket::open(const SocketOptions& options) {
   const int fd = ::socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
   if (fd < 0) {

@@ -84,6 +84,9 @@ class UdpSocket {
 
   [[nodiscard]] int fd() const noexcept { return fd_; }
   [[nodiscard]] Endpoint local() const noexcept { return local_; }
+  /// The usable size of the receive buffer (SO_RCVBUF as the kernel set it,
+  /// which reports twice the usable size); 0 when it cannot be read.
+  [[nodiscard]] std::size_t receive_buffer_bytes() const noexcept;
 
   /// Joins `group` on the interface that has `interface_ipv4`.
   Result<void> join_multicast(std::uint32_t group, std::uint32_t interface_ipv4);

@@ -44,8 +44,8 @@ PublishResult UdpWriter::publish(LoanedChunk chunk, std::size_t payload_bytes, s
   if (!has_destinations_.load(std::memory_order_relaxed)) {
     return local_->publish(chunk, payload_bytes, payload_offset);
   }
-  if (!wait_for_pacer()) {
-    wait_for_acks([this] { return history_count_ < history_.size(); });
+  if (!wait_for_pacer(payload_bytes)) {
+    wait_for_acks([&] { return window_open(payload_bytes); });
   }
   const Hold guard(*this);
   const bool reliable =
@@ -73,6 +73,10 @@ PublishResult UdpWriter::publish(LoanedChunk chunk, std::size_t payload_bytes, s
     status.dropped += static_cast<std::uint32_t>(destinations_.size());
     return status;
   }
+  // A window still closed in bytes (no ACK for kAckTimeoutNs, room left in
+  // the history): this one goes anyway, kept, so a reader that resumes still
+  // gets it. The next publish waits again: a reader that is only slow is
+  // never sent more than one message beyond what its buffer holds.
   auto status = reliable ? local_->publish_pinned(chunk, payload_bytes, payload_offset)
                          : local_->publish(chunk, payload_bytes, payload_offset);
   // A local subscriber that timed out is an outcome in the status: the
@@ -93,6 +97,7 @@ PublishResult UdpWriter::publish(LoanedChunk chunk, std::size_t payload_bytes, s
     history_[(history_head_ + history_count_) % history_.size()] =
         Kept{.sequence = sequence, .handle = chunk.handle, .payload = message};
     ++history_count_;
+    kept_bytes_ += message.size();
   }
   return status;
 }
@@ -103,13 +108,21 @@ constexpr std::uint64_t pack_progress(std::uint64_t sequence, std::uint32_t frag
 }
 }  // namespace
 
-bool UdpWriter::wait_for_pacer() noexcept {
+bool UdpWriter::window_open(std::size_t bytes) const noexcept {
+  if (history_count_ == history_.size()) {
+    return false;
+  }
+  // At least one message is always in flight, however large.
+  return kept_bytes_ == 0 || context_.window_bytes == 0 || kept_bytes_ + bytes <= context_.window_bytes;
+}
+
+bool UdpWriter::wait_for_pacer(std::size_t bytes) noexcept {
   std::int64_t wait = 0;
   bool room = true;
   {
     const Hold guard(*this);
     apply_acks();
-    room = history_count_ < history_.size();
+    room = window_open(bytes);
     wait = room ? pacer_.delay_ns(monotonic_now_ns()) : 0;
   }
   if (wait > 0) {
@@ -411,6 +424,7 @@ std::uint64_t UdpWriter::oldest_kept() const noexcept { return history_[history_
 
 void UdpWriter::drop_oldest_kept() noexcept {
   local_->unpin(history_[history_head_].handle);
+  kept_bytes_ -= history_[history_head_].payload.size();
   history_[history_head_] = Kept{};
   history_head_ = (history_head_ + 1) % history_.size();
   --history_count_;

@@ -1,6 +1,7 @@
 // The network side of one publisher: sends each message once per remote host
 // that subscribes, keeps the pinned chunks of RELIABLE messages until every
-// RELIABLE reader acknowledged them (a window of history_depth messages),
+// RELIABLE reader acknowledged them (a window of history_depth messages and of
+// about what the readers' receive buffers hold),
 // answers NACKs with resends or GAPs, and sends heartbeats.
 #pragma once
 
@@ -40,7 +41,13 @@ struct WriterDestination {
 /// unacknowledged messages waits for ACKs (back-pressure), prompting the
 /// readers with heartbeats, at most kAckTimeoutNs; then the message is
 /// published on this host only and its status counts the lagging
-/// destinations in timed_out and dropped. A loan that finds the pool held by
+/// destinations in timed_out and dropped. Flow control: the bytes kept must
+/// also fit SendContext::window_bytes (half the receive buffer): beyond it
+/// the datagrams would overrun the reader's socket, be lost and resent (and
+/// the pacer would cut the rate), so a publish waits for ACKs the same way;
+/// at least one message is always allowed, and when no ACK came for
+/// kAckTimeoutNs with room left in the history the message goes anyway
+/// (kept): each publish waits at most that long. A loan that finds the pool held by
 /// the history waits the same way, then comes back exhausted(). Nothing a
 /// live reader has not acknowledged is ever given up, so it never gets a GAP.
 ///
@@ -133,9 +140,12 @@ class UdpWriter {
   /// Queues a NACK for the holder of mutex_; false when the queue is full.
   bool defer(const DeferredNack& request) noexcept;
   void answer_deferred() noexcept;
+  /// Whether a message of `bytes` may go now: room in the history, and the
+  /// kept (unacknowledged) bytes within the flow-control window; the caller holds mutex_.
+  [[nodiscard]] bool window_open(std::size_t bytes) const noexcept;
   /// Sleeps until the pacer lets the next message go (at once when not
-  /// paced); takes mutex_ only to ask. False when the window is full.
-  bool wait_for_pacer() noexcept;
+  /// paced); takes mutex_ only to ask. False when the window is closed.
+  bool wait_for_pacer(std::size_t bytes) noexcept;
   /// Applies the ACKs queued, then gives back the kept messages every
   /// RELIABLE destination has; the caller holds mutex_.
   void apply_acks() noexcept;
@@ -179,6 +189,7 @@ class UdpWriter {
   std::vector<Kept> history_;     ///< Ring, capacity history_depth; guarded by mutex_.
   std::size_t history_head_ = 0;  ///< Oldest entry.
   std::size_t history_count_ = 0;
+  std::size_t kept_bytes_ = 0;  ///< Payload bytes in the history; guarded by mutex_.
   // Scratch for one batch of headers (two variants: best effort, reliable),
   // the fragments' payloads and the batch's datagrams; guarded by mutex_. A
   // batch is what one sendmmsg call takes (OutgoingBatch::kMaxDatagrams).

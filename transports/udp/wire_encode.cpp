@@ -25,10 +25,43 @@ void store_common(std::span<std::byte> out, DatagramType type, std::uint64_t sen
   store_u32(out, common::kDatagramBytes, static_cast<std::uint32_t>(datagram_bytes));
 }
 
+// ACK and NACK: the common header, then the sender and the topic they answer (wire_fields::addressed).
+void store_addressed(std::span<std::byte> out, DatagramType type, std::uint64_t sender_id, std::size_t datagram_bytes,
+                     std::uint64_t target_sender_id, std::uint64_t topic_id, bool checksum) noexcept {
+  store_common(out, type, sender_id, datagram_bytes, checksum);
+  store_u64(out, addressed::kTargetSenderId, target_sender_id);
+  store_u64(out, addressed::kTopicId, topic_id);
+}
+
 void seal(std::span<std::byte> header, std::span<const std::byte> body, bool checksum) noexcept {
   if (checksum) {
     store_u32(header, common::kChecksum, datagram_checksum(SplitBytes{.head = header, .tail = body}));
   }
+}
+
+// HEARTBEAT ([first, last]) and GAP ([first, end)) share one layout (wire_fields::heartbeat).
+struct SequenceSpan {
+  std::uint64_t first;
+  std::uint64_t last_or_end;
+  bool inclusive;
+};
+std::size_t encode_sequence_span(std::span<std::byte> out, DatagramType type, std::uint64_t sender_id,
+                                 std::uint64_t topic_id, std::uint32_t writer_id, SequenceSpan span, bool checksum,
+                                 bool reliable) noexcept {
+  static_assert(kHeartbeatBytes == kGapBytes);
+  if (out.size() < kHeartbeatBytes || sender_id == 0 ||
+      check_sequence_range(span.first, span.last_or_end, span.inclusive) != ParseError::kOk) {
+    return 0;
+  }
+  const std::span<std::byte> h = out.first(kHeartbeatBytes);
+  store_common(h, type, sender_id, kHeartbeatBytes, checksum, reliable);
+  store_u64(h, heartbeat::kTopicId, topic_id);
+  store_u64(h, heartbeat::kFirstSequence, span.first);
+  store_u64(h, heartbeat::kLastSequence, span.last_or_end);
+  store_u32(h, heartbeat::kWriterId, writer_id);
+  store_u32(h, heartbeat::kReserved, 0);
+  seal(h, {}, checksum);
+  return kHeartbeatBytes;
 }
 
 constexpr WireLimits kEncodeLimits{.max_message_bytes = std::numeric_limits<std::uint32_t>::max(),
@@ -72,35 +105,16 @@ std::size_t encode_data(std::span<std::byte> out, std::uint64_t sender_id, const
 
 std::size_t encode_heartbeat(std::span<std::byte> out, std::uint64_t sender_id, const Heartbeat& heartbeat,
                              bool checksum, bool reliable) noexcept {
-  if (out.size() < kHeartbeatBytes || sender_id == 0 ||
-      check_sequence_range(heartbeat.first_sequence, heartbeat.last_sequence, true) != ParseError::kOk) {
-    return 0;
-  }
-  const std::span<std::byte> h = out.first(kHeartbeatBytes);
-  store_common(h, DatagramType::kHeartbeat, sender_id, kHeartbeatBytes, checksum, reliable);
-  store_u64(h, heartbeat::kTopicId, heartbeat.topic_id);
-  store_u64(h, heartbeat::kFirstSequence, heartbeat.first_sequence);
-  store_u64(h, heartbeat::kLastSequence, heartbeat.last_sequence);
-  store_u32(h, heartbeat::kWriterId, heartbeat.writer_id);
-  store_u32(h, heartbeat::kReserved, 0);
-  seal(h, {}, checksum);
-  return kHeartbeatBytes;
+  return encode_sequence_span(
+      out, DatagramType::kHeartbeat, sender_id, heartbeat.topic_id, heartbeat.writer_id,
+      SequenceSpan{.first = heartbeat.first_sequence, .last_or_end = heartbeat.last_sequence, .inclusive = true},
+      checksum, reliable);
 }
 
 std::size_t encode_gap(std::span<std::byte> out, std::uint64_t sender_id, const Gap& gap, bool checksum) noexcept {
-  if (out.size() < kGapBytes || sender_id == 0 ||
-      check_sequence_range(gap.first_sequence, gap.end_sequence, false) != ParseError::kOk) {
-    return 0;
-  }
-  const std::span<std::byte> h = out.first(kGapBytes);
-  store_common(h, DatagramType::kGap, sender_id, kGapBytes, checksum);
-  store_u64(h, heartbeat::kTopicId, gap.topic_id);
-  store_u64(h, heartbeat::kFirstSequence, gap.first_sequence);
-  store_u64(h, heartbeat::kLastSequence, gap.end_sequence);
-  store_u32(h, heartbeat::kWriterId, gap.writer_id);
-  store_u32(h, heartbeat::kReserved, 0);
-  seal(h, {}, checksum);
-  return kGapBytes;
+  return encode_sequence_span(
+      out, DatagramType::kGap, sender_id, gap.topic_id, gap.writer_id,
+      SequenceSpan{.first = gap.first_sequence, .last_or_end = gap.end_sequence, .inclusive = false}, checksum, false);
 }
 
 std::size_t encode_ack(std::span<std::byte> out, std::uint64_t sender_id, const Ack& ack, bool checksum) noexcept {
@@ -108,9 +122,7 @@ std::size_t encode_ack(std::span<std::byte> out, std::uint64_t sender_id, const 
     return 0;
   }
   const std::span<std::byte> h = out.first(kAckBytes);
-  store_common(h, DatagramType::kAck, sender_id, kAckBytes, checksum);
-  store_u64(h, ack::kTargetSenderId, ack.target_sender_id);
-  store_u64(h, ack::kTopicId, ack.topic_id);
+  store_addressed(h, DatagramType::kAck, sender_id, kAckBytes, ack.target_sender_id, ack.topic_id, checksum);
   store_u64(h, ack::kNextSequence, ack.next_sequence);
   store_u32(h, ack::kWriterId, ack.writer_id);
   store_u32(h, ack::kReserved, 0);
@@ -131,9 +143,7 @@ std::size_t encode_nack(std::span<std::byte> out, std::uint64_t sender_id, std::
     }
   }
   const std::span<std::byte> d = out.first(size);
-  store_common(d, DatagramType::kNack, sender_id, size, checksum);
-  store_u64(d, nack::kTargetSenderId, target_sender_id);
-  store_u64(d, nack::kTopicId, topic_id);
+  store_addressed(d, DatagramType::kNack, sender_id, size, target_sender_id, topic_id, checksum);
   store_u32(d, nack::kWriterId, writer_id);
   store_u32(d, nack::kRangeCount, static_cast<std::uint32_t>(ranges.size()));
   for (std::size_t i = 0; i < ranges.size(); ++i) {

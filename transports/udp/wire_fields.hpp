@@ -44,17 +44,22 @@ constexpr std::size_t kWriterId = 48;
 constexpr std::size_t kReserved = 52;
 static_assert(kReserved + 4 == kHeartbeatBytes && kHeartbeatBytes == kGapBytes);
 }  // namespace heartbeat
-namespace ack {
+// ACK and NACK open alike: after the common header, the sender and the topic they answer.
+namespace addressed {
 constexpr std::size_t kTargetSenderId = 24;
 constexpr std::size_t kTopicId = 32;
+}  // namespace addressed
+namespace ack {
+using addressed::kTargetSenderId;
+using addressed::kTopicId;
 constexpr std::size_t kNextSequence = 40;
 constexpr std::size_t kWriterId = 48;
 constexpr std::size_t kReserved = 52;
 static_assert(kReserved + 4 == kAckBytes);
 }  // namespace ack
 namespace nack {
-constexpr std::size_t kTargetSenderId = 24;
-constexpr std::size_t kTopicId = 32;
+using addressed::kTargetSenderId;
+using addressed::kTopicId;
 constexpr std::size_t kWriterId = 40;
 constexpr std::size_t kRangeCount = 44;
 constexpr std::size_t kRanges = 48;

@@ -18,6 +18,7 @@
 #include "harness/endpoint_calls.hpp"
 #include "harness/payload.hpp"
 #include "harness/system.hpp"
+#include "latency/message_content.hpp"
 #include "object_list.hpp"
 #include "object_list.pb.h"
 #include "object_list_axon.h"
@@ -29,16 +30,14 @@
 
 namespace axon_bench::messages {
 
-/// Points of the 1 MiB point cloud (16 B each).
-inline constexpr std::uint32_t kCloudPoints = 65'536;
-/// Targets of the ObjectList (the schemas' maximum).
-inline constexpr std::uint32_t kTargets = axon::schemas::raw::ObjectList::kMaxTargets;
+using content::fill_target;
+using content::kCloudPoints;
+using content::kTargets;
+using content::point_at;
+using content::RawPoint;
 
 /// The point cloud as a raw struct: the same header and points as the
 /// FlatBuffers PointCloud, fixed size (there is no raw schema of it).
-struct RawPoint {
-  float x, y, z, intensity;
-};
 struct RawPointCloud {
   static constexpr std::string_view kAxonTypeName = "axon_bench.raw.PointCloud";
   static constexpr std::uint32_t kAxonTypeVersion = 1;
@@ -79,19 +78,6 @@ enum class Format { kRaw, kFlatBuffers, kProtobuf };
     case Kind::kPointCloud: return sizeof(RawPointCloud) + 4096;
   }
   return 0;
-}
-
-inline void fill_target(axon::schemas::raw::LidarTarget& t, std::uint32_t i) noexcept {
-  t = {.x = static_cast<float>(i),
-       .y = 1.5F,
-       .z = 0.2F,
-       .track_id = static_cast<std::uint16_t>(i),
-       .object_class = 1,
-       .confidence_pct = 90};
-}
-
-inline RawPoint point_at(std::uint32_t i) noexcept {
-  return {static_cast<float>(i & 1023) * 0.1F, static_cast<float>(i >> 10) * 0.1F, 0.5F, 0.8F};
 }
 
 /// Writes and publishes messages of one (format, kind). `publish(pub, i,
@@ -175,11 +161,7 @@ struct MessageWriter<Format::kFlatBuffers, Kind::kObjectList> {
       return loan.error();
     }
     auto& fbb = loan->builder();
-    fb::LidarTarget* targets = nullptr;
-    const auto vector = axon::create_uninitialized_struct_vector(fbb, kTargets, &targets);
-    for (std::uint32_t i = 0; i < kTargets; ++i) {
-      targets[i] = fb::LidarTarget(static_cast<float>(i), 1.5F, 0.2F, static_cast<std::uint16_t>(i), 1, 90);
-    }
+    const auto vector = content::fb_targets(fbb);
     const fb::Header header(index, 0, 1);
     const auto root = fb::CreateObjectList(fbb, &header, vector);
     start_ns = now_ns();
@@ -198,12 +180,7 @@ struct MessageWriter<Format::kFlatBuffers, Kind::kPointCloud> {
       return loan.error();
     }
     auto& fbb = loan->builder();
-    fb::Point* points = nullptr;
-    const auto vector = axon::create_uninitialized_struct_vector(fbb, kCloudPoints, &points);
-    for (std::uint32_t i = 0; i < kCloudPoints; ++i) {
-      const RawPoint p = point_at(i);
-      points[i] = fb::Point(p.x, p.y, p.z, p.intensity);
-    }
+    const auto vector = content::fb_points(fbb);
     const fb::Header header(index, 0, 2);
     const auto root = fb::CreatePointCloud(fbb, &header, vector);
     start_ns = now_ns();
@@ -231,15 +208,7 @@ struct MessageWriter<Format::kProtobuf, Kind::kObjectList> {
   using Type = axon::schemas::pb::ObjectList;
 
   MessageWriter() {
-    for (std::uint32_t i = 0; i < kTargets; ++i) {
-      auto* t = message.add_targets();
-      t->set_x(static_cast<float>(i));
-      t->set_y(1.5F);
-      t->set_z(0.2F);
-      t->set_track_id(i);
-      t->set_object_class(1);
-      t->set_confidence_pct(90);
-    }
+    content::add_targets(message);
     message.mutable_header()->set_frame_id(1);
   }
   axon::PublishResult publish(axon::Publisher<Type>& pub, std::uint64_t index, std::int64_t& start_ns) {
@@ -255,15 +224,7 @@ struct MessageWriter<Format::kProtobuf, Kind::kPointCloud> {
   using Type = axon::schemas::pb::PointCloud;
 
   MessageWriter() {
-    auto* xyzi = message.mutable_xyzi();
-    xyzi->Reserve(static_cast<int>(kCloudPoints * 4));
-    for (std::uint32_t i = 0; i < kCloudPoints; ++i) {
-      const RawPoint p = point_at(i);
-      xyzi->Add(p.x);
-      xyzi->Add(p.y);
-      xyzi->Add(p.z);
-      xyzi->Add(p.intensity);
-    }
+    content::add_points(message);
     message.mutable_header()->set_frame_id(2);
   }
   axon::PublishResult publish(axon::Publisher<Type>& pub, std::uint64_t index, std::int64_t& start_ns) {

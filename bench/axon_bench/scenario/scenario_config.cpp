@@ -16,7 +16,7 @@ constexpr std::uint32_t kMaxDepth = 256;
 /// Components are processes with a node each (the registry has 64
 /// participants; keep room for other users of the domain).
 constexpr std::size_t kMaxComponents = 48;
-/// Publishers per node (kMaxPublishersPerNode in the shared-memory transport).
+/// Publishers per node (the default pool.publishers of the shared-memory transport).
 constexpr std::size_t kMaxPublishesPerComponent = 32;
 
 ScenarioTopic read_topic(YamlReader& r, const YAML::Node& node, std::size_t index) {

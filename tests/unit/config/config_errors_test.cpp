@@ -5,32 +5,16 @@
 #include <string>
 
 #include "axon/deployment_config.hpp"
+#include "tests/support/config_error_case.hpp"
 
 namespace axon {
 namespace {
 
-struct Case {
-  const char* what;
-  const char* text;
-  const char* where;     ///< "file:line:" the error must start with
-  const char* expected;  ///< a piece of the message
-};
-
-std::ostream& operator<<(std::ostream& out, const Case& c) { return out << c.what; }
+using Case = test::ConfigErrorCase;
 
 class ConfigErrors : public ::testing::TestWithParam<Case> {};
 
-TEST_P(ConfigErrors, NameTheLineAndWhatIsExpected) {
-  const Case& c = GetParam();
-
-  auto sut = parse_deployment_config(c.text, "bad.yaml");
-
-  ASSERT_FALSE(sut.ok()) << "accepted: " << c.text;
-  EXPECT_EQ(sut.error().code(), ErrorCode::kInvalidArgument);
-  const std::string message(sut.error().message());
-  EXPECT_EQ(message.rfind(c.where, 0), 0U) << "message: " << message;
-  EXPECT_NE(message.find(c.expected), std::string::npos) << "message: " << message;
-}
+TEST_P(ConfigErrors, NameTheLineAndWhatIsExpected) { test::expect_refused(GetParam()); }
 
 const Case kCases[] = {
     // Syntax.
@@ -76,6 +60,8 @@ const Case kCases[] = {
      "bad.yaml:2:28:", "deadline_ms must be from 0 to 3600000 milliseconds"},
     {"no connections", "nodes:\n  - name: a\n    pool: {connections: 0}\n",
      "bad.yaml:3:25:", "connections must be a whole number from 1 to 16384, found 0"},
+    {"too many publishers", "nodes:\n  - name: a\n    pool: {publishers: 5000}\n",
+     "bad.yaml:3:24:", "node 'a' pool publishers must be a whole number from 1 to 4096, found 5000"},
     {"too many queue slots", "nodes:\n  - name: a\n    pool: {queue_slots: 2000000}\n",
      "bad.yaml:3:25:", "queue_slots must be a whole number from 1 to 1048576"},
     {"chunk classes shrinking",

@@ -20,6 +20,15 @@ TEST(LimitsConfig, ReadsTheKeysGivenAndDefaultsTheOthers) {
   ASSERT_TRUE(sut.ok()) << sut.error().message();
   ASSERT_TRUE(sut->limits.has_value());
   EXPECT_EQ(*sut->limits, (DomainLimits{.nodes = 200, .topics = 2000, .publishers = 4096, .subscribers = 4096}));
+  EXPECT_EQ(sut->limits->publishers_per_topic, 64U);
+}
+
+TEST(LimitsConfig, ReadsPublishersPerTopic) {
+  auto sut = parse_deployment_config("limits:\n  publishers_per_topic: 80\n", "links.yaml");
+
+  ASSERT_TRUE(sut.ok()) << sut.error().message();
+  ASSERT_TRUE(sut->limits.has_value());
+  EXPECT_EQ(*sut->limits, (DomainLimits{.publishers_per_topic = 80}));
 }
 
 TEST(LimitsConfig, AFileWithoutLimitsLeavesThemUnset) {
@@ -30,11 +39,15 @@ TEST(LimitsConfig, AFileWithoutLimitsLeavesThemUnset) {
 }
 
 TEST(LimitsConfig, AcceptsEachLimitAtItsMaximum) {
-  auto sut = parse_deployment_config("limits: {nodes: 4096, topics: 65536, publishers: 65536, subscribers: 65536}\n",
-                                     "max.yaml");
+  auto sut = parse_deployment_config(
+      "limits: {nodes: 4096, topics: 65536, publishers: 65536, subscribers: 65536, publishers_per_topic: 1024}\n",
+      "max.yaml");
 
   ASSERT_TRUE(sut.ok()) << sut.error().message();
-  EXPECT_EQ(*sut->limits, (DomainLimits{.nodes = 4096, .topics = 65536, .publishers = 65536, .subscribers = 65536}));
+  EXPECT_EQ(
+      *sut->limits,
+      (DomainLimits{
+          .nodes = 4096, .topics = 65536, .publishers = 65536, .subscribers = 65536, .publishers_per_topic = 1024}));
 }
 
 struct Case {
@@ -63,6 +76,10 @@ INSTANTIATE_TEST_SUITE_P(
              "bad.yaml:2:", "limits.topics must be a whole number from 1 to 65536, found 70000"},
         Case{"limits:\n  publishers: 1.5\n", "bad.yaml:2:", "limits.publishers must be a whole number from 1 to 65536"},
         Case{"limits:\n  subscribers: many\n", "bad.yaml:2:", "limits.subscribers"},
+        Case{"limits:\n  publishers_per_topic: 0\n",
+             "bad.yaml:2:", "limits.publishers_per_topic must be a whole number from 1 to 1024, found 0"},
+        Case{"limits:\n  publishers_per_topic: 1025\n",
+             "bad.yaml:2:", "limits.publishers_per_topic must be a whole number from 1 to 1024, found 1025"},
         Case{"limits:\n  node: 8\n", "bad.yaml:2:", "node"},
         Case{"limits: 8\n", "bad.yaml:1:", "limits must be a mapping"}));
 

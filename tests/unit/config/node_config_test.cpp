@@ -13,6 +13,7 @@
 #include <sstream>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "axon/axon.hpp"
 #include "src/base/log.hpp"
@@ -141,6 +142,27 @@ TEST_F(NodeConfigTest, ANodeSizesItsConnectionTableFromItsEntry) {
   ASSERT_FALSE(second.ok()) << "pool.connections: 1 holds one subscriber";
   EXPECT_NE(second.error().message().find("raise pool.connections of node 'sensor'"), std::string::npos)
       << second.error().message();
+}
+
+TEST_F(NodeConfigTest, ANodeSizesItsPublisherBlocksFromItsEntry) {
+  const NodeOptions options = options_with(
+      "nodes:\n"
+      "  - name: sensor\n"
+      "    pool: {publishers: 3, connections: 4, queue_slots: 16}\n");
+  auto sensor = Node::create("sensor", options);
+  ASSERT_TRUE(sensor.ok()) << sensor.error().message();
+  std::vector<std::shared_ptr<Publisher<Reading>>> publishers;
+  for (int t = 0; t < 3; ++t) {
+    auto pub = (*sensor)->advertise<Reading>("readings" + std::to_string(t));
+    ASSERT_TRUE(pub.ok()) << pub.error().message();
+    publishers.push_back(std::move(*pub));
+  }
+
+  auto fourth = (*sensor)->advertise<Reading>("readings3");
+
+  ASSERT_FALSE(fourth.ok()) << "pool.publishers: 3 holds three publishers";
+  EXPECT_NE(fourth.error().message().find("raise pool.publishers of node 'sensor'"), std::string::npos)
+      << fourth.error().message();
 }
 
 TEST_F(NodeConfigTest, FindsTheFileThroughAxonConfig) {

@@ -9,6 +9,7 @@
 
 #include "axon/deployment_config.hpp"
 #include "src/config/pool_derivation.hpp"
+#include "tests/support/config_error_case.hpp"
 
 namespace axon {
 namespace {
@@ -137,28 +138,11 @@ TEST(PoolDerivation, MoreThanSixteenSizesMergeWhereItCostsTheLeastMemory) {
   }
 }
 
-struct Case {
-  const char* what;
-  const char* text;
-  const char* where;     ///< "file:line:column:" the error must start with
-  const char* expected;  ///< a piece of the message
-};
-
-std::ostream& operator<<(std::ostream& out, const Case& c) { return out << c.what; }
+using Case = test::ConfigErrorCase;
 
 class PoolFromTopicsErrors : public ::testing::TestWithParam<Case> {};
 
-TEST_P(PoolFromTopicsErrors, NameTheKeyTheValueAndWhatIsExpected) {
-  const Case& c = GetParam();
-
-  auto sut = parse_deployment_config(c.text, "bad.yaml");
-
-  ASSERT_FALSE(sut.ok()) << "accepted: " << c.text;
-  EXPECT_EQ(sut.error().code(), ErrorCode::kInvalidArgument);
-  const std::string message(sut.error().message());
-  EXPECT_EQ(message.rfind(c.where, 0), 0U) << "message: " << message;
-  EXPECT_NE(message.find(c.expected), std::string::npos) << "message: " << message;
-}
+TEST_P(PoolFromTopicsErrors, NameTheKeyTheValueAndWhatIsExpected) { test::expect_refused(GetParam()); }
 
 const Case kCases[] = {
     {"rate of zero", "topics:\n  - {name: a, rate_hz: 0}\n", "bad.yaml:2:24:",

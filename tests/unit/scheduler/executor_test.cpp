@@ -29,6 +29,23 @@ class ExecutorTest : public ::testing::Test {
 
   std::shared_ptr<Publisher<Tick>> advertise(const std::string& topic) { return *node->advertise<Tick>(topic); }
 
+  /// Adds `diag` (priority 0) before `control` (priority 10) to `sut` and
+  /// publishes three ticks on each, diagnostics first: only the priority
+  /// can put control ahead.
+  template <class Executor>
+  void add_diagnostics_first(Executor& sut, const std::shared_ptr<CallbackSubscription<Tick>>& diag,
+                             const std::shared_ptr<CallbackSubscription<Tick>>& control, Publisher<Tick>& diag_pub,
+                             Publisher<Tick>& control_pub) {
+    ASSERT_TRUE(sut.add(diag, {.priority = 0}).ok());
+    ASSERT_TRUE(sut.add(control, {.priority = 10}).ok());
+    for (std::uint64_t i = 1; i <= 3; ++i) {
+      ASSERT_TRUE(publish_tick(diag_pub, i));
+    }
+    for (std::uint64_t i = 1; i <= 3; ++i) {
+      ASSERT_TRUE(publish_tick(control_pub, i));
+    }
+  }
+
   template <class F>
   std::shared_ptr<CallbackSubscription<Tick>> subscribe(const std::string& topic, F callback, SubscriberQos qos = {}) {
     auto sub = node->subscribe<Tick>(topic, qos, std::move(callback));
@@ -75,15 +92,7 @@ TEST_F(ExecutorTest, RunsControlBeforeDiagnosticsWhenBothAreReady) {
   auto control = subscribe("control", [&](const Sample<Tick>&) { order.emplace_back("control"); });
   auto diag = subscribe("diagnostics", [&](const Sample<Tick>&) { order.emplace_back("diag"); });
   SingleThreadedExecutor sut;
-  // Diagnostics added first and published first: only the priority puts control ahead.
-  ASSERT_TRUE(sut.add(diag, {.priority = 0}).ok());
-  ASSERT_TRUE(sut.add(control, {.priority = 10}).ok());
-  for (std::uint64_t i = 1; i <= 3; ++i) {
-    ASSERT_TRUE(publish_tick(*diag_pub, i));
-  }
-  for (std::uint64_t i = 1; i <= 3; ++i) {
-    ASSERT_TRUE(publish_tick(*control_pub, i));
-  }
+  ASSERT_NO_FATAL_FAILURE(add_diagnostics_first(sut, diag, control, *diag_pub, *control_pub));
 
   ASSERT_EQ(*sut.spin_some(), 6U);
 
@@ -274,14 +283,7 @@ TEST_F(ExecutorTest, MultiThreadedExecutorWithOneWorkerRunsControlFirst) {
   auto control = subscribe("control", [&](const Sample<Tick>&) { record("control"); });
   auto diag = subscribe("diagnostics", [&](const Sample<Tick>&) { record("diag"); });
   MultiThreadedExecutor sut(MultiThreadedOptions{.threads = 1, .wait_strategy = WaitStrategy::blocking()});
-  ASSERT_TRUE(sut.add(diag, {.priority = 0}).ok());
-  ASSERT_TRUE(sut.add(control, {.priority = 10}).ok());
-  for (std::uint64_t i = 1; i <= 3; ++i) {
-    ASSERT_TRUE(publish_tick(*diag_pub, i));
-  }
-  for (std::uint64_t i = 1; i <= 3; ++i) {
-    ASSERT_TRUE(publish_tick(*control_pub, i));
-  }
+  ASSERT_NO_FATAL_FAILURE(add_diagnostics_first(sut, diag, control, *diag_pub, *control_pub));
 
   std::thread spinner([&] { EXPECT_TRUE(sut.spin().ok()); });
   const bool all = eventually(

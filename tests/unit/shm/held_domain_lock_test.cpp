@@ -1,8 +1,11 @@
 // Another process holding the domain lock (stopped, or slow) does not hold
 // up this node: check_liveness_now() and a publisher's counters() only try
 // the lock (counters() keeps its last count of unconnected subscribers), and
-// loan, publish and take never take it. What needs the lock waits for it.
+// loan, publish and take never take it. What needs the lock waits for it;
+// the service thread retries it without spinning, even with a dead peer to
+// reclaim.
 #include <gtest/gtest.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -10,6 +13,7 @@
 #include <cstring>
 #include <future>
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 
@@ -132,6 +136,104 @@ TEST_F(HeldDomainLock, GraphSnapshotsDoNotWaitForItAndAreTakenOnceItIsFree) {
   EXPECT_EQ(count_endpoints(sut.endpoints(), GraphEndpointKind::kSubscriber), 1U);
   EXPECT_EQ((*events)[0].endpoint.node_name, "node");
   EXPECT_EQ((*events)[0].endpoint.pid, ::getpid());
+}
+
+/// CPU seconds this process has used (every thread, user and system).
+double process_cpu_seconds() {
+  rusage usage{};
+  ::getrusage(RUSAGE_SELF, &usage);
+  const auto seconds = [](const timeval& t) { return static_cast<double>(t.tv_sec) + t.tv_usec / 1e6; };
+  return seconds(usage.ru_utime) + seconds(usage.ru_stime);
+}
+
+/// A peer process publishing "ticks" every 10 ms, forked before this
+/// process has a transport (and its threads).
+class HeldDomainLockAndADeadPeer : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    peer.emplace(test::ChildProcess::fork_and_run([this] {
+      auto created = ShmTransport::create(
+          ShmConfig{.domain_id = 3, .node_name = "peer", .shm_dir = dir.path(), .chunk_classes = {{256, 64}}});
+      if (!created) {
+        return 1;
+      }
+      auto advertised = (*created)->advertise(topic, PublisherQos{});
+      if (!advertised) {
+        return 2;
+      }
+      std::puts("READY");
+      std::fflush(stdout);
+      for (std::uint64_t n = 0; n < 10'000; ++n) {
+        if (auto loaned = (*advertised)->loan(8)) {
+          std::memcpy(loaned->payload, &n, sizeof(n));
+          (void)(*advertised)->publish(*loaned, sizeof(n), 0);
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      }
+      return 0;
+    }));
+    ASSERT_TRUE(peer->wait_for_line("READY", std::chrono::seconds(20))) << peer->output();
+    auto created = ShmTransport::create(
+        ShmConfig{.domain_id = 3, .node_name = "node", .shm_dir = dir.path(), .chunk_classes = {{256, 64}}});
+    ASSERT_TRUE(created) << created.error().message();
+    transport = std::move(*created);
+    auto subscribed = transport->subscribe(topic, SubscriberQos{.depth = 16});
+    ASSERT_TRUE(subscribed);
+    subscriber = std::move(*subscribed);
+  }
+
+  /// True once a message of the peer arrived (we are connected, so this
+  /// node's service thread watches the peer's process).
+  bool connected_to_peer() {
+    const auto deadline = Clock::now() + std::chrono::seconds(20);
+    while (Clock::now() < deadline) {
+      if (auto taken = subscriber->take()) {
+        subscriber->release(*taken);
+        return true;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    return false;
+  }
+
+  std::size_t publishers_in_graph() {
+    std::vector<GraphEndpoint> endpoints;
+    auto taken = transport->graph()->try_snapshot("ticks", endpoints);
+    return taken && *taken ? count_endpoints(endpoints, GraphEndpointKind::kPublisher) : SIZE_MAX;
+  }
+
+  test::TempDir dir{"axon-held-lock-dead-peer"};
+  const TopicDescriptor topic{
+      .name = "ticks", .type = TypeIdentity{.name = "u64", .hash = 1, .size = 8, .align = 8}, .max_payload_bytes = 8};
+  std::optional<test::ChildProcess> peer;
+  std::shared_ptr<ShmTransport> transport;
+  std::shared_ptr<SubscriberPort> subscriber;
+};
+
+// The service thread wants the lock to reclaim the dead peer, and the peer's
+// pidfd says so at every wake: it used to retry at once, a core spent for as
+// long as the lock was held. It backs off instead, and reclaims once it can.
+TEST_F(HeldDomainLockAndADeadPeer, TheServiceThreadWaitsForTheLockWithoutSpinningAndThenReclaims) {
+  ASSERT_TRUE(connected_to_peer());
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));  // a round after the connection: the peer is watched
+  LockHolder holder(dir.path() + "/axon_d3.lock");
+  ASSERT_TRUE(holder.holding());
+  peer->kill(SIGKILL);
+  ASSERT_EQ(peer->wait(std::chrono::seconds(10)), 128 + SIGKILL);
+
+  const double cpu_before = process_cpu_seconds();
+  const auto start = Clock::now();
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  const double cpu_ms = (process_cpu_seconds() - cpu_before) * 1000.0;
+  const double wall_ms = ms_since(start);
+
+  EXPECT_LT(cpu_ms, wall_ms * 0.1) << "the service thread spun while the lock was held";
+  holder.release();
+  const auto deadline = Clock::now() + std::chrono::seconds(10);
+  while (publishers_in_graph() != 0 && Clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_EQ(publishers_in_graph(), 0U) << "the dead peer was not reclaimed once the lock was free";
 }
 
 }  // namespace

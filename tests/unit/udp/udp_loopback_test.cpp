@@ -20,6 +20,7 @@
 #include "axon/axon.hpp"
 #include "src/base/words_and_fd_wait.hpp"
 #include "tests/support/eventually.hpp"
+#include "tests/support/patterned_message.hpp"
 #include "tests/support/test_messages.hpp"
 #include "tests/support/two_host_loopback.hpp"
 
@@ -31,31 +32,11 @@ using test::eventually;
 using test::routed_to;
 using test::TestMessage;
 
-/// Exactly 4 MiB, filled with a pattern of its sequence.
-struct BigMessage {
+/// Exactly 4 MiB, filled with a pattern of its sequence (test::fill(), test::intact()).
+struct BigMessage : test::PatternedMessage<4U << 20U, 4096, 31> {
   static constexpr std::string_view kAxonTypeName = "axon_test::BigMessage";
-  static constexpr std::size_t kBytes = 4U << 20U;
-  std::uint64_t sequence = 0;
-  std::uint8_t body[kBytes - sizeof(std::uint64_t)];
 };
 static_assert(sizeof(BigMessage) == BigMessage::kBytes);
-
-void fill(BigMessage& m, std::uint64_t sequence) {
-  m.sequence = sequence;
-  for (std::size_t i = 0; i < sizeof(m.body); i += 4096) {
-    m.body[i] = static_cast<std::uint8_t>(sequence * 31 + i / 4096);
-  }
-  m.body[sizeof(m.body) - 1] = static_cast<std::uint8_t>(sequence);
-}
-
-bool intact(const BigMessage& m) {
-  for (std::size_t i = 0; i < sizeof(m.body); i += 4096) {
-    if (m.body[i] != static_cast<std::uint8_t>(m.sequence * 31 + i / 4096)) {
-      return false;
-    }
-  }
-  return m.body[sizeof(m.body) - 1] == static_cast<std::uint8_t>(m.sequence);
-}
 
 /// Two hosts' nodes in this process, each with its own /dev/shm directory.
 class UdpLoopback : public ::testing::Test {
@@ -68,7 +49,7 @@ class UdpLoopback : public ::testing::Test {
   - {name: steady_long, reliability: reliable, depth: 256}
   - {name: local_only, transport: shm}
 )",
-                               .liveliness_timeout_ms = 300,
+                               .liveliness_timeout_ms = 1000,  // a loaded TSan run can miss 300 ms of heartbeats
                                .history_depth = 512}};
   const std::filesystem::path config = hosts.config();
   const std::uint16_t port = hosts.port();

@@ -2,120 +2,71 @@
 // that sends 1 MiB messages as fast as publish() lets it, to a receiver that
 // cannot keep up (small socket buffer, short resend history), must hold back
 // rather than evict what the receiver has not acknowledged (a GAP would make
-// the receiver count the message as lost). Two "hosts" of one process on
+// the receiver count the message as lost), and not overrun its socket buffer. Two "hosts" of one process on
 // loopback, as in udp_loopback_test.cpp.
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <atomic>
 #include <chrono>
-#include <filesystem>
-#include <fstream>
+#include <csignal>
+#include <cstdio>
 #include <iostream>
+#include <memory>
 #include <string>
 #include <thread>
 
 #include "axon/axon.hpp"
+#include "tests/support/child_process.hpp"
 #include "tests/support/eventually.hpp"
+#include "tests/support/patterned_message.hpp"
+#include "tests/support/two_host_loopback.hpp"
 
 namespace axon {
 namespace {
 
 using namespace std::chrono_literals;
 using test::eventually;
+using test::routed_to;
 
-/// Exactly 1 MiB, filled with a pattern of its sequence.
-struct MebibyteMessage {
+/// Exactly 1 MiB, filled with a pattern of its sequence (test::fill(), test::intact()).
+struct MebibyteMessage : test::PatternedMessage<1U << 20U, 1024, 13> {
   static constexpr std::string_view kAxonTypeName = "axon_test::MebibyteMessage";
-  static constexpr std::size_t kBytes = 1U << 20U;
-  std::uint64_t sequence = 0;
-  std::uint8_t body[kBytes - sizeof(std::uint64_t)];
 };
-
-void fill(MebibyteMessage& m, std::uint64_t sequence) {
-  m.sequence = sequence;
-  for (std::size_t i = 0; i < sizeof(m.body); i += 1024) {
-    m.body[i] = static_cast<std::uint8_t>(sequence * 13 + i / 1024);
-  }
-  m.body[sizeof(m.body) - 1] = static_cast<std::uint8_t>(sequence);
-}
-
-bool intact(const MebibyteMessage& m) {
-  for (std::size_t i = 0; i < sizeof(m.body); i += 1024) {
-    if (m.body[i] != static_cast<std::uint8_t>(m.sequence * 13 + i / 1024)) {
-      return false;
-    }
-  }
-  return m.body[sizeof(m.body) - 1] == static_cast<std::uint8_t>(m.sequence);
-}
 
 class UdpReliableWindow : public ::testing::Test {
  protected:
-  void SetUp() override {
-    const auto unique = static_cast<unsigned>(::getpid());
-    port = static_cast<std::uint16_t>(40000 + unique % 20000);
-    dir = std::filesystem::temp_directory_path() / ("axon_udp_window_" + std::to_string(unique));
-    std::filesystem::create_directories(dir / "a");
-    std::filesystem::create_directories(dir / "b");
-    config = dir / "deploy.yaml";
-    // A resend history of 8 messages and a receive buffer of about one
-    // message: the sender outruns the receiver by far more than its history.
-    std::ofstream(config) << "domain: " << (200000 + unique % 100000) << R"(
-hosts:
-  - {name: alpha, address: 127.0.0.1}
-  - {name: beta, address: 127.0.0.2}
-nodes:
-  - name: sender
-    host: alpha
-    pool: {chunk_classes: [{payload_bytes: 1048576, count: 32}]}
-  - name: receiver
-    host: beta
-    pool: {chunk_classes: [{payload_bytes: 1048576, count: 32}]}
-topics:
-  - {name: window, reliability: reliable, history: keep_all, depth: 8}
-udp:
-  discovery:
-    static_peers: [alpha, beta]
-    port: )" << port << R"(
-  heartbeat_period_ms: 20
-  history_depth: 8
-  liveliness_timeout_ms: 2000
-  receive_buffer_bytes: 1 MiB
-)";
-  }
-  void TearDown() override { std::filesystem::remove_all(dir); }
+  std::shared_ptr<Node> node(const std::string& name, const std::string& shm) const { return hosts.node(name, shm); }
 
-  std::shared_ptr<Node> node(const std::string& name, const std::string& shm) {
-    NodeOptions options;
-    options.config_path = config.string();
-    options.shm_dir = (dir / shm).string();
-    auto created = Node::create(name, options);
-    EXPECT_TRUE(created) << created.error().message();
-    return created ? *created : nullptr;
-  }
+  // A resend history of 8 messages and a receive buffer of about one
+  // message: the sender outruns the receiver by far more than its history.
+  test::TwoHostLoopback hosts{"axon_udp_window",
+                              {.topics = "  - {name: window, reliability: reliable, history: keep_all, depth: 8}\n",
+                               .liveliness_timeout_ms = 2000,
+                               .history_depth = 8,
+                               .node_pool = "{chunk_classes: [{payload_bytes: 1048576, count: 32}]}",
+                               .receive_buffer_bytes = "1 MiB"}};
+  std::shared_ptr<Node> receiver;
+  std::shared_ptr<Node> sender;
+  std::shared_ptr<Subscriber<MebibyteMessage>> subscriber;
+  std::shared_ptr<Publisher<MebibyteMessage>> publisher;
 
-  std::uint16_t port = 0;
-  std::filesystem::path dir;
-  std::filesystem::path config;
+  /// Both nodes and the topic's two ends, once the sender sends to beta.
+  void connect() {
+    receiver = node("receiver", "b");
+    sender = node("sender", "a");
+    ASSERT_TRUE(receiver && sender);
+    auto subscribed = receiver->subscribe<MebibyteMessage>("window");
+    auto advertised = sender->advertise<MebibyteMessage>("window");
+    ASSERT_TRUE(subscribed && advertised);
+    subscriber = *subscribed;
+    publisher = *advertised;
+    ASSERT_TRUE(eventually([&] { return routed(); }, 5s));
+  }
+  [[nodiscard]] bool routed() const { return routed_to(*sender, "window", "beta"); }
 };
 
 TEST_F(UdpReliableWindow, MebibyteMessagesAsFastAsPublishAllowsAreNeverLost) {
-  auto receiver = node("receiver", "b");
-  auto sender = node("sender", "a");
-  ASSERT_TRUE(receiver && sender);
-  auto subscriber = receiver->subscribe<MebibyteMessage>("window");
-  auto publisher = sender->advertise<MebibyteMessage>("window");
-  ASSERT_TRUE(subscriber && publisher);
-  ASSERT_TRUE(eventually(
-      [&] {
-        for (const TopicRoute& route : sender->routes("window")) {
-          if (route.host == "beta" && route.transport == TransportKind::kUdp && route.subscribers > 0) {
-            return true;
-          }
-        }
-        return false;
-      },
-      5s));
+  ASSERT_NO_FATAL_FAILURE(connect());
 
   std::atomic<std::uint64_t> received{0};
   std::atomic<std::uint64_t> out_of_order{0};
@@ -125,7 +76,7 @@ TEST_F(UdpReliableWindow, MebibyteMessagesAsFastAsPublishAllowsAreNeverLost) {
     std::uint64_t next = 1;
     while (!stop.load(std::memory_order_relaxed)) {
       bool any = false;
-      while (auto sample = (*subscriber)->take()) {
+      while (auto sample = subscriber->take()) {
         any = true;
         corrupt += intact(**sample) ? 0 : 1;
         out_of_order += (*sample)->sequence == next ? 0 : 1;
@@ -143,13 +94,13 @@ TEST_F(UdpReliableWindow, MebibyteMessagesAsFastAsPublishAllowsAreNeverLost) {
   std::uint64_t timed_out = 0;
   const auto end = std::chrono::steady_clock::now() + 3s;
   while (std::chrono::steady_clock::now() < end) {
-    auto loan = (*publisher)->loan();
+    auto loan = publisher->loan();
     if (!loan) {
       ASSERT_TRUE(loan.exhausted()) << loan.error().message();
       continue;  // back-pressure: the window is full of unacknowledged messages
     }
     fill(**loan, published + 1);
-    const PublishResult result = (*publisher)->publish(std::move(*loan));
+    const PublishResult result = publisher->publish(std::move(*loan));
     ASSERT_TRUE(result) << result.error().message();
     timed_out += result->timed_out;
     ++published;
@@ -167,6 +118,10 @@ TEST_F(UdpReliableWindow, MebibyteMessagesAsFastAsPublishAllowsAreNeverLost) {
   EXPECT_EQ(timed_out, 0U) << "the writer gave up waiting for the receiver";
   EXPECT_EQ(out_of_order.load(), 0U);
   EXPECT_EQ(corrupt.load(), 0U);
+  // Flow control: the writer keeps what it sends unacknowledged within the
+  // receive buffer, so the receiver's socket does not overflow (before: 16 %
+  // of the datagrams were resends).
+  EXPECT_LT(out.fragments_resent * 20, out.datagrams_sent) << "more than 5 % of the datagrams were resends";
   std::cout << "published " << published << " MiB in 3 s, " << out.fragments_resent << " fragments resent, "
             << out.nacks_received << " NACKs\n";
 }
@@ -174,34 +129,20 @@ TEST_F(UdpReliableWindow, MebibyteMessagesAsFastAsPublishAllowsAreNeverLost) {
 // A reader that leaves stops holding the writer: what it had not
 // acknowledged is given back, and publishes no longer wait for it.
 TEST_F(UdpReliableWindow, AReaderThatLeavesStopsHoldingTheWriter) {
-  auto receiver = node("receiver", "b");
-  auto sender = node("sender", "a");
-  ASSERT_TRUE(receiver && sender);
-  auto subscriber = receiver->subscribe<MebibyteMessage>("window");
-  auto publisher = sender->advertise<MebibyteMessage>("window");
-  ASSERT_TRUE(subscriber && publisher);
-  auto routed = [&] {
-    for (const TopicRoute& route : sender->routes("window")) {
-      if (route.host == "beta" && route.transport == TransportKind::kUdp && route.subscribers > 0) {
-        return true;
-      }
-    }
-    return false;
-  };
-  ASSERT_TRUE(eventually(routed, 5s));
+  ASSERT_NO_FATAL_FAILURE(connect());
   auto publish = [&](std::uint64_t sequence) {
-    auto loan = (*publisher)->loan();
+    auto loan = publisher->loan();
     ASSERT_TRUE(loan);
     fill(**loan, sequence);
-    const PublishResult result = (*publisher)->publish(std::move(*loan));
+    const PublishResult result = publisher->publish(std::move(*loan));
     ASSERT_TRUE(result) << result.error().message();
     EXPECT_EQ(result->timed_out, 0U) << "message " << sequence;
   };
   for (std::uint64_t i = 1; i <= 4; ++i) {
     publish(i);
   }
-  (*subscriber).reset();  // the subscription goes ...
-  receiver.reset();       // ... and its host with it
+  subscriber.reset();  // the subscription goes ...
+  receiver.reset();    // ... and its host with it
   ASSERT_TRUE(eventually([&] { return !routed(); }, 5s));
   // Twice the history: each would wait kAckTimeoutNs if the reader still held it.
   const auto start = std::chrono::steady_clock::now();
@@ -209,6 +150,87 @@ TEST_F(UdpReliableWindow, AReaderThatLeavesStopsHoldingTheWriter) {
     publish(i);
   }
   EXPECT_LT(std::chrono::steady_clock::now() - start, 1s);
+}
+
+// A reader that stops acknowledging (its process stopped by SIGSTOP, so it
+// stays alive for liveliness) holds each publish back at most the window's
+// timeout (UdpWriter::kAckTimeoutNs, 100 ms); once the history is full, the
+// message goes to this host only and its status counts the reader in
+// timed_out and dropped. None is
+// lost silently: a publish either keeps the message for the reader (at most
+// the history, 8) or says it did not.
+TEST_F(UdpReliableWindow, AReaderThatStopsAcknowledgingHoldsEachPublishAtMostTheTimeout) {
+  // Forked before this process starts any thread (the nodes come after).
+  auto reader = test::ChildProcess::fork_and_run([this] {
+    auto receiver = node("receiver", "b");
+    if (!receiver) {
+      return 1;
+    }
+    auto subscriber = receiver->subscribe<MebibyteMessage>("window");
+    if (!subscriber) {
+      return 2;
+    }
+    std::printf("READY\n");
+    std::fflush(stdout);
+    for (;;) {
+      while ((*subscriber)->take()) {
+      }
+      std::this_thread::sleep_for(1ms);
+    }
+  });
+  ASSERT_TRUE(reader.wait_for_line("READY", 10s)) << reader.output();
+  auto sender = node("sender", "a");
+  ASSERT_TRUE(sender);
+  auto publisher = sender->advertise<MebibyteMessage>("window");
+  ASSERT_TRUE(publisher);
+  ASSERT_TRUE(eventually([&] { return routed_to(*sender, "window", "beta"); }, 5s));
+  struct Outcome {
+    std::chrono::steady_clock::duration took{};
+    std::uint32_t timed_out = 0;
+    std::uint32_t dropped = 0;
+  };
+  auto publish = [&](std::uint64_t sequence) {
+    const auto start = std::chrono::steady_clock::now();
+    auto loan = (*publisher)->loan();
+    EXPECT_TRUE(loan) << "message " << sequence << ": the pool is held by the history";
+    if (!loan) {
+      return Outcome{};
+    }
+    fill(**loan, sequence);
+    const PublishResult result = (*publisher)->publish(std::move(*loan));
+    EXPECT_TRUE(result) << result.error().message();
+    return Outcome{.took = std::chrono::steady_clock::now() - start,
+                   .timed_out = result ? result->timed_out : 0,
+                   .dropped = result ? result->dropped : 0};
+  };
+  EXPECT_EQ(publish(1).timed_out, 0U) << "the reader is alive and acknowledging";
+  std::this_thread::sleep_for(100ms);  // its ACK comes back
+
+  ASSERT_TRUE(reader.stop(5s));
+  // More than the history, and well within the liveliness timeout (2 s), so
+  // the reader stays a destination: each waits 100 ms at most.
+  constexpr int kPublishes = 12;
+  int timed_out = 0;
+  std::chrono::steady_clock::duration longest{};
+  const auto start = std::chrono::steady_clock::now();
+  for (int i = 0; i < kPublishes; ++i) {
+    const Outcome outcome = publish(static_cast<std::uint64_t>(i) + 2);
+    longest = std::max(longest, outcome.took);
+    if (outcome.timed_out > 0) {
+      ++timed_out;
+      EXPECT_EQ(outcome.timed_out, 1U);
+      EXPECT_EQ(outcome.dropped, 1U) << "a timed-out reader did not get the message";
+    }
+  }
+  const auto took = std::chrono::steady_clock::now() - start;
+  reader.kill(SIGCONT);
+
+  // At most the history (8) was kept for the stopped reader; every other
+  // publish said that it did not reach it.
+  EXPECT_GE(timed_out, kPublishes - 8);
+  // 100 ms each, with room for a loaded machine; never waiting on.
+  EXPECT_LT(longest, 400ms) << "a publish waited far beyond the window's timeout";
+  EXPECT_LT(took, std::chrono::milliseconds(200) * kPublishes) << "publishes waited more than the timeout each";
 }
 
 }  // namespace
