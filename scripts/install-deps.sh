@@ -13,7 +13,7 @@ packages=(
   build-essential cmake git pkg-config
   # Serializers (future work: serializers/flatbuffers, serializers/protobuf).
   libflatbuffers-dev flatbuffers-compiler libprotobuf-dev protobuf-compiler
-  # Lock-free queues, RDMA (future transports/rdma).
+  # Lock-free queues, RDMA (transports/rdma).
   libconcurrentqueue-dev libibverbs-dev librdmacm-dev
   # Tests and benchmarks.
   libgtest-dev libgmock-dev libbenchmark-dev
@@ -26,6 +26,11 @@ packages=(
   clang libclang-rt-14-dev
   # Network tools for transport tests in network namespaces.
   iproute2 iptables
+  # RDMA tests on Soft-RoCE (scripts/run-softroce.sh boots Debian's kernel under
+  # qemu with rdma_rxe): qemu and its firmware, the initramfs tools, the verbs
+  # providers (rxe's libibverbs plug-in), and perftest for the baselines.
+  qemu-system-x86 seabios ipxe-qemu busybox-static cpio kmod
+  rdma-core ibverbs-providers ibverbs-utils perftest
 )
 
 if ! command -v apt-get >/dev/null 2>&1; then
