@@ -28,24 +28,6 @@ std::string endpoint_text(Ipv4Endpoint e) {
                      e.address & 0xFFU, e.port);
 }
 
-// Waits for the event that completes a resolution step.
-Result<void> expect_event(rdma_event_channel* channel, CmEventKind want, std::chrono::milliseconds timeout,
-                          const std::string& what) {
-  auto event = wait_cm_event(channel, timeout);
-  if (!event.ok()) {
-    return event.error();
-  }
-  if (event->kind == CmEventKind::kNothing) {
-    return Error(ErrorCode::kTimeout, fmt::format("{}: no answer within {} ms", what, timeout.count()));
-  }
-  if (event->kind != want) {
-    return Error(ErrorCode::kSystem, fmt::format("{}: {} (status {}): check that the address is on an RDMA "
-                                                 "device's interface and the peer's host is reachable",
-                                                 what, rdma_event_str(event->type), event->status));
-  }
-  return {};
-}
-
 ConnectionEventKind connection_kind(CmEventKind kind) noexcept {
   switch (kind) {
     case CmEventKind::kNothing: return ConnectionEventKind::kNothing;
@@ -95,8 +77,13 @@ rdma_conn_param connection_parameters(const ConnectPrivateBytes& private_data) n
   return p;
 }
 
-CmConnection::CmConnection(EventChannelHandle channel, CmIdHandle id)
-    : channel_(std::move(channel)), id_(std::move(id)) {}
+CmConnection::CmConnection(EventChannelHandle channel, CmIdHandle id, const QpConfig& config,
+                           const ConnectPrivateData& own, std::chrono::milliseconds timeout)
+    : channel_(std::move(channel)),
+      id_(std::move(id)),
+      config_(config),
+      own_(encode_connect_private_data(own)),
+      timeout_ms_(static_cast<int>(timeout.count())) {}
 
 CmConnection::CmConnection(EventChannelHandle channel, CmIdHandle id, const ConnectPrivateData& peer)
     : channel_(std::move(channel)), id_(std::move(id)), peer_(peer) {}
@@ -121,27 +108,7 @@ Result<CmConnection> CmConnection::connect(Ipv4Endpoint source, Ipv4Endpoint pee
       0) {
     return Error(ErrorCode::kSystem, fmt::format("{}: rdma_resolve_addr failed ({})", what, errno_text(errno)));
   }
-  // The event comes within rdma_cm's own timeout; the margin covers a loaded machine.
-  if (auto r = expect_event(channel.value().get(), CmEventKind::kAddressResolved, timeout * 2, what + ", address");
-      !r.ok()) {
-    return r.error();
-  }
-  if (rdma_resolve_route(id.value().get(), ms) != 0) {
-    return Error(ErrorCode::kSystem, fmt::format("{}: rdma_resolve_route failed ({})", what, errno_text(errno)));
-  }
-  if (auto r = expect_event(channel.value().get(), CmEventKind::kRouteResolved, timeout * 2, what + ", route");
-      !r.ok()) {
-    return r.error();
-  }
-  if (auto r = create_rc_qp(id.value().get(), config); !r.ok()) {
-    return r.error();
-  }
-  const ConnectPrivateBytes bytes = encode_connect_private_data(own);
-  rdma_conn_param param = connection_parameters(bytes);
-  if (rdma_connect(id.value().get(), &param) != 0) {
-    return Error(ErrorCode::kSystem, fmt::format("{}: rdma_connect failed ({})", what, errno_text(errno)));
-  }
-  return CmConnection(std::move(channel.value()), std::move(id.value()));
+  return CmConnection(std::move(channel.value()), std::move(id.value()), config, own, timeout);
 }
 
 Result<ConnectionEvent> CmConnection::next_event() {
@@ -149,7 +116,15 @@ Result<ConnectionEvent> CmConnection::next_event() {
   if (!raw.ok()) {
     return raw.error();
   }
-  ConnectionEvent event{.kind = connection_kind(raw->kind), .status = raw->status, .reason = std::nullopt};
+  if (raw->kind == CmEventKind::kAddressResolved || raw->kind == CmEventKind::kRouteResolved) {
+    if (auto r = continue_setup(raw->kind); !r.ok()) {
+      return r.error();
+    }
+  }
+  ConnectionEvent event{.kind = connection_kind(raw->kind),
+                        .status = raw->status,
+                        .cm_event = raw->kind == CmEventKind::kNothing ? "" : rdma_event_str(raw->type),
+                        .reason = std::nullopt};
   if (event.kind == ConnectionEventKind::kRejected) {
     event.reason = decode_reject(raw->data());
   }
@@ -168,6 +143,24 @@ Result<ConnectionEvent> CmConnection::next_event() {
     established_ = false;
   }
   return event;
+}
+
+Result<void> CmConnection::continue_setup(CmEventKind kind) {
+  if (kind == CmEventKind::kAddressResolved) {
+    if (rdma_resolve_route(id_.get(), timeout_ms_) != 0) {
+      return Error(ErrorCode::kSystem,
+                   fmt::format("RDMA connection: rdma_resolve_route failed ({})", errno_text(errno)));
+    }
+    return {};
+  }
+  if (auto r = create_rc_qp(id_.get(), config_); !r.ok()) {
+    return r;
+  }
+  rdma_conn_param param = connection_parameters(own_);
+  if (rdma_connect(id_.get(), &param) != 0) {
+    return Error(ErrorCode::kSystem, fmt::format("RDMA connection: rdma_connect failed ({})", errno_text(errno)));
+  }
+  return {};
 }
 
 Result<ConnectionEvent> CmConnection::wait_event(std::chrono::milliseconds timeout) {
@@ -222,9 +215,9 @@ Error connection_failure(const ConnectionEvent& event) {
                                "listens on that rdma_cm port, or the peer is not an axon participant",
                                event.status));
     case ConnectionEventKind::kUnreachable:
-      return Error(ErrorCode::kClosed, fmt::format("the peer is unreachable over RDMA (status {}): check its address "
-                                                   "and that it runs on an RDMA device",
-                                                   event.status));
+      return Error(ErrorCode::kClosed, fmt::format("the peer is unreachable over RDMA ({}, status {}): check its "
+                                                   "address and that it runs on an RDMA device",
+                                                   event.cm_event, event.status));
     case ConnectionEventKind::kDisconnected:
       return Error(ErrorCode::kClosed, "the peer disconnected the RDMA connection");
     case ConnectionEventKind::kDeviceRemoval: return Error(ErrorCode::kClosed, "the RDMA device was removed");

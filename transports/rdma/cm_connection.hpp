@@ -45,7 +45,7 @@ struct QpConfig {
   std::uint32_t recv_depth = 0;
 };
 
-/// Bound on address and route resolution and on the wait for their events.
+/// rdma_cm's bound on address and on route resolution (each ends in an event).
 inline constexpr std::chrono::milliseconds kResolveTimeout{2000};
 
 /// The RC queue pair of `config` on `id` (rdma_create_qp; the id owns it).
@@ -61,21 +61,23 @@ enum class ConnectionEventKind : std::uint8_t {
   kRejected,
   kUnreachable,
   kDeviceRemoval,
-  kOther,
+  kOther,  ///< Set-up progress (address, route resolved) or an event of no interest.
 };
 
 struct ConnectionEvent {
   ConnectionEventKind kind = ConnectionEventKind::kNothing;
   int status = 0;                      ///< The CM's status (REJECTED: its reject reason).
+  const char* cm_event = "";           ///< librdmacm's name of the event (rdma_event_str).
   std::optional<RejectReason> reason;  ///< kRejected by an axon peer: why.
 };
 
 class CmConnection {
  public:
-  /// Binds a new id to `source` (port 0), resolves `peer` and its route (each
-  /// bounded by `timeout`), creates the QP and sends the connect request with
-  /// `own`. The connection then reports ESTABLISHED (peer() decoded from the
-  /// REP), REJECTED or UNREACHABLE through next_event().
+  /// Binds a new id to `source` (port 0) and starts resolving `peer`
+  /// (rdma_cm bounds each step by `timeout`); it does not wait. The rest is
+  /// driven by next_event(): address resolved -> route resolution, route
+  /// resolved -> the QP of `config` and the connect request with `own`. Then
+  /// ESTABLISHED (peer() decoded from the REP), REJECTED or UNREACHABLE.
   [[nodiscard]] static Result<CmConnection> connect(Ipv4Endpoint source, Ipv4Endpoint peer, const QpConfig& config,
                                                     const ConnectPrivateData& own,
                                                     std::chrono::milliseconds timeout = kResolveTimeout);
@@ -111,11 +113,17 @@ class CmConnection {
   [[nodiscard]] Result<void> disconnect();
 
  private:
-  CmConnection(EventChannelHandle channel, CmIdHandle id);
+  CmConnection(EventChannelHandle channel, CmIdHandle id, const QpConfig& config, const ConnectPrivateData& own,
+               std::chrono::milliseconds timeout);
+  // The active side's next set-up step after an address or route event.
+  [[nodiscard]] Result<void> continue_setup(CmEventKind kind);
   EventChannelHandle channel_;  // destroyed after id_ (declared first)
   CmIdHandle id_;
   std::optional<ConnectPrivateData> peer_;
   bool established_ = false;
+  QpConfig config_{};          // active side: for the QP once the route is there
+  ConnectPrivateBytes own_{};  // active side: the REQ's private data
+  int timeout_ms_ = 0;
 };
 
 /// The error a connection attempt ends in when `event` came instead of

@@ -13,6 +13,7 @@
 #include <chrono>
 #include <functional>
 #include <optional>
+#include <string>
 
 #include "axon/result.hpp"
 #include "transports/rdma/cm_connection.hpp"

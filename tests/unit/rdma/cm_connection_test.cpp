@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <infiniband/verbs.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <csignal>
@@ -142,6 +143,23 @@ TEST(RdmaCmPeer, ServesOneConnection) {
   }
   const char* abi = std::getenv("AXON_RDMA_CM_ABI");  // NOLINT(concurrency-mt-unsafe): single-threaded
   EXPECT_EQ(serve_one_connection(device_env(), std::strtoull(abi != nullptr ? abi : "0", nullptr, 16)), 0);
+}
+
+// On a host without RDMA (no /dev/infiniband/rdma_cm): the listener and the
+// connect say what is missing instead of failing later.
+TEST(RdmaCmWithoutDevice, ListenAndConnectNameWhatIsMissing) {
+  if (access("/dev/infiniband/rdma_cm", F_OK) == 0) {
+    GTEST_SKIP() << "this machine has rdma_cm (RdmaCmOnDevice covers it)";
+  }
+  auto listener = CmListener::listen({.address = kHostB, .port = 0});
+  ASSERT_FALSE(listener.ok());
+  EXPECT_NE(listener.error().message().find("rdma_ucm"), std::string_view::npos) << listener.error().message();
+  auto connection = CmConnection::connect({.address = kHostA, .port = 0}, {.address = kHostB, .port = 7471}, {},
+                                          ConnectPrivateData{});
+  ASSERT_FALSE(connection.ok());
+  EXPECT_NE(connection.error().message().find("/dev/infiniband/rdma_cm"), std::string_view::npos)
+      << connection.error().message();
+  EXPECT_FALSE(cm_device_context("rxe0").ok());
 }
 
 class RdmaCmOnDevice : public ::testing::Test {
