@@ -207,21 +207,20 @@ Error connection_failure(const ConnectionEvent& event) {
   switch (event.kind) {
     case ConnectionEventKind::kRejected:
       if (event.reason) {
-        return Error(ErrorCode::kIncompatible,
-                     fmt::format("the peer rejected the RDMA connection: {}", to_string(*event.reason)));
+        return {ErrorCode::kIncompatible,
+                fmt::format("the peer rejected the RDMA connection: {}", to_string(*event.reason))};
       }
-      return Error(ErrorCode::kClosed,
-                   fmt::format("the RDMA connection was rejected by the peer's host (CM reject reason {}): nobody "
-                               "listens on that rdma_cm port, or the peer is not an axon participant",
-                               event.status));
+      return {ErrorCode::kClosed,
+              fmt::format("the RDMA connection was rejected by the peer's host (CM reject reason {}): nobody "
+                          "listens on that rdma_cm port, or the peer is not an axon participant",
+                          event.status)};
     case ConnectionEventKind::kUnreachable:
-      return Error(ErrorCode::kClosed, fmt::format("the peer is unreachable over RDMA ({}, status {}): check its "
-                                                   "address and that it runs on an RDMA device",
-                                                   event.cm_event, event.status));
-    case ConnectionEventKind::kDisconnected:
-      return Error(ErrorCode::kClosed, "the peer disconnected the RDMA connection");
-    case ConnectionEventKind::kDeviceRemoval: return Error(ErrorCode::kClosed, "the RDMA device was removed");
-    default: return Error(ErrorCode::kSystem, "the RDMA connection ended in an unexpected event");
+      return {ErrorCode::kClosed, fmt::format("the peer is unreachable over RDMA ({}, status {}): check its "
+                                              "address and that it runs on an RDMA device",
+                                              event.cm_event, event.status)};
+    case ConnectionEventKind::kDisconnected: return {ErrorCode::kClosed, "the peer disconnected the RDMA connection"};
+    case ConnectionEventKind::kDeviceRemoval: return {ErrorCode::kClosed, "the RDMA device was removed"};
+    default: return {ErrorCode::kSystem, "the RDMA connection ended in an unexpected event"};
   }
 }
 

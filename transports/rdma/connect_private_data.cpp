@@ -26,7 +26,7 @@ T get(std::span<const std::byte> in, std::size_t offset) noexcept {
 constexpr std::array<std::byte, 4> kRejectMagic{std::byte{'A'}, std::byte{'X'}, std::byte{'R'}, std::byte{'J'}};
 
 Error malformed(std::string what) {
-  return Error(ErrorCode::kMalformed, fmt::format("the peer's rdma_cm private data is not valid: {}", what));
+  return {ErrorCode::kMalformed, fmt::format("the peer's rdma_cm private data is not valid: {}", what)};
 }
 
 }  // namespace
