@@ -257,6 +257,43 @@ TEST_F(RdmaCmOnDevice, ARequestWithAnotherAbiHashIsRejectedAndTheActiveSideSaysW
   EXPECT_EQ(child.wait(kWait), 0) << child.output();
 }
 
+// A request whose private data does not decode (another version here) is
+// rejected by the listener's decoder with its reason byte; sent by hand
+// (librdmacm directly), since CmConnection only sends what it encodes.
+TEST_F(RdmaCmOnDevice, ARequestOfAnotherProtocolVersionIsRejectedWithThatReason) {
+  auto child = spawn_listener(kAbiHash);
+  const std::uint16_t port = port_of(child);
+  auto mem = open_host_a();
+  ASSERT_NE(port, 0);
+  ASSERT_NE(mem, nullptr);
+  auto channel = make_event_channel();
+  ASSERT_TRUE(channel.ok()) << channel.error().message();
+  auto id = make_cm_id(channel.value().get());
+  ASSERT_TRUE(id.ok()) << id.error().message();
+  sockaddr_in src{.sin_family = AF_INET, .sin_port = 0, .sin_addr = {htonl(kHostA)}, .sin_zero = {}};
+  sockaddr_in dst{.sin_family = AF_INET, .sin_port = htons(port), .sin_addr = {htonl(kHostB)}, .sin_zero = {}};
+  ASSERT_EQ(
+      rdma_resolve_addr(id.value().get(), reinterpret_cast<sockaddr*>(&src), reinterpret_cast<sockaddr*>(&dst), 2000),
+      0);
+  auto event = wait_cm_event(channel.value().get(), kWait);
+  ASSERT_TRUE(event.ok() && event->kind == CmEventKind::kAddressResolved);
+  ASSERT_EQ(rdma_resolve_route(id.value().get(), 2000), 0);
+  event = wait_cm_event(channel.value().get(), kWait);
+  ASSERT_TRUE(event.ok() && event->kind == CmEventKind::kRouteResolved);
+  ASSERT_TRUE(create_rc_qp(id.value().get(), qp_config(*mem)).ok());
+  ConnectPrivateBytes bytes = encode_connect_private_data(own_data(*mem, 0xA4ULL, kAbiHash));
+  bytes[0] = std::byte{kConnectProtocolVersion + 1};
+  rdma_conn_param param = connection_parameters(bytes);
+  ASSERT_EQ(rdma_connect(id.value().get(), &param), 0);
+  event = wait_cm_event(channel.value().get(), kWait);
+  ASSERT_TRUE(event.ok());
+  ASSERT_EQ(event->kind, CmEventKind::kRejected) << to_string(event->kind);
+  EXPECT_EQ(decode_reject(event->data()), RejectReason::kVersion);
+  EXPECT_TRUE(child.wait_for_line("REFUSED the peer speaks RDMA connection protocol version 2", kWait))
+      << child.output();
+  EXPECT_EQ(child.wait(kWait), 0) << child.output();
+}
+
 TEST_F(RdmaCmOnDevice, APeerKilledAfterEstablishedIsSeenAsDisconnectedWithinFiveSeconds) {
   auto child = spawn_listener(kAbiHash);
   const std::uint16_t port = port_of(child);
