@@ -26,7 +26,8 @@ namespace axon::rdma {
 using AcceptCheck = std::function<std::optional<RejectReason>(const ConnectPrivateData&)>;
 
 /// A connect request that decoded and passed the check: create the QP, post
-/// the receives the peer may need at once, then accept (or reject).
+/// the receives the peer may need at once, then accept (or reject). Dropped
+/// with neither, the id is destroyed and the CM refuses the request for it.
 class ConnectRequest {
  public:
   ConnectRequest(CmIdHandle id, const ConnectPrivateData& peer) : id_(std::move(id)), peer_(peer) {}
