@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <infiniband/verbs.h>
+#include <poll.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -86,6 +87,12 @@ int serve_one_connection(const std::string& device, std::uint64_t expected_abi) 
   auto listener = mem ? CmListener::listen({.address = kHostB, .port = 0}) : Error(ErrorCode::kSystem, error);
   if (!listener.ok()) {
     std::printf("ERROR %s\n", std::string(listener.error().message()).c_str());
+    return 1;
+  }
+  pollfd ready{.fd = listener->fd(), .events = POLLIN, .revents = 0};
+  auto nothing = listener->next_event([](const ConnectPrivateData&) { return std::optional<RejectReason>(); });
+  if (poll(&ready, 1, 0) != 0 || !nothing.ok() || nothing->kind != ListenerEventKind::kNothing) {
+    std::printf("ERROR a fresh listener is not quiet: its fd is readable or next_event() is not \"nothing\"\n");
     return 1;
   }
   std::printf("PORT %u\n", listener->port());
@@ -215,6 +222,12 @@ TEST_F(RdmaCmOnDevice, BothSidesSeeEstablishedWithEachOthersDataAndAWriteWithImm
   EXPECT_EQ(child.wait_for_line("OWN ", kWait), "OWN " + describe(*connection->peer()));
   EXPECT_EQ(connection->peer()->abi_hash, kAbiHash);
   ASSERT_TRUE(child.wait_for_line("ESTABLISHED", kWait)) << child.output();
+  // Nothing more now: "nothing" is a value, and the fd a poller would wait on is quiet.
+  const auto quiet = connection->next_event();
+  ASSERT_TRUE(quiet.ok()) << quiet.error().message();
+  EXPECT_EQ(quiet->kind, ConnectionEventKind::kNothing);
+  pollfd ready{.fd = connection->fd(), .events = POLLIN, .revents = 0};
+  EXPECT_EQ(poll(&ready, 1, 0), 0);
 
   for (std::size_t i = 0; i < kWriteBytes; ++i) {
     mem->base()[i] = pattern(i);
