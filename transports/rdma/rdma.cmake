@@ -1,4 +1,5 @@
-# The RDMA transport (issue 16; docs/design/rdma-transport.md): libibverbs from rdma-core (libibverbs-dev).
+# The RDMA transport (issue 16; docs/design/rdma-transport.md): libibverbs and librdmacm from rdma-core
+# (libibverbs-dev, librdmacm-dev).
 # Not in the library yet: what is built is tested on its own (tests/unit/rdma); the node does not use it.
 find_path(AXON_IBVERBS_INCLUDE_DIR infiniband/verbs.h)
 find_library(AXON_IBVERBS_LIBRARY ibverbs)
@@ -7,14 +8,25 @@ if(NOT AXON_IBVERBS_INCLUDE_DIR OR NOT AXON_IBVERBS_LIBRARY)
   return()
 endif()
 
+find_path(AXON_RDMACM_INCLUDE_DIR rdma/rdma_cma.h)
+find_library(AXON_RDMACM_LIBRARY rdmacm)
+if(NOT AXON_RDMACM_INCLUDE_DIR OR NOT AXON_RDMACM_LIBRARY)
+  message(STATUS "axon: librdmacm not found (apt install librdmacm-dev): the RDMA transport is not built")
+  return()
+endif()
+
 add_library(axon_rdma OBJECT
+  transports/rdma/cm_connection.cpp
+  transports/rdma/cm_event.cpp
+  transports/rdma/cm_listener.cpp
+  transports/rdma/connect_private_data.cpp
   transports/rdma/device_choice.cpp
   transports/rdma/device_description.cpp
   transports/rdma/device_list.cpp
   transports/rdma/pin_limit.cpp
   transports/rdma/verbs_handles.cpp)
 axon_layer_includes(axon_rdma PRIVATE transports/rdma)
-target_include_directories(axon_rdma SYSTEM PUBLIC ${AXON_IBVERBS_INCLUDE_DIR})
-target_link_libraries(axon_rdma PUBLIC ${AXON_IBVERBS_LIBRARY} PRIVATE axon_shm axon_base)
+target_include_directories(axon_rdma SYSTEM PUBLIC ${AXON_IBVERBS_INCLUDE_DIR} ${AXON_RDMACM_INCLUDE_DIR})
+target_link_libraries(axon_rdma PUBLIC ${AXON_RDMACM_LIBRARY} ${AXON_IBVERBS_LIBRARY} PRIVATE axon_shm axon_base)
 target_compile_features(axon_rdma PUBLIC cxx_std_20)
 target_compile_options(axon_rdma PRIVATE ${AXON_WARNINGS})
