@@ -141,7 +141,9 @@ struct OpenFields {
 };
 
 /// One chunk of the receiver's pool the sender may write one message into:
-/// the immediate of that write is [size_class][slot][length].
+/// the immediate of that write is [size_class][slot][length]. capacity_bytes
+/// is the class's payload capacity, from which both sides derive the
+/// immediate's length bits (immediate.hpp).
 struct GrantEntry {
   std::uint64_t address = 0;  ///< The chunk's payload, in the receiver's registered region.
   std::uint32_t capacity_bytes = 0;
