@@ -57,7 +57,7 @@ finish() {
 # The fuzz stage: one test, failed by a finding or by a failed build.
 run_fuzz() {
   local stage_start_s=${SECONDS}
-  banner "stage fuzz: udp_datagram_fuzz for ${AXON_FUZZ_SECONDS:-60} s"
+  banner "stage fuzz: udp_datagram_fuzz and rdma_control_fuzz for ${AXON_FUZZ_SECONDS:-60} s in all"
   if bash scripts/run-fuzz.sh; then
     passed=$((passed + 1))
     echo "run-tests: stage fuzz took $((SECONDS - stage_start_s))s"

@@ -4,24 +4,13 @@
 
 #include <limits>
 
+#include "transports/rdma/little_endian.hpp"
+
 namespace axon::rdma {
 namespace {
 
-template <class T>
-void put(std::span<std::byte> out, std::size_t offset, T value) noexcept {
-  for (std::size_t i = 0; i < sizeof(T); ++i) {
-    out[offset + i] = static_cast<std::byte>((value >> (8 * i)) & 0xFFU);
-  }
-}
-
-template <class T>
-T get(std::span<const std::byte> in, std::size_t offset) noexcept {
-  T value = 0;
-  for (std::size_t i = 0; i < sizeof(T); ++i) {
-    value = static_cast<T>(value | (static_cast<T>(in[offset + i]) << (8 * i)));
-  }
-  return value;
-}
+using le::load;
+using le::store;
 
 constexpr std::array<std::byte, 4> kRejectMagic{std::byte{'A'}, std::byte{'X'}, std::byte{'R'}, std::byte{'J'}};
 
@@ -33,15 +22,15 @@ Error malformed(std::string what) {
 
 ConnectPrivateBytes encode_connect_private_data(const ConnectPrivateData& data) noexcept {
   ConnectPrivateBytes out{};
-  put<std::uint16_t>(out, 0, data.version);
-  put<std::uint16_t>(out, 2, 0);
-  put<std::uint32_t>(out, 4, data.rkey);
-  put<std::uint64_t>(out, 8, data.sender_id);
-  put<std::uint64_t>(out, 16, data.incarnation);
-  put<std::uint64_t>(out, 24, data.abi_hash);
-  put<std::uint64_t>(out, 32, data.base);
-  put<std::uint64_t>(out, 40, data.length);
-  put<std::uint32_t>(out, 48, data.receive_depth);
+  store<std::uint16_t>(out, 0, data.version);
+  store<std::uint16_t>(out, 2, 0);
+  store<std::uint32_t>(out, 4, data.rkey);
+  store<std::uint64_t>(out, 8, data.sender_id);
+  store<std::uint64_t>(out, 16, data.incarnation);
+  store<std::uint64_t>(out, 24, data.abi_hash);
+  store<std::uint64_t>(out, 32, data.base);
+  store<std::uint64_t>(out, 40, data.length);
+  store<std::uint32_t>(out, 48, data.receive_depth);
   return out;
 }
 
@@ -50,20 +39,20 @@ Result<ConnectPrivateData> decode_connect_private_data(std::span<const std::byte
     return malformed(fmt::format("{} bytes, at least {} expected", bytes.size(), kConnectPrivateDataBytes));
   }
   ConnectPrivateData d;
-  d.version = get<std::uint16_t>(bytes, 0);
+  d.version = load<std::uint16_t>(bytes, 0);
   if (d.version != kConnectProtocolVersion) {
     return Error(ErrorCode::kIncompatible,
                  fmt::format("the peer speaks RDMA connection protocol version {}, this build version {}: run the "
                              "same axon release on both hosts",
                              d.version, kConnectProtocolVersion));
   }
-  d.rkey = get<std::uint32_t>(bytes, 4);
-  d.sender_id = get<std::uint64_t>(bytes, 8);
-  d.incarnation = get<std::uint64_t>(bytes, 16);
-  d.abi_hash = get<std::uint64_t>(bytes, 24);
-  d.base = get<std::uint64_t>(bytes, 32);
-  d.length = get<std::uint64_t>(bytes, 40);
-  d.receive_depth = get<std::uint32_t>(bytes, 48);
+  d.rkey = load<std::uint32_t>(bytes, 4);
+  d.sender_id = load<std::uint64_t>(bytes, 8);
+  d.incarnation = load<std::uint64_t>(bytes, 16);
+  d.abi_hash = load<std::uint64_t>(bytes, 24);
+  d.base = load<std::uint64_t>(bytes, 32);
+  d.length = load<std::uint64_t>(bytes, 40);
+  d.receive_depth = load<std::uint32_t>(bytes, 48);
   if (d.length == 0) {
     return malformed("the pool region's length is 0");
   }
@@ -94,7 +83,7 @@ std::array<std::byte, kRejectBytes> encode_reject(RejectReason reason) noexcept 
   for (std::size_t i = 0; i < kRejectMagic.size(); ++i) {
     out[i] = kRejectMagic[i];
   }
-  put<std::uint16_t>(out, 4, kConnectProtocolVersion);
+  store<std::uint16_t>(out, 4, kConnectProtocolVersion);
   out[6] = static_cast<std::byte>(reason);
   return out;
 }

@@ -20,6 +20,8 @@ add_library(axon_rdma OBJECT
   transports/rdma/cm_event.cpp
   transports/rdma/cm_listener.cpp
   transports/rdma/connect_private_data.cpp
+  transports/rdma/control_encode.cpp
+  transports/rdma/control_parse.cpp
   transports/rdma/device_choice.cpp
   transports/rdma/device_description.cpp
   transports/rdma/device_list.cpp
