@@ -15,14 +15,6 @@ namespace {
 constexpr std::uint8_t kRetryCount = 7;
 constexpr std::uint8_t kRnrRetryCount = 7;
 
-sockaddr_in to_sockaddr(Ipv4Endpoint e) noexcept {
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_port = htons(e.port);
-  a.sin_addr.s_addr = htonl(e.address);
-  return a;
-}
-
 std::string endpoint_text(Ipv4Endpoint e) {
   return fmt::format("{}.{}.{}.{}:{}", e.address >> 24, (e.address >> 16) & 0xFFU, (e.address >> 8) & 0xFFU,
                      e.address & 0xFFU, e.port);
@@ -41,6 +33,14 @@ ConnectionEventKind connection_kind(CmEventKind kind) noexcept {
 }
 
 }  // namespace
+
+sockaddr_in to_sockaddr(Ipv4Endpoint e) noexcept {
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(e.port);
+  a.sin_addr.s_addr = htonl(e.address);
+  return a;
+}
 
 Result<void> create_rc_qp(rdma_cm_id* id, const QpConfig& config) {
   if (config.pd == nullptr || config.pd->context != id->verbs) {

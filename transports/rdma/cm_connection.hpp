@@ -16,6 +16,7 @@
 #pragma once
 
 #include <infiniband/verbs.h>
+#include <netinet/in.h>
 #include <rdma/rdma_cma.h>
 
 #include <chrono>
@@ -33,6 +34,9 @@ struct Ipv4Endpoint {
   std::uint32_t address = 0;
   std::uint16_t port = 0;
 };
+
+/// `e` as the socket address rdma_bind_addr / rdma_resolve_addr take.
+[[nodiscard]] sockaddr_in to_sockaddr(Ipv4Endpoint e) noexcept;
 
 /// What the queue pair is made of; the caller owns pd and the CQs, which
 /// must outlive the connection and be made on cm_device_context() of the

@@ -51,10 +51,7 @@ Result<CmListener> CmListener::listen(Ipv4Endpoint at, int backlog) {
   if (!id.ok()) {
     return id.error();
   }
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_port = htons(at.port);
-  a.sin_addr.s_addr = htonl(at.address);
+  sockaddr_in a = to_sockaddr(at);
   if (rdma_bind_addr(id.value().get(), reinterpret_cast<sockaddr*>(&a)) != 0) {
     return Error(ErrorCode::kSystem,
                  fmt::format("cannot bind the rdma_cm listener to {}.{}.{}.{} port {}: rdma_bind_addr failed ({}); "

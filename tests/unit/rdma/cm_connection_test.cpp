@@ -283,8 +283,8 @@ TEST_F(RdmaCmOnDevice, ARequestOfAnotherProtocolVersionIsRejectedWithThatReason)
   ASSERT_TRUE(channel.ok()) << channel.error().message();
   auto id = make_cm_id(channel.value().get());
   ASSERT_TRUE(id.ok()) << id.error().message();
-  sockaddr_in src{.sin_family = AF_INET, .sin_port = 0, .sin_addr = {htonl(kHostA)}, .sin_zero = {}};
-  sockaddr_in dst{.sin_family = AF_INET, .sin_port = htons(port), .sin_addr = {htonl(kHostB)}, .sin_zero = {}};
+  sockaddr_in src = to_sockaddr({.address = kHostA, .port = 0});
+  sockaddr_in dst = to_sockaddr({.address = kHostB, .port = port});
   ASSERT_EQ(
       rdma_resolve_addr(id.value().get(), reinterpret_cast<sockaddr*>(&src), reinterpret_cast<sockaddr*>(&dst), 2000),
       0);
