@@ -22,9 +22,12 @@ add_library(axon_rdma OBJECT
   transports/rdma/connect_private_data.cpp
   transports/rdma/control_encode.cpp
   transports/rdma/control_parse.cpp
+  transports/rdma/credit_fifo.cpp
   transports/rdma/device_choice.cpp
   transports/rdma/device_description.cpp
   transports/rdma/device_list.cpp
+  transports/rdma/grant_table.cpp
+  transports/rdma/granted_slots.cpp
   transports/rdma/pin_limit.cpp
   transports/rdma/verbs_handles.cpp)
 axon_layer_includes(axon_rdma PRIVATE transports/rdma)
