@@ -26,6 +26,7 @@ add_library(axon_rdma OBJECT
   transports/rdma/device_description.cpp
   transports/rdma/device_list.cpp
   transports/rdma/pin_limit.cpp
+  transports/rdma/pool_registration.cpp
   transports/rdma/verbs_handles.cpp)
 axon_layer_includes(axon_rdma PRIVATE transports/rdma)
 target_include_directories(axon_rdma SYSTEM PUBLIC ${AXON_IBVERBS_INCLUDE_DIR} ${AXON_RDMACM_INCLUDE_DIR})

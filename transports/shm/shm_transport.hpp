@@ -48,6 +48,12 @@ class ShmTransport final : public Transport, public std::enable_shared_from_this
   /// The same, for a wrapping transport that adds endpoints of its own (udp::UdpGraph).
   [[nodiscard]] ShmGraph& shm_graph() noexcept { return graph_; }
   [[nodiscard]] std::uint32_t domain_id() const noexcept { return config_.domain_id; }
+  /// Where this node's own pool's chunks lie in this process (the chunks
+  /// only: never the publisher blocks, connections or rings before them),
+  /// for the composition root to register them for RDMA
+  /// (docs/design/rdma-transport.md, "Memory registration"). Valid while
+  /// the transport lives.
+  [[nodiscard]] ChunkArea own_chunk_area() const noexcept { return own_->pool()->pool.chunk_area(); }
   /// Runs one liveness round now (tests; normally the service thread does).
   void check_liveness_now();
 
