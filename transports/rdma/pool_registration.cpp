@@ -32,13 +32,13 @@ Result<void> check_classes_receivable(const shm::ChunkArea& area, std::string_vi
     if (max_grant_slots(classes[i].payload_capacity) != 0) {
       continue;
     }
-    return Error(ErrorCode::kInvalidArgument,
-                 fmt::format("node '{}': nodes[].pool.chunk_classes entry {} ({} chunks of {} bytes, {:.0f} MiB) "
-                             "cannot be received over RDMA: the immediate value of a write has no grant slot left "
-                             "for chunks of 256 MiB or more; make the class smaller than 256 MiB (268435456 bytes) "
-                             "or do not use transport rdma or auto on this node's host",
-                             node, i, classes[i].chunk_count, classes[i].payload_capacity,
-                             classes[i].payload_capacity / kMiB));
+    return Error(
+        ErrorCode::kInvalidArgument,
+        fmt::format("node '{}': nodes[].pool.chunk_classes entry {} ({} chunks of {} bytes, {:.0f} MiB) "
+                    "cannot be received over RDMA: the immediate value of a write has no grant slot left "
+                    "for chunks of 256 MiB or more; make the class smaller than 256 MiB (268435456 bytes) "
+                    "or do not use transport rdma or auto on this node's host",
+                    node, i, classes[i].chunk_count, classes[i].payload_capacity, classes[i].payload_capacity / kMiB));
   }
   return {};
 }

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <span>
 
+#include "transports/shm/chunk_pool.hpp"
 #include "transports/shm/shm_constants.hpp"
 
 namespace axon::shm {
@@ -33,5 +34,27 @@ struct ChunkArea {
 
   [[nodiscard]] std::span<const ChunkClassExtent> class_list() const noexcept { return {classes.data(), class_count}; }
 };
+
+/// Where the chunks of `pool` lie in this mapping, from its directory: for a
+/// pool this process formatted (its own), whose classes follow each other.
+/// Not on the data path.
+[[nodiscard]] inline ChunkArea chunk_area_of(const ChunkPool& pool) noexcept {
+  const std::uint32_t count = pool.class_count();
+  const SizeClass& last = pool.size_class(count - 1);
+  auto* const first = reinterpret_cast<std::byte*>(pool.chunk_by_index(0));
+  auto* const last_first = reinterpret_cast<std::byte*>(pool.chunk_by_index(last.first_index));
+  ChunkArea area{.base = first,
+                 .bytes = static_cast<std::size_t>(last_first - first) + std::size_t{last.stride} * last.chunk_count,
+                 .class_count = count};
+  for (std::uint32_t i = 0; i < count; ++i) {
+    const SizeClass& sc = pool.size_class(i);
+    const auto* const class_first = reinterpret_cast<const std::byte*>(pool.chunk_by_index(sc.first_index));
+    area.classes[i] = {.payload_capacity = sc.payload_capacity,
+                       .chunk_count = sc.chunk_count,
+                       .stride = sc.stride,
+                       .first_offset = static_cast<std::uint64_t>(class_first - first)};
+  }
+  return area;
+}
 
 }  // namespace axon::shm

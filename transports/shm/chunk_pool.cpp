@@ -104,23 +104,6 @@ Result<ChunkPool> ChunkPool::attach(std::byte* base, std::size_t bytes) {
   return ChunkPool(base, dir);
 }
 
-ChunkArea ChunkPool::chunk_area() const noexcept {
-  // format() laid the classes out one after the other from the end of the
-  // directory, up to chunk_area_bytes.
-  const std::uint64_t first = dir_->classes[0].first_offset;
-  ChunkArea area{.base = base_ + first,
-                 .bytes = static_cast<std::size_t>(dir_->chunk_area_bytes - first),
-                 .class_count = dir_->class_count};
-  for (std::uint32_t i = 0; i < dir_->class_count; ++i) {
-    const SizeClass& sc = dir_->classes[i];
-    area.classes[i] = {.payload_capacity = sc.payload_capacity,
-                       .chunk_count = sc.chunk_count,
-                       .stride = sc.stride,
-                       .first_offset = sc.first_offset - first};
-  }
-  return area;
-}
-
 ChunkHeader* ChunkPool::pop(SizeClass& sc) noexcept {
   // Acquire pairs with the release CAS in release(): the pushed chunk's
   // next_free (and the last holder's writes) are visible before we read them.

@@ -10,7 +10,6 @@
 
 #include "axon/options.hpp"
 #include "axon/result.hpp"
-#include "transports/shm/chunk_area.hpp"
 #include "transports/shm/chunk_header.hpp"
 #include "transports/shm/holder_bits.hpp"
 #include "transports/shm/shm_constants.hpp"
@@ -146,11 +145,6 @@ class ChunkPool {
   [[nodiscard]] std::uint32_t free_chunks(std::uint32_t i) const noexcept;
 
   [[nodiscard]] bool valid() const noexcept { return dir_ != nullptr; }
-  /// Where the chunks lie in this mapping (the directory left out), read
-  /// from the directory: for a pool this process format()ted (its own), whose
-  /// classes follow each other from the end of the directory. Not on the
-  /// data path.
-  [[nodiscard]] ChunkArea chunk_area() const noexcept;
 
  private:
   ChunkPool(std::byte* base, PoolDirectory* dir) noexcept : base_(base), dir_(dir) {}

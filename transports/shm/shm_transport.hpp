@@ -13,6 +13,7 @@
 #include "axon/options.hpp"
 #include "axon/result.hpp"
 #include "axon/transport.hpp"
+#include "transports/shm/chunk_area.hpp"
 #include "transports/shm/domain_membership.hpp"
 #include "transports/shm/durable_publishers.hpp"
 #include "transports/shm/fd_channel.hpp"
@@ -53,7 +54,7 @@ class ShmTransport final : public Transport, public std::enable_shared_from_this
   /// for the composition root to register them for RDMA
   /// (docs/design/rdma-transport.md, "Memory registration"). Valid while
   /// the transport lives.
-  [[nodiscard]] ChunkArea own_chunk_area() const noexcept { return own_->pool()->pool.chunk_area(); }
+  [[nodiscard]] ChunkArea own_chunk_area() const noexcept { return chunk_area_of(own_->pool()->pool); }
   /// Runs one liveness round now (tests; normally the service thread does).
   void check_liveness_now();
 

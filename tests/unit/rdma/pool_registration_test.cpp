@@ -45,8 +45,8 @@ std::string env(const char* name) {
 shm::ChunkArea area_of(const std::vector<std::uint32_t>& capacities) {
   shm::ChunkArea area{.base = nullptr, .bytes = 0, .class_count = static_cast<std::uint32_t>(capacities.size())};
   for (std::size_t i = 0; i < capacities.size(); ++i) {
-    area.classes[i] = {.payload_capacity = capacities[i], .chunk_count = 1, .stride = capacities[i] + 64,
-                       .first_offset = area.bytes};
+    area.classes[i] = {
+        .payload_capacity = capacities[i], .chunk_count = 1, .stride = capacities[i] + 64, .first_offset = area.bytes};
     area.bytes += area.classes[i].stride;
   }
   return area;
@@ -153,8 +153,9 @@ TEST(RdmaPoolRegistration, WithoutADeviceRegistrationSaysThereIsNone) {
   Node node({{4096, 4}});
   ASSERT_NE(node.publisher, nullptr);
 
-  const auto sut = PoolRegistration::create(DeviceRequest{.host = "lidar-soc", .device = "rxe0", .port = 1, .gid_index = {}, .ipv4 = 0},
-                                            node.transport->own_chunk_area(), "camera");
+  const auto sut = PoolRegistration::create(
+      DeviceRequest{.host = "lidar-soc", .device = "rxe0", .port = 1, .gid_index = {}, .ipv4 = 0},
+      node.transport->own_chunk_area(), "camera");
 
   ASSERT_TRUE(sut.failed());
   const std::string message(sut.error().message());
@@ -162,9 +163,9 @@ TEST(RdmaPoolRegistration, WithoutADeviceRegistrationSaysThereIsNone) {
 }
 
 TEST(RdmaPoolRegistration, RefusesAnUnreceivableClassBeforeLookingForADevice) {
-  const auto sut =
-      PoolRegistration::create(DeviceRequest{.host = "lidar-soc", .device = "no-such-device", .port = 1, .gid_index = {}, .ipv4 = 0},
-                               area_of({4096, k256MiB}), "camera");
+  const auto sut = PoolRegistration::create(
+      DeviceRequest{.host = "lidar-soc", .device = "no-such-device", .port = 1, .gid_index = {}, .ipv4 = 0},
+      area_of({4096, k256MiB}), "camera");
 
   ASSERT_TRUE(sut.failed());
   EXPECT_NE(std::string(sut.error().message()).find("nodes[].pool.chunk_classes entry 1"), std::string::npos)

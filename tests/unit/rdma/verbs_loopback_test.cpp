@@ -21,11 +21,11 @@
 #include <vector>
 
 #include "src/base/errors.hpp"
+#include "tests/unit/rdma/loopback_qp.hpp"
 #include "transports/rdma/device_choice.hpp"
 #include "transports/rdma/device_list.hpp"
 #include "transports/rdma/immediate.hpp"
 #include "transports/rdma/pin_limit.hpp"
-#include "tests/unit/rdma/loopback_qp.hpp"
 #include "transports/rdma/verbs_handles.hpp"
 
 namespace axon::rdma {
@@ -82,8 +82,8 @@ TEST(RdmaVerbsOnDevice, AWriteWithImmediateLandsInASharedMemfdAndSaysWhichAndHow
   ASSERT_TRUE(qps.write_with_immediate({.addr = reinterpret_cast<std::uintptr_t>(registered),
                                         .length = static_cast<std::uint32_t>(length),
                                         .lkey = mr.value()->lkey},
-                                       reinterpret_cast<std::uintptr_t>(registered + kTargetOffset),
-                                       mr.value()->rkey, *imm, 1, 2));
+                                       reinterpret_cast<std::uintptr_t>(registered + kTargetOffset), mr.value()->rkey,
+                                       *imm, 1, 2));
 
   const std::vector<ibv_wc> done = test::poll_completions(cq.get(), 2);
   ASSERT_EQ(done.size(), 2U);
