@@ -74,8 +74,11 @@ Result<PoolRegistration> PoolRegistration::create(const DeviceChoice& device, co
                                                  "ibv_alloc_pd failed ({})",
                                                  device.device, errno_text(errno)));
   }
-  const std::string what = fmt::format("the pool of node '{}' ({} chunks, {:.1f} MiB)", node, total_chunks(area),
-                                       static_cast<double>(area.bytes) / kMiB);
+  const auto bytes = static_cast<double>(area.bytes);
+  const std::string what =
+      bytes < kMiB
+          ? fmt::format("the pool of node '{}' ({} chunks, {:.0f} KiB)", node, total_chunks(area), bytes / 1024)
+          : fmt::format("the pool of node '{}' ({} chunks, {:.1f} MiB)", node, total_chunks(area), bytes / kMiB);
   auto mr = register_region(pd.get(), area.base, area.bytes, what);
   if (!mr.ok()) {
     return mr.error();

@@ -12,9 +12,11 @@
 
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <array>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <limits>
@@ -299,6 +301,7 @@ TEST(RdmaPoolOnDevice, ThePinCheckRefusesAPoolAboveTheMemlockLimit) {
   if (expect_refusal) {
     ASSERT_TRUE(sut.failed()) << "the pool registered under `ulimit -l 64` without CAP_IPC_LOCK";
     const std::string message(sut.error().message());
+    std::printf("uid %u: %s\n", getuid(), message.c_str());
     EXPECT_NE(message.find("RLIMIT_MEMLOCK"), std::string::npos) << message;
     EXPECT_NE(message.find("the pool of node 'camera' (32 chunks"), std::string::npos) << message;
     EXPECT_EQ(sut.error().code(), ErrorCode::kNoSpace);
