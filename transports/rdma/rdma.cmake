@@ -29,6 +29,7 @@ add_library(axon_rdma OBJECT
   transports/rdma/grant_table.cpp
   transports/rdma/granted_slots.cpp
   transports/rdma/pin_limit.cpp
+  transports/rdma/pool_registration.cpp
   transports/rdma/verbs_handles.cpp)
 axon_layer_includes(axon_rdma PRIVATE transports/rdma)
 target_include_directories(axon_rdma SYSTEM PUBLIC ${AXON_IBVERBS_INCLUDE_DIR} ${AXON_RDMACM_INCLUDE_DIR})

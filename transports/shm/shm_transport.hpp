@@ -13,6 +13,7 @@
 #include "axon/options.hpp"
 #include "axon/result.hpp"
 #include "axon/transport.hpp"
+#include "transports/shm/chunk_area.hpp"
 #include "transports/shm/domain_membership.hpp"
 #include "transports/shm/durable_publishers.hpp"
 #include "transports/shm/fd_channel.hpp"
@@ -48,6 +49,12 @@ class ShmTransport final : public Transport, public std::enable_shared_from_this
   /// The same, for a wrapping transport that adds endpoints of its own (udp::UdpGraph).
   [[nodiscard]] ShmGraph& shm_graph() noexcept { return graph_; }
   [[nodiscard]] std::uint32_t domain_id() const noexcept { return config_.domain_id; }
+  /// Where this node's own pool's chunks lie in this process (the chunks
+  /// only: never the publisher blocks, connections or rings before them),
+  /// for the composition root to register them for RDMA
+  /// (docs/design/rdma-transport.md, "Memory registration"). Valid while
+  /// the transport lives.
+  [[nodiscard]] ChunkArea own_chunk_area() const noexcept { return chunk_area_of(own_->pool()->pool); }
   /// Runs one liveness round now (tests; normally the service thread does).
   void check_liveness_now();
 

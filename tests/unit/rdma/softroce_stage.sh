@@ -1,7 +1,8 @@
 #!/bin/bash
 # softroce_stage.sh TEST_BINARY: what ctest rdma.softroce_devices runs inside the Soft-RoCE guest
 # (rxe0 on 10.0.2.15): the device and verbs tests as root, then the pin tests as an unprivileged user
-# under `ulimit -l 64`, where registration must fail as the pin check predicts. Fails if either fails.
+# under `ulimit -l 64`, where registration must fail as the pin check predicts (AXON_RDMA_EXPECT_PIN_REFUSAL:
+# the pool registration test asserts the refusal). Fails if either fails.
 # The rdma_cm tests (RdmaCmOnDevice) need a second "host" on the same rxe0: 10.0.2.16 (its GID, 3, appears
 # once the kernel has the address).
 set -u
@@ -12,7 +13,8 @@ for _ in $(seq 50); do
   sleep 0.1
 done
 export AXON_RDMA_EXPECT_DEVICE=rxe0 AXON_RDMA_EXPECT_IPV4=10.0.2.15
-"${binary}" --gtest_brief=1 '--gtest_filter=RdmaDevicesHere.*:RdmaPinLimit.*:RdmaVerbsOnDevice.*:RdmaCmOnDevice.*' || exit 1
+"${binary}" --gtest_brief=1 '--gtest_filter=RdmaDevicesHere.*:RdmaPinLimit.*:RdmaVerbsOnDevice.*:RdmaCmOnDevice.*:RdmaPoolOnDevice.*' || exit 1
 setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all \
-  bash -c 'ulimit -l 64 && exec "$0" --gtest_brief=1 "--gtest_filter=RdmaPinLimit.*:RdmaVerbsOnDevice.ThePinCheck*"' \
+  bash -c 'ulimit -l 64 && AXON_RDMA_EXPECT_PIN_REFUSAL=1 exec "$0" --gtest_brief=1 \
+    "--gtest_filter=RdmaPinLimit.*:RdmaVerbsOnDevice.ThePinCheck*:RdmaPoolOnDevice.ThePinCheck*"' \
   "${binary}" || exit 1

@@ -3,7 +3,7 @@
 // WRITE WITH IMMEDIATE that another mapping of the memfd sees at once, the
 // receive completion carries the immediate and the written length, and the
 // port's largest message. Two RC queue pairs of one process connected to
-// each other by hand (no rdma_cm). Skipped unless AXON_RDMA_EXPECT_DEVICE
+// each other by hand (no rdma_cm, loopback_qp.hpp). Skipped unless AXON_RDMA_EXPECT_DEVICE
 // names the device (ctest rdma.softroce_devices).
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "src/base/errors.hpp"
+#include "tests/unit/rdma/loopback_qp.hpp"
 #include "transports/rdma/device_choice.hpp"
 #include "transports/rdma/device_list.hpp"
 #include "transports/rdma/immediate.hpp"
@@ -33,53 +34,6 @@ namespace {
 constexpr std::size_t kMiB = std::size_t{1} << 20;
 constexpr std::size_t kRegionBytes = 40 * kMiB;  // source at 0, target at 20 MiB
 constexpr std::size_t kTargetOffset = 20 * kMiB;
-
-// RESET -> INIT -> RTR -> RTS towards `remote_qpn` on the same port and GID.
-void connect(ibv_qp* qp, std::uint32_t remote_qpn, const DeviceChoice& d) {
-  ibv_qp_attr a{};
-  a.qp_state = IBV_QPS_INIT;
-  a.port_num = static_cast<std::uint8_t>(d.port);
-  a.qp_access_flags = IBV_ACCESS_REMOTE_WRITE;
-  ASSERT_EQ(ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS), 0);
-  a = {};
-  a.qp_state = IBV_QPS_RTR;
-  a.path_mtu = IBV_MTU_1024;
-  a.dest_qp_num = remote_qpn;
-  a.max_dest_rd_atomic = 1;
-  a.min_rnr_timer = 12;
-  a.ah_attr.is_global = 1;
-  std::memcpy(a.ah_attr.grh.dgid.raw, d.gid.gid.data(), 16);
-  a.ah_attr.grh.sgid_index = static_cast<std::uint8_t>(d.gid.index);
-  a.ah_attr.grh.hop_limit = 1;
-  a.ah_attr.port_num = static_cast<std::uint8_t>(d.port);
-  ASSERT_EQ(ibv_modify_qp(qp, &a,
-                          IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
-                              IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER),
-            0);
-  a = {};
-  a.qp_state = IBV_QPS_RTS;
-  a.timeout = 14;
-  a.retry_cnt = 7;
-  a.rnr_retry = 7;
-  a.max_rd_atomic = 1;
-  ASSERT_EQ(ibv_modify_qp(qp, &a,
-                          IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN |
-                              IBV_QP_MAX_QP_RD_ATOMIC),
-            0);
-}
-
-// Polls until `want` completions came, or 10 s passed.
-std::vector<ibv_wc> poll(ibv_cq* cq, std::size_t want) {
-  std::vector<ibv_wc> done;
-  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-  while (done.size() < want && std::chrono::steady_clock::now() < until) {
-    ibv_wc wc{};
-    if (ibv_poll_cq(cq, 1, &wc) == 1) {
-      done.push_back(wc);
-    }
-  }
-  return done;
-}
 
 TEST(RdmaVerbsOnDevice, AWriteWithImmediateLandsInASharedMemfdAndSaysWhichAndHowLong) {
   const char* expected = std::getenv("AXON_RDMA_EXPECT_DEVICE");  // NOLINT(concurrency-mt-unsafe): single-threaded
@@ -112,18 +66,8 @@ TEST(RdmaVerbsOnDevice, AWriteWithImmediateLandsInASharedMemfdAndSaysWhichAndHow
   ASSERT_NE(cq, nullptr);
   auto mr = register_region(pd.get(), registered, kRegionBytes, "the probe region");
   ASSERT_TRUE(mr.ok()) << mr.error().message();
-  std::array<QpHandle, 2> qps;
-  for (QpHandle& qp : qps) {
-    ibv_qp_init_attr init{};
-    init.send_cq = cq.get();
-    init.recv_cq = cq.get();
-    init.qp_type = IBV_QPT_RC;
-    init.cap = {.max_send_wr = 4, .max_recv_wr = 4, .max_send_sge = 1, .max_recv_sge = 1, .max_inline_data = 0};
-    qp.reset(ibv_create_qp(pd.get(), &init));
-    ASSERT_NE(qp, nullptr) << errno_text(errno);
-  }
-  connect(qps[0].get(), qps[1]->qp_num, *choice);
-  connect(qps[1].get(), qps[0]->qp_num, *choice);
+  test::LoopbackQpPair qps;
+  ASSERT_TRUE(qps.open(pd.get(), cq.get(), *choice));
 
   // The largest message the port takes in one write (16 MiB if it can).
   const std::size_t length = std::min<std::size_t>(16 * kMiB, port.max_msg_sz);
@@ -135,26 +79,13 @@ TEST(RdmaVerbsOnDevice, AWriteWithImmediateLandsInASharedMemfdAndSaysWhichAndHow
       encode_immediate({.size_class = 5, .slot = 3, .length = static_cast<std::uint32_t>(length)}, capacity);
   ASSERT_TRUE(imm);
 
-  ibv_recv_wr recv{};
-  recv.wr_id = 2;
-  ibv_recv_wr* bad_recv = nullptr;
-  ASSERT_EQ(ibv_post_recv(qps[1].get(), &recv, &bad_recv), 0);
-  ibv_sge sge{.addr = reinterpret_cast<std::uintptr_t>(registered),
-              .length = static_cast<std::uint32_t>(length),
-              .lkey = mr.value()->lkey};
-  ibv_send_wr send{};
-  send.wr_id = 1;
-  send.sg_list = &sge;
-  send.num_sge = 1;
-  send.opcode = IBV_WR_RDMA_WRITE_WITH_IMM;
-  send.send_flags = IBV_SEND_SIGNALED;
-  send.imm_data = htonl(*imm);
-  send.wr.rdma.remote_addr = reinterpret_cast<std::uintptr_t>(registered + kTargetOffset);
-  send.wr.rdma.rkey = mr.value()->rkey;
-  ibv_send_wr* bad_send = nullptr;
-  ASSERT_EQ(ibv_post_send(qps[0].get(), &send, &bad_send), 0);
+  ASSERT_TRUE(qps.write_with_immediate({.addr = reinterpret_cast<std::uintptr_t>(registered),
+                                        .length = static_cast<std::uint32_t>(length),
+                                        .lkey = mr.value()->lkey},
+                                       reinterpret_cast<std::uintptr_t>(registered + kTargetOffset), mr.value()->rkey,
+                                       *imm, 1, 2));
 
-  const std::vector<ibv_wc> done = poll(cq.get(), 2);
+  const std::vector<ibv_wc> done = test::poll_completions(cq.get(), 2);
   ASSERT_EQ(done.size(), 2U);
   for (const ibv_wc& wc : done) {
     ASSERT_EQ(wc.status, IBV_WC_SUCCESS) << ibv_wc_status_str(wc.status);
