@@ -5,9 +5,9 @@
 #include <poll.h>
 
 #include <algorithm>
-#include <utility>
 #include <array>
 #include <cerrno>
+#include <utility>
 
 #include "src/base/errors.hpp"
 
@@ -38,8 +38,7 @@ Result<bool> wait_readable(int fd, std::chrono::milliseconds timeout) {
 Result<CompletionQueue> CompletionQueue::create(ibv_context* context, ibv_comp_channel* channel, int depth) {
   CqHandle cq(ibv_create_cq(context, depth, nullptr, channel, 0));
   if (cq == nullptr) {
-    return Error(ErrorCode::kSystem,
-                 fmt::format("ibv_create_cq of {} entries failed ({})", depth, errno_text(errno)));
+    return Error(ErrorCode::kSystem, fmt::format("ibv_create_cq of {} entries failed ({})", depth, errno_text(errno)));
   }
   return CompletionQueue(std::move(cq));
 }

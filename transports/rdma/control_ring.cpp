@@ -113,8 +113,9 @@ Result<SendOutcome> ControlRing::post_send(ibv_qp* qp, SendQueueBudget& budget, 
   wr.send_flags = IBV_SEND_SIGNALED;  // its completion frees the slot
   ibv_send_wr* bad = nullptr;
   if (ibv_post_send(qp, &wr, &bad) != 0) {
-    return Error(ErrorCode::kSystem, "rdma control ring: ibv_post_send of a control message failed (the queue pair "
-                                     "is broken or not connected)");
+    return Error(ErrorCode::kSystem,
+                 "rdma control ring: ibv_post_send of a control message failed (the queue pair "
+                 "is broken or not connected)");
   }
   budget.take(1, true);
   return SendOutcome::kPosted;

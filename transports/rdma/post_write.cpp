@@ -35,9 +35,8 @@ Result<PostedWrite> post_write_with_imm(ibv_qp* qp, SendQueueBudget& budget, con
     wr.wr.rdma.rkey = write.rkey;
     wr.next = i + 1 < parts ? &wrs[i + 1] : nullptr;
     // Unsignalled parts still carry a wr_id: a flush completes them too.
-    wr.wr_id = encode_work_request_id({.kind = WorkKind::kWrite,
-                                       .tag = write.tag,
-                                       .sequence = (sequence - (parts - 1 - i)) & kWorkSequenceMask});
+    wr.wr_id = encode_work_request_id(
+        {.kind = WorkKind::kWrite, .tag = write.tag, .sequence = (sequence - (parts - 1 - i)) & kWorkSequenceMask});
   }
   ibv_send_wr& last = wrs[parts - 1];
   last.opcode = IBV_WR_RDMA_WRITE_WITH_IMM;
@@ -45,8 +44,9 @@ Result<PostedWrite> post_write_with_imm(ibv_qp* qp, SendQueueBudget& budget, con
   last.send_flags = signalled ? IBV_SEND_SIGNALED : 0;
   ibv_send_wr* bad = nullptr;
   if (ibv_post_send(qp, wrs.data(), &bad) != 0) {
-    return Error(ErrorCode::kSystem, "rdma: ibv_post_send of a write failed (the queue pair is broken or not "
-                                     "connected; a write chain may be partly posted): tear the queue pair down");
+    return Error(ErrorCode::kSystem,
+                 "rdma: ibv_post_send of a write failed (the queue pair is broken or not "
+                 "connected; a write chain may be partly posted): tear the queue pair down");
   }
   budget.take(parts, signalled);
   return PostedWrite{.outcome = WriteOutcome::kPosted, .parts = parts, .signalled = signalled, .sequence = sequence};

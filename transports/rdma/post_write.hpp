@@ -38,15 +38,15 @@ struct WriteWithImm {
 
 enum class WriteOutcome : std::uint8_t {
   kPosted,
-  kSendQueueFull,   ///< No room for the chain now: retry after send completions.
-  kTooManyParts,    ///< Longer than kMaxWriteChainParts x max_msg_sz: never sendable by RDMA here.
+  kSendQueueFull,  ///< No room for the chain now: retry after send completions.
+  kTooManyParts,   ///< Longer than kMaxWriteChainParts x max_msg_sz: never sendable by RDMA here.
 };
 
 struct PostedWrite {
   WriteOutcome outcome = WriteOutcome::kPosted;
-  std::uint32_t parts = 0;       ///< Work requests posted (kPosted).
-  bool signalled = false;        ///< The last one is signalled (asked, or the half-depth rule).
-  std::uint64_t sequence = 0;    ///< The last one's sequence (its send completion retires up to it).
+  std::uint32_t parts = 0;     ///< Work requests posted (kPosted).
+  bool signalled = false;      ///< The last one is signalled (asked, or the half-depth rule).
+  std::uint64_t sequence = 0;  ///< The last one's sequence (its send completion retires up to it).
 };
 
 /// Posts `write` on `qp` in parts of at most `max_message_bytes`

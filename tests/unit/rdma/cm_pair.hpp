@@ -95,8 +95,9 @@ struct CmPair {
   std::optional<CmListener> listener;
 
   // Listens on B, connects from A, accepts on B (B's receives posted before
-  // the accept, A's once its QP exists), until both are ESTABLISHED.
-  std::string connect(const std::string& device, std::size_t region_bytes) {
+  // the accept unless `post_b_receives` is false, A's once its QP exists),
+  // until both are ESTABLISHED.
+  std::string connect(const std::string& device, std::size_t region_bytes, bool post_b_receives = true) {
     if (auto e = a.open(device, region_bytes); !e.empty()) {
       return "host A: " + e;
     }
@@ -137,7 +138,7 @@ struct CmPair {
           if (!qp.ok()) {
             return std::string(qp.error().message());
           }
-          if (auto posted = b.ring->post_all_receives(qp.value()); !posted.ok()) {
+          if (auto posted = post_b_receives ? b.ring->post_all_receives(qp.value()) : Result<void>(); !posted.ok()) {
             return std::string(posted.error().message());
           }
           auto accepted = std::move(*event->request).accept(b.private_data(0xB));

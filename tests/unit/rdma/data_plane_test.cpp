@@ -29,7 +29,7 @@ namespace {
 using std::chrono::milliseconds;
 using Clock = std::chrono::steady_clock;
 constexpr std::uint32_t kMiB = std::uint32_t{1} << 20;
-constexpr std::size_t kRegionBytes = 20 * kMiB;
+constexpr std::size_t kSmallRegionBytes = 64 * 1024;
 constexpr milliseconds kWait{10000};
 
 // Polls `cq` until `want` completions came or `timeout` passed.
@@ -95,17 +95,24 @@ void complete_sends(test::CmEnd& end, std::size_t count) {
 class RdmaDataPlaneOnDevice : public ::testing::Test {
  protected:
   void SetUp() override {
-    const char* device = std::getenv("AXON_RDMA_EXPECT_DEVICE");  // NOLINT(concurrency-mt-unsafe): single-threaded
-    if (device == nullptr) {
+    device_ = std::getenv("AXON_RDMA_EXPECT_DEVICE");  // NOLINT(concurrency-mt-unsafe): single-threaded
+    if (device_ == nullptr) {
       GTEST_SKIP() << "AXON_RDMA_EXPECT_DEVICE is not set (ctest rdma.softroce_devices sets it in the guest)";
     }
-    const std::string error = pair_.connect(device, kRegionBytes);
-    ASSERT_EQ(error, "");
   }
+  // Both ends with a region of `region_bytes`, connected.
+  void connect(std::size_t region_bytes, bool post_b_receives = true) {
+    const auto start = Clock::now();
+    ASSERT_EQ(pair_.connect(device_, region_bytes, post_b_receives), "");
+    std::printf("connected (regions of %zu KiB) in %lld ms\n", region_bytes / 1024,
+                static_cast<long long>(std::chrono::duration_cast<milliseconds>(Clock::now() - start).count()));
+  }
+  const char* device_ = nullptr;
   test::CmPair pair_;
 };
 
 TEST_F(RdmaDataPlaneOnDevice, OpenGrantWantCloseRoundTripThroughTheControlRings) {
+  ASSERT_NO_FATAL_FAILURE(connect(kSmallRegionBytes));
   test::CmEnd& a = pair_.a;
   test::CmEnd& b = pair_.b;
   const OpenFields open{.topic_id = 0x70, .type_hash = 0x7E, .writer_id = 3, .largest_message_bytes = 4096};
@@ -156,6 +163,7 @@ TEST_F(RdmaDataPlaneOnDevice, OpenGrantWantCloseRoundTripThroughTheControlRings)
 }
 
 TEST_F(RdmaDataPlaneOnDevice, ASixteenMiBMessageArrivesIntactAsATwoWriteChainWithOneReceive) {
+  ASSERT_NO_FATAL_FAILURE(connect(16 * kMiB + 4096));
   test::CmEnd& a = pair_.a;
   test::CmEnd& b = pair_.b;
   auto max_message = port_max_message_bytes(a.qp());
@@ -164,9 +172,11 @@ TEST_F(RdmaDataPlaneOnDevice, ASixteenMiBMessageArrivesIntactAsATwoWriteChainWit
   ASSERT_EQ(max_message.value(), 8 * kMiB) << "rxe's largest message (RdmaVerbsOnDevice measures it)";
 
   const std::uint32_t length = 16 * kMiB;
-  for (std::uint32_t i = 0; i < length; ++i) {
-    a.mem->base()[i] = static_cast<std::byte>((i * 31 + 7) ^ (i >> 20));
+  for (std::uint32_t i = 0; i < length / 8; ++i) {  // a word a step: the guest emulates the CPU
+    const std::uint64_t word = (i + 1) * 0x9E3779B97F4A7C15ULL;
+    std::memcpy(a.mem->base() + std::size_t{i} * 8, &word, 8);
   }
+  const auto posting = Clock::now();
   const auto immediate = encode_immediate({.size_class = 5, .slot = 3, .length = length}, 16 * kMiB);
   ASSERT_TRUE(immediate);
   const std::size_t target = 4096;  // a chunk's payload inside B's region
@@ -187,11 +197,12 @@ TEST_F(RdmaDataPlaneOnDevice, ASixteenMiBMessageArrivesIntactAsATwoWriteChainWit
   EXPECT_EQ(a.budget.outstanding(), 2U);
 
   const auto received = poll_for(*b.recv_cq, 1, kWait);
+  const auto took = std::chrono::duration_cast<milliseconds>(Clock::now() - posting).count();
   ASSERT_EQ(received.size(), 1U);
   EXPECT_EQ(received[0].kind, CompletionKind::kWriteReceived) << received[0].status_words;
   EXPECT_EQ(received[0].immediate, *immediate);
-  std::printf("receive completion: byte_len %u for a %u-byte chain of %u writes\n", received[0].byte_len, length,
-              posted->parts);
+  std::printf("receive completion %lld ms after the post: byte_len %u for a %u-byte chain of %u writes\n",
+              static_cast<long long>(took), received[0].byte_len, length, posted->parts);
   EXPECT_EQ(received[0].byte_len, write_chain_tail_bytes(length, max_message.value()))
       << "byte_len is the last write's length";
   const auto sent = poll_for(*a.send_cq, 1, kWait);
@@ -209,6 +220,7 @@ TEST_F(RdmaDataPlaneOnDevice, ASixteenMiBMessageArrivesIntactAsATwoWriteChainWit
 }
 
 TEST_F(RdmaDataPlaneOnDevice, AQueuePairMovedToErrorFlushesEveryPostedReceiveAsValues) {
+  ASSERT_NO_FATAL_FAILURE(connect(kSmallRegionBytes));
   test::CmEnd& b = pair_.b;
   ibv_qp_attr attr{};
   attr.qp_state = IBV_QPS_ERR;
@@ -229,6 +241,7 @@ TEST_F(RdmaDataPlaneOnDevice, AQueuePairMovedToErrorFlushesEveryPostedReceiveAsV
 }
 
 TEST_F(RdmaDataPlaneOnDevice, TheCompletionChannelFdBecomesReadableWhenAWriteArrivesAndAgainAfterTheReArm) {
+  ASSERT_NO_FATAL_FAILURE(connect(kSmallRegionBytes));
   test::CmEnd& a = pair_.a;
   test::CmEnd& b = pair_.b;
   const int fd = b.channel->fd;
@@ -270,6 +283,34 @@ TEST_F(RdmaDataPlaneOnDevice, TheCompletionChannelFdBecomesReadableWhenAWriteArr
     EXPECT_FALSE(wait_readable(fd, milliseconds(0)).value()) << "drained and re-armed: quiet again";
     complete_sends(a, 1);
   }
+}
+
+// Why every receive of the control ring has a slot, also those that
+// writes consume: a queue pair consumes its receives in the order they were
+// posted, whichever message comes, and a SEND that meets a zero-length
+// receive breaks the queue pair.
+TEST_F(RdmaDataPlaneOnDevice, ASendThatMeetsAZeroLengthReceiveFailsBothSides) {
+  ASSERT_NO_FATAL_FAILURE(connect(kSmallRegionBytes, /*post_b_receives=*/false));
+  test::CmEnd& a = pair_.a;
+  test::CmEnd& b = pair_.b;
+  ibv_recv_wr zero_length{};
+  zero_length.wr_id = encode_work_request_id({.kind = WorkKind::kReceive, .tag = 0});
+  ibv_recv_wr* bad = nullptr;
+  ASSERT_EQ(ibv_post_recv(b.qp(), &zero_length, &bad), 0);
+
+  send_control(a, [](std::span<std::byte> s) { return encode_close(s, 1); });
+  const auto at_b = poll_for(*b.recv_cq, 1, kWait);
+  ASSERT_EQ(at_b.size(), 1U);
+  std::printf("receiver: %s; ", at_b[0].status_words);
+  EXPECT_EQ(at_b[0].kind, CompletionKind::kFailed);
+  // mlx5 says LOC_LEN_ERR; rxe says LOC_QP_OP_ERR (measured in the guest). Either way the queue pair is in error.
+  EXPECT_TRUE(at_b[0].status == IBV_WC_LOC_LEN_ERR || at_b[0].status == IBV_WC_LOC_QP_OP_ERR) << at_b[0].status_words;
+  const auto at_a = poll_for(*a.send_cq, 1, kWait);
+  ASSERT_EQ(at_a.size(), 1U);
+  std::printf("sender: %s\n", at_a[0].status_words);
+  EXPECT_EQ(at_a[0].kind, CompletionKind::kFailed) << "the sender's SEND did not fail";
+  EXPECT_NE(at_a[0].status, IBV_WC_WR_FLUSH_ERR) << "the SEND itself failed, it was not only flushed";
+  EXPECT_EQ(at_a[0].work.kind, WorkKind::kControlSend);
 }
 
 }  // namespace

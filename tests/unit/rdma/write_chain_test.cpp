@@ -6,6 +6,8 @@
 
 #include <cstdint>
 
+#include "transports/rdma/post_write.hpp"
+
 namespace axon::rdma {
 namespace {
 
@@ -54,6 +56,24 @@ TEST(RdmaWriteChain, TheLargestImmediateMessageFitsTheBoundOverRxeAndMorePartsAr
   EXPECT_EQ(write_chain_parts(16 * kMiB, 64 * 1024), 0U) << "a port of 64 KiB messages: 256 parts";
   EXPECT_EQ(write_chain_parts(1, 0), 0U);
   EXPECT_EQ(write_chain_tail_bytes(32 * kRxe + 1, kRxe), 0U);
+}
+
+// The refusals come before the queue pair is touched (no device here: none).
+TEST(RdmaPostWrite, RefusesAChainBeyondTheBoundAsAValueWithoutPosting) {
+  SendQueueBudget budget(64);
+  const auto sut = post_write_with_imm(nullptr, budget, {.length = 32 * kRxe + 1}, kRxe);
+  ASSERT_TRUE(sut.ok()) << sut.error().message();
+  EXPECT_EQ(sut->outcome, WriteOutcome::kTooManyParts);
+  EXPECT_EQ(budget.outstanding(), 0U);
+}
+
+TEST(RdmaPostWrite, SaysTheSendQueueIsFullWhenTheChainDoesNotFit) {
+  SendQueueBudget budget(4);
+  budget.take(3, true);
+  const auto sut = post_write_with_imm(nullptr, budget, {.length = 16 * kMiB}, kRxe);
+  ASSERT_TRUE(sut.ok()) << sut.error().message();
+  EXPECT_EQ(sut->outcome, WriteOutcome::kSendQueueFull) << "two parts, one free entry";
+  EXPECT_EQ(budget.outstanding(), 3U);
 }
 
 }  // namespace
