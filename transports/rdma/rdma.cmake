@@ -19,9 +19,12 @@ add_library(axon_rdma OBJECT
   transports/rdma/cm_connection.cpp
   transports/rdma/cm_event.cpp
   transports/rdma/cm_listener.cpp
+  transports/rdma/completion.cpp
+  transports/rdma/completion_queue.cpp
   transports/rdma/connect_private_data.cpp
   transports/rdma/control_encode.cpp
   transports/rdma/control_parse.cpp
+  transports/rdma/control_ring.cpp
   transports/rdma/credit_fifo.cpp
   transports/rdma/device_choice.cpp
   transports/rdma/device_description.cpp
@@ -30,6 +33,7 @@ add_library(axon_rdma OBJECT
   transports/rdma/granted_slots.cpp
   transports/rdma/pin_limit.cpp
   transports/rdma/pool_registration.cpp
+  transports/rdma/post_write.cpp
   transports/rdma/verbs_handles.cpp)
 axon_layer_includes(axon_rdma PRIVATE transports/rdma)
 target_include_directories(axon_rdma SYSTEM PUBLIC ${AXON_IBVERBS_INCLUDE_DIR} ${AXON_RDMACM_INCLUDE_DIR})
