@@ -5,13 +5,17 @@
 // each with its own shared-memory directory.
 #include <gtest/gtest.h>
 
+#include <array>
 #include <chrono>
+#include <cstring>
 #include <memory>
 #include <optional>
 #include <string>
+#include <thread>
 
 #include "tests/support/eventually.hpp"
 #include "tests/support/two_host_loopback.hpp"
+#include "tests/support/udp_socket.hpp"
 #include "transports/shm/shm_transport.hpp"
 #include "transports/udp/participant.hpp"
 #include "transports/udp/remote_hosts.hpp"
@@ -97,6 +101,37 @@ TEST_F(RdmaAnnounce, AReachabilityTheWireWouldRefuseIsRefusedAndNotAnnounced) {
   const RdmaReachability announced{.cm_port = 7471, .reachable = true};
   EXPECT_TRUE(eventually([&] { return beta->remote_rdma(alpha->sender_id()) == announced; }, 5s));
   EXPECT_EQ(beta->counters().datagrams_refused, 0U);
+}
+
+// A peer of wire version 2 (ANNOUNCE's bytes 76..79 reserved there) is
+// refused and counted like any other version, never half read; the same
+// announcement at version 3 is heard, its reachability kept.
+TEST_F(RdmaAnnounce, AnAnnouncementOfTheLastWireVersionIsRefusedAndCountedNotHeard) {
+  auto beta = participant("receiver", "beta", kBeta, "b");
+  ASSERT_TRUE(beta);
+  constexpr std::uint64_t kGamma = 0x6A6A6A6A6A6A6A6AULL;
+  Announce a{.domain_id = hosts.domain(), .ipv4 = 0x7F000003U, .port = 7400, .period_ms = 20};
+  std::memcpy(a.host.data(), "gamma", 5);
+  a.rdma = RdmaReachability{.cm_port = 7471, .reachable = true};
+  std::array<std::byte, kAnnounceHeaderBytes> bytes{};
+  ASSERT_EQ(encode_announce(bytes, kGamma, a, {}), bytes.size());
+  auto socket = test::UdpSocket::bind("127.0.0.3");
+  ASSERT_TRUE(socket) << socket.error().message();
+
+  std::array<std::byte, kAnnounceHeaderBytes> old_version = bytes;
+  old_version[4] = std::byte{kWireVersion - 1};
+  // Until beta has claimed its host's discovery port (static peers: within a period).
+  ASSERT_TRUE(eventually(
+      [&] {
+        EXPECT_TRUE(socket->send_to("127.0.0.2", hosts.port(), old_version));
+        std::this_thread::sleep_for(5ms);
+        return beta->counters().datagrams_refused > 0;
+      },
+      5s));
+  EXPECT_EQ(beta->remote_rdma(kGamma), std::nullopt) << "a refused announcement was stored";
+
+  ASSERT_TRUE(socket->send_to("127.0.0.2", hosts.port(), bytes));
+  EXPECT_TRUE(eventually([&] { return beta->remote_rdma(kGamma) == a.rdma; }, 5s));
 }
 
 }  // namespace
