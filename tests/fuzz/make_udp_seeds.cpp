@@ -3,6 +3,7 @@
 // Each seed is a few valid records (see udp_fuzz_input.hpp) the fuzzer mutates.
 #include <array>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <string>
 #include <vector>
@@ -75,6 +76,22 @@ int main(int argc, char** argv) {
                 std::span(out).first(udp::encode_ack(
                     out, kSender, {.target_sender_id = 9, .topic_id = 7, .next_sequence = 3, .writer_id = 1})));
 
+  // ANNOUNCEs: not reachable by RDMA, then reachable (wire version 3's
+  // rdma_cm port and flag at offset 76), relayed and checksummed, with entries.
+  std::vector<std::uint8_t> announces;
+  udp::Announce announce{.domain_id = 3, .ipv4 = 0x0A000001U, .port = 7400, .period_ms = 100};
+  std::memcpy(announce.host.data(), "alpha", 5);
+  const std::array<udp::AnnounceEntry, 2> entries{
+      udp::AnnounceEntry{
+          .topic_id = 7, .type_hash = 11, .type_name_hash = 13, .flags = udp::kEntryReceiver, .subscribers = 1},
+      udp::AnnounceEntry{
+          .topic_id = 8, .type_hash = 17, .type_name_hash = 19, .flags = udp::kEntryPublishers, .subscribers = 2}};
+  append_record(announces, 0, std::span(out).first(udp::encode_announce(out, kSender, announce, entries)));
+  announce.rdma = udp::RdmaReachability{.cm_port = 7471, .reachable = true};
+  append_record(announces, 0, std::span(out).first(udp::encode_announce(out, kSender, announce, entries)));
+  append_record(announces, 0,
+                std::span(out).first(udp::encode_announce(out, kSender, announce, {}, udp::kFlagRelayed, true)));
+
   auto interleaved = message_records(300, 64, 1, false, false);
   const auto second = message_records(200, 64, 2, true, false, 0x20 | axon::udp::fuzz::kListMissing);
   interleaved.insert(interleaved.end(), second.begin(), second.end());
@@ -84,7 +101,7 @@ int main(int argc, char** argv) {
                   write(dir + "/reversed_with_expire", message_records(700, 100, 1, true, false, 0x21)) &&
                   write(dir + "/interleaved", interleaved) &&
                   write(dir + "/interleaved_refuse_new", interleaved, axon::udp::fuzz::kConfigRefuseNew) &&
-                  write(dir + "/control", control_msgs) &&
+                  write(dir + "/control", control_msgs) && write(dir + "/announces", announces) &&
                   // Received in batches: after the first batch of a message,
                   // its fragments are predicted and read into place.
                   write(dir + "/batches_of_two", message_records(700, 100, 1, false, true), batch(2)) &&

@@ -39,6 +39,7 @@ void Discovery::announce(const ReceiveTurn& /*turn*/, std::span<const AnnounceEn
   a.ipv4 = data_socket_.local().ipv4;
   a.port = data_socket_.local().port;
   a.period_ms = config_.udp.heartbeat_period_ms;
+  a.rdma = rdma_;
   const std::size_t host_length = std::min(config_.host.size(), kAnnounceHostBytes - 1);
   std::memcpy(a.host.data(), config_.host.data(), host_length);
   const std::size_t pages = std::max<std::size_t>(1, (entries.size() + entries_per_page_ - 1) / entries_per_page_);

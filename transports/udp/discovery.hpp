@@ -33,6 +33,9 @@ class Discovery {
 
   /// Sends this participant's ANNOUNCE (as many pages as `entries` need).
   void announce(const ReceiveTurn& turn, std::span<const AnnounceEntry> entries) noexcept;
+  /// What the next announcements say of this participant's RDMA reachability
+  /// (valid: see RdmaReachability). Until set: not reachable.
+  void set_rdma(const ReceiveTurn& /*turn*/, RdmaReachability rdma) noexcept { rdma_ = rdma; }
   /// An ANNOUNCE heard on the discovery socket (`discovery`) or the data socket.
   RemoteHosts::AnnounceOutcome on_announce(const ReceiveTurn& turn, const ParsedDatagram& datagram,
                                            std::span<const std::byte> bytes, bool discovery) noexcept;
@@ -58,6 +61,7 @@ class Discovery {
   const std::size_t entries_per_page_;  ///< Subscriptions per ANNOUNCE that fit one MTU.
   std::optional<UdpSocket> socket_;
   std::map<std::uint64_t, LocalPeer> local_peers_;
+  RdmaReachability rdma_;
 };
 
 }  // namespace axon::udp

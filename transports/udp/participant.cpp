@@ -206,6 +206,25 @@ void Participant::remove_subscription(std::string_view topic_name, bool reliable
   wake();
 }
 
+Result<void> Participant::set_rdma_reachability(RdmaReachability rdma) {
+  if (!rdma.valid()) {
+    return Error(ErrorCode::kInvalidArgument,
+                 rdma.reachable ? fmt::format("node '{}': RDMA reachability announced without an rdma_cm port; pass "
+                                              "the port the listener bound (rdma.cm_port)",
+                                              config_.node_name)
+                                : fmt::format("node '{}': rdma_cm port {} announced while not reachable by RDMA; "
+                                              "announce port 0 when RDMA is off",
+                                              config_.node_name, rdma.cm_port));
+  }
+  {
+    const ReceiveTurn turn = receive_->turn();  // Discovery's methods are the turn holder's
+    discovery_->set_rdma(turn, rdma);
+  }
+  announce_now_.store(true, std::memory_order_relaxed);  // the eventfd write orders it
+  wake();
+  return {};
+}
+
 std::vector<RemoteRoute> Participant::remote_routes(std::string_view topic_name) const {
   // Not while an announcement is between RemoteHosts and the writers: a route
   // reported here is in the writers' destinations (see matching_mutex_).

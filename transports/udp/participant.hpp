@@ -56,6 +56,17 @@ class Participant final : private AnnounceHandler {
   /// The participants of other hosts that publish or subscribe `topic_name`,
   /// as their announcements said (UdpGraph reports them).
   [[nodiscard]] std::vector<RemoteEndpoints> remote_endpoints(std::string_view topic_name) const;
+  /// Announces from now on whether this participant is reachable by RDMA, and
+  /// at which rdma_cm port (the RDMA participant's listener, once bound).
+  /// kInvalidArgument when `reachable` and the port disagree (RdmaReachability).
+  /// Until called: not reachable.
+  Result<void> set_rdma_reachability(RdmaReachability rdma);
+  /// A remote participant's RDMA reachability, as it last announced it; nullopt when unknown.
+  [[nodiscard]] std::optional<RdmaReachability> remote_rdma(std::uint64_t sender_id) const noexcept {
+    return hosts_.rdma_of(sender_id);
+  }
+  /// This participant's id in every datagram (random per incarnation).
+  [[nodiscard]] std::uint64_t sender_id() const noexcept { return sender_id_; }
   [[nodiscard]] UdpCounters counters() const noexcept { return counters_.snapshot(); }
   [[nodiscard]] Endpoint data_endpoint() const noexcept { return data_socket_.local(); }
   /// What threads waiting for a subscriber of this process sleep on (the data socket).

@@ -37,6 +37,7 @@ RemoteHosts::AnnounceOutcome RemoteHosts::on_announce(std::uint64_t sender, cons
     return outcome;
   }
   remote.last_heard_ns = now_ns;
+  remote.rdma = a.rdma;
   outcome.changed = store_page(remote, a) || inserted;
   if (outcome.changed) {
     ++generation_;
@@ -84,6 +85,15 @@ std::optional<Endpoint> RemoteHosts::endpoint_of(std::uint64_t sender) const noe
     return std::nullopt;
   }
   return found->second.endpoint;
+}
+
+std::optional<RdmaReachability> RemoteHosts::rdma_of(std::uint64_t sender) const noexcept {
+  std::lock_guard guard(mutex_);
+  const auto found = remote_.find(sender);
+  if (found == remote_.end()) {
+    return std::nullopt;
+  }
+  return found->second.rdma;
 }
 
 std::vector<std::uint64_t> RemoteHosts::silent(std::int64_t now_ns, std::int64_t timeout_ns) const {

@@ -63,6 +63,8 @@ class RemoteHosts {
   /// unknown or announced another endpoint; else notes that it was heard.
   bool heard(std::uint64_t sender, Endpoint from, std::int64_t now_ns) noexcept;
   [[nodiscard]] std::optional<Endpoint> endpoint_of(std::uint64_t sender) const noexcept;
+  /// Whether `sender` is reachable by RDMA, as its latest announcement said; nullopt when unknown.
+  [[nodiscard]] std::optional<RdmaReachability> rdma_of(std::uint64_t sender) const noexcept;
   /// Participants not heard for longer than `timeout_ns`.
   [[nodiscard]] std::vector<std::uint64_t> silent(std::int64_t now_ns, std::int64_t timeout_ns) const;
 
@@ -91,6 +93,7 @@ class RemoteHosts {
     std::string host;
     Endpoint endpoint;
     std::int64_t last_heard_ns = 0;
+    RdmaReachability rdma;                          ///< As last announced (it may change).
     std::vector<std::vector<AnnounceEntry>> pages;  ///< As announced ...
     std::vector<AnnounceEntry> entries;             ///< ... and all pages in order, rebuilt when one changes.
   };

@@ -202,7 +202,9 @@ std::size_t encode_announce(std::span<std::byte> out, std::uint64_t sender_id, c
     store_u8(d, announce::kHost + i, static_cast<std::uint8_t>(a.host[i]));
   }
   store_u32(d, announce::kEntryCount, a.entry_count);
-  store_u32(d, announce::kReserved, 0);
+  store_u16(d, announce::kRdmaCmPort, a.rdma.cm_port);
+  store_u8(d, announce::kRdmaFlags, a.rdma.reachable ? kRdmaReachable : 0);
+  store_u8(d, announce::kReserved, 0);
   for (std::size_t i = 0; i < entries.size(); ++i) {
     const std::span<std::byte> e = d.subspan(kAnnounceHeaderBytes + i * kAnnounceEntryBytes, kAnnounceEntryBytes);
     store_u64(e, announce::kTopicId, entries[i].topic_id);

@@ -79,8 +79,10 @@ constexpr std::size_t kPageCount = 35;
 constexpr std::size_t kPeriodMs = 36;
 constexpr std::size_t kHost = 40;
 constexpr std::size_t kEntryCount = 72;
-constexpr std::size_t kReserved = 76;
-static_assert(kHost + kAnnounceHostBytes == kEntryCount && kReserved + 4 == kAnnounceHeaderBytes);
+constexpr std::size_t kRdmaCmPort = 76;  // u16, wire version 3
+constexpr std::size_t kRdmaFlags = 78;   // kRdmaReachable
+constexpr std::size_t kReserved = 79;    // u8
+static_assert(kHost + kAnnounceHostBytes == kEntryCount && kReserved + 1 == kAnnounceHeaderBytes);
 // Inside one entry.
 constexpr std::size_t kTopicId = 0;
 constexpr std::size_t kTypeHash = 8;
@@ -222,7 +224,7 @@ inline bool valid_host(const std::array<char, kAnnounceHostBytes>& host) noexcep
 inline bool valid_announce(const Announce& a) noexcept {
   return a.ipv4 != 0 && a.port != 0 && a.page_count >= 1 && a.page_count <= kMaxAnnouncePages &&
          a.page < a.page_count && a.period_ms >= 1 && a.period_ms <= 60000 && a.entry_count <= kMaxAnnounceEntries &&
-         valid_host(a.host);
+         valid_host(a.host) && a.rdma.valid();
 }
 
 inline NackRange load_range(const SplitBytes& b) noexcept {

@@ -15,9 +15,10 @@ namespace axon::udp {
 
 /// "AXNU" as bytes on the wire (read as a little-endian u32).
 inline constexpr std::uint32_t kMagic = 0x554E5841U;
-/// 2: ACK (type 6) and ANNOUNCE's publisher entries (kEntryPublishers). A
-/// datagram of another version is refused as kIncompatible, never half read.
-inline constexpr std::uint8_t kWireVersion = 2;
+/// 2: ACK (type 6) and ANNOUNCE's publisher entries (kEntryPublishers). 3:
+/// ANNOUNCE's RDMA reachability (RdmaReachability). A datagram of another
+/// version is refused as kIncompatible, never half read.
+inline constexpr std::uint8_t kWireVersion = 3;
 
 /// Bytes of the header every datagram starts with.
 inline constexpr std::size_t kCommonHeaderBytes = 24;
@@ -90,7 +91,7 @@ enum class ParseError : std::uint8_t {
   kBadSequenceRange,         ///< Heartbeat first > last + 1, or gap first >= end.
   kTooManyNackRanges,        ///< More than kMaxNackRanges.
   kBadNackRange,             ///< first_fragment >= end_fragment.
-  kBadAnnounce,              ///< ANNOUNCE with a bad page, entry count, host name, address or entry flags.
+  kBadAnnounce,              ///< ANNOUNCE with a bad page, entry count, host name, address, entry or RDMA flags.
   kCount,                    ///< Number of values, not an error.
 };
 
@@ -204,6 +205,20 @@ inline constexpr std::uint32_t kEntryEvolution = 0x4U;  ///< Accepts another sch
 inline constexpr std::uint32_t kEntryPublishers = 0x8U;
 inline constexpr std::uint32_t kKnownEntryFlags = kEntryReliable | kEntryReceiver | kEntryEvolution | kEntryPublishers;
 
+/// Whether a participant accepts RDMA connections, and on which rdma_cm port
+/// (at its ANNOUNCE's `ipv4`). Default: not reachable.
+struct RdmaReachability {
+  std::uint16_t cm_port = 0;
+  bool reachable = false;
+
+  /// Reachable exactly when there is a port to connect to (what the parser accepts).
+  [[nodiscard]] constexpr bool valid() const noexcept { return reachable == (cm_port != 0); }
+
+  friend bool operator==(const RdmaReachability&, const RdmaReachability&) = default;
+};
+/// ANNOUNCE's RDMA flags byte: bit 0 "reachable by RDMA"; other bits are refused.
+inline constexpr std::uint8_t kRdmaReachable = 0x01U;
+
 /// An ANNOUNCE: participant `header.sender_id` of `domain_id` on `host`
 /// receives at ipv4:port; page `page` of `page_count` of its subscriptions.
 struct Announce {
@@ -215,6 +230,7 @@ struct Announce {
   std::uint32_t period_ms = 0;                  ///< The sender's announcement period (liveliness), 1..60000.
   std::array<char, kAnnounceHostBytes> host{};  ///< NUL terminated, printable ASCII.
   std::uint32_t entry_count = 0;
+  RdmaReachability rdma;       ///< The same on every page.
   SplitBytes encoded_entries;  ///< entry_count * kAnnounceEntryBytes, checked.
 
   [[nodiscard]] AnnounceEntry entry(std::size_t i) const noexcept;

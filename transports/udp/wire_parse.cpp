@@ -109,10 +109,13 @@ ParseError parse_announce(const SplitBytes& b, ParsedDatagram& out) noexcept {
     a.host[i] = static_cast<char>(load_u8(b, announce::kHost + i));
   }
   a.entry_count = load_u32(b, announce::kEntryCount);
-  if (load_u32(b, announce::kReserved) != 0) {
+  a.rdma.cm_port = load_u16(b, announce::kRdmaCmPort);
+  const std::uint8_t rdma_flags = load_u8(b, announce::kRdmaFlags);
+  a.rdma.reachable = (rdma_flags & kRdmaReachable) != 0;
+  if (load_u8(b, announce::kReserved) != 0) {
     return ParseError::kReservedNotZero;
   }
-  if (!valid_announce(a)) {
+  if ((rdma_flags & ~kRdmaReachable) != 0 || !valid_announce(a)) {
     return ParseError::kBadAnnounce;
   }
   // entry_count <= 40, so the product cannot overflow.
@@ -173,7 +176,8 @@ std::string_view to_string(ParseError error) noexcept {
     case ParseError::kBadSequenceRange: return "udp: bad sequence range";
     case ParseError::kTooManyNackRanges: return "udp: NACK with more than 64 ranges";
     case ParseError::kBadNackRange: return "udp: NACK without ranges or with first >= end";
-    case ParseError::kBadAnnounce: return "udp: ANNOUNCE with a bad page, entry count, host name, address or flags";
+    case ParseError::kBadAnnounce:
+      return "udp: ANNOUNCE with a bad page, entry count, host name, address, flags or RDMA port";
     case ParseError::kCount: break;
   }
   return "udp: unknown parse error";

@@ -74,6 +74,7 @@ inline void expect_same_fields(const ParsedDatagram& whole, const ParsedDatagram
       EXPECT_EQ(a.page_count, b.page_count);
       EXPECT_EQ(a.period_ms, b.period_ms);
       EXPECT_EQ(a.host, b.host);
+      EXPECT_EQ(a.rdma, b.rdma);
       ASSERT_EQ(a.entry_count, b.entry_count);
       for (std::size_t i = 0; i < a.entry_count; ++i) {
         EXPECT_EQ(a.entry(i).topic_id, b.entry(i).topic_id) << "entry " << i;

@@ -94,6 +94,8 @@ std::vector<Named> valid_datagrams() {
       all.push_back({"announce x" + std::to_string(entries) + suffix,
                      first(out, encode_announce(out, kSender, announce, list, kFlagRelayed, checksum))});
     }
+    announce.rdma = RdmaReachability{.cm_port = 7471, .reachable = true};  // bytes 76..79: in the second piece
+    all.push_back({"announce rdma" + suffix, first(out, encode_announce(out, kSender, announce, {}, 0, checksum))});
   }
   return all;
 }

@@ -5,6 +5,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <vector>
 
 #include "tests/unit/udp/parse_both.hpp"
@@ -216,6 +217,7 @@ TEST(WireFormatMalformed, BadMagicVersionTypeFlagsReservedAndSender) {
   for (const Case c :
        {Case{0, std::byte{'B'}, ParseError::kBadMagic},
         Case{4, std::byte{kWireVersion + 1}, ParseError::kUnsupportedVersion},
+        Case{4, std::byte{kWireVersion - 1}, ParseError::kUnsupportedVersion},
         Case{5, std::byte{0}, ParseError::kUnknownType}, Case{5, std::byte{7}, ParseError::kUnknownType},
         Case{6, std::byte{0x80}, ParseError::kUnknownFlags}, Case{7, std::byte{1}, ParseError::kReservedNotZero},
         Case{16, std::byte{1}, ParseError::kReservedNotZero}}) {
@@ -392,6 +394,107 @@ TEST(WireFormatMalformed, NackRangesAreBounded) {
   bytes = good;
   put_u64(bytes, kNackHeaderBytes, 0);
   EXPECT_EQ(parse_error(bytes), ParseError::kZeroSequence);
+}
+
+// ---- ANNOUNCE's RDMA reachability (wire version 3, bytes 76..79).
+
+Announce valid_announce_fields(RdmaReachability rdma) {
+  Announce a;
+  a.domain_id = 3;
+  a.ipv4 = 0x0A000001U;
+  a.port = 7400;
+  a.period_ms = 100;
+  std::memcpy(a.host.data(), "alpha", 5);
+  a.rdma = rdma;
+  return a;
+}
+
+std::vector<std::byte> encode_announce_of(RdmaReachability rdma, bool checksum = false) {
+  const std::array<AnnounceEntry, 1> entries{AnnounceEntry{
+      .topic_id = kTopic, .type_hash = 5, .type_name_hash = 6, .flags = kEntryReceiver, .subscribers = 1}};
+  std::vector<std::byte> out(kAnnounceHeaderBytes + kAnnounceEntryBytes);
+  const std::size_t size = encode_announce(out, kSender, valid_announce_fields(rdma), entries, 0, checksum);
+  out.resize(size);
+  return out;
+}
+
+TEST(WireFormatAnnounce, CarriesTheRdmaPortLittleEndianAndTheReachableFlagAtOffset76) {
+  const auto bytes = encode_announce_of({.cm_port = 0x1B2F, .reachable = true});
+  ASSERT_EQ(bytes.size(), kAnnounceHeaderBytes + kAnnounceEntryBytes);
+  EXPECT_EQ(bytes[4], std::byte{3}) << "wire version 3 brought the field";
+  EXPECT_EQ(bytes[76], std::byte{0x2F});  // rdma_cm port, low byte first
+  EXPECT_EQ(bytes[77], std::byte{0x1B});
+  EXPECT_EQ(bytes[78], std::byte{0x01});  // flags: bit 0 reachable
+  EXPECT_EQ(bytes[79], std::byte{0x00});  // reserved
+}
+
+TEST(WireFormatAnnounce, NotReachableIsFourZeroBytes) {
+  const auto bytes = encode_announce_of({});
+  ASSERT_EQ(bytes.size(), kAnnounceHeaderBytes + kAnnounceEntryBytes);
+  for (std::size_t at = 76; at < 80; ++at) {
+    EXPECT_EQ(bytes[at], std::byte{0}) << "offset " << at;
+  }
+  auto sut = parse_datagram(bytes);
+  ASSERT_TRUE(sut.ok()) << sut.error().message();
+  EXPECT_FALSE(sut->announce.rdma.reachable);
+  EXPECT_EQ(sut->announce.rdma.cm_port, 0U);
+}
+
+TEST(WireFormatAnnounce, RoundTripsEveryFieldWithTheRdmaReachability) {
+  for (const bool checksum : {false, true}) {
+    const auto bytes = encode_announce_of({.cm_port = 7471, .reachable = true}, checksum);
+    ParsedDatagram parsed;
+    ASSERT_EQ(parse_error(bytes), ParseError::kOk);
+    ASSERT_EQ(parse_datagram(bytes, {}, parsed), ParseError::kOk);
+    const Announce& got = parsed.announce;
+    EXPECT_EQ(got.rdma, (RdmaReachability{.cm_port = 7471, .reachable = true}));
+    EXPECT_EQ(got.domain_id, 3U);
+    EXPECT_EQ(got.ipv4, 0x0A000001U);
+    EXPECT_EQ(got.port, 7400U);
+    EXPECT_EQ(got.host_name(), "alpha");
+    ASSERT_EQ(got.entry_count, 1U);
+    EXPECT_EQ(got.entry(0).topic_id, kTopic);
+
+    std::array<AnnounceEntry, 1> entries{got.entry(0)};
+    std::vector<std::byte> again(bytes.size());
+    ASSERT_EQ(encode_announce(again, kSender, got, entries, 0, checksum), bytes.size());
+    EXPECT_EQ(again, bytes) << "re-encoding the parsed fields gives the same bytes";
+  }
+}
+
+TEST(WireFormatAnnounce, RefusesUnknownRdmaFlagsAReservedByteAndAPortThatDisagreesWithTheFlag) {
+  const auto reachable = encode_announce_of({.cm_port = 7471, .reachable = true});
+  const auto unreachable = encode_announce_of({});
+  struct Case {
+    const char* what;
+    const std::vector<std::byte>& from;
+    std::size_t offset;
+    std::byte value;
+    ParseError expected;
+  };
+  for (const Case& c : {
+           Case{"unknown flag bit 1", reachable, 78, std::byte{0x03}, ParseError::kBadAnnounce},
+           Case{"unknown flag bit 7", unreachable, 78, std::byte{0x80}, ParseError::kBadAnnounce},
+           Case{"reserved byte", reachable, 79, std::byte{0x01}, ParseError::kReservedNotZero},
+           Case{"reserved byte, not reachable", unreachable, 79, std::byte{0x80}, ParseError::kReservedNotZero},
+           Case{"reachable without a port", unreachable, 78, std::byte{0x01}, ParseError::kBadAnnounce},
+           Case{"a port without reachable", reachable, 78, std::byte{0x00}, ParseError::kBadAnnounce},
+           Case{"a port (high byte) without reachable", unreachable, 77, std::byte{0x01}, ParseError::kBadAnnounce},
+       }) {
+    auto bytes = c.from;
+    bytes[c.offset] = c.value;
+    EXPECT_EQ(parse_error(bytes), c.expected) << c.what;
+  }
+  auto bytes = reachable;
+  bytes[76] = std::byte{0};
+  bytes[77] = std::byte{0};
+  EXPECT_EQ(parse_error(bytes), ParseError::kBadAnnounce) << "reachable at port 0";
+}
+
+TEST(WireFormatAnnounce, EncoderRefusesAReachabilityTheParserWouldRefuse) {
+  EXPECT_TRUE(encode_announce_of({.cm_port = 0, .reachable = true}).empty()) << "reachable without a port";
+  EXPECT_TRUE(encode_announce_of({.cm_port = 7471, .reachable = false}).empty()) << "a port without reachable";
+  EXPECT_FALSE(encode_announce_of({.cm_port = 65535, .reachable = true}).empty());
 }
 
 TEST(WireFormatMalformed, EveryReasonHasADistinctMessage) {
