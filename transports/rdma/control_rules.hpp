@@ -8,6 +8,7 @@
 
 #include "transports/rdma/control_message.hpp"
 #include "transports/rdma/immediate.hpp"
+#include "transports/rdma/span_inside.hpp"
 #include "transports/shm/shm_constants.hpp"
 
 namespace axon::rdma::control_rules {
@@ -52,11 +53,9 @@ inline ControlError check_grant(const GrantEntry& g, const PeerRegion& region) n
   if (g.address > std::numeric_limits<std::uint64_t>::max() - g.capacity_bytes) {
     return ControlError::kAddressOverflow;
   }
-  // Without overflow: address >= base, then the distances (region.base +
-  // region.length itself may not even fit; the connection refuses that, but
-  // this check does not rely on it).
-  const std::uint64_t offset = g.address - region.base;
-  if (g.address < region.base || offset > region.length || g.capacity_bytes > region.length - offset) {
+  // span_inside() compares distances, so region.base + region.length need not
+  // even fit (the connection refuses that, but this check does not rely on it).
+  if (!span_inside(region.base, region.length, g.address, g.capacity_bytes)) {
     return ControlError::kOutsideRegion;
   }
   return ControlError::kOk;

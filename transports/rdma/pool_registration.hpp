@@ -22,6 +22,7 @@
 
 #include "axon/result.hpp"
 #include "transports/rdma/device_choice.hpp"
+#include "transports/rdma/span_inside.hpp"
 #include "transports/rdma/verbs_handles.hpp"
 #include "transports/shm/chunk_area.hpp"
 
@@ -31,13 +32,6 @@ namespace axon::rdma {
 /// class of `area` cannot be received over RDMA (max_grant_slots() is 0: a
 /// payload capacity of 256 MiB or more). `node` names the node in the config.
 [[nodiscard]] Result<void> check_classes_receivable(const shm::ChunkArea& area, std::string_view node);
-
-/// Whether [address, address + bytes) lies inside [base, base + length),
-/// without overflow whatever the operands (they may come from a peer).
-[[nodiscard]] constexpr bool span_inside(std::uintptr_t base, std::size_t length, std::uintptr_t address,
-                                         std::size_t bytes) noexcept {
-  return address >= base && bytes <= length && address - base <= length - bytes;
-}
 
 /// The protection domain and the memory region of a node's pool chunks,
 /// owned: the region is deregistered, then the domain freed, when it goes.

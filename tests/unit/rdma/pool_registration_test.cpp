@@ -186,20 +186,36 @@ DeviceRequest guest_request() {
           .ipv4 = ok ? ntohl(address.s_addr) : 0};
 }
 
+/// A real node's pool (8 x 4 KiB) registered on the guest's device, with a
+/// loopback queue pair pair on its protection domain: the write tests' set-up.
+struct RegisteredPool {
+  Node node{{{4096, 8}}};
+  std::optional<PoolRegistration> registration;
+  CqHandle cq;
+  test::LoopbackQpPair qps;
+
+  void open(const DeviceRequest& request) {
+    ASSERT_NE(node.publisher, nullptr);
+    auto registered = PoolRegistration::create(request, node.transport->own_chunk_area(), "camera");
+    ASSERT_TRUE(registered.ok()) << registered.error().message();
+    registration.emplace(std::move(*registered));
+    cq = CqHandle(ibv_create_cq(registration->context(), 16, nullptr, nullptr, 0));
+    ASSERT_NE(cq, nullptr);
+    ASSERT_TRUE(qps.open(registration->pd(), cq.get(), registration->device()));
+  }
+};
+
 TEST(RdmaPoolOnDevice, AWriteWithImmediateIntoAChunkLandsWhereTheNodesSubscriberReadsIt) {
   const DeviceRequest request = guest_request();
   if (request.device.empty()) {
     GTEST_SKIP() << "AXON_RDMA_EXPECT_DEVICE is not set (ctest rdma.softroce_devices sets it in the guest)";
   }
-  Node node({{4096, 8}});
-  ASSERT_NE(node.publisher, nullptr);
-  auto registered = PoolRegistration::create(request, node.transport->own_chunk_area(), "camera");
-  ASSERT_TRUE(registered.ok()) << registered.error().message();
-  const PoolRegistration& sut = *registered;
-  const CqHandle cq(ibv_create_cq(sut.context(), 16, nullptr, nullptr, 0));
-  ASSERT_NE(cq, nullptr);
-  test::LoopbackQpPair qps;
-  ASSERT_TRUE(qps.open(sut.pd(), cq.get(), sut.device()));
+  RegisteredPool pool;
+  ASSERT_NO_FATAL_FAILURE(pool.open(request));
+  Node& node = pool.node;
+  const PoolRegistration& sut = *pool.registration;
+  const CqHandle& cq = pool.cq;
+  test::LoopbackQpPair& qps = pool.qps;
 
   // A publisher's chunk (the source) and a chunk a mirror would be granted (the target).
   auto source = node.publisher->loan(4096);
@@ -247,15 +263,12 @@ TEST(RdmaPoolOnDevice, TheDeviceRefusesAWriteJustBeforeTheChunks) {
   if (request.device.empty()) {
     GTEST_SKIP() << "AXON_RDMA_EXPECT_DEVICE is not set (ctest rdma.softroce_devices sets it in the guest)";
   }
-  Node node({{4096, 8}});
-  ASSERT_NE(node.publisher, nullptr);
-  auto registered = PoolRegistration::create(request, node.transport->own_chunk_area(), "camera");
-  ASSERT_TRUE(registered.ok()) << registered.error().message();
-  const PoolRegistration& sut = *registered;
-  const CqHandle cq(ibv_create_cq(sut.context(), 16, nullptr, nullptr, 0));
-  ASSERT_NE(cq, nullptr);
-  test::LoopbackQpPair qps;
-  ASSERT_TRUE(qps.open(sut.pd(), cq.get(), sut.device()));
+  RegisteredPool pool;
+  ASSERT_NO_FATAL_FAILURE(pool.open(request));
+  Node& node = pool.node;
+  const PoolRegistration& sut = *pool.registration;
+  const CqHandle& cq = pool.cq;
+  test::LoopbackQpPair& qps = pool.qps;
   auto source = node.publisher->loan(64);
   ASSERT_TRUE(source.ok());
   // The 64 bytes before the first chunk: the end of the pool's directory (its free-list heads).
