@@ -1,9 +1,14 @@
 // See allocation_hooks.hpp.
 #include "tests/support/allocation_hooks.hpp"
 
+#include <execinfo.h>
+#include <unistd.h>
+
+#include <array>
 #include <atomic>
 #include <cstdlib>
 #include <new>
+#include <string_view>
 
 namespace axon::test::allocations {
 namespace {
@@ -15,6 +20,25 @@ std::atomic<bool> g_counting{false};
 std::atomic<bool> g_all_threads{false};
 std::atomic<std::uint64_t> g_allocations{0};
 thread_local bool t_counted_thread = false;
+// AXON_TEST_ALLOCATION_BACKTRACE=1: each counted allocation prints its call
+// stack to stderr (addresses; `addr2line -f -C -e EXE` names them), to find
+// what allocated when a test fails. backtrace_symbols_fd() does not allocate;
+// the guard keeps an allocation inside backtrace() from recursing.
+std::atomic<bool> g_print_backtraces{false};  // relaxed: set before counting starts
+thread_local bool t_in_backtrace = false;
+
+void print_backtrace() noexcept {
+  if (t_in_backtrace) {
+    return;
+  }
+  t_in_backtrace = true;
+  std::array<void*, 24> frames{};
+  const int depth = ::backtrace(frames.data(), static_cast<int>(frames.size()));
+  constexpr std::string_view kHeader = "-- counted allocation:\n";
+  (void)!::write(STDERR_FILENO, kHeader.data(), kHeader.size());
+  ::backtrace_symbols_fd(frames.data(), depth, STDERR_FILENO);
+  t_in_backtrace = false;
+}
 
 }  // namespace
 
@@ -22,10 +46,20 @@ void count() noexcept {
   if (g_counting.load(std::memory_order_relaxed) &&
       (t_counted_thread || g_all_threads.load(std::memory_order_relaxed))) {
     g_allocations.fetch_add(1, std::memory_order_relaxed);
+    if (g_print_backtraces.load(std::memory_order_relaxed)) {
+      print_backtrace();
+    }
   }
 }
 
 void start(Scope scope) noexcept {
+  const char* trace = std::getenv("AXON_TEST_ALLOCATION_BACKTRACE");
+  const bool print = trace != nullptr && trace[0] == '1';
+  g_print_backtraces.store(print, std::memory_order_relaxed);
+  if (print) {
+    void* frame = nullptr;
+    (void)::backtrace(&frame, 1);  // loads the unwinder now, not inside a counted allocation
+  }
   g_allocations.store(0, std::memory_order_relaxed);
   t_counted_thread = true;
   g_all_threads.store(scope == Scope::kAllThreads, std::memory_order_relaxed);

@@ -8,8 +8,27 @@
 
 namespace axon::shm {
 
-ServiceThread::ServiceThread(ServiceParts parts)
-    : parts_(parts), watch_(self_identity()), thread_([this] { loop(); }) {}
+namespace {
+
+/// The most descriptors one wait() polls: our eventfd, the listening socket,
+/// every pending client, and per peer participant a fetch and a pidfd.
+std::size_t most_polled_fds(const Domain& domain) {
+  return 2 + FdServer::kMaxPending + (2 * std::size_t{domain.limits().participants});
+}
+
+}  // namespace
+
+ServiceThread::ServiceThread(ServiceParts parts) : parts_(parts), watch_(self_identity()) {
+  // Reserved before the thread starts, so that its loop does not allocate
+  // when the set of descriptors grows: a thread the scheduler starts late
+  // would otherwise make its first allocations in the middle of the node's
+  // steady state.
+  const std::size_t most = most_polled_fds(parts_.domain);
+  fds_.reserve(most);
+  polled_.reserve(most);
+  received_.reserve(FdServer::kMaxPending);
+  thread_ = std::thread([this] { loop(); });
+}
 
 ServiceThread::~ServiceThread() {
   stopping_.store(true, std::memory_order_relaxed);  // the eventfd write wakes the thread
