@@ -1,0 +1,381 @@
+// One rdma_cm link per peer participant (transports/rdma/peer_links.hpp) on a
+// real device: two PeerLinks in this process, host A on 10.0.2.15 (the
+// smaller sender id: the active side) and host B on 10.0.2.16, both on the
+// Soft-RoCE guest's rxe0; and a peer process (this binary exec'd again as
+// RdmaPeerLinksPeer.ServesUntilKilled) that is SIGKILLed and restarted.
+// Skipped unless AXON_RDMA_EXPECT_DEVICE names the device (ctest
+// rdma.softroce_devices; softroce_stage.sh adds B's address).
+#include "transports/rdma/peer_links.hpp"
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+#include <infiniband/verbs.h>
+#include <poll.h>
+
+#include <algorithm>
+#include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "tests/support/child_process.hpp"
+#include "tests/unit/rdma/registered_memfd.hpp"
+
+namespace axon::rdma {
+namespace {
+
+using std::chrono::milliseconds;
+using Clock = std::chrono::steady_clock;
+
+constexpr std::uint32_t kHostA = (10U << 24) | (2U << 8) | 15U;
+constexpr std::uint32_t kHostB = (10U << 24) | (2U << 8) | 16U;
+constexpr std::uint16_t kPeerPort = 47310;  // the child's listener: the same port for each of its incarnations
+constexpr std::size_t kRegionBytes = std::size_t{1} << 16;
+constexpr std::uint64_t kAbiHash = 0xAB1AB1AB1AB1AB1ULL;
+constexpr std::uint64_t kIdA = 0xA1;  // smaller: A connects
+constexpr std::uint64_t kIdB = 0xB2;
+constexpr std::uint32_t kDepth = 8;
+constexpr milliseconds kWait{10000};
+constexpr milliseconds kQuiet{500};  // how long nothing more may happen after the links settled
+
+const char* device_env() {
+  return std::getenv("AXON_RDMA_EXPECT_DEVICE");  // NOLINT(concurrency-mt-unsafe): read before any thread
+}
+
+// One participant's links, with its PD, CQ and region, and what it saw.
+struct Side {
+  std::unique_ptr<test::RegisteredMemfd> mem;
+  std::optional<PeerLinks> links;
+  std::vector<LinkEvent> events;
+  std::vector<ibv_qp*> qps_given;  // on_qp's calls
+  std::vector<int> fds;
+
+  std::string open(std::uint32_t address, std::uint16_t port, std::uint64_t sender, std::uint64_t incarnation,
+                   std::uint64_t abi) {
+    std::string error;
+    mem = test::RegisteredMemfd::open(device_env(), kRegionBytes, error);
+    if (mem == nullptr) {
+      return error;
+    }
+    PeerLinksOptions options{
+        .own = {.address = address, .port = port},
+        .qp = {.pd = mem->pd(), .send_cq = mem->cq(), .recv_cq = mem->cq(), .send_depth = kDepth, .recv_depth = kDepth},
+        .own_data = {.version = kConnectProtocolVersion,
+                     .sender_id = sender,
+                     .incarnation = incarnation,
+                     .abi_hash = abi,
+                     .rkey = mem->mr()->rkey,
+                     .base = reinterpret_cast<std::uintptr_t>(mem->base()),
+                     .length = mem->bytes(),
+                     .receive_depth = kDepth},
+        .on_qp = [this](std::uint64_t, ibv_qp* qp) -> Result<void> {
+          qps_given.push_back(qp);
+          return {};
+        }};
+    auto made = PeerLinks::listen(std::move(options));
+    if (!made.ok()) {
+      return std::string(made.error().message());
+    }
+    links.emplace(std::move(made.value()));
+    return "";
+  }
+
+  [[nodiscard]] std::size_t count(LinkEventKind kind) const {
+    return static_cast<std::size_t>(
+        std::count_if(events.begin(), events.end(), [kind](const LinkEvent& e) { return e.kind == kind; }));
+  }
+  [[nodiscard]] const LinkEvent* first(LinkEventKind kind) const {
+    const auto it = std::find_if(events.begin(), events.end(), [kind](const LinkEvent& e) { return e.kind == kind; });
+    return it == events.end() ? nullptr : &*it;
+  }
+};
+
+std::string describe(const std::vector<LinkEvent>& events) {
+  std::string s;
+  for (const LinkEvent& e : events) {
+    s += fmt::format("[{} peer={:#x} qp={} active={} was_up={} why='{}' reason={} status={} {}] ",
+                     e.kind == LinkEventKind::kUp     ? "up"
+                     : e.kind == LinkEventKind::kLost ? "lost"
+                                                      : "refused",
+                     e.peer, static_cast<const void*>(e.qp), e.active, e.was_up, to_string(e.why),
+                     e.reason ? std::string(to_string(*e.reason)) : "-", e.status, e.detail);
+  }
+  return s;
+}
+
+// Steps every side (polling their fds, bounded by their deadlines) until
+// `done` holds or `timeout` ran out; returns whether it held.
+bool pump(const std::vector<Side*>& sides, milliseconds timeout, const std::function<bool()>& done) {
+  const auto until = Clock::now() + timeout;
+  std::vector<pollfd> ready;
+  for (;;) {
+    for (Side* side : sides) {
+      auto stepped = side->links->step(Clock::now(), side->events);
+      EXPECT_TRUE(stepped.ok()) << stepped.error().message();
+    }
+    if (done()) {
+      return true;
+    }
+    const auto now = Clock::now();
+    if (now >= until) {
+      return false;
+    }
+    auto wake = until;
+    ready.clear();
+    for (Side* side : sides) {
+      side->links->poll_fds(side->fds);
+      for (const int fd : side->fds) {
+        ready.push_back({.fd = fd, .events = POLLIN, .revents = 0});
+      }
+      if (const auto d = side->links->next_deadline(); d && *d < wake) {
+        wake = *d;
+      }
+    }
+    const auto left = std::chrono::duration_cast<milliseconds>(wake - now).count();
+    (void)poll(ready.data(), ready.size(), static_cast<int>(std::clamp<long long>(left, 0, 50)));
+  }
+}
+
+// The two QPs are the two ends of one RC connection.
+void expect_connected(ibv_qp* a, ibv_qp* b) {
+  ASSERT_NE(a, nullptr);
+  ASSERT_NE(b, nullptr);
+  ibv_qp_attr attr{};
+  ibv_qp_init_attr init{};
+  ASSERT_EQ(ibv_query_qp(a, &attr, IBV_QP_STATE | IBV_QP_DEST_QPN, &init), 0);
+  EXPECT_EQ(attr.qp_state, IBV_QPS_RTS);
+  EXPECT_EQ(attr.dest_qp_num, b->qp_num);
+  ASSERT_EQ(ibv_query_qp(b, &attr, IBV_QP_STATE | IBV_QP_DEST_QPN, &init), 0);
+  EXPECT_EQ(attr.qp_state, IBV_QPS_RTS);
+  EXPECT_EQ(attr.dest_qp_num, a->qp_num);
+}
+
+class RdmaPeerLinksOnDevice : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (device_env() == nullptr) {
+      GTEST_SKIP() << "AXON_RDMA_EXPECT_DEVICE is not set (ctest rdma.softroce_devices sets it in the guest)";
+    }
+  }
+
+  void open_both(std::uint64_t abi_b = kAbiHash) {
+    const std::string ea = a_.open(kHostA, 0, kIdA, 1, kAbiHash);
+    ASSERT_EQ(ea, "");
+    const std::string eb = b_.open(kHostB, 0, kIdB, 1, abi_b);
+    ASSERT_EQ(eb, "");
+  }
+  void a_wants_b() { a_.links->want(kIdB, {.address = kHostB, .port = b_.links->port()}); }
+  void b_wants_a() { b_.links->want(kIdA, {.address = kHostA, .port = a_.links->port()}); }
+  bool both_up(milliseconds timeout) {
+    return pump({&a_, &b_}, timeout,
+                [&] { return a_.count(LinkEventKind::kUp) > 0 && b_.count(LinkEventKind::kUp) > 0; });
+  }
+  void settle() {
+    const std::size_t na = a_.events.size();
+    const std::size_t nb = b_.events.size();
+    (void)pump({&a_, &b_}, kQuiet, [] { return false; });
+    EXPECT_EQ(a_.events.size(), na) << "A after settling: " << describe(a_.events);
+    EXPECT_EQ(b_.events.size(), nb) << "B after settling: " << describe(b_.events);
+  }
+
+  Side a_;
+  Side b_;
+};
+
+enum class Order : std::uint8_t { kActiveFirst, kPassiveFirst, kAtOnce };
+
+class RdmaPeerLinksOnDeviceOrder : public RdmaPeerLinksOnDevice, public ::testing::WithParamInterface<Order> {};
+
+TEST_P(RdmaPeerLinksOnDeviceOrder, OneLinkComesUpOnceWithOneQueuePairEachSideAndTheSmallerIdConnects) {
+  open_both();
+  if (GetParam() == Order::kActiveFirst) {
+    a_wants_b();
+    (void)pump({&a_, &b_}, milliseconds(300), [] { return false; });
+    EXPECT_EQ(b_.count(LinkEventKind::kUp), 0U) << "B did not want A yet: " << describe(b_.events);
+    b_wants_a();
+  } else if (GetParam() == Order::kPassiveFirst) {
+    b_wants_a();
+    (void)pump({&a_, &b_}, milliseconds(300), [] { return false; });
+    EXPECT_EQ(b_.links->connections(), 0U) << "B is the passive side: it must not connect";
+    EXPECT_TRUE(b_.events.empty()) << describe(b_.events);
+    a_wants_b();
+  } else {
+    a_wants_b();
+    b_wants_a();
+  }
+  ASSERT_TRUE(both_up(kWait)) << "A: " << describe(a_.events) << "\nB: " << describe(b_.events);
+  settle();
+
+  EXPECT_EQ(a_.events.size(), 1U) << describe(a_.events);
+  EXPECT_EQ(b_.events.size(), 1U) << describe(b_.events);
+  const LinkEvent* up_a = a_.first(LinkEventKind::kUp);
+  const LinkEvent* up_b = b_.first(LinkEventKind::kUp);
+  ASSERT_NE(up_a, nullptr);
+  ASSERT_NE(up_b, nullptr);
+  EXPECT_TRUE(up_a->active);
+  EXPECT_FALSE(up_b->active);
+  EXPECT_EQ(up_a->peer, kIdB);
+  EXPECT_EQ(up_a->peer_data.sender_id, kIdB);
+  EXPECT_EQ(up_a->peer_data.rkey, b_.mem->mr()->rkey);
+  EXPECT_EQ(up_b->peer, kIdA);
+  EXPECT_EQ(up_b->peer_data.base, reinterpret_cast<std::uintptr_t>(a_.mem->base()));
+  EXPECT_EQ(a_.links->connections(), 1U);
+  EXPECT_EQ(b_.links->connections(), 1U);
+  EXPECT_EQ(a_.qps_given, std::vector<ibv_qp*>{up_a->qp}) << "one queue pair on A, given to the caller once";
+  EXPECT_EQ(b_.qps_given, std::vector<ibv_qp*>{up_b->qp}) << "one queue pair on B, given to the caller once";
+  expect_connected(up_a->qp, up_b->qp);
+}
+
+INSTANTIATE_TEST_SUITE_P(, RdmaPeerLinksOnDeviceOrder,
+                         ::testing::Values(Order::kActiveFirst, Order::kPassiveFirst, Order::kAtOnce),
+                         [](const ::testing::TestParamInfo<Order>& info) {
+                           return info.param == Order::kActiveFirst    ? std::string("ActiveWantsFirst")
+                                  : info.param == Order::kPassiveFirst ? std::string("PassiveWantsFirst")
+                                                                       : std::string("BothAtOnce");
+                         });
+
+TEST_F(RdmaPeerLinksOnDevice, AnotherAbiHashIsRejectedWithTheReasonOnBothSidesAndNotRetried) {
+  open_both(kAbiHash + 1);
+  a_wants_b();
+  b_wants_a();
+  ASSERT_TRUE(pump({&a_, &b_}, kWait,
+                   [&] { return a_.count(LinkEventKind::kLost) > 0 && b_.count(LinkEventKind::kRefused) > 0; }))
+      << "A: " << describe(a_.events) << "\nB: " << describe(b_.events);
+  settle();
+
+  ASSERT_EQ(a_.events.size(), 1U) << describe(a_.events);
+  EXPECT_EQ(a_.events[0].why, LinkLoss::kRejected);
+  EXPECT_EQ(a_.events[0].reason, RejectReason::kAbiHash);
+  EXPECT_FALSE(a_.events[0].was_up);
+  ASSERT_EQ(b_.events.size(), 1U) << describe(b_.events);
+  EXPECT_EQ(b_.events[0].kind, LinkEventKind::kRefused);
+  EXPECT_EQ(b_.events[0].peer, kIdA);
+  EXPECT_EQ(b_.events[0].reason, RejectReason::kAbiHash);
+  EXPECT_FALSE(a_.links->next_deadline()) << "a refusal with an axon reason is not retried";
+  EXPECT_EQ(a_.links->connections(), 0U);
+  EXPECT_EQ(b_.links->connections(), 0U);
+}
+
+TEST_F(RdmaPeerLinksOnDevice, ForgetDisconnectsThePeerWhichSeesItLost) {
+  open_both();
+  a_wants_b();
+  b_wants_a();
+  ASSERT_TRUE(both_up(kWait)) << "A: " << describe(a_.events) << "\nB: " << describe(b_.events);
+  ibv_qp* const qp_a = a_.first(LinkEventKind::kUp)->qp;
+  a_.events.clear();
+  b_.events.clear();
+
+  a_.links->forget(kIdB, a_.events);
+  ASSERT_EQ(a_.events.size(), 1U) << describe(a_.events);
+  EXPECT_EQ(a_.events[0].kind, LinkEventKind::kLost);
+  EXPECT_EQ(a_.events[0].why, LinkLoss::kForgotten);
+  EXPECT_EQ(a_.events[0].qp, qp_a) << "the QP the caller reclaims";
+  EXPECT_TRUE(a_.events[0].was_up);
+  EXPECT_EQ(a_.links->connections(), 0U);
+  ASSERT_TRUE(pump({&a_, &b_}, kWait, [&] { return b_.count(LinkEventKind::kLost) > 0; })) << describe(b_.events);
+  settle();
+  ASSERT_EQ(b_.events.size(), 1U) << describe(b_.events);
+  EXPECT_EQ(b_.events[0].why, LinkLoss::kDisconnected);
+  EXPECT_TRUE(b_.events[0].was_up);
+  EXPECT_EQ(a_.events.size(), 1U) << "A forgot B: no reconnection. " << describe(a_.events);
+  EXPECT_EQ(b_.links->connections(), 0U);
+}
+
+// The peer process: host B at kPeerPort, sender kIdB, incarnation
+// AXON_RDMA_LINKS_PEER, wanting host A at AXON_RDMA_LINKS_A_PORT; prints
+// "UP <incarnation>" once its link is up and keeps stepping until killed.
+int serve_until_killed(std::uint64_t incarnation, std::uint16_t port_a) {
+  Side b;
+  if (const std::string e = b.open(kHostB, kPeerPort, kIdB, incarnation, kAbiHash); !e.empty()) {
+    std::printf("ERROR %s\n", e.c_str());
+    return 1;
+  }
+  b.links->want(kIdA, {.address = kHostA, .port = port_a});
+  std::printf("LISTENING\n");
+  std::fflush(stdout);
+  const bool up = pump({&b}, kWait, [&] { return b.count(LinkEventKind::kUp) > 0; });
+  std::printf("%s %llu %s\n", up ? "UP" : "ERROR not up:", static_cast<unsigned long long>(incarnation),
+              describe(b.events).c_str());
+  std::fflush(stdout);
+  (void)pump({&b}, milliseconds(30000), [] { return false; });
+  return 0;
+}
+
+TEST(RdmaPeerLinksPeer, ServesUntilKilled) {
+  const char* incarnation = std::getenv("AXON_RDMA_LINKS_PEER");  // NOLINT(concurrency-mt-unsafe): one thread
+  const char* port = std::getenv("AXON_RDMA_LINKS_A_PORT");       // NOLINT(concurrency-mt-unsafe): one thread
+  if (incarnation == nullptr || port == nullptr || device_env() == nullptr) {
+    GTEST_SKIP() << "the peer process of RdmaPeerLinksOnDevice (it runs it as a child process)";
+  }
+  EXPECT_EQ(serve_until_killed(std::strtoull(incarnation, nullptr, 10),
+                               static_cast<std::uint16_t>(std::strtoul(port, nullptr, 10))),
+            0);
+}
+
+axon::test::ChildProcess spawn_peer(std::uint64_t incarnation, std::uint16_t port_a) {
+  return axon::test::ChildProcess::spawn(
+      {"/proc/self/exe", "--gtest_filter=RdmaPeerLinksPeer.ServesUntilKilled"}, [=]() -> std::string {
+        // NOLINTNEXTLINE(concurrency-mt-unsafe): in the forked child, before exec
+        if (setenv("AXON_RDMA_LINKS_PEER", std::to_string(incarnation).c_str(), 1) != 0 ||
+            setenv("AXON_RDMA_LINKS_A_PORT", std::to_string(port_a).c_str(), 1) != 0) {  // NOLINT
+          return "setenv failed";
+        }
+        return "";
+      });
+}
+
+TEST_F(RdmaPeerLinksOnDevice, APeerKilledIsSeenLostAndItsNextIncarnationReconnects) {
+  ASSERT_EQ(a_.open(kHostA, 0, kIdA, 1, kAbiHash), "");
+  auto first = spawn_peer(1, a_.links->port());
+  ASSERT_TRUE(first.wait_for_line("LISTENING", kWait)) << first.output();
+  a_.links->want(kIdB, {.address = kHostB, .port = kPeerPort});
+  ASSERT_TRUE(pump({&a_}, kWait, [&] { return a_.count(LinkEventKind::kUp) > 0; })) << describe(a_.events);
+  ASSERT_TRUE(first.wait_for_line("UP 1", kWait)) << first.output();
+  EXPECT_EQ(a_.first(LinkEventKind::kUp)->peer_data.incarnation, 1U);
+  ibv_qp* const first_qp = a_.first(LinkEventKind::kUp)->qp;
+  a_.events.clear();
+
+  const auto killed = Clock::now();
+  first.kill(SIGKILL);
+  ASSERT_TRUE(pump({&a_}, milliseconds(5000), [&] { return a_.count(LinkEventKind::kLost) > 0; }))
+      << "not lost within 5 s: " << describe(a_.events);
+  const auto lost_ms = std::chrono::duration_cast<milliseconds>(Clock::now() - killed).count();
+  std::printf("peer links: the SIGKILLed peer was reported lost %lld ms after the kill\n",
+              static_cast<long long>(lost_ms));
+  ASSERT_EQ(a_.events.size(), 1U) << describe(a_.events);
+  EXPECT_EQ(a_.events[0].why, LinkLoss::kDisconnected);
+  EXPECT_TRUE(a_.events[0].was_up);
+  EXPECT_EQ(a_.events[0].qp, first_qp);
+  EXPECT_EQ(first.wait(kWait), 128 + SIGKILL);
+  a_.events.clear();
+
+  // While nobody listens, A's attempts are refused by B's host and retried.
+  (void)pump({&a_}, milliseconds(400), [] { return false; });
+  const std::size_t failed_attempts = a_.count(LinkEventKind::kLost);
+  EXPECT_GE(failed_attempts, 1U) << "A retries while the peer is away: " << describe(a_.events);
+  EXPECT_EQ(a_.count(LinkEventKind::kUp), 0U);
+
+  const auto restarted = Clock::now();
+  auto second = spawn_peer(2, a_.links->port());
+  ASSERT_TRUE(pump({&a_}, kWait, [&] { return a_.count(LinkEventKind::kUp) > 0; })) << describe(a_.events);
+  const auto back_ms = std::chrono::duration_cast<milliseconds>(Clock::now() - restarted).count();
+  std::printf("peer links: up again %lld ms after the new peer process started (%zu attempts failed before)\n",
+              static_cast<long long>(back_ms), a_.count(LinkEventKind::kLost));
+  ASSERT_TRUE(second.wait_for_line("UP 2", kWait)) << second.output();
+  const LinkEvent* up = a_.first(LinkEventKind::kUp);
+  EXPECT_EQ(up->peer_data.incarnation, 2U) << "the new incarnation's data";
+  EXPECT_TRUE(up->active);
+  EXPECT_EQ(a_.links->connections(), 1U);
+  for (const LinkEvent& e : a_.events) {
+    EXPECT_TRUE(e.kind == LinkEventKind::kUp || (e.kind == LinkEventKind::kLost && !e.was_up))
+        << "only failed attempts before the link came back: " << describe(a_.events);
+  }
+}
+
+}  // namespace
+}  // namespace axon::rdma
