@@ -286,6 +286,34 @@ TEST_F(RdmaPeerLinksOnDevice, ForgetDisconnectsThePeerWhichSeesItLost) {
   EXPECT_EQ(b_.links->connections(), 0U);
 }
 
+// A new incarnation of A (same sender id) connects while B still holds the
+// old link (the old A stopped stepping: as if its host had died unnoticed):
+// B reports the old link lost (kReplaced, its QP destroyed) before the new one up.
+TEST_F(RdmaPeerLinksOnDevice, ANewIncarnationOfThePeerReplacesTheOldLinkWhichIsReportedLostFirst) {
+  open_both();
+  a_wants_b();
+  b_wants_a();
+  ASSERT_TRUE(both_up(kWait)) << "A: " << describe(a_.events) << "\nB: " << describe(b_.events);
+  ibv_qp* const old_qp = b_.first(LinkEventKind::kUp)->qp;
+  b_.events.clear();
+
+  Side a2;
+  ASSERT_EQ(a2.open(kHostA, 0, kIdA, 2, kAbiHash), "");
+  a2.links->want(kIdB, {.address = kHostB, .port = b_.links->port()});
+  ASSERT_TRUE(pump({&a2, &b_}, kWait, [&] { return b_.count(LinkEventKind::kUp) > 0; })) << describe(b_.events);
+  ASSERT_EQ(b_.events.size(), 2U) << describe(b_.events);
+  EXPECT_EQ(b_.events[0].kind, LinkEventKind::kLost);
+  EXPECT_EQ(b_.events[0].why, LinkLoss::kReplaced);
+  EXPECT_EQ(b_.events[0].qp, old_qp);
+  EXPECT_TRUE(b_.events[0].was_up);
+  EXPECT_EQ(b_.events[1].kind, LinkEventKind::kUp);
+  EXPECT_EQ(b_.events[1].peer_data.incarnation, 2U);
+  EXPECT_EQ(b_.links->connections(), 1U);
+  ASSERT_EQ(a2.count(LinkEventKind::kUp), 1U) << describe(a2.events);
+  expect_connected(a2.first(LinkEventKind::kUp)->qp, b_.events[1].qp);
+  a2.links.reset();  // before A's old link reconnects: only one A may want B
+}
+
 // The peer process: host B at kPeerPort, sender kIdB, incarnation
 // AXON_RDMA_LINKS_PEER, wanting host A at AXON_RDMA_LINKS_A_PORT; prints
 // "UP <incarnation>" once its link is up and keeps stepping until killed.
@@ -296,7 +324,7 @@ int serve_until_killed(std::uint64_t incarnation, std::uint16_t port_a) {
     return 1;
   }
   b.links->want(kIdA, {.address = kHostA, .port = port_a});
-  std::printf("LISTENING\n");
+  std::printf("LISTENING %lld\n", static_cast<long long>(Clock::now().time_since_epoch().count()));
   std::fflush(stdout);
   const bool up = pump({&b}, kWait, [&] { return b.count(LinkEventKind::kUp) > 0; });
   std::printf("%s %llu %s\n", up ? "UP" : "ERROR not up:", static_cast<unsigned long long>(incarnation),
@@ -363,9 +391,20 @@ TEST_F(RdmaPeerLinksOnDevice, APeerKilledIsSeenLostAndItsNextIncarnationReconnec
   const auto restarted = Clock::now();
   auto second = spawn_peer(2, a_.links->port());
   ASSERT_TRUE(pump({&a_}, kWait, [&] { return a_.count(LinkEventKind::kUp) > 0; })) << describe(a_.events);
-  const auto back_ms = std::chrono::duration_cast<milliseconds>(Clock::now() - restarted).count();
-  std::printf("peer links: up again %lld ms after the new peer process started (%zu attempts failed before)\n",
-              static_cast<long long>(back_ms), a_.count(LinkEventKind::kLost));
+  const auto up_at = Clock::now();
+  const auto listening = second.wait_for_line("LISTENING ", kWait);
+  ASSERT_TRUE(listening) << second.output();
+  // steady_clock is CLOCK_MONOTONIC, the same in both processes.
+  const Clock::time_point listening_at{Clock::duration(std::stoll(listening->substr(10)))};
+  const auto back_ms = std::chrono::duration_cast<milliseconds>(up_at - restarted).count();
+  const auto after_listen_ms = std::chrono::duration_cast<milliseconds>(up_at - listening_at).count();
+  std::printf(
+      "peer links: up again %lld ms after the new peer process started, %lld ms after it listened (%zu attempts "
+      "failed before: %s)\n",
+      static_cast<long long>(back_ms), static_cast<long long>(after_listen_ms), a_.count(LinkEventKind::kLost),
+      describe(a_.events).c_str());
+  EXPECT_LE(after_listen_ms, (kReconnectMost + milliseconds(1000)).count())
+      << "the retries are at most 2 s apart, so the link is back within about 2 s of the peer listening";
   ASSERT_TRUE(second.wait_for_line("UP 2", kWait)) << second.output();
   const LinkEvent* up = a_.first(LinkEventKind::kUp);
   EXPECT_EQ(up->peer_data.incarnation, 2U) << "the new incarnation's data";
