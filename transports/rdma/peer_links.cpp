@@ -1,12 +1,23 @@
 #include "transports/rdma/peer_links.hpp"
 
 #include <fmt/format.h>
+#include <poll.h>
 
 #include <algorithm>
 #include <string>
 #include <utility>
 
 namespace axon::rdma {
+namespace {
+
+// Whether `fd` has an event now. Asked before each rdma_get_cm_event(): librdmacm mallocs (and frees) its event
+// struct even when there is none, and an idle step() must not allocate.
+bool readable(int fd) noexcept {
+  pollfd p{.fd = fd, .events = POLLIN, .revents = 0};
+  return ::poll(&p, 1, 0) > 0;
+}
+
+}  // namespace
 
 const char* to_string(LinkLoss why) noexcept {
   switch (why) {
@@ -177,7 +188,7 @@ bool PeerLinks::give_qp(Link& link, Clock::time_point now, std::vector<LinkEvent
 }
 
 void PeerLinks::drain(Link& link, Clock::time_point now, std::vector<LinkEvent>& events) {
-  while (link.connection) {
+  while (link.connection && readable(link.connection->fd())) {
     auto event = link.connection->next_event();
     if (!event.ok()) {
       drop(link, now, LinkEvent{.why = LinkLoss::kFailed, .detail = std::string(event.error().message())}, events);
@@ -249,7 +260,7 @@ Result<void> PeerLinks::step(Clock::time_point now, std::vector<LinkEvent>& even
   // Captures one pointer: std::function keeps it without allocating.
   const AcceptCheck check = [this](const ConnectPrivateData& peer) { return this->check(peer); };
   bool device_removed = false;
-  for (;;) {
+  while (readable(listener_.fd())) {
     last_checked_ = 0;
     auto event = listener_.next_event(check);
     if (!event.ok()) {

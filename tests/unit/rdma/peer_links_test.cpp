@@ -23,6 +23,7 @@
 #include <string>
 #include <vector>
 
+#include "tests/support/allocation_hooks.hpp"
 #include "tests/support/child_process.hpp"
 #include "tests/unit/rdma/registered_memfd.hpp"
 
@@ -164,27 +165,26 @@ class RdmaPeerLinksOnDevice : public ::testing::Test {
   }
 
   void open_both(std::uint64_t abi_b = kAbiHash) {
-    const std::string ea = a_.open(kHostA, 0, kIdA, 1, kAbiHash);
+    const std::string ea = a.open(kHostA, 0, kIdA, 1, kAbiHash);
     ASSERT_EQ(ea, "");
-    const std::string eb = b_.open(kHostB, 0, kIdB, 1, abi_b);
+    const std::string eb = b.open(kHostB, 0, kIdB, 1, abi_b);
     ASSERT_EQ(eb, "");
   }
-  void a_wants_b() { a_.links->want(kIdB, {.address = kHostB, .port = b_.links->port()}); }
-  void b_wants_a() { b_.links->want(kIdA, {.address = kHostA, .port = a_.links->port()}); }
+  void a_wants_b() { a.links->want(kIdB, {.address = kHostB, .port = b.links->port()}); }
+  void b_wants_a() { b.links->want(kIdA, {.address = kHostA, .port = a.links->port()}); }
   bool both_up(milliseconds timeout) {
-    return pump({&a_, &b_}, timeout,
-                [&] { return a_.count(LinkEventKind::kUp) > 0 && b_.count(LinkEventKind::kUp) > 0; });
+    return pump({&a, &b}, timeout, [&] { return a.count(LinkEventKind::kUp) > 0 && b.count(LinkEventKind::kUp) > 0; });
   }
   void settle() {
-    const std::size_t na = a_.events.size();
-    const std::size_t nb = b_.events.size();
-    (void)pump({&a_, &b_}, kQuiet, [] { return false; });
-    EXPECT_EQ(a_.events.size(), na) << "A after settling: " << describe(a_.events);
-    EXPECT_EQ(b_.events.size(), nb) << "B after settling: " << describe(b_.events);
+    const std::size_t na = a.events.size();
+    const std::size_t nb = b.events.size();
+    (void)pump({&a, &b}, kQuiet, [] { return false; });
+    EXPECT_EQ(a.events.size(), na) << "A after settling: " << describe(a.events);
+    EXPECT_EQ(b.events.size(), nb) << "B after settling: " << describe(b.events);
   }
 
-  Side a_;
-  Side b_;
+  Side a;
+  Side b;
 };
 
 enum class Order : std::uint8_t { kActiveFirst, kPassiveFirst, kAtOnce };
@@ -195,40 +195,55 @@ TEST_P(RdmaPeerLinksOnDeviceOrder, OneLinkComesUpOnceWithOneQueuePairEachSideAnd
   open_both();
   if (GetParam() == Order::kActiveFirst) {
     a_wants_b();
-    (void)pump({&a_, &b_}, milliseconds(300), [] { return false; });
-    EXPECT_EQ(b_.count(LinkEventKind::kUp), 0U) << "B did not want A yet: " << describe(b_.events);
+    (void)pump({&a, &b}, milliseconds(300), [] { return false; });
+    EXPECT_EQ(b.count(LinkEventKind::kUp), 0U) << "B did not want A yet: " << describe(b.events);
     b_wants_a();
   } else if (GetParam() == Order::kPassiveFirst) {
     b_wants_a();
-    (void)pump({&a_, &b_}, milliseconds(300), [] { return false; });
-    EXPECT_EQ(b_.links->connections(), 0U) << "B is the passive side: it must not connect";
-    EXPECT_TRUE(b_.events.empty()) << describe(b_.events);
+    (void)pump({&a, &b}, milliseconds(300), [] { return false; });
+    EXPECT_EQ(b.links->connections(), 0U) << "B is the passive side: it must not connect";
+    EXPECT_TRUE(b.events.empty()) << describe(b.events);
     a_wants_b();
   } else {
     a_wants_b();
     b_wants_a();
   }
-  ASSERT_TRUE(both_up(kWait)) << "A: " << describe(a_.events) << "\nB: " << describe(b_.events);
+  ASSERT_TRUE(both_up(kWait)) << "A: " << describe(a.events) << "\nB: " << describe(b.events);
   settle();
 
-  EXPECT_EQ(a_.events.size(), 1U) << describe(a_.events);
-  EXPECT_EQ(b_.events.size(), 1U) << describe(b_.events);
-  const LinkEvent* up_a = a_.first(LinkEventKind::kUp);
-  const LinkEvent* up_b = b_.first(LinkEventKind::kUp);
+  EXPECT_EQ(a.events.size(), 1U) << describe(a.events);
+  EXPECT_EQ(b.events.size(), 1U) << describe(b.events);
+  const LinkEvent* up_a = a.first(LinkEventKind::kUp);
+  const LinkEvent* up_b = b.first(LinkEventKind::kUp);
   ASSERT_NE(up_a, nullptr);
   ASSERT_NE(up_b, nullptr);
   EXPECT_TRUE(up_a->active);
   EXPECT_FALSE(up_b->active);
   EXPECT_EQ(up_a->peer, kIdB);
   EXPECT_EQ(up_a->peer_data.sender_id, kIdB);
-  EXPECT_EQ(up_a->peer_data.rkey, b_.mem->mr()->rkey);
+  EXPECT_EQ(up_a->peer_data.rkey, b.mem->mr()->rkey);
   EXPECT_EQ(up_b->peer, kIdA);
-  EXPECT_EQ(up_b->peer_data.base, reinterpret_cast<std::uintptr_t>(a_.mem->base()));
-  EXPECT_EQ(a_.links->connections(), 1U);
-  EXPECT_EQ(b_.links->connections(), 1U);
-  EXPECT_EQ(a_.qps_given, std::vector<ibv_qp*>{up_a->qp}) << "one queue pair on A, given to the caller once";
-  EXPECT_EQ(b_.qps_given, std::vector<ibv_qp*>{up_b->qp}) << "one queue pair on B, given to the caller once";
+  EXPECT_EQ(up_b->peer_data.base, reinterpret_cast<std::uintptr_t>(a.mem->base()));
+  EXPECT_EQ(a.links->connections(), 1U);
+  EXPECT_EQ(b.links->connections(), 1U);
+  EXPECT_EQ(a.qps_given, std::vector<ibv_qp*>{up_a->qp}) << "one queue pair on A, given to the caller once";
+  EXPECT_EQ(b.qps_given, std::vector<ibv_qp*>{up_b->qp}) << "one queue pair on B, given to the caller once";
   expect_connected(up_a->qp, up_b->qp);
+
+  // Idle links: stepping and polling allocate nothing (the participant's thread will do this in its loop).
+  axon::test::allocations::start();
+  for (int i = 0; i < 100; ++i) {
+    for (Side* side : {&a, &b}) {
+      (void)side->links->step(Clock::now(), side->events);
+      side->links->poll_fds(side->fds);
+      (void)side->links->next_deadline();
+    }
+  }
+  const std::uint64_t allocated = axon::test::allocations::stop();
+  if (axon::test::allocations::kCounted) {
+    EXPECT_EQ(allocated, 0U) << "allocations in 100 idle steps of both sides";
+  }
+  EXPECT_EQ(a.events.size() + b.events.size(), 2U) << "nothing happened while idle";
 }
 
 INSTANTIATE_TEST_SUITE_P(, RdmaPeerLinksOnDeviceOrder,
@@ -243,47 +258,47 @@ TEST_F(RdmaPeerLinksOnDevice, AnotherAbiHashIsRejectedWithTheReasonOnBothSidesAn
   open_both(kAbiHash + 1);
   a_wants_b();
   b_wants_a();
-  ASSERT_TRUE(pump({&a_, &b_}, kWait,
-                   [&] { return a_.count(LinkEventKind::kLost) > 0 && b_.count(LinkEventKind::kRefused) > 0; }))
-      << "A: " << describe(a_.events) << "\nB: " << describe(b_.events);
+  ASSERT_TRUE(
+      pump({&a, &b}, kWait, [&] { return a.count(LinkEventKind::kLost) > 0 && b.count(LinkEventKind::kRefused) > 0; }))
+      << "A: " << describe(a.events) << "\nB: " << describe(b.events);
   settle();
 
-  ASSERT_EQ(a_.events.size(), 1U) << describe(a_.events);
-  EXPECT_EQ(a_.events[0].why, LinkLoss::kRejected);
-  EXPECT_EQ(a_.events[0].reason, RejectReason::kAbiHash);
-  EXPECT_FALSE(a_.events[0].was_up);
-  ASSERT_EQ(b_.events.size(), 1U) << describe(b_.events);
-  EXPECT_EQ(b_.events[0].kind, LinkEventKind::kRefused);
-  EXPECT_EQ(b_.events[0].peer, kIdA);
-  EXPECT_EQ(b_.events[0].reason, RejectReason::kAbiHash);
-  EXPECT_FALSE(a_.links->next_deadline()) << "a refusal with an axon reason is not retried";
-  EXPECT_EQ(a_.links->connections(), 0U);
-  EXPECT_EQ(b_.links->connections(), 0U);
+  ASSERT_EQ(a.events.size(), 1U) << describe(a.events);
+  EXPECT_EQ(a.events[0].why, LinkLoss::kRejected);
+  EXPECT_EQ(a.events[0].reason, RejectReason::kAbiHash);
+  EXPECT_FALSE(a.events[0].was_up);
+  ASSERT_EQ(b.events.size(), 1U) << describe(b.events);
+  EXPECT_EQ(b.events[0].kind, LinkEventKind::kRefused);
+  EXPECT_EQ(b.events[0].peer, kIdA);
+  EXPECT_EQ(b.events[0].reason, RejectReason::kAbiHash);
+  EXPECT_FALSE(a.links->next_deadline()) << "a refusal with an axon reason is not retried";
+  EXPECT_EQ(a.links->connections(), 0U);
+  EXPECT_EQ(b.links->connections(), 0U);
 }
 
 TEST_F(RdmaPeerLinksOnDevice, ForgetDisconnectsThePeerWhichSeesItLost) {
   open_both();
   a_wants_b();
   b_wants_a();
-  ASSERT_TRUE(both_up(kWait)) << "A: " << describe(a_.events) << "\nB: " << describe(b_.events);
-  ibv_qp* const qp_a = a_.first(LinkEventKind::kUp)->qp;
-  a_.events.clear();
-  b_.events.clear();
+  ASSERT_TRUE(both_up(kWait)) << "A: " << describe(a.events) << "\nB: " << describe(b.events);
+  ibv_qp* const qp_a = a.first(LinkEventKind::kUp)->qp;
+  a.events.clear();
+  b.events.clear();
 
-  a_.links->forget(kIdB, a_.events);
-  ASSERT_EQ(a_.events.size(), 1U) << describe(a_.events);
-  EXPECT_EQ(a_.events[0].kind, LinkEventKind::kLost);
-  EXPECT_EQ(a_.events[0].why, LinkLoss::kForgotten);
-  EXPECT_EQ(a_.events[0].qp, qp_a) << "the QP the caller reclaims";
-  EXPECT_TRUE(a_.events[0].was_up);
-  EXPECT_EQ(a_.links->connections(), 0U);
-  ASSERT_TRUE(pump({&a_, &b_}, kWait, [&] { return b_.count(LinkEventKind::kLost) > 0; })) << describe(b_.events);
+  a.links->forget(kIdB, a.events);
+  ASSERT_EQ(a.events.size(), 1U) << describe(a.events);
+  EXPECT_EQ(a.events[0].kind, LinkEventKind::kLost);
+  EXPECT_EQ(a.events[0].why, LinkLoss::kForgotten);
+  EXPECT_EQ(a.events[0].qp, qp_a) << "the QP the caller reclaims";
+  EXPECT_TRUE(a.events[0].was_up);
+  EXPECT_EQ(a.links->connections(), 0U);
+  ASSERT_TRUE(pump({&a, &b}, kWait, [&] { return b.count(LinkEventKind::kLost) > 0; })) << describe(b.events);
   settle();
-  ASSERT_EQ(b_.events.size(), 1U) << describe(b_.events);
-  EXPECT_EQ(b_.events[0].why, LinkLoss::kDisconnected);
-  EXPECT_TRUE(b_.events[0].was_up);
-  EXPECT_EQ(a_.events.size(), 1U) << "A forgot B: no reconnection. " << describe(a_.events);
-  EXPECT_EQ(b_.links->connections(), 0U);
+  ASSERT_EQ(b.events.size(), 1U) << describe(b.events);
+  EXPECT_EQ(b.events[0].why, LinkLoss::kDisconnected);
+  EXPECT_TRUE(b.events[0].was_up);
+  EXPECT_EQ(a.events.size(), 1U) << "A forgot B: no reconnection. " << describe(a.events);
+  EXPECT_EQ(b.links->connections(), 0U);
 }
 
 // A new incarnation of A (same sender id) connects while B still holds the
@@ -293,24 +308,24 @@ TEST_F(RdmaPeerLinksOnDevice, ANewIncarnationOfThePeerReplacesTheOldLinkWhichIsR
   open_both();
   a_wants_b();
   b_wants_a();
-  ASSERT_TRUE(both_up(kWait)) << "A: " << describe(a_.events) << "\nB: " << describe(b_.events);
-  ibv_qp* const old_qp = b_.first(LinkEventKind::kUp)->qp;
-  b_.events.clear();
+  ASSERT_TRUE(both_up(kWait)) << "A: " << describe(a.events) << "\nB: " << describe(b.events);
+  ibv_qp* const old_qp = b.first(LinkEventKind::kUp)->qp;
+  b.events.clear();
 
   Side a2;
   ASSERT_EQ(a2.open(kHostA, 0, kIdA, 2, kAbiHash), "");
-  a2.links->want(kIdB, {.address = kHostB, .port = b_.links->port()});
-  ASSERT_TRUE(pump({&a2, &b_}, kWait, [&] { return b_.count(LinkEventKind::kUp) > 0; })) << describe(b_.events);
-  ASSERT_EQ(b_.events.size(), 2U) << describe(b_.events);
-  EXPECT_EQ(b_.events[0].kind, LinkEventKind::kLost);
-  EXPECT_EQ(b_.events[0].why, LinkLoss::kReplaced);
-  EXPECT_EQ(b_.events[0].qp, old_qp);
-  EXPECT_TRUE(b_.events[0].was_up);
-  EXPECT_EQ(b_.events[1].kind, LinkEventKind::kUp);
-  EXPECT_EQ(b_.events[1].peer_data.incarnation, 2U);
-  EXPECT_EQ(b_.links->connections(), 1U);
+  a2.links->want(kIdB, {.address = kHostB, .port = b.links->port()});
+  ASSERT_TRUE(pump({&a2, &b}, kWait, [&] { return b.count(LinkEventKind::kUp) > 0; })) << describe(b.events);
+  ASSERT_EQ(b.events.size(), 2U) << describe(b.events);
+  EXPECT_EQ(b.events[0].kind, LinkEventKind::kLost);
+  EXPECT_EQ(b.events[0].why, LinkLoss::kReplaced);
+  EXPECT_EQ(b.events[0].qp, old_qp);
+  EXPECT_TRUE(b.events[0].was_up);
+  EXPECT_EQ(b.events[1].kind, LinkEventKind::kUp);
+  EXPECT_EQ(b.events[1].peer_data.incarnation, 2U);
+  EXPECT_EQ(b.links->connections(), 1U);
   ASSERT_EQ(a2.count(LinkEventKind::kUp), 1U) << describe(a2.events);
-  expect_connected(a2.first(LinkEventKind::kUp)->qp, b_.events[1].qp);
+  expect_connected(a2.first(LinkEventKind::kUp)->qp, b.events[1].qp);
   a2.links.reset();  // before A's old link reconnects: only one A may want B
 }
 
@@ -358,39 +373,39 @@ axon::test::ChildProcess spawn_peer(std::uint64_t incarnation, std::uint16_t por
 }
 
 TEST_F(RdmaPeerLinksOnDevice, APeerKilledIsSeenLostAndItsNextIncarnationReconnects) {
-  ASSERT_EQ(a_.open(kHostA, 0, kIdA, 1, kAbiHash), "");
-  auto first = spawn_peer(1, a_.links->port());
+  ASSERT_EQ(a.open(kHostA, 0, kIdA, 1, kAbiHash), "");
+  auto first = spawn_peer(1, a.links->port());
   ASSERT_TRUE(first.wait_for_line("LISTENING", kWait)) << first.output();
-  a_.links->want(kIdB, {.address = kHostB, .port = kPeerPort});
-  ASSERT_TRUE(pump({&a_}, kWait, [&] { return a_.count(LinkEventKind::kUp) > 0; })) << describe(a_.events);
+  a.links->want(kIdB, {.address = kHostB, .port = kPeerPort});
+  ASSERT_TRUE(pump({&a}, kWait, [&] { return a.count(LinkEventKind::kUp) > 0; })) << describe(a.events);
   ASSERT_TRUE(first.wait_for_line("UP 1", kWait)) << first.output();
-  EXPECT_EQ(a_.first(LinkEventKind::kUp)->peer_data.incarnation, 1U);
-  ibv_qp* const first_qp = a_.first(LinkEventKind::kUp)->qp;
-  a_.events.clear();
+  EXPECT_EQ(a.first(LinkEventKind::kUp)->peer_data.incarnation, 1U);
+  ibv_qp* const first_qp = a.first(LinkEventKind::kUp)->qp;
+  a.events.clear();
 
   const auto killed = Clock::now();
   first.kill(SIGKILL);
-  ASSERT_TRUE(pump({&a_}, milliseconds(5000), [&] { return a_.count(LinkEventKind::kLost) > 0; }))
-      << "not lost within 5 s: " << describe(a_.events);
+  ASSERT_TRUE(pump({&a}, milliseconds(5000), [&] { return a.count(LinkEventKind::kLost) > 0; }))
+      << "not lost within 5 s: " << describe(a.events);
   const auto lost_ms = std::chrono::duration_cast<milliseconds>(Clock::now() - killed).count();
   std::printf("peer links: the SIGKILLed peer was reported lost %lld ms after the kill\n",
               static_cast<long long>(lost_ms));
-  ASSERT_EQ(a_.events.size(), 1U) << describe(a_.events);
-  EXPECT_EQ(a_.events[0].why, LinkLoss::kDisconnected);
-  EXPECT_TRUE(a_.events[0].was_up);
-  EXPECT_EQ(a_.events[0].qp, first_qp);
+  ASSERT_EQ(a.events.size(), 1U) << describe(a.events);
+  EXPECT_EQ(a.events[0].why, LinkLoss::kDisconnected);
+  EXPECT_TRUE(a.events[0].was_up);
+  EXPECT_EQ(a.events[0].qp, first_qp);
   EXPECT_EQ(first.wait(kWait), 128 + SIGKILL);
-  a_.events.clear();
+  a.events.clear();
 
   // While nobody listens, A's attempts are refused by B's host and retried.
-  (void)pump({&a_}, milliseconds(400), [] { return false; });
-  const std::size_t failed_attempts = a_.count(LinkEventKind::kLost);
-  EXPECT_GE(failed_attempts, 1U) << "A retries while the peer is away: " << describe(a_.events);
-  EXPECT_EQ(a_.count(LinkEventKind::kUp), 0U);
+  (void)pump({&a}, milliseconds(400), [] { return false; });
+  const std::size_t failed_attempts = a.count(LinkEventKind::kLost);
+  EXPECT_GE(failed_attempts, 1U) << "A retries while the peer is away: " << describe(a.events);
+  EXPECT_EQ(a.count(LinkEventKind::kUp), 0U);
 
   const auto restarted = Clock::now();
-  auto second = spawn_peer(2, a_.links->port());
-  ASSERT_TRUE(pump({&a_}, kWait, [&] { return a_.count(LinkEventKind::kUp) > 0; })) << describe(a_.events);
+  auto second = spawn_peer(2, a.links->port());
+  ASSERT_TRUE(pump({&a}, kWait, [&] { return a.count(LinkEventKind::kUp) > 0; })) << describe(a.events);
   const auto up_at = Clock::now();
   const auto listening = second.wait_for_line("LISTENING ", kWait);
   ASSERT_TRUE(listening) << second.output();
@@ -401,18 +416,18 @@ TEST_F(RdmaPeerLinksOnDevice, APeerKilledIsSeenLostAndItsNextIncarnationReconnec
   std::printf(
       "peer links: up again %lld ms after the new peer process started, %lld ms after it listened (%zu attempts "
       "failed before: %s)\n",
-      static_cast<long long>(back_ms), static_cast<long long>(after_listen_ms), a_.count(LinkEventKind::kLost),
-      describe(a_.events).c_str());
+      static_cast<long long>(back_ms), static_cast<long long>(after_listen_ms), a.count(LinkEventKind::kLost),
+      describe(a.events).c_str());
   EXPECT_LE(after_listen_ms, (kReconnectMost + milliseconds(1000)).count())
       << "the retries are at most 2 s apart, so the link is back within about 2 s of the peer listening";
   ASSERT_TRUE(second.wait_for_line("UP 2", kWait)) << second.output();
-  const LinkEvent* up = a_.first(LinkEventKind::kUp);
+  const LinkEvent* up = a.first(LinkEventKind::kUp);
   EXPECT_EQ(up->peer_data.incarnation, 2U) << "the new incarnation's data";
   EXPECT_TRUE(up->active);
-  EXPECT_EQ(a_.links->connections(), 1U);
-  for (const LinkEvent& e : a_.events) {
+  EXPECT_EQ(a.links->connections(), 1U);
+  for (const LinkEvent& e : a.events) {
     EXPECT_TRUE(e.kind == LinkEventKind::kUp || (e.kind == LinkEventKind::kLost && !e.was_up))
-        << "only failed attempts before the link came back: " << describe(a_.events);
+        << "only failed attempts before the link came back: " << describe(a.events);
   }
 }
 
