@@ -2,7 +2,8 @@
 // real device: two PeerLinks in this process, host A on 10.0.2.15 (the
 // smaller sender id: the active side) and host B on 10.0.2.16, both on the
 // Soft-RoCE guest's rxe0; and a peer process (this binary exec'd again as
-// RdmaPeerLinksPeer.ServesUntilKilled) that is SIGKILLed and restarted.
+// RdmaPeerLinksPeer.ServesUntilKilled) that is SIGKILLed and restarted, as
+// either side.
 // Skipped unless AXON_RDMA_EXPECT_DEVICE names the device (ctest
 // rdma.softroce_devices; softroce_stage.sh adds B's address).
 #include "transports/rdma/peer_links.hpp"
@@ -329,18 +330,29 @@ TEST_F(RdmaPeerLinksOnDevice, ANewIncarnationOfThePeerReplacesTheOldLinkWhichIsR
   a2.links.reset();  // before A's old link reconnects: only one A may want B
 }
 
-// The peer process: host B at kPeerPort, sender kIdB, incarnation
-// AXON_RDMA_LINKS_PEER, wanting host A at AXON_RDMA_LINKS_A_PORT; prints
-// "UP <incarnation>" once its link is up and keeps stepping until killed.
-int serve_until_killed(std::uint64_t incarnation, std::uint16_t port_a) {
+// Who the SIGKILL test's two processes are: the parent (host A) and the
+// peer process (host B); the smaller sender id connects.
+struct KillRoles {
+  std::uint64_t parent = 0;
+  std::uint64_t peer = 0;
+};
+KillRoles kill_roles(bool parent_connects) {
+  return parent_connects ? KillRoles{.parent = kIdA, .peer = kIdB} : KillRoles{.parent = kIdB, .peer = 0x01};
+}
+
+// The peer process: host B at kPeerPort, incarnation AXON_RDMA_LINKS_PEER,
+// the roles of AXON_RDMA_LINKS_PARENT_CONNECTS, wanting host A at
+// AXON_RDMA_LINKS_A_PORT; prints "LISTENING <steady_clock ticks>", then
+// "UP <incarnation>" once its link is up, and keeps stepping until killed.
+int serve_until_killed(std::uint64_t incarnation, std::uint16_t port_a, const KillRoles& roles) {
   Side b;
-  if (const std::string e = b.open(kHostB, kPeerPort, kIdB, incarnation, kAbiHash); !e.empty()) {
+  if (const std::string e = b.open(kHostB, kPeerPort, roles.peer, incarnation, kAbiHash); !e.empty()) {
     std::printf("ERROR %s\n", e.c_str());
     return 1;
   }
-  b.links->want(kIdA, {.address = kHostA, .port = port_a});
   std::printf("LISTENING %lld\n", static_cast<long long>(Clock::now().time_since_epoch().count()));
   std::fflush(stdout);
+  b.links->want(roles.parent, {.address = kHostA, .port = port_a});
   const bool up = pump({&b}, kWait, [&] { return b.count(LinkEventKind::kUp) > 0; });
   std::printf("%s %llu %s\n", up ? "UP" : "ERROR not up:", static_cast<unsigned long long>(incarnation),
               describe(b.events).c_str());
@@ -350,36 +362,45 @@ int serve_until_killed(std::uint64_t incarnation, std::uint16_t port_a) {
 }
 
 TEST(RdmaPeerLinksPeer, ServesUntilKilled) {
-  const char* incarnation = std::getenv("AXON_RDMA_LINKS_PEER");  // NOLINT(concurrency-mt-unsafe): one thread
-  const char* port = std::getenv("AXON_RDMA_LINKS_A_PORT");       // NOLINT(concurrency-mt-unsafe): one thread
-  if (incarnation == nullptr || port == nullptr || device_env() == nullptr) {
-    GTEST_SKIP() << "the peer process of RdmaPeerLinksOnDevice (it runs it as a child process)";
+  const char* incarnation = std::getenv("AXON_RDMA_LINKS_PEER");          // NOLINT(concurrency-mt-unsafe): one thread
+  const char* port = std::getenv("AXON_RDMA_LINKS_A_PORT");               // NOLINT(concurrency-mt-unsafe): one thread
+  const char* connects = std::getenv("AXON_RDMA_LINKS_PARENT_CONNECTS");  // NOLINT(concurrency-mt-unsafe)
+  if (incarnation == nullptr || port == nullptr || connects == nullptr || device_env() == nullptr) {
+    GTEST_SKIP() << "the peer process of RdmaPeerLinksOnDeviceKill (it runs it as a child process)";
   }
   EXPECT_EQ(serve_until_killed(std::strtoull(incarnation, nullptr, 10),
-                               static_cast<std::uint16_t>(std::strtoul(port, nullptr, 10))),
+                               static_cast<std::uint16_t>(std::strtoul(port, nullptr, 10)),
+                               kill_roles(std::string(connects) == "1")),
             0);
 }
 
-axon::test::ChildProcess spawn_peer(std::uint64_t incarnation, std::uint16_t port_a) {
+axon::test::ChildProcess spawn_peer(std::uint64_t incarnation, std::uint16_t port_a, bool parent_connects) {
   return axon::test::ChildProcess::spawn(
       {"/proc/self/exe", "--gtest_filter=RdmaPeerLinksPeer.ServesUntilKilled"}, [=]() -> std::string {
         // NOLINTNEXTLINE(concurrency-mt-unsafe): in the forked child, before exec
         if (setenv("AXON_RDMA_LINKS_PEER", std::to_string(incarnation).c_str(), 1) != 0 ||
-            setenv("AXON_RDMA_LINKS_A_PORT", std::to_string(port_a).c_str(), 1) != 0) {  // NOLINT
+            setenv("AXON_RDMA_LINKS_A_PORT", std::to_string(port_a).c_str(), 1) != 0 ||        // NOLINT
+            setenv("AXON_RDMA_LINKS_PARENT_CONNECTS", parent_connects ? "1" : "0", 1) != 0) {  // NOLINT
           return "setenv failed";
         }
         return "";
       });
 }
 
-TEST_F(RdmaPeerLinksOnDevice, APeerKilledIsSeenLostAndItsNextIncarnationReconnects) {
-  ASSERT_EQ(a.open(kHostA, 0, kIdA, 1, kAbiHash), "");
-  auto first = spawn_peer(1, a.links->port());
+// The parameter: whether this process (host A) is the active side.
+class RdmaPeerLinksOnDeviceKill : public RdmaPeerLinksOnDevice, public ::testing::WithParamInterface<bool> {};
+
+TEST_P(RdmaPeerLinksOnDeviceKill, APeerKilledIsSeenLostAndItsNextIncarnationReconnects) {
+  const bool connects = GetParam();
+  const KillRoles roles = kill_roles(connects);
+  ASSERT_EQ(a.open(kHostA, 0, roles.parent, 1, kAbiHash), "");
+  auto first = spawn_peer(1, a.links->port(), connects);
   ASSERT_TRUE(first.wait_for_line("LISTENING", kWait)) << first.output();
-  a.links->want(kIdB, {.address = kHostB, .port = kPeerPort});
+  a.links->want(roles.peer, {.address = kHostB, .port = kPeerPort});
   ASSERT_TRUE(pump({&a}, kWait, [&] { return a.count(LinkEventKind::kUp) > 0; })) << describe(a.events);
   ASSERT_TRUE(first.wait_for_line("UP 1", kWait)) << first.output();
   EXPECT_EQ(a.first(LinkEventKind::kUp)->peer_data.incarnation, 1U);
+  EXPECT_EQ(a.first(LinkEventKind::kUp)->active, connects);
   ibv_qp* const first_qp = a.first(LinkEventKind::kUp)->qp;
   a.events.clear();
 
@@ -388,8 +409,8 @@ TEST_F(RdmaPeerLinksOnDevice, APeerKilledIsSeenLostAndItsNextIncarnationReconnec
   ASSERT_TRUE(pump({&a}, milliseconds(5000), [&] { return a.count(LinkEventKind::kLost) > 0; }))
       << "not lost within 5 s: " << describe(a.events);
   const auto lost_ms = std::chrono::duration_cast<milliseconds>(Clock::now() - killed).count();
-  std::printf("peer links: the SIGKILLed peer was reported lost %lld ms after the kill\n",
-              static_cast<long long>(lost_ms));
+  std::printf("peer links (%s side): the SIGKILLed peer was reported lost %lld ms after the kill\n",
+              connects ? "active" : "passive", static_cast<long long>(lost_ms));
   ASSERT_EQ(a.events.size(), 1U) << describe(a.events);
   EXPECT_EQ(a.events[0].why, LinkLoss::kDisconnected);
   EXPECT_TRUE(a.events[0].was_up);
@@ -397,14 +418,18 @@ TEST_F(RdmaPeerLinksOnDevice, APeerKilledIsSeenLostAndItsNextIncarnationReconnec
   EXPECT_EQ(first.wait(kWait), 128 + SIGKILL);
   a.events.clear();
 
-  // While nobody listens, A's attempts are refused by B's host and retried.
+  // While the peer is away the active side's attempts are refused by B's host and retried; the passive side waits.
   (void)pump({&a}, milliseconds(400), [] { return false; });
-  const std::size_t failed_attempts = a.count(LinkEventKind::kLost);
-  EXPECT_GE(failed_attempts, 1U) << "A retries while the peer is away: " << describe(a.events);
+  if (connects) {
+    EXPECT_GE(a.count(LinkEventKind::kLost), 1U) << "A retries while the peer is away: " << describe(a.events);
+  } else {
+    EXPECT_TRUE(a.events.empty()) << "the passive side does not connect: " << describe(a.events);
+    EXPECT_EQ(a.links->connections(), 0U);
+  }
   EXPECT_EQ(a.count(LinkEventKind::kUp), 0U);
 
   const auto restarted = Clock::now();
-  auto second = spawn_peer(2, a.links->port());
+  auto second = spawn_peer(2, a.links->port(), connects);
   ASSERT_TRUE(pump({&a}, kWait, [&] { return a.count(LinkEventKind::kUp) > 0; })) << describe(a.events);
   const auto up_at = Clock::now();
   const auto listening = second.wait_for_line("LISTENING ", kWait);
@@ -414,22 +439,27 @@ TEST_F(RdmaPeerLinksOnDevice, APeerKilledIsSeenLostAndItsNextIncarnationReconnec
   const auto back_ms = std::chrono::duration_cast<milliseconds>(up_at - restarted).count();
   const auto after_listen_ms = std::chrono::duration_cast<milliseconds>(up_at - listening_at).count();
   std::printf(
-      "peer links: up again %lld ms after the new peer process started, %lld ms after it listened (%zu attempts "
-      "failed before: %s)\n",
-      static_cast<long long>(back_ms), static_cast<long long>(after_listen_ms), a.count(LinkEventKind::kLost),
-      describe(a.events).c_str());
+      "peer links (%s side): up again %lld ms after the new peer process started, %lld ms after it listened (%zu "
+      "attempts failed before: %s)\n",
+      connects ? "active" : "passive", static_cast<long long>(back_ms), static_cast<long long>(after_listen_ms),
+      a.count(LinkEventKind::kLost), describe(a.events).c_str());
   EXPECT_LE(after_listen_ms, (kReconnectMost + milliseconds(1000)).count())
       << "the retries are at most 2 s apart, so the link is back within about 2 s of the peer listening";
   ASSERT_TRUE(second.wait_for_line("UP 2", kWait)) << second.output();
   const LinkEvent* up = a.first(LinkEventKind::kUp);
   EXPECT_EQ(up->peer_data.incarnation, 2U) << "the new incarnation's data";
-  EXPECT_TRUE(up->active);
+  EXPECT_EQ(up->active, connects);
   EXPECT_EQ(a.links->connections(), 1U);
   for (const LinkEvent& e : a.events) {
     EXPECT_TRUE(e.kind == LinkEventKind::kUp || (e.kind == LinkEventKind::kLost && !e.was_up))
         << "only failed attempts before the link came back: " << describe(a.events);
   }
 }
+
+INSTANTIATE_TEST_SUITE_P(, RdmaPeerLinksOnDeviceKill, ::testing::Bool(),
+                         [](const ::testing::TestParamInfo<bool>& info) {
+                           return info.param ? std::string("ThisSideConnects") : std::string("ThePeerConnects");
+                         });
 
 }  // namespace
 }  // namespace axon::rdma
