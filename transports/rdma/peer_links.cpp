@@ -75,7 +75,6 @@ void PeerLinks::forget(std::uint64_t peer, std::vector<LinkEvent>& events) {
     if (link->connection->established()) {
       (void)link->connection->disconnect();  // the DREQ; destroying the id right after is what rdma_cm expects
     }
-    link->wanted = true;  // report it: the caller may have given its QP receive buffers
     drop(*link, Clock::now(), LinkEvent{.why = LinkLoss::kForgotten}, events);
   }
   links_.erase(links_.begin() + (link - links_.data()));
@@ -235,7 +234,8 @@ void PeerLinks::drain(Link& link, Clock::time_point now, std::vector<LinkEvent>&
 }
 
 void PeerLinks::drop(Link& link, Clock::time_point now, LinkEvent lost, std::vector<LinkEvent>& events) {
-  const bool tell = link.wanted || link.qp_given || link.up;
+  // Forgotten links are reported too: the caller may have given that QP receive buffers.
+  const bool tell = link.wanted || link.qp_given || link.up || lost.why == LinkLoss::kForgotten;
   lost.kind = LinkEventKind::kLost;
   lost.peer = link.peer;
   lost.qp = link.connection ? link.connection->qp() : nullptr;

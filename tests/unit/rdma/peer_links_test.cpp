@@ -12,6 +12,7 @@
 #include <gtest/gtest.h>
 #include <infiniband/verbs.h>
 #include <poll.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -155,6 +156,16 @@ void expect_connected(ibv_qp* a, ibv_qp* b) {
   ASSERT_EQ(ibv_query_qp(b, &attr, IBV_QP_STATE | IBV_QP_DEST_QPN, &init), 0);
   EXPECT_EQ(attr.qp_state, IBV_QPS_RTS);
   EXPECT_EQ(attr.dest_qp_num, a->qp_num);
+}
+
+// On a host without RDMA (no /dev/infiniband/rdma_cm): listen() says what is missing.
+TEST(RdmaPeerLinksWithoutDevice, ListenNamesWhatIsMissing) {
+  if (access("/dev/infiniband/rdma_cm", F_OK) == 0) {
+    GTEST_SKIP() << "this machine has rdma_cm (RdmaPeerLinksOnDevice covers it)";
+  }
+  auto sut = PeerLinks::listen({.own = {.address = kHostA, .port = 0}, .qp = {}, .own_data = {}, .on_qp = {}});
+  ASSERT_FALSE(sut.ok());
+  EXPECT_NE(sut.error().message().find("rdma_ucm"), std::string_view::npos) << sut.error().message();
 }
 
 class RdmaPeerLinksOnDevice : public ::testing::Test {
