@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <csignal>
 #include <cstdio>
@@ -142,6 +143,23 @@ bool pump(const std::vector<Side*>& sides, milliseconds timeout, const std::func
     const auto left = std::chrono::duration_cast<milliseconds>(wake - now).count();
     (void)poll(ready.data(), ready.size(), static_cast<int>(std::clamp<long long>(left, 0, 50)));
   }
+}
+
+// RC queue pairs of this process the kernel still has (iproute2's `rdma res
+// show qp`, which the Soft-RoCE stage requires): what nothing leaks means.
+int rc_qps_of_this_process() {
+  std::FILE* out = ::popen("rdma res show qp 2>&1", "r");  // NOLINT(cert-env33-c): a fixed command, a test
+  if (out == nullptr) {
+    return -1;
+  }
+  const std::string pid = fmt::format(" pid {} ", ::getpid());
+  int count = 0;
+  std::array<char, 512> line{};
+  while (std::fgets(line.data(), static_cast<int>(line.size()), out) != nullptr) {
+    const std::string text(line.data());
+    count += (text.find(pid) != std::string::npos && text.find(" type RC ") != std::string::npos) ? 1 : 0;
+  }
+  return ::pclose(out) == 0 ? count : -1;
 }
 
 // The two QPs are the two ends of one RC connection.
@@ -311,6 +329,7 @@ TEST_F(RdmaPeerLinksOnDevice, ForgetDisconnectsThePeerWhichSeesItLost) {
   EXPECT_TRUE(b.events[0].was_up);
   EXPECT_EQ(a.events.size(), 1U) << "A forgot B: no reconnection. " << describe(a.events);
   EXPECT_EQ(b.links->connections(), 0U);
+  EXPECT_EQ(rc_qps_of_this_process(), 0) << "both QPs destroyed (-1: `rdma res show qp` failed)";
 }
 
 // A new incarnation of A (same sender id) connects while B still holds the
@@ -461,6 +480,8 @@ TEST_P(RdmaPeerLinksOnDeviceKill, APeerKilledIsSeenLostAndItsNextIncarnationReco
   EXPECT_EQ(up->peer_data.incarnation, 2U) << "the new incarnation's data";
   EXPECT_EQ(up->active, connects);
   EXPECT_EQ(a.links->connections(), 1U);
+  EXPECT_EQ(rc_qps_of_this_process(), 1) << "only the new link's QP: the lost one's and the failed attempts' are "
+                                            "destroyed (-1: `rdma res show qp` failed)";
   for (const LinkEvent& e : a.events) {
     EXPECT_TRUE(e.kind == LinkEventKind::kUp || (e.kind == LinkEventKind::kLost && !e.was_up))
         << "only failed attempts before the link came back: " << describe(a.events);
