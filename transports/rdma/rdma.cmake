@@ -32,6 +32,7 @@ add_library(axon_rdma OBJECT
   transports/rdma/grant_table.cpp
   transports/rdma/granted_slots.cpp
   transports/rdma/pin_limit.cpp
+  transports/rdma/peer_links.cpp
   transports/rdma/pool_registration.cpp
   transports/rdma/post_write.cpp
   transports/rdma/verbs_handles.cpp)
