@@ -325,12 +325,49 @@ TEST_F(NodeConfigTest, AcceptsPeerNodesOnAnotherHost) {
   EXPECT_EQ((*sut)->host(), "a");
 }
 
-TEST_F(NodeConfigTest, AcceptsAutoBetweenHostsWithRdmaDevicesAndRunsItOverUdp) {
-  auto sut = Node::create("sensor", options_with(two_loopback_hosts(", rdma_device: mlx5_0", domain) +
-                                                 "topics:\n  - {name: cfg/auto, transport: auto}\n"));
+/// Whether this machine has RDMA devices (the Soft-RoCE guest; the CI host has none).
+bool machine_has_rdma_devices() {
+  std::error_code ignored;
+  const std::filesystem::path dir("/sys/class/infiniband");
+  return std::filesystem::is_directory(dir, ignored) &&
+         std::filesystem::directory_iterator(dir, ignored) != std::filesystem::directory_iterator();
+}
+
+// The node's own host names no device (its start registers nothing), the other host does: auto is still UDP.
+TEST_F(NodeConfigTest, AcceptsAutoToAHostWithAnRdmaDeviceAndRunsItOverUdp) {
+  std::string text = two_loopback_hosts("", domain);
+  text.replace(text.find("address: 127.0.0.2"), std::string("address: 127.0.0.2").size(),
+               "address: 127.0.0.2, rdma_device: mlx5_0");
+  auto sut = Node::create("sensor", options_with(text + "topics:\n  - {name: cfg/auto, transport: auto}\n"));
 
   ASSERT_TRUE(sut.ok()) << sut.error().message();
-  EXPECT_NE((*sut)->transport_for("cfg/auto"), TransportKind::kRdma);
+  EXPECT_EQ((*sut)->transport_for("cfg/auto"), TransportKind::kUdp);
+}
+
+// On a machine without RDMA devices, a host that names one cannot start its nodes: the pool is registered at
+// start-up, and there is nothing to register it with.
+TEST_F(NodeConfigTest, RefusesToStartOnAHostWhoseRdmaDeviceThisMachineLacks) {
+  if (machine_has_rdma_devices()) {
+    GTEST_SKIP() << "this machine has RDMA devices (/sys/class/infiniband); RdmaNodeStartOnDevice covers it";
+  }
+  auto sut = Node::create("sensor", options_with("hosts: [{name: h, rdma_device: rxe0}]\n"));
+
+  ASSERT_FALSE(sut.ok());
+  const std::string message(sut.error().message());
+#ifdef AXON_HAVE_RDMA
+  EXPECT_EQ(sut.error().code(), ErrorCode::kSystem);
+  EXPECT_NE(message.find("deployment.yaml:1:9: host 'h': no RDMA device found (ibv_get_device_list lists none): "
+                         "load the driver of the card"),
+            std::string::npos)
+      << message;
+#else
+  EXPECT_EQ(sut.error().code(), ErrorCode::kInvalidArgument);
+  EXPECT_NE(message.find("deployment.yaml:1:9: host 'h' names rdma_device 'rxe0', but this build has no RDMA "
+                         "transport (libibverbs-dev/librdmacm-dev missing at build time)"),
+            std::string::npos)
+      << message;
+#endif
+  EXPECT_TRUE(test::domain_files(domain).empty()) << "a node that did not start left its files";
 }
 
 TEST_F(NodeConfigTest, RefusesANodeMissingFromAFileWithSeveralHosts) {
