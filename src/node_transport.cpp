@@ -2,7 +2,6 @@
 // the deployment config: shared memory always, UDP when the file names other
 // hosts, and the RDMA registration of the node's pool when its host names an
 // rdma_device (the RDMA data path is not built yet: data goes by UDP).
-#include <arpa/inet.h>
 #include <fmt/format.h>
 
 #include <optional>
@@ -16,6 +15,8 @@
 #include "transports/udp/udp_socket.hpp"
 #include "transports/udp/udp_transport.hpp"
 #ifdef AXON_HAVE_RDMA
+#include <arpa/inet.h>
+
 #include "transports/rdma/pool_registration.hpp"
 #endif
 
@@ -233,6 +234,7 @@ Result<std::shared_ptr<shm::ShmTransport>> register_pool_for_rdma(std::shared_pt
   return std::shared_ptr<shm::ShmTransport>(std::move(held), transport);
 #endif
 }
+
 }  // namespace
 
 Result<NodeTransport> create_node_transport(const std::string& node_name, const NodeOptions& options,

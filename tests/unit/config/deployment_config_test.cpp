@@ -92,6 +92,8 @@ TEST(DeploymentConfig, ReadsTheFullExampleOfTheDocumentation) {
   EXPECT_EQ(sut->udp.mtu, 1500U);
   EXPECT_EQ(sut->udp.history_depth, 64U);
   EXPECT_EQ(sut->udp.reassembly_timeout_ms, 500U);
+  EXPECT_EQ(sut->rdma.port, 1U);
+  EXPECT_FALSE(sut->rdma.gid_index.has_value());
 }
 
 std::string read_file(const std::string& path) {
