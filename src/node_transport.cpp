@@ -179,7 +179,7 @@ std::uint32_t ipv4_of(const HostConfig& entry) {
 /// "32.5 KiB", "61.3 MiB": the registered bytes in the start-up log.
 std::string readable_size(std::size_t bytes) {
   constexpr double kKiB = 1024.0;
-  const double value = static_cast<double>(bytes);
+  const auto value = static_cast<double>(bytes);
   return value < kKiB * kKiB ? fmt::format("{:.1f} KiB", value / kKiB) : fmt::format("{:.1f} MiB", value / kKiB / kKiB);
 }
 
