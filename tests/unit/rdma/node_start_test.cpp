@@ -1,9 +1,10 @@
 // Node::create of a node whose host names an rdma_device: the node's pool is
 // registered with the device at start-up (src/node_transport.cpp), and the
 // device, port and pin-limit errors stop the start with the config's file
-// and position. Guest only (RdmaNodeStartOnDevice, ctest rdma.softroce_devices:
-// rxe0 on 10.0.2.15); the host's case, no device at all, is in
-// tests/unit/config/node_config_test.cpp.
+// and position; the pool stays pinned as long as the node lives, and a
+// host without a device pins nothing. Guest only (RdmaNodeStartOnDevice,
+// ctest rdma.softroce_devices: rxe0 on 10.0.2.15); the host's case, no
+// device at all, is in tests/unit/config/node_config_test.cpp.
 #include <arpa/inet.h>
 #include <fmt/format.h>
 #include <gtest/gtest.h>
@@ -20,6 +21,7 @@
 #include "axon/axon.hpp"
 #include "src/base/log.hpp"
 #include "tests/support/common/temp_dir.hpp"
+#include "transports/rdma/pin_limit.hpp"
 
 namespace axon {
 namespace {
@@ -92,9 +94,14 @@ TEST(RdmaNodeStartOnDevice, ANodeWhoseHostNamesTheDeviceStartsAndLogsItsPoolsReg
   GuestDeployment deployment(device, 8);
   LogCapture log;
 
+  const std::size_t pinned_before = rdma::current_pin_allowance().pinned_bytes;
+
   auto sut = Node::create("camera", deployment.options);
 
   ASSERT_TRUE(sut.ok()) << sut.error().message();
+  EXPECT_GE(rdma::current_pin_allowance().pinned_bytes, pinned_before + 33280) << "the pool is pinned while it lives";
+  (*sut).reset();
+  EXPECT_EQ(rdma::current_pin_allowance().pinned_bytes, pinned_before) << "the node's end unpins its pool";
   const std::string text = log.text();
   EXPECT_TRUE(has(text, "node 'camera': RDMA device " + device + " port 1 GID index ")) << text;
   // auto: the RoCE v2 GID that carries the host's address.
@@ -102,6 +109,24 @@ TEST(RdmaNodeStartOnDevice, ANodeWhoseHostNamesTheDeviceStartsAndLogsItsPoolsReg
       << text;
   // 8 chunks of 4 KiB, each with its 64-byte header.
   EXPECT_TRUE(has(text, "registered the pool's 32.5 KiB (33280 bytes) for remote writes")) << text;
+}
+
+TEST(RdmaNodeStartOnDevice, ANodeWhoseHostNamesNoDeviceRegistersNothing) {
+  SKIP_OFF_THE_GUEST();
+  test::TempDir dir{"axon-rdma-node"};
+  NodeOptions options;
+  options.domain_id = 41;
+  options.shm_dir = dir.path();
+  options.config_path =
+      dir.write("deployment.yaml", "hosts:\n  - {name: guest, address: " + env("AXON_RDMA_EXPECT_IPV4") + "}\n");
+  LogCapture log;
+  const std::size_t pinned_before = rdma::current_pin_allowance().pinned_bytes;
+
+  auto sut = Node::create("camera", options);
+
+  ASSERT_TRUE(sut.ok()) << sut.error().message();
+  EXPECT_EQ(rdma::current_pin_allowance().pinned_bytes, pinned_before);
+  EXPECT_FALSE(has(log.text(), "RDMA device")) << log.text();
 }
 
 TEST(RdmaNodeStartOnDevice, RefusesADeviceThisMachineLacksListingThoseItHas) {
