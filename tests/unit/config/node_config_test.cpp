@@ -307,9 +307,10 @@ TEST_F(NodeConfigTest, RefusesAnRdmaTopicAsNotInThisBuild) {
 
 /// Two hosts on this machine's loopback, so that a node can bind its host's
 /// address; static peers (loopback has no multicast by default) on a port of
-/// this test's own.
-std::string two_loopback_hosts(const std::string& host_extra, std::uint32_t domain) {
-  return "hosts:\n  - {name: a, address: 127.0.0.1" + host_extra + "}\n  - {name: b, address: 127.0.0.2" + host_extra +
+/// this test's own. `b_extra`: more keys of host b, the other host of node
+/// sensor (its own host, a, names no rdma_device: its start registers nothing).
+std::string two_loopback_hosts(const std::string& b_extra, std::uint32_t domain) {
+  return "hosts:\n  - {name: a, address: 127.0.0.1}\n  - {name: b, address: 127.0.0.2" + b_extra +
          "}\n"
          "nodes:\n  - {name: sensor, host: a}\n  - {name: display, host: b}\n"
          "udp:\n  discovery: {static_peers: [a, b], port: " +
@@ -335,10 +336,8 @@ bool machine_has_rdma_devices() {
 
 // The node's own host names no device (its start registers nothing), the other host does: auto is still UDP.
 TEST_F(NodeConfigTest, AcceptsAutoToAHostWithAnRdmaDeviceAndRunsItOverUdp) {
-  std::string text = two_loopback_hosts("", domain);
-  text.replace(text.find("address: 127.0.0.2"), std::string("address: 127.0.0.2").size(),
-               "address: 127.0.0.2, rdma_device: mlx5_0");
-  auto sut = Node::create("sensor", options_with(text + "topics:\n  - {name: cfg/auto, transport: auto}\n"));
+  auto sut = Node::create("sensor", options_with(two_loopback_hosts(", rdma_device: mlx5_0", domain) +
+                                                 "topics:\n  - {name: cfg/auto, transport: auto}\n"));
 
   ASSERT_TRUE(sut.ok()) << sut.error().message();
   EXPECT_EQ((*sut)->transport_for("cfg/auto"), TransportKind::kUdp);

@@ -111,6 +111,32 @@ TEST(RdmaNodeStartOnDevice, ANodeWhoseHostNamesTheDeviceStartsAndLogsItsPoolsReg
   EXPECT_TRUE(has(text, "registered the pool's 32.5 KiB (33280 bytes) for remote writes")) << text;
 }
 
+// With another host in the file the node's transport is UDP's, which wraps the shared-memory one: the
+// registration must last as long as that, and go with it. (The stage gives the guest 10.0.2.16 as well.)
+TEST(RdmaNodeStartOnDevice, ANodeReachingAnotherHostKeepsItsPoolRegisteredAsLongAsItLives) {
+  SKIP_OFF_THE_GUEST();
+  test::TempDir dir{"axon-rdma-node"};
+  NodeOptions options;
+  options.domain_id = 42;
+  options.shm_dir = dir.path();
+  options.config_path =
+      dir.write("deployment.yaml", "hosts:\n  - {name: guest, address: " + env("AXON_RDMA_EXPECT_IPV4") +
+                                       ", rdma_device: " + env("AXON_RDMA_EXPECT_DEVICE") +
+                                       "}\n  - {name: other, address: 10.0.2.16}\n"
+                                       "nodes:\n  - name: camera\n    host: guest\n    pool:\n      chunk_classes: "
+                                       "[{payload_bytes: 4 KiB, count: 8}]\n  - {name: display, host: other}\n"
+                                       "udp:\n  discovery: {static_peers: [guest, other], port: 27400}\n");
+  const std::size_t pinned_before = rdma::current_pin_allowance().pinned_bytes;
+
+  auto sut = Node::create("camera", options);
+
+  ASSERT_TRUE(sut.ok()) << sut.error().message();
+  EXPECT_EQ((*sut)->transport_for("any"), TransportKind::kUdp) << "data goes by UDP";
+  EXPECT_GE(rdma::current_pin_allowance().pinned_bytes, pinned_before + 33280);
+  (*sut).reset();
+  EXPECT_EQ(rdma::current_pin_allowance().pinned_bytes, pinned_before);
+}
+
 TEST(RdmaNodeStartOnDevice, ANodeWhoseHostNamesNoDeviceRegistersNothing) {
   SKIP_OFF_THE_GUEST();
   test::TempDir dir{"axon-rdma-node"};
