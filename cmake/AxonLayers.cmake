@@ -45,7 +45,7 @@ axon_rule(transports/rdma SEES transports/shm src/base ${AXON_PLUG})
 # Core (axon_core): node, config, scheduler and the public API; no transport.
 axon_rule(src SEES src/base include/axon)
 # The composition root (in axon): the one file that knows the transports.
-axon_rule(src/node_transport.cpp SEES src/base src/config include/axon transports/shm transports/udp)
+axon_rule(src/node_transport.cpp SEES src/base src/config include/axon transports/shm transports/udp transports/rdma)
 
 # Tests may use internals (unit tests of the ring, the pool, the wire format).
 axon_rule(tests SEES ${AXON_API} schemas src transports)

@@ -1,14 +1,24 @@
+// The composition root: the transports a node uses, from its options and
+// the deployment config: shared memory always, UDP when the file names other
+// hosts, and the RDMA registration of the node's pool when its host names an
+// rdma_device (the RDMA data path is not built yet: data goes by UDP).
 #include <fmt/format.h>
 
 #include <optional>
 
 #include "axon/detail/transport_factories.hpp"
+#include "src/base/log.hpp"
 #include "src/config/transport_choice.hpp"
 #include "transports/shm/shm_transport.hpp"
 #include "transports/udp/participant.hpp"
 #include "transports/udp/udp_settings.hpp"
 #include "transports/udp/udp_socket.hpp"
 #include "transports/udp/udp_transport.hpp"
+#ifdef AXON_HAVE_RDMA
+#include <arpa/inet.h>
+
+#include "transports/rdma/pool_registration.hpp"
+#endif
 
 namespace axon::detail {
 namespace {
@@ -146,6 +156,85 @@ Result<std::shared_ptr<udp::Participant>> create_participant(const std::string& 
   return udp::Participant::create(std::move(config), std::move(shm));
 }
 
+/// "FILE:LINE:COLUMN: " of a host entry, to begin the start-up errors of its
+/// rdma_device ("FILE: " without a position, nothing for a config built in code).
+std::string host_prefix(const DeploymentConfig& deployment, const HostConfig& entry) {
+  if (deployment.file.empty()) {
+    return {};
+  }
+  if (entry.location.line == 0) {
+    return deployment.file + ": ";
+  }
+  return fmt::format("{}:{}:{}: ", deployment.file, entry.location.line, entry.location.column);
+}
+
+#ifdef AXON_HAVE_RDMA
+/// The host's IPv4 address in host order, for the GID `auto` picks; 0 when
+/// it has none (IPv6, or none given).
+std::uint32_t ipv4_of(const HostConfig& entry) {
+  in_addr address{};
+  return ::inet_pton(AF_INET, entry.address.c_str(), &address) == 1 ? ntohl(address.s_addr) : 0;
+}
+
+/// "32.5 KiB", "61.3 MiB": the registered bytes in the start-up log.
+std::string readable_size(std::size_t bytes) {
+  constexpr double kKiB = 1024.0;
+  const auto value = static_cast<double>(bytes);
+  return value < kKiB * kKiB ? fmt::format("{:.1f} KiB", value / kKiB) : fmt::format("{:.1f} MiB", value / kKiB / kKiB);
+}
+
+/// A shared-memory transport and the RDMA registration of its pool: the
+/// registration goes first (the region is deregistered while the pool is
+/// still mapped).
+struct RegisteredShm {
+  std::shared_ptr<shm::ShmTransport> shm;
+  rdma::PoolRegistration registration;
+};
+#endif
+
+/// `shm` as it is when the node's host names no rdma_device (no verbs call
+/// at all); else `shm` holding the registration of its pool with the host's
+/// device (pinned once, here, and kept as long as anything holds the
+/// transport), or the reason it cannot be registered.
+Result<std::shared_ptr<shm::ShmTransport>> register_pool_for_rdma(std::shared_ptr<shm::ShmTransport> shm,
+                                                                  const std::string& node_name,
+                                                                  const DeploymentConfig* deployment,
+                                                                  const std::string& host) {
+  const HostConfig* entry = deployment != nullptr && !host.empty() ? deployment->find_host(host) : nullptr;
+  if (entry == nullptr || entry->rdma_device.empty()) {
+    return shm;
+  }
+#ifndef AXON_HAVE_RDMA
+  (void)node_name;
+  return Error(ErrorCode::kInvalidArgument,
+               fmt::format("{}host '{}' names rdma_device '{}', but this build has no RDMA transport "
+                           "(libibverbs-dev/librdmacm-dev missing at build time): install them and rebuild axon, "
+                           "or remove rdma_device from the host",
+                           host_prefix(*deployment, *entry), host, entry->rdma_device));
+#else
+  const rdma::DeviceRequest request{.host = host,
+                                    .device = entry->rdma_device,
+                                    .port = deployment->rdma.port,
+                                    .gid_index = deployment->rdma.gid_index,
+                                    .ipv4 = ipv4_of(*entry)};
+  auto registration = rdma::PoolRegistration::create(request, shm->own_chunk_area(), node_name);
+  if (!registration) {
+    return Error(registration.error().code(),
+                 fmt::format("{}{}", host_prefix(*deployment, *entry), registration.error().message()));
+  }
+  const rdma::DeviceChoice& device = registration->device();
+  logger().info(
+      "node '{}': RDMA device {} port {} GID index {} ({}, {}): registered the pool's {} ({} bytes) for remote "
+      "writes; topics still go by UDP between hosts (the RDMA data path is not built yet)",
+      node_name, device.device, device.port, device.gid.index, rdma::to_string(device.gid.type),
+      rdma::gid_text(device.gid.gid), readable_size(registration->length()), registration->length());
+  auto held =
+      std::make_shared<RegisteredShm>(RegisteredShm{.shm = std::move(shm), .registration = std::move(*registration)});
+  shm::ShmTransport* transport = held->shm.get();
+  return std::shared_ptr<shm::ShmTransport>(std::move(held), transport);
+#endif
+}
+
 }  // namespace
 
 Result<NodeTransport> create_node_transport(const std::string& node_name, const NodeOptions& options,
@@ -166,7 +255,11 @@ Result<NodeTransport> create_node_transport(const std::string& node_name, const 
                         .prefault_memory = options.prefault_memory,
                         .lock_memory = options.lock_memory,
                         .huge_pages = options.huge_pages};
-  auto shm = shm::ShmTransport::create(std::move(config));
+  auto created = shm::ShmTransport::create(std::move(config));
+  if (!created) {
+    return created.error();
+  }
+  auto shm = register_pool_for_rdma(std::move(*created), node_name, deployment, host);
   if (!shm) {
     return shm.error();
   }

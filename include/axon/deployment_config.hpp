@@ -109,6 +109,16 @@ struct UdpConfig {
   std::uint32_t receive_poll_us = 0;
 };
 
+/// The `rdma:` section: the port and GID of the hosts' `rdma_device`. A node
+/// whose host names a device registers its pool there at start-up.
+struct RdmaConfig {
+  /// The device's port (1-based).
+  std::uint32_t port = 1;
+  /// The entry of the port's GID table; unset (`auto`): the RoCE v2 GID that
+  /// carries the host's address, else the first RoCE v2 GID.
+  std::optional<std::uint32_t> gid_index;
+};
+
 struct DeploymentConfig {
   /// The file it came from ("" when built in code or from an absent file).
   std::string file;
@@ -124,6 +134,7 @@ struct DeploymentConfig {
   std::vector<NodeConfig> nodes;
   std::vector<TopicConfig> topics;
   UdpConfig udp;
+  RdmaConfig rdma;
 
   /// Lookups by name; nullptr when absent.
   [[nodiscard]] const HostConfig* find_host(std::string_view name) const noexcept;

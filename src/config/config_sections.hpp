@@ -1,5 +1,5 @@
 // The readers of each section of a deployment file (hosts, nodes, topics,
-// udp), called in that order by parse_deployment_config(); each checks its
+// udp, rdma), called in that order by parse_deployment_config(); each checks its
 // own entries and their references to earlier sections, and
 // check_placement() what spans them. Failures are recorded in the reader
 // (see yaml_reader.hpp). Not public API.
@@ -25,6 +25,8 @@ std::vector<NodeConfig> read_nodes(YamlReader& r, const YAML::Node& list, const 
 std::vector<TopicConfig> read_topics(YamlReader& r, const YAML::Node& list, const std::vector<HostConfig>& hosts);
 /// Needs the hosts: static peers may name them.
 UdpConfig read_udp(YamlReader& r, const YAML::Node& map, const std::vector<HostConfig>& hosts);
+/// Needs the hosts: the section sets up their rdma_device, so some host must name one.
+RdmaConfig read_rdma(YamlReader& r, const YAML::Node& map, const std::vector<HostConfig>& hosts);
 /// After the topics: each node's `publishes:` names topics of the file, a
 /// published topic fits the node's listed classes, and `chunk_classes: auto`
 /// becomes the classes derived from those topics (pool_derivation.hpp).

@@ -1,6 +1,6 @@
 // parse_deployment_config(): the top level of a deployment file; each section
 // has its reader (read_hosts.cpp, read_nodes.cpp, read_topics.cpp,
-// read_udp.cpp), and check_placement.cpp checks what spans sections.
+// read_udp.cpp, read_rdma.cpp), and check_placement.cpp checks what spans sections.
 #include "axon/deployment_config.hpp"
 
 #include <fstream>
@@ -58,7 +58,8 @@ Result<DeploymentConfig> parse_deployment_config(std::string_view text, std::str
     if (!r.expect_map(root, "a deployment file")) {
       return r.error();
     }
-    r.check_keys(root, {"domain", "strict", "limits", "hosts", "nodes", "topics", "udp"}, "the deployment file");
+    r.check_keys(root, {"domain", "strict", "limits", "hosts", "nodes", "topics", "udp", "rdma"},
+                 "the deployment file");
     if (const YAML::Node domain = root["domain"]; domain.IsDefined() && r.ok()) {
       config.domain = static_cast<std::uint32_t>(r.integer(domain, "domain", 0, 0xFFFF'FFFFU));
     }
@@ -82,6 +83,9 @@ Result<DeploymentConfig> parse_deployment_config(std::string_view text, std::str
     }
     if (r.ok()) {
       config.udp = detail::read_udp(r, root["udp"], config.hosts);
+    }
+    if (r.ok()) {
+      config.rdma = detail::read_rdma(r, root["rdma"], config.hosts);
     }
     if (r.ok()) {
       detail::check_placement(r, root, config);

@@ -14,6 +14,7 @@ target_sources(axon_core PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/pool_derivation.cpp
   ${CMAKE_CURRENT_LIST_DIR}/qos_conflict.cpp
   ${CMAKE_CURRENT_LIST_DIR}/read_udp.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/read_rdma.cpp
   ${CMAKE_CURRENT_LIST_DIR}/check_placement.cpp
   ${CMAKE_CURRENT_LIST_DIR}/node_deployment.cpp
   ${CMAKE_CURRENT_LIST_DIR}/config_usage.cpp

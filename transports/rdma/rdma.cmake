@@ -1,6 +1,7 @@
 # The RDMA transport (issue 16; docs/design/rdma-transport.md): libibverbs and librdmacm from rdma-core
 # (libibverbs-dev, librdmacm-dev).
-# Not in the library yet: what is built is tested on its own (tests/unit/rdma); the node does not use it.
+# In the library (CMakeLists.txt, AXON_HAVE_RDMA): the node registers its pool with its host's rdma_device at start-up;
+# the rest is tested on its own (tests/unit/rdma) until the transport is wired.
 find_path(AXON_IBVERBS_INCLUDE_DIR infiniband/verbs.h)
 find_library(AXON_IBVERBS_LIBRARY ibverbs)
 if(NOT AXON_IBVERBS_INCLUDE_DIR OR NOT AXON_IBVERBS_LIBRARY)

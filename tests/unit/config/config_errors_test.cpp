@@ -179,6 +179,33 @@ const Case kCases[] = {
      "  - {name: n2, host: b}\nudp:\n  discovery: {static_peers: [a, 'fd00::9']}\n",
      "bad.yaml:8:33:",
      "udp discovery static_peers entry 'fd00::9' is an IPv6 address (fd00::9), but the hosts have IPv4 addresses"},
+    // The rdma: section: the port and GID index of the hosts' rdma_device.
+    {"rdma port zero", "hosts: [{name: a, rdma_device: rxe0}]\nrdma:\n  port: 0\n", "bad.yaml:3:9:",
+     "rdma.port (the port of hosts[].rdma_device, 1-based; `ibv_devinfo` lists them) must be a whole number from 1 "
+     "to 255, found 0"},
+    {"rdma port past a byte", "hosts: [{name: a, rdma_device: rxe0}]\nrdma: {port: 256}\n", "bad.yaml:2:14:",
+     "rdma.port (the port of hosts[].rdma_device, 1-based; `ibv_devinfo` lists them) must be a whole number from 1 "
+     "to 255, found 256"},
+    {"rdma port not a number", "hosts: [{name: a, rdma_device: rxe0}]\nrdma:\n  port: first\n", "bad.yaml:3:9:",
+     "rdma.port (the port of hosts[].rdma_device, 1-based; `ibv_devinfo` lists them) must be a number, found 'first'"},
+    {"rdma gid index past a byte", "hosts: [{name: a, rdma_device: rxe0}]\nrdma:\n  gid_index: 256\n", "bad.yaml:3:14:",
+     "rdma.gid_index (auto, or the entry of the port's GID table; `show_gids` lists them) must be a whole number from "
+     "0 to 255, found 256"},
+    {"rdma gid index negative", "hosts: [{name: a, rdma_device: rxe0}]\nrdma:\n  gid_index: -1\n", "bad.yaml:3:14:",
+     "rdma.gid_index (auto, or the entry of the port's GID table; `show_gids` lists them) must be a whole number from "
+     "0 to 255, found -1"},
+    {"rdma gid index a word", "hosts: [{name: a, rdma_device: rxe0}]\nrdma:\n  gid_index: roce2\n", "bad.yaml:3:14:",
+     "rdma.gid_index (auto, or the entry of the port's GID table; `show_gids` lists them) must be auto or a whole "
+     "number from 0 to 255, found 'roce2'"},
+    {"unknown rdma key near port", "hosts: [{name: a, rdma_device: rxe0}]\nrdma:\n  prot: 1\n",
+     "bad.yaml:3:3:", "rdma: unknown key 'prot' (did you mean 'port'?); known keys: port, gid_index"},
+    {"rdma key of a later step", "hosts: [{name: a, rdma_device: rxe0}]\nrdma:\n  credits: 8\n",
+     "bad.yaml:3:3:", "rdma: unknown key 'credits'; known keys: port, gid_index"},
+    {"rdma not a mapping", "hosts: [{name: a, rdma_device: rxe0}]\nrdma: 1\n",
+     "bad.yaml:2:7:", "rdma must be a mapping"},
+    {"rdma section without a device", "hosts: [{name: a}]\nrdma:\n  port: 1\n", "bad.yaml:3:3:",
+     "rdma: sets the port and GID of hosts[].rdma_device, but no host of hosts: names an rdma_device; add "
+     "rdma_device to the hosts with an RDMA card, or remove the rdma: section"},
     // Addresses.
     {"host name as address", "hosts:\n  - {name: a, address: ecu.local}\n",
      "bad.yaml:2:24:", "address must be a numeric IPv4 or IPv6 address"},

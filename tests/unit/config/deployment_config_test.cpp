@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <optional>
 #include <sstream>
 #include <string>
 
@@ -91,6 +92,8 @@ TEST(DeploymentConfig, ReadsTheFullExampleOfTheDocumentation) {
   EXPECT_EQ(sut->udp.mtu, 1500U);
   EXPECT_EQ(sut->udp.history_depth, 64U);
   EXPECT_EQ(sut->udp.reassembly_timeout_ms, 500U);
+  EXPECT_EQ(sut->rdma.port, 1U);
+  EXPECT_FALSE(sut->rdma.gid_index.has_value());
 }
 
 std::string read_file(const std::string& path) {
@@ -240,6 +243,41 @@ TEST(ConfigTransportBetween, AnotherHostIsUdpForAutoAndUdpAndNothingForShm) {
   EXPECT_EQ(detail::transport_between(&*config, "absent", "a", "b"), TransportKind::kUdp);
   EXPECT_EQ(detail::transport_between(&*config, "udp", "b", "a"), TransportKind::kUdp);
   EXPECT_EQ(detail::transport_between(&*config, "shm", "a", "b"), std::nullopt);
+}
+
+TEST(DeploymentConfig, RdmaSectionDefaultsToPortOneAndAutoGid) {
+  auto sut = parse_deployment_config("hosts: [{name: a, rdma_device: rxe0}]\n", "t.yaml");
+
+  ASSERT_TRUE(sut.ok()) << sut.error().message();
+  EXPECT_EQ(sut->rdma.port, 1U);
+  EXPECT_FALSE(sut->rdma.gid_index.has_value());
+}
+
+TEST(DeploymentConfig, ReadsRdmaPortAndGidIndex) {
+  auto sut =
+      parse_deployment_config("hosts: [{name: a, rdma_device: rxe0}]\nrdma:\n  port: 2\n  gid_index: 3\n", "t.yaml");
+
+  ASSERT_TRUE(sut.ok()) << sut.error().message();
+  EXPECT_EQ(sut->rdma.port, 2U);
+  ASSERT_TRUE(sut->rdma.gid_index.has_value());
+  EXPECT_EQ(*sut->rdma.gid_index, 3U);
+}
+
+TEST(DeploymentConfig, ReadsRdmaGidIndexAutoAndTheEdgesOfEachRange) {
+  auto sut = parse_deployment_config("hosts: [{name: a, rdma_device: rxe0}]\nrdma:\n  port: 255\n  gid_index: auto\n",
+                                     "t.yaml");
+  auto lowest =
+      parse_deployment_config("hosts: [{name: a, rdma_device: rxe0}]\nrdma: {port: 1, gid_index: 0}\n", "t.yaml");
+  auto highest = parse_deployment_config("hosts: [{name: a, rdma_device: rxe0}]\nrdma: {gid_index: 255}\n", "t.yaml");
+
+  ASSERT_TRUE(sut.ok()) << sut.error().message();
+  EXPECT_EQ(sut->rdma.port, 255U);
+  EXPECT_FALSE(sut->rdma.gid_index.has_value());
+  ASSERT_TRUE(lowest.ok()) << lowest.error().message();
+  EXPECT_EQ(lowest->rdma.port, 1U);
+  EXPECT_EQ(lowest->rdma.gid_index, std::optional<std::uint32_t>(0));
+  ASSERT_TRUE(highest.ok()) << highest.error().message();
+  EXPECT_EQ(highest->rdma.gid_index, std::optional<std::uint32_t>(255));
 }
 
 TEST(DeploymentConfig, NamesEachTransport) {

@@ -307,9 +307,10 @@ TEST_F(NodeConfigTest, RefusesAnRdmaTopicAsNotInThisBuild) {
 
 /// Two hosts on this machine's loopback, so that a node can bind its host's
 /// address; static peers (loopback has no multicast by default) on a port of
-/// this test's own.
-std::string two_loopback_hosts(const std::string& host_extra, std::uint32_t domain) {
-  return "hosts:\n  - {name: a, address: 127.0.0.1" + host_extra + "}\n  - {name: b, address: 127.0.0.2" + host_extra +
+/// this test's own. `b_extra`: more keys of host b, the other host of node
+/// sensor (its own host, a, names no rdma_device: its start registers nothing).
+std::string two_loopback_hosts(const std::string& b_extra, std::uint32_t domain) {
+  return "hosts:\n  - {name: a, address: 127.0.0.1}\n  - {name: b, address: 127.0.0.2" + b_extra +
          "}\n"
          "nodes:\n  - {name: sensor, host: a}\n  - {name: display, host: b}\n"
          "udp:\n  discovery: {static_peers: [a, b], port: " +
@@ -325,12 +326,47 @@ TEST_F(NodeConfigTest, AcceptsPeerNodesOnAnotherHost) {
   EXPECT_EQ((*sut)->host(), "a");
 }
 
-TEST_F(NodeConfigTest, AcceptsAutoBetweenHostsWithRdmaDevicesAndRunsItOverUdp) {
+/// Whether this machine has RDMA devices (the Soft-RoCE guest; the CI host has none).
+bool machine_has_rdma_devices() {
+  std::error_code ignored;
+  const std::filesystem::path dir("/sys/class/infiniband");
+  return std::filesystem::is_directory(dir, ignored) &&
+         std::filesystem::directory_iterator(dir, ignored) != std::filesystem::directory_iterator();
+}
+
+// The node's own host names no device (its start registers nothing), the other host does: auto is still UDP.
+TEST_F(NodeConfigTest, AcceptsAutoToAHostWithAnRdmaDeviceAndRunsItOverUdp) {
   auto sut = Node::create("sensor", options_with(two_loopback_hosts(", rdma_device: mlx5_0", domain) +
                                                  "topics:\n  - {name: cfg/auto, transport: auto}\n"));
 
   ASSERT_TRUE(sut.ok()) << sut.error().message();
-  EXPECT_NE((*sut)->transport_for("cfg/auto"), TransportKind::kRdma);
+  EXPECT_EQ((*sut)->transport_for("cfg/auto"), TransportKind::kUdp);
+}
+
+// On a machine without RDMA devices, a host that names one cannot start its nodes: the pool is registered at
+// start-up, and there is nothing to register it with.
+TEST_F(NodeConfigTest, RefusesToStartOnAHostWhoseRdmaDeviceThisMachineLacks) {
+  if (machine_has_rdma_devices()) {
+    GTEST_SKIP() << "this machine has RDMA devices (/sys/class/infiniband); RdmaNodeStartOnDevice covers it";
+  }
+  auto sut = Node::create("sensor", options_with("hosts: [{name: h, rdma_device: rxe0}]\n"));
+
+  ASSERT_FALSE(sut.ok());
+  const std::string message(sut.error().message());
+#ifdef AXON_HAVE_RDMA
+  EXPECT_EQ(sut.error().code(), ErrorCode::kSystem);
+  EXPECT_NE(message.find("deployment.yaml:1:9: host 'h': no RDMA device found (ibv_get_device_list lists none): "
+                         "load the driver of the card"),
+            std::string::npos)
+      << message;
+#else
+  EXPECT_EQ(sut.error().code(), ErrorCode::kInvalidArgument);
+  EXPECT_NE(message.find("deployment.yaml:1:9: host 'h' names rdma_device 'rxe0', but this build has no RDMA "
+                         "transport (libibverbs-dev/librdmacm-dev missing at build time)"),
+            std::string::npos)
+      << message;
+#endif
+  EXPECT_TRUE(test::domain_files(domain).empty()) << "a node that did not start left its files";
 }
 
 TEST_F(NodeConfigTest, RefusesANodeMissingFromAFileWithSeveralHosts) {
