@@ -58,7 +58,8 @@ struct CmEnd {
             .rkey = mem->mr()->rkey,
             .base = reinterpret_cast<std::uintptr_t>(mem->base()),
             .length = mem->bytes(),
-            .receive_depth = kPairReceiveSlots};
+            .receive_depth = kPairReceiveSlots,
+            .max_message_bytes = mem->max_message_bytes()};
   }
   [[nodiscard]] PeerRegion region() const {
     return {.base = reinterpret_cast<std::uintptr_t>(mem->base()), .length = mem->bytes()};
