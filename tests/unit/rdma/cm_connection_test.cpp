@@ -304,7 +304,8 @@ TEST_F(RdmaCmOnDevice, ARequestOfAnotherProtocolVersionIsRejectedWithThatReason)
   ASSERT_TRUE(event.ok());
   ASSERT_EQ(event->kind, CmEventKind::kRejected) << to_string(event->kind);
   EXPECT_EQ(decode_reject(event->data()), RejectReason::kVersion);
-  EXPECT_TRUE(child.wait_for_line("REFUSED the peer speaks RDMA connection protocol version 2", kWait))
+  EXPECT_TRUE(child.wait_for_line(
+      fmt::format("REFUSED the peer speaks RDMA connection protocol version {}", kConnectProtocolVersion + 1), kWait))
       << child.output();
   EXPECT_EQ(child.wait(kWait), 0) << child.output();
 }
