@@ -92,23 +92,19 @@ CmConnection::~CmConnection() = default;
 
 Result<CmConnection> CmConnection::connect(Ipv4Endpoint source, Ipv4Endpoint peer, const QpConfig& config,
                                            const ConnectPrivateData& own, std::chrono::milliseconds timeout) {
-  auto channel = make_event_channel();
-  if (!channel.ok()) {
-    return channel.error();
-  }
-  auto id = make_cm_id(channel.value().get());
-  if (!id.ok()) {
-    return id.error();
+  auto made = make_channel_and_id();
+  if (!made.ok()) {
+    return made.error();
   }
   const std::string what = fmt::format("RDMA connection from {} to {}", endpoint_text(source), endpoint_text(peer));
   sockaddr_in src = to_sockaddr({.address = source.address, .port = 0});
   sockaddr_in dst = to_sockaddr(peer);
   const auto ms = static_cast<int>(timeout.count());
-  if (rdma_resolve_addr(id.value().get(), reinterpret_cast<sockaddr*>(&src), reinterpret_cast<sockaddr*>(&dst), ms) !=
+  if (rdma_resolve_addr(made->id.get(), reinterpret_cast<sockaddr*>(&src), reinterpret_cast<sockaddr*>(&dst), ms) !=
       0) {
     return Error(ErrorCode::kSystem, fmt::format("{}: rdma_resolve_addr failed ({})", what, errno_text(errno)));
   }
-  return CmConnection(std::move(channel.value()), std::move(id.value()), config, own, timeout);
+  return CmConnection(std::move(made->channel), std::move(made->id), config, own, timeout);
 }
 
 Result<ConnectionEvent> CmConnection::next_event() {

@@ -64,6 +64,18 @@ Result<CmIdHandle> make_cm_id(rdma_event_channel* channel) {
   return CmIdHandle(id);
 }
 
+Result<ChannelAndId> make_channel_and_id() {
+  auto channel = make_event_channel();
+  if (!channel.ok()) {
+    return channel.error();
+  }
+  auto id = make_cm_id(channel.value().get());
+  if (!id.ok()) {
+    return id.error();
+  }
+  return ChannelAndId{.channel = std::move(channel.value()), .id = std::move(id.value())};
+}
+
 const char* to_string(CmEventKind kind) noexcept {
   switch (kind) {
     case CmEventKind::kNothing: return "nothing";

@@ -46,6 +46,14 @@ using CmIdHandle = std::unique_ptr<rdma_cm_id, DestroyCmId>;
 /// A new RC (RDMA_PS_TCP) id on `channel`.
 [[nodiscard]] Result<CmIdHandle> make_cm_id(rdma_event_channel* channel);
 
+/// A new event channel and an RC id on it: how a connection and a listener
+/// start. Members in destruction order: the id goes before its channel.
+struct ChannelAndId {
+  EventChannelHandle channel;
+  CmIdHandle id;
+};
+[[nodiscard]] Result<ChannelAndId> make_channel_and_id();
+
 /// What happened on an id, as a value.
 enum class CmEventKind : std::uint8_t {
   kNothing,  ///< No event now (the channel is empty).

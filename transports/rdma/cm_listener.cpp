@@ -43,27 +43,23 @@ Result<void> ConnectRequest::reject(RejectReason reason) && {
 }
 
 Result<CmListener> CmListener::listen(Ipv4Endpoint at, int backlog) {
-  auto channel = make_event_channel();
-  if (!channel.ok()) {
-    return channel.error();
-  }
-  auto id = make_cm_id(channel.value().get());
-  if (!id.ok()) {
-    return id.error();
+  auto made = make_channel_and_id();
+  if (!made.ok()) {
+    return made.error();
   }
   sockaddr_in a = to_sockaddr(at);
-  if (rdma_bind_addr(id.value().get(), reinterpret_cast<sockaddr*>(&a)) != 0) {
+  if (rdma_bind_addr(made->id.get(), reinterpret_cast<sockaddr*>(&a)) != 0) {
     return Error(ErrorCode::kSystem,
                  fmt::format("cannot bind the rdma_cm listener to {}.{}.{}.{} port {}: rdma_bind_addr failed ({}); "
                              "the address must be on an RDMA device's interface and the port free",
                              at.address >> 24, (at.address >> 16) & 0xFFU, (at.address >> 8) & 0xFFU,
                              at.address & 0xFFU, at.port, errno_text(errno)));
   }
-  if (rdma_listen(id.value().get(), backlog) != 0) {
+  if (rdma_listen(made->id.get(), backlog) != 0) {
     return Error(ErrorCode::kSystem, fmt::format("rdma_listen failed ({})", errno_text(errno)));
   }
-  const std::uint16_t port = ntohs(rdma_get_src_port(id.value().get()));
-  return CmListener(std::move(channel.value()), std::move(id.value()), port);
+  const std::uint16_t port = ntohs(rdma_get_src_port(made->id.get()));
+  return CmListener(std::move(made->channel), std::move(made->id), port);
 }
 
 Result<ListenerEvent> CmListener::next_event(const AcceptCheck& check) {

@@ -31,6 +31,7 @@ ConnectPrivateBytes encode_connect_private_data(const ConnectPrivateData& data) 
   store<std::uint64_t>(out, 32, data.base);
   store<std::uint64_t>(out, 40, data.length);
   store<std::uint32_t>(out, 48, data.receive_depth);
+  store<std::uint32_t>(out, 52, data.max_message_bytes);
   return out;
 }
 
@@ -53,6 +54,7 @@ Result<ConnectPrivateData> decode_connect_private_data(std::span<const std::byte
   d.base = load<std::uint64_t>(bytes, 32);
   d.length = load<std::uint64_t>(bytes, 40);
   d.receive_depth = load<std::uint32_t>(bytes, 48);
+  d.max_message_bytes = load<std::uint32_t>(bytes, 52);
   if (d.length == 0) {
     return malformed("the pool region's length is 0");
   }
@@ -62,6 +64,10 @@ Result<ConnectPrivateData> decode_connect_private_data(std::span<const std::byte
   }
   if (d.receive_depth == 0 || d.receive_depth > kMaxReceiveDepth) {
     return malformed(fmt::format("receive queue depth {}, expected 1..{}", d.receive_depth, kMaxReceiveDepth));
+  }
+  if (d.max_message_bytes == 0 || d.max_message_bytes > kMaxPortMessageBytes) {
+    return malformed(fmt::format("largest message of the port (max_msg_sz) {} bytes, expected 1..{}",
+                                 d.max_message_bytes, kMaxPortMessageBytes));
   }
   return d;
 }

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "transports/rdma/immediate.hpp"
+#include "transports/rdma/write_chain.hpp"
 
 namespace axon::rdma {
 
@@ -19,14 +20,22 @@ std::string_view to_string(WriteRefusal refusal) noexcept {
     case WriteRefusal::kSlotNotGranted: return "rdma write: the immediate names a grant slot that is not granted";
     case WriteRefusal::kSlotAlreadyWritten:
       return "rdma write: a second write into a grant slot before its chunk was delivered";
+    case WriteRefusal::kChainTooLong:
+      return "rdma write: the immediate's length needs more writes than a chain may have at the peer's port "
+             "max_msg_sz";
     case WriteRefusal::kByteLenMismatch:
-      return "rdma write: the completion's byte_len differs from the immediate's length";
+      return "rdma write: the completion's byte_len differs from the length of the last write of the "
+             "immediate's message";
     case WriteRefusal::kCount: break;
   }
   return "rdma write: unknown refusal";
 }
 
-Result<GrantTable> GrantTable::create(std::span<const GrantClass> classes) {
+Result<GrantTable> GrantTable::create(std::span<const GrantClass> classes, std::uint32_t peer_max_message_bytes) {
+  if (peer_max_message_bytes == 0) {
+    return Error(ErrorCode::kInvalidArgument,
+                 "rdma grant table: the peer's port has a largest message (max_msg_sz) of 0 bytes");
+  }
   if (classes.size() > shm::kMaxSizeClasses) {
     return Error(ErrorCode::kInvalidArgument, "rdma grant table: the pool has " + std::to_string(classes.size()) +
                                                   " chunk classes, at most " + std::to_string(shm::kMaxSizeClasses) +
@@ -34,6 +43,7 @@ Result<GrantTable> GrantTable::create(std::span<const GrantClass> classes) {
   }
   GrantTable table;
   table.class_count_ = static_cast<std::uint32_t>(classes.size());
+  table.peer_max_message_bytes_ = peer_max_message_bytes;
   std::uint64_t total = 0;
   for (std::uint32_t c = 0; c < table.class_count_; ++c) {
     const GrantClass& given = classes[c];
@@ -122,7 +132,12 @@ ResolvedWrite GrantTable::resolve(std::uint32_t immediate, std::uint32_t byte_le
   if (e.state == SlotState::kWritten) {
     return {.refusal = WriteRefusal::kSlotAlreadyWritten};
   }
-  if (byte_len != length) {
+  // Above the peer's max_msg_sz the message came as a chain of writes, and
+  // the completion reports only the last (the WRITE_WITH_IMM).
+  if (write_chain_parts(length, peer_max_message_bytes_) == 0) {
+    return {.refusal = WriteRefusal::kChainTooLong};
+  }
+  if (byte_len != write_chain_tail_bytes(length, peer_max_message_bytes_)) {
     return {.refusal = WriteRefusal::kByteLenMismatch};
   }
   e.state = SlotState::kWritten;

@@ -63,7 +63,8 @@ enum class WriteRefusal : std::uint8_t {
   kLengthAboveCapacity,  ///< The immediate's length exceeds the class's capacity.
   kSlotNotGranted,       ///< The slot is not granted now (beyond the class's slots, or free).
   kSlotAlreadyWritten,   ///< A second write into a slot not yet released.
-  kByteLenMismatch,      ///< The completion's byte_len is not the immediate's length.
+  kChainTooLong,         ///< The length needs more writes than a chain has at the peer's max_msg_sz.
+  kByteLenMismatch,      ///< The completion's byte_len is not the chain's last part (write_chain_tail_bytes()).
   kCount,
 };
 
@@ -92,8 +93,11 @@ struct ReclaimedChunk {
 class GrantTable {
  public:
   /// A table for a pool of `classes` (at most kMaxSizeClasses, each with a
-  /// nonzero capacity). Allocates one entry and one free-list word per slot.
-  [[nodiscard]] static Result<GrantTable> create(std::span<const GrantClass> classes);
+  /// nonzero capacity), written by a peer whose port's largest message is
+  /// `peer_max_message_bytes` (nonzero; its connect private data's
+  /// max_msg_sz). Allocates one entry and one free-list word per slot.
+  [[nodiscard]] static Result<GrantTable> create(std::span<const GrantClass> classes,
+                                                 std::uint32_t peer_max_message_bytes);
 
   [[nodiscard]] std::uint32_t class_count() const noexcept { return class_count_; }
   /// Slots of `size_class` (0 for a class that is not grantable).
@@ -107,7 +111,9 @@ class GrantTable {
                                   std::uint32_t stream_id) noexcept;
 
   /// Checks a receive completion's immediate and byte_len, both from the peer,
-  /// before any of it is used. Accepted: the slot becomes written and the
+  /// before any of it is used. byte_len is the last write's of the message's
+  /// chain at the peer's max_msg_sz (write_chain_tail_bytes()), the whole
+  /// length only when the message is one write. Accepted: the slot becomes written and the
   /// caller owns delivering its chunk, then release(). Refused: nothing
   /// changes (a granted slot stays granted, so a reclaim gives its chunk back).
   [[nodiscard]] ResolvedWrite resolve(std::uint32_t immediate, std::uint32_t byte_len) noexcept;
@@ -174,6 +180,7 @@ class GrantTable {
 
   std::array<ClassSlots, shm::kMaxSizeClasses> classes_{};
   std::uint32_t class_count_ = 0;
+  std::uint32_t peer_max_message_bytes_ = 0;
   std::vector<Entry> entries_;
   std::vector<std::uint32_t> free_;
 };

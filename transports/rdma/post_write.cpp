@@ -58,12 +58,18 @@ Result<std::uint32_t> port_max_message_bytes(ibv_qp* qp) {
   if (ibv_query_qp(qp, &attr, IBV_QP_PORT, &init) != 0) {
     return Error(ErrorCode::kSystem, fmt::format("ibv_query_qp failed ({})", errno_text(errno)));
   }
-  ibv_port_attr port{};
-  if (ibv_query_port(qp->context, attr.port_num, &port) != 0) {
-    return Error(ErrorCode::kSystem,
-                 fmt::format("ibv_query_port of port {} failed ({})", attr.port_num, errno_text(errno)));
+  return port_max_message_bytes(qp->context, attr.port_num);
+}
+
+Result<std::uint32_t> port_max_message_bytes(ibv_context* context, std::uint32_t port) {
+  if (port == 0 || port > 255) {
+    return Error(ErrorCode::kInvalidArgument, fmt::format("RDMA port {} does not exist: ports are 1..255", port));
   }
-  return port.max_msg_sz;
+  ibv_port_attr attr{};
+  if (ibv_query_port(context, static_cast<std::uint8_t>(port), &attr) != 0) {
+    return Error(ErrorCode::kSystem, fmt::format("ibv_query_port of port {} failed ({})", port, errno_text(errno)));
+  }
+  return attr.max_msg_sz;
 }
 
 }  // namespace axon::rdma

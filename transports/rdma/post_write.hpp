@@ -59,5 +59,8 @@ struct PostedWrite {
 /// The largest message of the port `qp` is connected through
 /// (ibv_port_attr::max_msg_sz). Slow path: two queries.
 [[nodiscard]] Result<std::uint32_t> port_max_message_bytes(ibv_qp* qp);
+/// The same of `port` of `context` (the chosen port, before a queue pair
+/// exists: for the connection's private data). Slow path: one query.
+[[nodiscard]] Result<std::uint32_t> port_max_message_bytes(ibv_context* context, std::uint32_t port);
 
 }  // namespace axon::rdma

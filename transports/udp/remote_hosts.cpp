@@ -78,22 +78,22 @@ bool RemoteHosts::heard(std::uint64_t sender, Endpoint from, std::int64_t now_ns
   return true;
 }
 
-std::optional<Endpoint> RemoteHosts::endpoint_of(std::uint64_t sender) const noexcept {
+template <class Field>
+std::optional<Field> RemoteHosts::field_of(std::uint64_t sender, Field Participant::*field) const noexcept {
   std::lock_guard guard(mutex_);
   const auto found = remote_.find(sender);
   if (found == remote_.end()) {
     return std::nullopt;
   }
-  return found->second.endpoint;
+  return found->second.*field;
+}
+
+std::optional<Endpoint> RemoteHosts::endpoint_of(std::uint64_t sender) const noexcept {
+  return field_of(sender, &Participant::endpoint);
 }
 
 std::optional<RdmaReachability> RemoteHosts::rdma_of(std::uint64_t sender) const noexcept {
-  std::lock_guard guard(mutex_);
-  const auto found = remote_.find(sender);
-  if (found == remote_.end()) {
-    return std::nullopt;
-  }
-  return found->second.rdma;
+  return field_of(sender, &Participant::rdma);
 }
 
 std::vector<std::uint64_t> RemoteHosts::silent(std::int64_t now_ns, std::int64_t timeout_ns) const {

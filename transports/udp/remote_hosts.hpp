@@ -99,6 +99,9 @@ class RemoteHosts {
   };
   /// Stores page `a.page`; true when the participant's entries changed.
   static bool store_page(Participant& remote, const Announce& a);
+  /// `sender`'s `field` under the mutex; nullopt when unknown (endpoint_of(), rdma_of()).
+  template <class Field>
+  [[nodiscard]] std::optional<Field> field_of(std::uint64_t sender, Field Participant::*field) const noexcept;
 
   mutable std::mutex mutex_;
   std::map<std::uint64_t, Participant> remote_;                          ///< Guarded by mutex_.

@@ -48,8 +48,9 @@ const char* device_env() {
 std::byte pattern(std::size_t i) { return static_cast<std::byte>((i * 13 + 5) & 0xFFU); }
 
 std::string describe(const ConnectPrivateData& d) {
-  return fmt::format("v{} sender={:#x} incarnation={:#x} abi={:#x} rkey={:#x} base={:#x} length={} depth={}", d.version,
-                     d.sender_id, d.incarnation, d.abi_hash, d.rkey, d.base, d.length, d.receive_depth);
+  return fmt::format("v{} sender={:#x} incarnation={:#x} abi={:#x} rkey={:#x} base={:#x} length={} depth={} max_msg={}",
+                     d.version, d.sender_id, d.incarnation, d.abi_hash, d.rkey, d.base, d.length, d.receive_depth,
+                     d.max_message_bytes);
 }
 
 ConnectPrivateData own_data(const test::RegisteredMemfd& mem, std::uint64_t sender, std::uint64_t abi) {
@@ -60,7 +61,8 @@ ConnectPrivateData own_data(const test::RegisteredMemfd& mem, std::uint64_t send
           .rkey = mem.mr()->rkey,
           .base = reinterpret_cast<std::uintptr_t>(mem.base()),
           .length = mem.bytes(),
-          .receive_depth = kDepth};
+          .receive_depth = kDepth,
+          .max_message_bytes = mem.max_message_bytes()};
 }
 
 QpConfig qp_config(const test::RegisteredMemfd& mem) {
@@ -302,7 +304,8 @@ TEST_F(RdmaCmOnDevice, ARequestOfAnotherProtocolVersionIsRejectedWithThatReason)
   ASSERT_TRUE(event.ok());
   ASSERT_EQ(event->kind, CmEventKind::kRejected) << to_string(event->kind);
   EXPECT_EQ(decode_reject(event->data()), RejectReason::kVersion);
-  EXPECT_TRUE(child.wait_for_line("REFUSED the peer speaks RDMA connection protocol version 2", kWait))
+  EXPECT_TRUE(child.wait_for_line(
+      fmt::format("REFUSED the peer speaks RDMA connection protocol version {}", kConnectProtocolVersion + 1), kWait))
       << child.output();
   EXPECT_EQ(child.wait(kWait), 0) << child.output();
 }

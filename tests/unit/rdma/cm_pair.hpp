@@ -4,8 +4,9 @@
 // registered MAP_SHARED memfd and PD (registered_memfd.hpp), a completion
 // channel with a send and a receive queue, a control ring whose receives are
 // posted before the connection carries anything, and a send queue budget.
-// (tests/unit/rdma/loopback_qp.hpp, by another branch, connects two QPs of
-// one process by hand instead; the two may be unified.)
+// (tests/unit/rdma/loopback_qp.hpp connects two bare QPs by hand on one
+// address instead, for the verbs and pool tests that need no rdma_cm and no
+// control ring; the two share no set-up.)
 #pragma once
 
 #include <gtest/gtest.h>
@@ -58,7 +59,8 @@ struct CmEnd {
             .rkey = mem->mr()->rkey,
             .base = reinterpret_cast<std::uintptr_t>(mem->base()),
             .length = mem->bytes(),
-            .receive_depth = kPairReceiveSlots};
+            .receive_depth = kPairReceiveSlots,
+            .max_message_bytes = mem->max_message_bytes()};
   }
   [[nodiscard]] PeerRegion region() const {
     return {.base = reinterpret_cast<std::uintptr_t>(mem->base()), .length = mem->bytes()};

@@ -1,7 +1,8 @@
 // The rdma_cm private data (transports/rdma/connect_private_data.hpp): every
 // field round-trips through the documented little-endian layout, and what
 // another host sent is refused, with the field named, when it is short, of
-// another version, or describes a region or receive queue that cannot be.
+// another version, or describes a region, receive queue or port that cannot
+// be.
 #include "transports/rdma/connect_private_data.hpp"
 
 #include <gtest/gtest.h>
@@ -21,7 +22,8 @@ ConnectPrivateData sample() {
           .rkey = 0xA1B2C3D4U,
           .base = 0x00007F0012345000ULL,
           .length = 64ULL << 20,
-          .receive_depth = 256};
+          .receive_depth = 256,
+          .max_message_bytes = 8U << 20};  // rxe's max_msg_sz
 }
 
 std::vector<std::byte> bytes_of(const ConnectPrivateData& d) {
@@ -54,11 +56,12 @@ TEST(RdmaConnectPrivateData, FitsTheCmRequestAndEveryFieldRoundTrips) {
   EXPECT_EQ(back->base, d.base);
   EXPECT_EQ(back->length, d.length);
   EXPECT_EQ(back->receive_depth, d.receive_depth);
+  EXPECT_EQ(back->max_message_bytes, d.max_message_bytes);
 }
 
 TEST(RdmaConnectPrivateData, TheLayoutIsLittleEndianAtTheDocumentedOffsets) {
   const auto b = bytes_of(sample());
-  ASSERT_EQ(b.size(), 52U);
+  ASSERT_EQ(b.size(), 56U);
   EXPECT_EQ(b[0], std::byte{kConnectProtocolVersion});
   EXPECT_EQ(b[1], std::byte{0});
   EXPECT_EQ(b[4], std::byte{0xD4});   // rkey, low byte first
@@ -70,6 +73,10 @@ TEST(RdmaConnectPrivateData, TheLayoutIsLittleEndianAtTheDocumentedOffsets) {
   EXPECT_EQ(b[43], std::byte{0x04});
   EXPECT_EQ(b[48], std::byte{0x00});  // receive depth 256
   EXPECT_EQ(b[49], std::byte{0x01});
+  EXPECT_EQ(b[52], std::byte{0x00});  // max_msg_sz 8 MiB = 0x00800000
+  EXPECT_EQ(b[53], std::byte{0x00});
+  EXPECT_EQ(b[54], std::byte{0x80});
+  EXPECT_EQ(b[55], std::byte{0x00});
 }
 
 TEST(RdmaConnectPrivateData, TheCmsPaddingToTheFullSizeIsIgnored) {
@@ -82,8 +89,8 @@ TEST(RdmaConnectPrivateData, TheCmsPaddingToTheFullSizeIsIgnored) {
 
 TEST(RdmaConnectPrivateData, TooShortIsRefusedWithTheLength) {
   auto b = bytes_of(sample());
-  b.resize(51);
-  EXPECT_NE(refusal(b).find("51 bytes, at least 52"), std::string::npos);
+  b.resize(55);
+  EXPECT_NE(refusal(b).find("55 bytes, at least 56"), std::string::npos);
   EXPECT_NE(refusal({}).find("0 bytes"), std::string::npos);
 }
 
@@ -93,7 +100,11 @@ TEST(RdmaConnectPrivateData, AnotherVersionIsIncompatible) {
   auto r = decode_connect_private_data(bytes_of(d));
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.error().code(), ErrorCode::kIncompatible);
-  EXPECT_NE(std::string(r.error().message()).find("version 2"), std::string::npos) << r.error().message();
+  EXPECT_NE(std::string(r.error().message()).find("version 3"), std::string::npos) << r.error().message();
+  d.version = 1;  // before the port's max_msg_sz was carried
+  r = decode_connect_private_data(bytes_of(d));
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().code(), ErrorCode::kIncompatible);
 }
 
 TEST(RdmaConnectPrivateData, AnEmptyRegionIsRefused) {
@@ -118,6 +129,18 @@ TEST(RdmaConnectPrivateData, AReceiveDepthOfZeroOrAboveTheBoundIsRefused) {
   d.receive_depth = kMaxReceiveDepth + 1;
   EXPECT_NE(refusal(bytes_of(d)).find("receive queue depth 65537"), std::string::npos);
   d.receive_depth = kMaxReceiveDepth;
+  EXPECT_TRUE(decode_connect_private_data(bytes_of(d)).ok());
+}
+
+TEST(RdmaConnectPrivateData, APortMaxMessageOfZeroOrAboveTheBoundIsRefused) {
+  auto d = sample();
+  d.max_message_bytes = 0;
+  EXPECT_NE(refusal(bytes_of(d)).find("(max_msg_sz) 0 bytes, expected 1..2147483648"), std::string::npos);
+  d.max_message_bytes = kMaxPortMessageBytes + 1;
+  EXPECT_NE(refusal(bytes_of(d)).find("(max_msg_sz) 2147483649 bytes"), std::string::npos);
+  d.max_message_bytes = kMaxPortMessageBytes;
+  EXPECT_TRUE(decode_connect_private_data(bytes_of(d)).ok());
+  d.max_message_bytes = 1;
   EXPECT_TRUE(decode_connect_private_data(bytes_of(d)).ok());
 }
 

@@ -20,6 +20,7 @@
 #include "tests/unit/rdma/cm_pair.hpp"
 #include "transports/rdma/completion_queue.hpp"
 #include "transports/rdma/control_message.hpp"
+#include "transports/rdma/grant_table.hpp"
 #include "transports/rdma/immediate.hpp"
 #include "transports/rdma/post_write.hpp"
 
@@ -205,6 +206,20 @@ TEST_F(RdmaDataPlaneOnDevice, ASixteenMiBMessageArrivesIntactAsATwoWriteChainWit
               static_cast<long long>(took), received[0].byte_len, length, posted->parts);
   EXPECT_EQ(received[0].byte_len, write_chain_tail_bytes(length, max_message.value()))
       << "byte_len is the last write's length";
+  // B learnt A's max_msg_sz from the connect request, and its grant table
+  // accepts the chain's completion (slot 3 of the 16 MiB class: the fourth grant).
+  ASSERT_EQ(b.connection->peer()->max_message_bytes, max_message.value());
+  constexpr std::array<GrantClass, 6> kPool = {
+      {{256, 1}, {4096, 1}, {65536, 1}, {kMiB, 1}, {4 * kMiB, 1}, {16 * kMiB, 4}}};
+  auto table = GrantTable::create(kPool, b.connection->peer()->max_message_bytes);
+  ASSERT_TRUE(table.ok()) << table.error().message();
+  for (std::uint32_t chunk = 0; chunk < 4; ++chunk) {
+    ASSERT_EQ(table->grant(5, chunk, 1).slot, chunk);
+  }
+  const ResolvedWrite resolved = table->resolve(received[0].immediate, received[0].byte_len);
+  ASSERT_TRUE(resolved.accepted()) << to_string(resolved.refusal);
+  EXPECT_EQ(resolved.length, length);
+  EXPECT_EQ(resolved.chunk_index, 3U);
   const auto sent = poll_for(*a.send_cq, 1, kWait);
   ASSERT_EQ(sent.size(), 1U);
   EXPECT_EQ(sent[0].kind, CompletionKind::kSendCompleted);

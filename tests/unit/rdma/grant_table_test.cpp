@@ -1,5 +1,6 @@
 // The receive side's grant table: slots per class, grants, the checks of a
-// write's immediate (from another host) and the reclaims of a fault.
+// write's immediate (from another host), its byte_len after a chain of
+// writes at the peer's max_msg_sz, and the reclaims of a fault.
 #include "transports/rdma/grant_table.hpp"
 
 #include <gtest/gtest.h>
@@ -21,9 +22,13 @@ constexpr std::uint32_t kMiB = 1024 * kKiB;
 constexpr std::array<GrantClass, 6> kDefaultPool = {
     {{256, 1024}, {4 * kKiB, 256}, {64 * kKiB, 64}, {kMiB, 8}, {4 * kMiB, 4}, {16 * kMiB, 2}}};
 constexpr std::uint32_t k16MiBClass = 5;
+// The peer's port's max_msg_sz: mlx5's (every message of the default pool is
+// one write) and rxe's.
+constexpr std::uint32_t kOneWrite = 1024 * kMiB;
+constexpr std::uint32_t kRxe = 8 * kMiB;
 
-GrantTable default_table() {
-  auto table = GrantTable::create(kDefaultPool);
+GrantTable default_table(std::uint32_t peer_max_message_bytes = kOneWrite) {
+  auto table = GrantTable::create(kDefaultPool, peer_max_message_bytes);
   EXPECT_TRUE(table.ok()) << table.error().message();
   return std::move(*table);
 }
@@ -51,7 +56,7 @@ TEST(RdmaGrantTable, SlotsPerClassAreTheSlotBitsCappedByTheClassesChunks) {
 
   // Where the pool has more chunks than slot bits, the bits cap it.
   constexpr std::array<GrantClass, 3> kBig = {{{kMiB, 1000}, {16 * kMiB, 100}, {256 * kMiB, 4}}};
-  auto big = GrantTable::create(kBig);
+  auto big = GrantTable::create(kBig, kOneWrite);
   ASSERT_TRUE(big.ok()) << big.error().message();
   EXPECT_EQ(big->slots(0), 128U);
   EXPECT_EQ(big->slots(1), 8U);
@@ -61,16 +66,22 @@ TEST(RdmaGrantTable, SlotsPerClassAreTheSlotBitsCappedByTheClassesChunks) {
 TEST(RdmaGrantTable, RefusesAPoolItCannotDescribe) {
   std::array<GrantClass, 17> too_many{};
   too_many.fill({256, 1});
-  auto many = GrantTable::create(too_many);
+  auto many = GrantTable::create(too_many, kOneWrite);
   ASSERT_TRUE(many.failed());
   EXPECT_EQ(many.error().code(), ErrorCode::kInvalidArgument);
   EXPECT_NE(many.error().message().find("17 chunk classes"), std::string_view::npos) << many.error().message();
 
   constexpr std::array<GrantClass, 2> kZero = {{{256, 4}, {0, 4}}};
-  auto zero = GrantTable::create(kZero);
+  auto zero = GrantTable::create(kZero, kOneWrite);
   ASSERT_TRUE(zero.failed());
   EXPECT_NE(zero.error().message().find("class 1 has a payload capacity of 0"), std::string_view::npos)
       << zero.error().message();
+
+  auto no_port = GrantTable::create(kDefaultPool, 0);
+  ASSERT_TRUE(no_port.failed());
+  EXPECT_EQ(no_port.error().code(), ErrorCode::kInvalidArgument);
+  EXPECT_NE(no_port.error().message().find("largest message (max_msg_sz) of 0 bytes"), std::string_view::npos)
+      << no_port.error().message();
 }
 
 TEST(RdmaGrantTable, GrantsEverySlotOfAClassThenSaysFull) {
@@ -98,7 +109,7 @@ TEST(RdmaGrantTable, GrantsEverySlotOfAClassThenSaysFull) {
 
 TEST(RdmaGrantTable, RefusesGrantsThatNameNoSlot) {
   constexpr std::array<GrantClass, 3> kPool = {{{256, 4}, {256 * kMiB, 2}, {4 * kKiB, 0}}};
-  auto sut = GrantTable::create(kPool);
+  auto sut = GrantTable::create(kPool, kOneWrite);
   ASSERT_TRUE(sut.ok()) << sut.error().message();
   EXPECT_EQ(sut->grant(0, 1, 0).status, GrantStatus::kZeroStreamId);
   EXPECT_EQ(sut->grant(1, 1, 1).status, GrantStatus::kClassNotGrantable);  // 256 MiB
@@ -178,9 +189,64 @@ TEST(RdmaGrantTable, RefusesImmediatesThatNameNoGrantedChunkAndChangesNothing) {
   EXPECT_EQ(sut.resolve(immediate(0, small.slot, 10), 10).refusal, WriteRefusal::kSlotNotGranted);
 }
 
+TEST(RdmaGrantTable, AMessageAboveThePeersMaxMessageIsCheckedAgainstItsChainsLastPart) {
+  // 16 MiB at mlx5's 1 GiB is one write: byte_len is the whole length.
+  GrantTable one_write = default_table(kOneWrite);
+  const GrantResult whole = one_write.grant(k16MiBClass, 1, 1);
+  ASSERT_EQ(whole.status, GrantStatus::kGranted);
+  EXPECT_EQ(one_write.resolve(immediate(k16MiBClass, whole.slot, 16 * kMiB), 8 * kMiB).refusal,
+            WriteRefusal::kByteLenMismatch);
+  EXPECT_TRUE(one_write.resolve(immediate(k16MiBClass, whole.slot, 16 * kMiB), 16 * kMiB).accepted());
+
+  // At 4 MiB, 16 MiB is four writes; the completion reports the last, 4 MiB,
+  // and the whole length is a broken peer. 10 MiB ends with 2 MiB.
+  GrantTable chained = default_table(4 * kMiB);
+  const GrantResult a = chained.grant(k16MiBClass, 1, 1);
+  const GrantResult b = chained.grant(k16MiBClass, 2, 1);
+  ASSERT_EQ(a.status, GrantStatus::kGranted);
+  ASSERT_EQ(b.status, GrantStatus::kGranted);
+  EXPECT_EQ(chained.resolve(immediate(k16MiBClass, a.slot, 16 * kMiB), 16 * kMiB).refusal,
+            WriteRefusal::kByteLenMismatch);
+  const ResolvedWrite full = chained.resolve(immediate(k16MiBClass, a.slot, 16 * kMiB), 4 * kMiB);
+  ASSERT_TRUE(full.accepted()) << to_string(full.refusal);
+  EXPECT_EQ(full.length, 16 * kMiB);  // the message's length, not the part's
+  EXPECT_EQ(chained.resolve(immediate(k16MiBClass, b.slot, 10 * kMiB), 10 * kMiB).refusal,
+            WriteRefusal::kByteLenMismatch);
+  EXPECT_EQ(chained.resolve(immediate(k16MiBClass, b.slot, 10 * kMiB), 4 * kMiB).refusal,
+            WriteRefusal::kByteLenMismatch);
+  EXPECT_TRUE(chained.resolve(immediate(k16MiBClass, b.slot, 10 * kMiB), 2 * kMiB).accepted());
+
+  // rxe: 16 MiB is 8 MiB + 8 MiB (measured in the guest); below it, one write.
+  GrantTable rxe = default_table(kRxe);
+  const GrantResult r = rxe.grant(k16MiBClass, 1, 1);
+  const GrantResult small = rxe.grant(3, 2, 1);
+  EXPECT_EQ(rxe.resolve(immediate(k16MiBClass, r.slot, 16 * kMiB), 16 * kMiB).refusal, WriteRefusal::kByteLenMismatch);
+  EXPECT_TRUE(rxe.resolve(immediate(k16MiBClass, r.slot, 16 * kMiB), 8 * kMiB).accepted());
+  EXPECT_TRUE(rxe.resolve(immediate(3, small.slot, kMiB), kMiB).accepted());
+}
+
+TEST(RdmaGrantTable, AMessageNoChainCanCarryIsRefusedAndChangesNothing) {
+  // At 64 KiB a chain of 32 parts carries 2 MiB at most.
+  GrantTable sut = default_table(64 * kKiB);
+  const GrantResult big = sut.grant(k16MiBClass, 1, 1);
+  const GrantResult mid = sut.grant(4, 2, 1);
+  ASSERT_EQ(big.status, GrantStatus::kGranted);
+  ASSERT_EQ(mid.status, GrantStatus::kGranted);
+  for (const std::uint32_t byte_len : {16 * kMiB, 64 * kKiB, 0U}) {
+    EXPECT_EQ(sut.resolve(immediate(k16MiBClass, big.slot, 16 * kMiB), byte_len).refusal, WriteRefusal::kChainTooLong)
+        << byte_len;
+  }
+  EXPECT_EQ(sut.resolve(immediate(4, mid.slot, 2 * kMiB + 1), 1).refusal, WriteRefusal::kChainTooLong);
+  EXPECT_NE(to_string(WriteRefusal::kChainTooLong).find("max_msg_sz"), std::string_view::npos);
+  EXPECT_EQ(sut.outstanding(k16MiBClass), 1U);
+  // 32 parts exactly is a chain.
+  EXPECT_TRUE(sut.resolve(immediate(4, mid.slot, 2 * kMiB), 64 * kKiB).accepted());
+  EXPECT_TRUE(sut.resolve(immediate(k16MiBClass, big.slot, 2 * kMiB - 1), 64 * kKiB - 1).accepted());
+}
+
 TEST(RdmaGrantTable, AClassTooLargeForTheImmediateIsNotReceivable) {
   constexpr std::array<GrantClass, 2> kPool = {{{256 * kMiB, 2}, {256, 2}}};
-  auto sut = GrantTable::create(kPool);
+  auto sut = GrantTable::create(kPool, kOneWrite);
   ASSERT_TRUE(sut.ok()) << sut.error().message();
   EXPECT_EQ(sut->resolve(0, 0).refusal, WriteRefusal::kClassNotReceivable);
   EXPECT_EQ(sut->resolve(0x0FFFFFFFU, 0).refusal, WriteRefusal::kClassNotReceivable);

@@ -12,17 +12,20 @@
 
 #include <cerrno>
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <string>
 
 #include "src/base/errors.hpp"
 #include "transports/rdma/cm_event.hpp"
+#include "transports/rdma/post_write.hpp"
 #include "transports/rdma/verbs_handles.hpp"
 
 namespace axon::rdma::test {
 
 class RegisteredMemfd {
  public:
+  static constexpr std::uint32_t kPort = 1;
   /// Opens `device` and registers a new memfd of `bytes`; nullptr and `error` set when a step fails.
   static std::unique_ptr<RegisteredMemfd> open(const std::string& device, std::size_t bytes, std::string& error) {
     auto r = std::unique_ptr<RegisteredMemfd>(new RegisteredMemfd(bytes));
@@ -56,6 +59,12 @@ class RegisteredMemfd {
       return nullptr;
     }
     r->mr_ = std::move(mr.value());
+    auto max_message = port_max_message_bytes(context.value(), kPort);
+    if (!max_message.ok()) {
+      error = std::string(max_message.error().message());
+      return nullptr;
+    }
+    r->max_message_bytes_ = max_message.value();
     return r;
   }
 
@@ -78,6 +87,8 @@ class RegisteredMemfd {
   [[nodiscard]] ibv_pd* pd() const noexcept { return pd_.get(); }
   [[nodiscard]] ibv_cq* cq() const noexcept { return cq_.get(); }
   [[nodiscard]] ibv_mr* mr() const noexcept { return mr_.get(); }
+  /// max_msg_sz of the device's port (rxe0 has one), for the private data.
+  [[nodiscard]] std::uint32_t max_message_bytes() const noexcept { return max_message_bytes_; }
 
  private:
   explicit RegisteredMemfd(std::size_t bytes) : bytes_(bytes) {}
@@ -87,6 +98,7 @@ class RegisteredMemfd {
   PdHandle pd_;
   CqHandle cq_;
   MrHandle mr_;
+  std::uint32_t max_message_bytes_ = 0;
 };
 
 }  // namespace axon::rdma::test
