@@ -76,7 +76,8 @@ struct Side {
                      .rkey = mem->mr()->rkey,
                      .base = reinterpret_cast<std::uintptr_t>(mem->base()),
                      .length = mem->bytes(),
-                     .receive_depth = kDepth},
+                     .receive_depth = kDepth,
+                     .max_message_bytes = mem->max_message_bytes()},
         .on_qp = [this](std::uint64_t, ibv_qp* qp) -> Result<void> {
           qps_given.push_back(qp);
           return {};
