@@ -1,7 +1,9 @@
 // The composition root: the transports a node uses, from its options and
 // the deployment config: shared memory always, UDP when the file names other
 // hosts, and the RDMA registration of the node's pool when its host names an
-// rdma_device (the RDMA data path is not built yet: data goes by UDP).
+// rdma_device, with its RDMA participant linking to the peers discovery
+// finds when there is UDP too (the RDMA data path is not built yet: data goes
+// by UDP).
 #include <fmt/format.h>
 
 #include <optional>
@@ -17,7 +19,11 @@
 #ifdef AXON_HAVE_RDMA
 #include <arpa/inet.h>
 
+#include <chrono>
+
 #include "transports/rdma/pool_registration.hpp"
+#include "transports/rdma/rdma_participant.hpp"
+#include "transports/shm/abi_hash.hpp"
 #endif
 
 namespace axon::detail {
@@ -51,6 +57,12 @@ class UdpNetworkView final : public NetworkView {
  public:
   explicit UdpNetworkView(std::shared_ptr<udp::Participant> participant) noexcept
       : participant_(std::move(participant)) {}
+#ifdef AXON_HAVE_RDMA
+  /// With the node's RDMA participant: it goes with the view, before the UDP
+  /// participant its peer source reads.
+  UdpNetworkView(std::shared_ptr<udp::Participant> participant, std::unique_ptr<rdma::RdmaParticipant> rdma) noexcept
+      : participant_(std::move(participant)), rdma_(std::move(rdma)) {}
+#endif
 
   [[nodiscard]] std::vector<TopicRoute> remote_routes(std::string_view topic) const override {
     std::vector<TopicRoute> routes;
@@ -65,31 +77,42 @@ class UdpNetworkView final : public NetworkView {
 
   [[nodiscard]] NetworkCounters network_counters() const noexcept override {
     const udp::UdpCounters c = participant_->counters();
-    return NetworkCounters{.datagrams_sent = c.datagrams_sent,
-                           .datagrams_received = c.datagrams_received,
-                           .datagrams_refused = c.datagrams_refused,
-                           .messages_sent = c.messages_sent,
-                           .messages_received = c.messages_received,
-                           .messages_incomplete = c.messages_incomplete,
-                           .messages_out_of_order = c.messages_out_of_order,
-                           .duplicates = c.duplicates,
-                           .fragments_in_place = c.fragments_in_place,
-                           .fragments_copied = c.fragments_copied,
-                           .fragments_stale = c.fragments_stale,
-                           .nacks_sent = c.nacks_sent,
-                           .nacks_received = c.nacks_received,
-                           .fragments_resent = c.fragments_resent,
-                           .gaps_sent = c.gaps_sent,
-                           .messages_lost = c.messages_lost,
-                           .hosts_discovered = c.hosts_discovered,
-                           .hosts_lost = c.hosts_lost,
-                           .type_mismatches = c.type_mismatches,
-                           .pool_exhausted = c.pool_exhausted,
-                           .receives_on_waiting_threads = c.receives_on_waiting_threads};
+    NetworkCounters counters{.datagrams_sent = c.datagrams_sent,
+                             .datagrams_received = c.datagrams_received,
+                             .datagrams_refused = c.datagrams_refused,
+                             .messages_sent = c.messages_sent,
+                             .messages_received = c.messages_received,
+                             .messages_incomplete = c.messages_incomplete,
+                             .messages_out_of_order = c.messages_out_of_order,
+                             .duplicates = c.duplicates,
+                             .fragments_in_place = c.fragments_in_place,
+                             .fragments_copied = c.fragments_copied,
+                             .fragments_stale = c.fragments_stale,
+                             .nacks_sent = c.nacks_sent,
+                             .nacks_received = c.nacks_received,
+                             .fragments_resent = c.fragments_resent,
+                             .gaps_sent = c.gaps_sent,
+                             .messages_lost = c.messages_lost,
+                             .hosts_discovered = c.hosts_discovered,
+                             .hosts_lost = c.hosts_lost,
+                             .type_mismatches = c.type_mismatches,
+                             .pool_exhausted = c.pool_exhausted,
+                             .receives_on_waiting_threads = c.receives_on_waiting_threads};
+#ifdef AXON_HAVE_RDMA
+    if (rdma_ != nullptr) {
+      const rdma::RdmaLinkCounters links = rdma_->counters();
+      counters.rdma_links_up = links.links_up;
+      counters.rdma_link_losses = links.link_losses;
+    }
+#endif
+    return counters;
   }
 
  private:
   std::shared_ptr<udp::Participant> participant_;
+#ifdef AXON_HAVE_RDMA
+  std::unique_ptr<rdma::RdmaParticipant> rdma_;  ///< Declared after participant_: destroyed first.
+#endif
 };
 
 /// The deployment config's `udp:` section as the transport's settings.
@@ -192,17 +215,24 @@ struct RegisteredShm {
 };
 #endif
 
+/// The node's shared-memory transport, and the RDMA registration of its pool
+/// (null when its host names no rdma_device), which keeps the transport alive.
+struct PoolTransport {
+  std::shared_ptr<shm::ShmTransport> shm;
+#ifdef AXON_HAVE_RDMA
+  std::shared_ptr<const rdma::PoolRegistration> registration;
+#endif
+};
+
 /// `shm` as it is when the node's host names no rdma_device (no verbs call
 /// at all); else `shm` holding the registration of its pool with the host's
 /// device (pinned once, here, and kept as long as anything holds the
 /// transport), or the reason it cannot be registered.
-Result<std::shared_ptr<shm::ShmTransport>> register_pool_for_rdma(std::shared_ptr<shm::ShmTransport> shm,
-                                                                  const std::string& node_name,
-                                                                  const DeploymentConfig* deployment,
-                                                                  const std::string& host) {
+Result<PoolTransport> register_pool_for_rdma(std::shared_ptr<shm::ShmTransport> shm, const std::string& node_name,
+                                             const DeploymentConfig* deployment, const std::string& host) {
   const HostConfig* entry = deployment != nullptr && !host.empty() ? deployment->find_host(host) : nullptr;
   if (entry == nullptr || entry->rdma_device.empty()) {
-    return shm;
+    return PoolTransport{.shm = std::move(shm)};
   }
 #ifndef AXON_HAVE_RDMA
   (void)node_name;
@@ -231,9 +261,60 @@ Result<std::shared_ptr<shm::ShmTransport>> register_pool_for_rdma(std::shared_pt
   auto held =
       std::make_shared<RegisteredShm>(RegisteredShm{.shm = std::move(shm), .registration = std::move(*registration)});
   shm::ShmTransport* transport = held->shm.get();
-  return std::shared_ptr<shm::ShmTransport>(std::move(held), transport);
+  const rdma::PoolRegistration* registered = &held->registration;
+  return PoolTransport{.shm = std::shared_ptr<shm::ShmTransport>(held, transport),
+                       .registration = std::shared_ptr<const rdma::PoolRegistration>(held, registered)};
 #endif
 }
+
+#ifdef AXON_HAVE_RDMA
+/// The node's RDMA participant, linking to the remote participants that
+/// `participant` hears announce RDMA reachability; once it listens, the
+/// node's own ANNOUNCE says where. Null without a registration.
+Result<std::unique_ptr<rdma::RdmaParticipant>> start_rdma_participant(
+    const std::string& node_name, const DeploymentConfig& deployment, const std::string& host,
+    std::shared_ptr<const rdma::PoolRegistration> registration, const std::shared_ptr<udp::Participant>& participant) {
+  if (registration == nullptr) {
+    return std::unique_ptr<rdma::RdmaParticipant>{};
+  }
+  const HostConfig& entry = *deployment.find_host(host);
+  auto peers = [participant, own_host = host,
+                found = std::vector<udp::RdmaReachablePeer>{}](std::vector<rdma::RdmaPeer>& out) mutable {
+    participant->rdma_reachable(found);
+    out.clear();
+    for (const udp::RdmaReachablePeer& peer : found) {
+      if (peer.host != own_host) {  // the same host's nodes share memory
+        out.push_back(
+            rdma::RdmaPeer{.sender_id = peer.participant, .at = {.address = peer.ipv4, .port = peer.cm_port}});
+      }
+    }
+  };
+  const auto incarnation =
+      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch());
+  auto started = rdma::RdmaParticipant::start(
+      std::move(registration),
+      rdma::RdmaParticipantOptions{.node_name = node_name,
+                                   .own = {.address = ipv4_of(entry), .port = deployment.rdma.cm_port},
+                                   .sender_id = participant->sender_id(),
+                                   .incarnation = static_cast<std::uint64_t>(incarnation.count()),
+                                   .abi_hash = shm::layout_abi_hash(),
+                                   .peers = std::move(peers)});
+  if (!started) {
+    return Error(started.error().code(),
+                 fmt::format("{}{}", host_prefix(deployment, entry), started.error().message()));
+  }
+  const std::uint16_t port = (*started)->cm_port();
+  if (auto announced = participant->set_rdma_reachability(udp::RdmaReachability{.cm_port = port, .reachable = true});
+      !announced) {
+    return announced.error();
+  }
+  logger().info(
+      "node '{}': RDMA participant listening on {} (rdma.cm_port {}); it links to the participants of other hosts "
+      "that announce RDMA, but no topic uses the links yet (topics go by UDP)",
+      node_name, rdma::to_string(rdma::Ipv4Endpoint{.address = ipv4_of(entry), .port = port}), deployment.rdma.cm_port);
+  return std::move(*started);
+}
+#endif
 
 }  // namespace
 
@@ -259,24 +340,34 @@ Result<NodeTransport> create_node_transport(const std::string& node_name, const 
   if (!created) {
     return created.error();
   }
-  auto shm = register_pool_for_rdma(std::move(*created), node_name, deployment, host);
-  if (!shm) {
-    return shm.error();
+  auto pool = register_pool_for_rdma(std::move(*created), node_name, deployment, host);
+  if (!pool) {
+    return pool.error();
   }
   if (!spans_hosts(deployment, host)) {
-    return NodeTransport{.transport = std::move(*shm), .network = nullptr};
+    return NodeTransport{.transport = std::move(pool->shm), .network = nullptr};
   }
-  auto participant = create_participant(node_name, domain_id, *deployment, host, *shm);
+  auto participant = create_participant(node_name, domain_id, *deployment, host, pool->shm);
   if (!participant) {
     return participant.error();
   }
+#ifdef AXON_HAVE_RDMA
+  auto rdma = start_rdma_participant(node_name, *deployment, host, std::move(pool->registration), *participant);
+  if (!rdma) {
+    return rdma.error();
+  }
+#endif
   auto stays_local = [deployment = *deployment](std::string_view topic) {
     // Any other host will do: the rule depends only on the topic here.
     return !transport_between(&deployment, topic, "this host", "another host").has_value();
   };
-  auto transport = std::make_shared<udp::UdpTransport>(std::move(*shm), *participant, std::move(stays_local));
-  return NodeTransport{.transport = std::move(transport),
-                       .network = std::make_shared<UdpNetworkView>(std::move(*participant))};
+  auto transport = std::make_shared<udp::UdpTransport>(std::move(pool->shm), *participant, std::move(stays_local));
+#ifdef AXON_HAVE_RDMA
+  auto network = std::make_shared<UdpNetworkView>(std::move(*participant), std::move(*rdma));
+#else
+  auto network = std::make_shared<UdpNetworkView>(std::move(*participant));
+#endif
+  return NodeTransport{.transport = std::move(transport), .network = std::move(network)};
 }
 
 }  // namespace axon::detail

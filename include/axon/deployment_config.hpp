@@ -117,6 +117,9 @@ struct RdmaConfig {
   /// The entry of the port's GID table; unset (`auto`): the RoCE v2 GID that
   /// carries the host's address, else the first RoCE v2 GID.
   std::optional<std::uint32_t> gid_index;
+  /// The rdma_cm port each node's RDMA participant listens on (its host's
+  /// address); 0: rdma_cm picks a free one. ANNOUNCE tells peers which.
+  std::uint16_t cm_port = 0;
 };
 
 struct DeploymentConfig {

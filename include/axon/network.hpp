@@ -44,6 +44,13 @@ struct NetworkCounters {
   /// Times a subscriber's waiting thread read the data socket itself (one
   /// wake-up per message instead of two; the UDP transport's WaitSource).
   std::uint64_t receives_on_waiting_threads = 0;
+  /// RDMA links (one queue pair per pair of nodes) up now to nodes of other
+  /// hosts; 0 unless this node's host names an rdma_device. No topic uses
+  /// them yet: data goes by UDP.
+  std::uint64_t rdma_links_up = 0;
+  /// RDMA links that were up and were lost (the peer went, disconnected or
+  /// became unreachable), in total.
+  std::uint64_t rdma_link_losses = 0;
 };
 
 }  // namespace axon

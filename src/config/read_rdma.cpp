@@ -1,7 +1,8 @@
 // The `rdma:` section: the port and GID index of the hosts' rdma_device,
 // which a node whose host names a device registers its pool on at start-up
 // (docs/design/rdma-transport.md, "Configuration"). Only the keys the
-// start-up uses; the transport's own settings come with the transport.
+// start-up uses (and cm_port, where each node's RDMA participant listens);
+// the transport's own settings come with the transport.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -14,6 +15,7 @@ namespace {
 /// ibverbs numbers ports and GID table entries in a byte (ibv_port_attr).
 constexpr std::uint64_t kMaxPort = 255;
 constexpr std::uint64_t kMaxGidIndex = 255;
+constexpr std::uint64_t kMaxCmPort = 65535;
 
 void read_gid_index(YamlReader& r, const YAML::Node& value, RdmaConfig& rdma) {
   if (value.IsScalar() && value.Scalar() == "auto") {
@@ -37,13 +39,17 @@ RdmaConfig read_rdma(YamlReader& r, const YAML::Node& map, const std::vector<Hos
   if (!map.IsDefined() || map.IsNull() || !r.expect_map(map, "rdma")) {
     return rdma;
   }
-  r.check_keys(map, {"port", "gid_index"}, "rdma");
+  r.check_keys(map, {"port", "gid_index", "cm_port"}, "rdma");
   if (const YAML::Node port = map["port"]; port.IsDefined() && r.ok()) {
     rdma.port = static_cast<std::uint32_t>(
         r.integer(port, "rdma.port (the port of hosts[].rdma_device, 1-based; `ibv_devinfo` lists them)", 1, kMaxPort));
   }
   if (const YAML::Node gid_index = map["gid_index"]; gid_index.IsDefined() && r.ok()) {
     read_gid_index(r, gid_index, rdma);
+  }
+  if (const YAML::Node cm_port = map["cm_port"]; cm_port.IsDefined() && r.ok()) {
+    rdma.cm_port = static_cast<std::uint16_t>(r.integer(
+        cm_port, "rdma.cm_port (the rdma_cm port the nodes listen on; 0: rdma_cm picks a free one)", 0, kMaxCmPort));
   }
   const bool any_device =
       std::any_of(hosts.begin(), hosts.end(), [](const HostConfig& host) { return !host.rdma_device.empty(); });

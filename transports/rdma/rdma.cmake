@@ -35,6 +35,7 @@ add_library(axon_rdma OBJECT
   transports/rdma/pin_limit.cpp
   transports/rdma/peer_links.cpp
   transports/rdma/pool_registration.cpp
+  transports/rdma/rdma_participant.cpp
   transports/rdma/post_write.cpp
   transports/rdma/verbs_handles.cpp)
 axon_layer_includes(axon_rdma PRIVATE transports/rdma)

@@ -65,6 +65,9 @@ class Participant final : private AnnounceHandler {
   [[nodiscard]] std::optional<RdmaReachability> remote_rdma(std::uint64_t sender_id) const noexcept {
     return hosts_.rdma_of(sender_id);
   }
+  /// Replaces `out` with the remote participants that announce RDMA
+  /// reachability (the RDMA participant connects to them).
+  void rdma_reachable(std::vector<RdmaReachablePeer>& out) const { hosts_.rdma_reachable(out); }
   /// This participant's id in every datagram (random per incarnation).
   [[nodiscard]] std::uint64_t sender_id() const noexcept { return sender_id_; }
   [[nodiscard]] UdpCounters counters() const noexcept { return counters_.snapshot(); }

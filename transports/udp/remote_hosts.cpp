@@ -96,6 +96,17 @@ std::optional<RdmaReachability> RemoteHosts::rdma_of(std::uint64_t sender) const
   return field_of(sender, &Participant::rdma);
 }
 
+void RemoteHosts::rdma_reachable(std::vector<RdmaReachablePeer>& out) const {
+  out.clear();
+  std::lock_guard guard(mutex_);
+  for (const auto& [id, remote] : remote_) {
+    if (remote.rdma.reachable) {
+      out.push_back(RdmaReachablePeer{
+          .participant = id, .host = remote.host, .ipv4 = remote.endpoint.ipv4, .cm_port = remote.rdma.cm_port});
+    }
+  }
+}
+
 std::vector<std::uint64_t> RemoteHosts::silent(std::int64_t now_ns, std::int64_t timeout_ns) const {
   std::vector<std::uint64_t> lost;
   std::lock_guard guard(mutex_);

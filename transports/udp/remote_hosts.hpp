@@ -44,6 +44,15 @@ struct RemoteEndpoints {
   std::uint32_t subscribers = 0;
 };
 
+/// A remote participant that announces RDMA reachability: where its RDMA
+/// participant listens (RemoteHosts::rdma_reachable()).
+struct RdmaReachablePeer {
+  std::uint64_t participant = 0;  ///< Its sender id.
+  std::string host;
+  std::uint32_t ipv4 = 0;  ///< Its announced address (host order).
+  std::uint16_t cm_port = 0;
+};
+
 /// Thread safety: every method from any thread. Its mutex is a leaf: held
 /// only inside these methods, which call no other class of the participant
 /// (and log nothing). Every change bumps generation(), so that destinations
@@ -65,6 +74,9 @@ class RemoteHosts {
   [[nodiscard]] std::optional<Endpoint> endpoint_of(std::uint64_t sender) const noexcept;
   /// Whether `sender` is reachable by RDMA, as its latest announcement said; nullopt when unknown.
   [[nodiscard]] std::optional<RdmaReachability> rdma_of(std::uint64_t sender) const noexcept;
+  /// Replaces `out` with the participants whose latest announcement says
+  /// reachable by RDMA (allocates only when `out` must grow, and for names).
+  void rdma_reachable(std::vector<RdmaReachablePeer>& out) const;
   /// Participants not heard for longer than `timeout_ns`.
   [[nodiscard]] std::vector<std::uint64_t> silent(std::int64_t now_ns, std::int64_t timeout_ns) const;
 

@@ -198,9 +198,17 @@ const Case kCases[] = {
      "rdma.gid_index (auto, or the entry of the port's GID table; `show_gids` lists them) must be auto or a whole "
      "number from 0 to 255, found 'roce2'"},
     {"unknown rdma key near port", "hosts: [{name: a, rdma_device: rxe0}]\nrdma:\n  prot: 1\n",
-     "bad.yaml:3:3:", "rdma: unknown key 'prot' (did you mean 'port'?); known keys: port, gid_index"},
+     "bad.yaml:3:3:", "rdma: unknown key 'prot' (did you mean 'port'?); known keys: port, gid_index, cm_port"},
     {"rdma key of a later step", "hosts: [{name: a, rdma_device: rxe0}]\nrdma:\n  credits: 8\n",
-     "bad.yaml:3:3:", "rdma: unknown key 'credits'; known keys: port, gid_index"},
+     "bad.yaml:3:3:", "rdma: unknown key 'credits'; known keys: port, gid_index, cm_port"},
+    {"rdma cm port past 16 bits", "hosts: [{name: a, rdma_device: rxe0}]\nrdma:\n  cm_port: 65536\n", "bad.yaml:3:12:",
+     "rdma.cm_port (the rdma_cm port the nodes listen on; 0: rdma_cm picks a free one) must be a whole number from 0 "
+     "to 65535, found 65536"},
+    {"rdma cm port negative", "hosts: [{name: a, rdma_device: rxe0}]\nrdma: {cm_port: -5}\n", "bad.yaml:2:17:",
+     "rdma.cm_port (the rdma_cm port the nodes listen on; 0: rdma_cm picks a free one) must be a whole number from 0 "
+     "to 65535, found -5"},
+    {"rdma cm port a word", "hosts: [{name: a, rdma_device: rxe0}]\nrdma:\n  cm_port: any\n", "bad.yaml:3:12:",
+     "rdma.cm_port (the rdma_cm port the nodes listen on; 0: rdma_cm picks a free one) must be a number, found 'any'"},
     {"rdma not a mapping", "hosts: [{name: a, rdma_device: rxe0}]\nrdma: 1\n",
      "bad.yaml:2:7:", "rdma must be a mapping"},
     {"rdma section without a device", "hosts: [{name: a}]\nrdma:\n  port: 1\n", "bad.yaml:3:3:",

@@ -94,6 +94,20 @@ TEST(DeploymentConfig, ReadsTheFullExampleOfTheDocumentation) {
   EXPECT_EQ(sut->udp.reassembly_timeout_ms, 500U);
   EXPECT_EQ(sut->rdma.port, 1U);
   EXPECT_FALSE(sut->rdma.gid_index.has_value());
+  EXPECT_EQ(sut->rdma.cm_port, 0U) << "rdma_cm picks the port";
+}
+
+TEST(DeploymentConfig, ReadsRdmaCmPortAndTheEdgesOfItsRange) {
+  auto sut = parse_deployment_config("hosts: [{name: a, rdma_device: rxe0}]\nrdma:\n  cm_port: 47400\n", "t.yaml");
+  auto lowest = parse_deployment_config("hosts: [{name: a, rdma_device: rxe0}]\nrdma: {cm_port: 0}\n", "t.yaml");
+  auto highest = parse_deployment_config("hosts: [{name: a, rdma_device: rxe0}]\nrdma: {cm_port: 65535}\n", "t.yaml");
+
+  ASSERT_TRUE(sut.ok()) << sut.error().message();
+  EXPECT_EQ(sut->rdma.cm_port, 47400U);
+  ASSERT_TRUE(lowest.ok()) << lowest.error().message();
+  EXPECT_EQ(lowest->rdma.cm_port, 0U);
+  ASSERT_TRUE(highest.ok()) << highest.error().message();
+  EXPECT_EQ(highest->rdma.cm_port, 65535U);
 }
 
 std::string read_file(const std::string& path) {
