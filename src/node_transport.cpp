@@ -232,7 +232,9 @@ Result<PoolTransport> register_pool_for_rdma(std::shared_ptr<shm::ShmTransport> 
                                              const DeploymentConfig* deployment, const std::string& host) {
   const HostConfig* entry = deployment != nullptr && !host.empty() ? deployment->find_host(host) : nullptr;
   if (entry == nullptr || entry->rdma_device.empty()) {
-    return PoolTransport{.shm = std::move(shm)};
+    PoolTransport plain;
+    plain.shm = std::move(shm);  // no registration
+    return plain;
   }
 #ifndef AXON_HAVE_RDMA
   (void)node_name;
