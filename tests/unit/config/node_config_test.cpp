@@ -19,6 +19,7 @@
 #include "src/base/log.hpp"
 #include "tests/support/child_process.hpp"
 #include "tests/support/eventually.hpp"
+#include "tests/support/log_capture.hpp"
 
 namespace axon {
 namespace {
@@ -52,28 +53,6 @@ class NodeConfigTest : public ::testing::Test {
 
   std::uint32_t domain = test::unique_domain();
   std::string dir = ::testing::TempDir() + "axon_config_" + std::to_string(::getpid()) + "_" + std::to_string(domain);
-};
-
-/// What axon logs while it lives, warnings at least (whatever AXON_LOG_LEVEL says).
-class LogCapture {
- public:
-  LogCapture() : level_(logger().level()) {
-    logger().sinks().push_back(sink_);
-    logger().set_level(std::min(level_, spdlog::level::warn));
-  }
-  ~LogCapture() {
-    logger().set_level(level_);
-    auto& sinks = logger().sinks();
-    sinks.erase(std::remove(sinks.begin(), sinks.end(), sink_), sinks.end());
-  }
-  LogCapture(const LogCapture&) = delete;
-  LogCapture& operator=(const LogCapture&) = delete;
-  [[nodiscard]] std::string text() const { return text_.str(); }
-
- private:
-  spdlog::level::level_enum level_;
-  std::ostringstream text_;
-  std::shared_ptr<spdlog::sinks::ostream_sink_mt> sink_ = std::make_shared<spdlog::sinks::ostream_sink_mt>(text_);
 };
 
 bool contains(const std::vector<std::string>& lines, const std::string& piece) {
@@ -379,7 +358,7 @@ TEST_F(NodeConfigTest, RefusesANodeMissingFromAFileWithSeveralHosts) {
 }
 
 TEST_F(NodeConfigTest, WarnsWithDidYouMeanWhenTheFileListsOtherNodesButNotThisOne) {
-  const LogCapture log;
+  const test::LogCapture log{spdlog::level::warn};
   NodeOptions options = options_with("nodes:\n  - name: perception\n  - name: planner\n");
 
   auto sut = Node::create("planer", options);
@@ -443,7 +422,7 @@ TEST_F(NodeConfigTest, WarnsOnceWhenATopicEntryLooksLikeAMisspellingOfATopicTheN
 }
 
 TEST_F(NodeConfigTest, TheOnlyNodeOfTheFileWarnsAtItsEndAboutTopicEntriesItNeverUsed) {
-  const LogCapture log;
+  const test::LogCapture log{spdlog::level::warn};
   auto created = Node::create("sensor", options_with("nodes: [{name: sensor}]\ntopics:\n  - name: cfg/used\n"
                                                      "  - name: cfg/never\n"));
   ASSERT_TRUE(created.ok()) << created.error().message();
@@ -462,7 +441,7 @@ TEST_F(NodeConfigTest, TheOnlyNodeOfTheFileWarnsAtItsEndAboutTopicEntriesItNever
 }
 
 TEST_F(NodeConfigTest, ANodeAmongSeveralSaysNothingAtItsEndAboutEntriesOthersMayUse) {
-  const LogCapture log;
+  const test::LogCapture log{spdlog::level::warn};
   auto created = Node::create("sensor", options_with("nodes: [{name: sensor}, {name: viewer}]\ntopics:\n"
                                                      "  - name: cfg/used\n  - name: cfg/viewer_only\n"));
   ASSERT_TRUE(created.ok()) << created.error().message();

@@ -21,6 +21,7 @@
 #include "axon/axon.hpp"
 #include "src/base/log.hpp"
 #include "tests/support/common/temp_dir.hpp"
+#include "tests/support/log_capture.hpp"
 #include "transports/rdma/pin_limit.hpp"
 
 namespace axon {
@@ -30,28 +31,6 @@ std::string env(const char* name) {
   const char* value = std::getenv(name);  // NOLINT(concurrency-mt-unsafe): read before any thread starts
   return value == nullptr ? std::string() : std::string(value);
 }
-
-/// What axon logs while it lives, info lines included.
-class LogCapture {
- public:
-  LogCapture() : level_(logger().level()) {
-    logger().sinks().push_back(sink_);
-    logger().set_level(spdlog::level::info);
-  }
-  ~LogCapture() {
-    logger().set_level(level_);
-    auto& sinks = logger().sinks();
-    sinks.erase(std::remove(sinks.begin(), sinks.end(), sink_), sinks.end());
-  }
-  LogCapture(const LogCapture&) = delete;
-  LogCapture& operator=(const LogCapture&) = delete;
-  [[nodiscard]] std::string text() const { return text_.str(); }
-
- private:
-  spdlog::level::level_enum level_;
-  std::ostringstream text_;
-  std::shared_ptr<spdlog::sinks::ostream_sink_mt> sink_ = std::make_shared<spdlog::sinks::ostream_sink_mt>(text_);
-};
 
 /// A deployment of one host, the guest, whose entry names `device`, with
 /// node 'camera' on it (a pool of `chunks` x 4 KiB) and `extra` after.
@@ -92,7 +71,7 @@ TEST(RdmaNodeStartOnDevice, ANodeWhoseHostNamesTheDeviceStartsAndLogsItsPoolsReg
   SKIP_OFF_THE_GUEST();
   const std::string device = env("AXON_RDMA_EXPECT_DEVICE");
   GuestDeployment deployment(device, 8);
-  LogCapture log;
+  test::LogCapture log{spdlog::level::info};
 
   const std::size_t pinned_before = rdma::current_pin_allowance().pinned_bytes;
 
@@ -145,7 +124,7 @@ TEST(RdmaNodeStartOnDevice, ANodeWhoseHostNamesNoDeviceRegistersNothing) {
   options.shm_dir = dir.path();
   options.config_path =
       dir.write("deployment.yaml", "hosts:\n  - {name: guest, address: " + env("AXON_RDMA_EXPECT_IPV4") + "}\n");
-  LogCapture log;
+  test::LogCapture log{spdlog::level::info};
   const std::size_t pinned_before = rdma::current_pin_allowance().pinned_bytes;
 
   auto sut = Node::create("camera", options);
