@@ -32,8 +32,8 @@ namespace {
 using std::chrono::milliseconds;
 using Clock = std::chrono::steady_clock;
 
-constexpr std::uint32_t kHostA = (10U << 24) | (2U << 8) | 15U;
-constexpr std::uint32_t kHostB = (10U << 24) | (2U << 8) | 16U;
+using test::kHostA;
+using test::kHostB;
 constexpr std::size_t kRegionBytes = std::size_t{1} << 20;
 constexpr std::size_t kWriteBytes = 4096;
 constexpr std::uint32_t kImmediate = 0x5EED0001U;

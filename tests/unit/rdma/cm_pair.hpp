@@ -26,8 +26,6 @@
 
 namespace axon::rdma::test {
 
-inline constexpr std::uint32_t kHostA = (10U << 24) | (2U << 8) | 15U;
-inline constexpr std::uint32_t kHostB = (10U << 24) | (2U << 8) | 16U;
 inline constexpr std::uint32_t kPairReceiveSlots = 8;
 inline constexpr std::uint32_t kPairSendSlots = 4;
 inline constexpr std::uint32_t kPairSendDepth = 16;

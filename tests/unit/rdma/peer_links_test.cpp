@@ -36,8 +36,8 @@ namespace {
 using std::chrono::milliseconds;
 using Clock = std::chrono::steady_clock;
 
-constexpr std::uint32_t kHostA = (10U << 24) | (2U << 8) | 15U;
-constexpr std::uint32_t kHostB = (10U << 24) | (2U << 8) | 16U;
+using test::kHostA;
+using test::kHostB;
 constexpr std::uint16_t kPeerPort = 47310;  // the child's listener: the same port for each of its incarnations
 constexpr std::size_t kRegionBytes = std::size_t{1} << 16;
 constexpr std::uint64_t kAbiHash = 0xAB1AB1AB1AB1AB1ULL;

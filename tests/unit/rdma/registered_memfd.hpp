@@ -23,6 +23,10 @@
 
 namespace axon::rdma::test {
 
+/// The guest's two "hosts" on rxe0 (softroce_stage.sh adds 10.0.2.16), host order.
+inline constexpr std::uint32_t kHostA = (10U << 24) | (2U << 8) | 15U;
+inline constexpr std::uint32_t kHostB = (10U << 24) | (2U << 8) | 16U;
+
 class RegisteredMemfd {
  public:
   static constexpr std::uint32_t kPort = 1;
