@@ -57,12 +57,20 @@ class ShmPublisherPort final : public PublisherPort {
   [[nodiscard]] std::string explain_exhausted() const override;
   PublishResult publish(LoanedChunk chunk, std::size_t payload_bytes, std::size_t payload_offset) noexcept override;
   void discard(LoanedChunk chunk) noexcept override;
-  /// publish(), and the chunk stays valid (never reused) until unpin(): a
-  /// network writer reads it for resends after local subscribers let go.
-  PublishResult publish_pinned(LoanedChunk chunk, std::size_t payload_bytes, std::size_t payload_offset) noexcept;
-  /// Ends a pin of publish_pinned(); frees the chunk when no one else holds it.
-  /// Any thread.
+  /// publish(), and the chunk stays valid (never reused) until `pins`
+  /// unpin() calls: network writers read it (RDMA writes in flight to several
+  /// hosts, UDP resends) after local subscribers let go. One kNetworkBit holds
+  /// the chunk for all of them; the pins are counted in this process
+  /// (pin_counts_). pins == 0 is publish().
+  PublishResult publish_pinned(LoanedChunk chunk, std::size_t payload_bytes, std::size_t payload_offset,
+                               std::uint32_t pins = 1) noexcept;
+  /// Ends one pin of publish_pinned(); the last one drops kNetworkBit, which
+  /// frees the chunk when no one else holds it. Any thread (a link's RDMA
+  /// thread, the UDP writer's); never allocates.
   void unpin(void* handle) noexcept;
+  /// Pins of publish_pinned() not unpinned yet on the chunk `handle` (tests,
+  /// statistics).
+  [[nodiscard]] std::uint32_t pins_of(const void* handle) const noexcept;
   /// The sequence publish() gave the last message (0: none yet).
   [[nodiscard]] std::uint64_t last_sequence() const noexcept { return sequence_; }
   [[nodiscard]] std::uint64_t publisher_id() const noexcept { return publisher_id_; }
@@ -93,7 +101,7 @@ class ShmPublisherPort final : public PublisherPort {
   };
 
   PublishResult publish_with(LoanedChunk chunk, std::size_t payload_bytes, std::size_t payload_offset,
-                             std::uint64_t network_bit) noexcept;
+                             std::uint32_t pins) noexcept;
   [[nodiscard]] Connection& connection(std::uint32_t bit) const noexcept;
   void offer(std::uint32_t bit, Delivery& delivery, PublishStatus& status) noexcept;
   void evict_and_push(Connection& conn, HolderBit bit, Delivery& delivery, PublishStatus& status) noexcept;
@@ -153,6 +161,13 @@ class ShmPublisherPort final : public PublisherPort {
   std::string topic_name_;
   ChunkFallback fallback_;  ///< The node's NodeOptions::chunk_fallback.
   std::uint64_t sequence_ = 0;
+  /// Pins of publish_pinned() left on each chunk of the pool (index
+  /// ChunkHeader::chunk_index; allocated by the constructor, one word per
+  /// chunk, never resized). Nonzero only while kNetworkBit is ours on that
+  /// chunk: publish_with() stores the count before any unpinner can know the
+  /// chunk, each unpin() decrements it (acq_rel) and the one that reaches 0
+  /// drops the bit.
+  std::unique_ptr<std::atomic<std::uint32_t>[]> pin_counts_;
   std::array<ChunkHeader*, kCacheSlots> cache_{};  ///< FIFO of published chunks we still hold.
   std::uint32_t cache_head_ = 0;                   ///< Oldest entry.
   std::uint32_t cache_count_ = 0;

@@ -24,6 +24,7 @@ ShmPublisherPort::ShmPublisherPort(NodeParts node, std::uint32_t block, SlotRef 
       topic_(topic),
       topic_name_(std::move(topic_name)),
       fallback_(node.domain.config().chunk_fallback),
+      pin_counts_(std::make_unique<std::atomic<std::uint32_t>[]>(pool_->pool.total_chunks())),
       high_water_percent_(qos.high_water_percent),
       history_depth_(block_->history_depth),
       busy_(node.busy),

@@ -5,6 +5,7 @@
 #include <sched.h>
 
 #include <algorithm>
+#include <cassert>
 #include <mutex>
 #include <string>
 
@@ -132,16 +133,31 @@ PublishResult ShmPublisherPort::publish(LoanedChunk loaned, std::size_t payload_
 }
 
 PublishResult ShmPublisherPort::publish_pinned(LoanedChunk loaned, std::size_t payload_bytes,
-                                               std::size_t payload_offset) noexcept {
-  return publish_with(loaned, payload_bytes, payload_offset, kNetworkBit);
+                                               std::size_t payload_offset, std::uint32_t pins) noexcept {
+  return publish_with(loaned, payload_bytes, payload_offset, pins);
 }
 
 void ShmPublisherPort::unpin(void* handle) noexcept {
-  pool_->pool.drop_holders(static_cast<ChunkHeader*>(handle), kNetworkBit);  // the last holder frees it
+  auto* chunk = static_cast<ChunkHeader*>(handle);
+  std::atomic<std::uint32_t>& pins = pin_counts_[chunk->chunk_index];
+  // acq_rel: every other unpinner's last use of the chunk (a write the card
+  // completed) happens before the last one drops the bit, which releases the
+  // chunk to its next holder (drop_holders() is acq_rel itself). Pairs with
+  // the store in publish_with(), which the unpinner got through the link.
+  const std::uint32_t before = pins.fetch_sub(1, std::memory_order_acq_rel);
+  assert(before > 0 && "unpin() of a chunk without a pin of publish_pinned()");
+  if (before == 1) {
+    pool_->pool.drop_holders(chunk, kNetworkBit);  // the last holder frees it
+  }
+}
+
+std::uint32_t ShmPublisherPort::pins_of(const void* handle) const noexcept {
+  // Relaxed: a statistic; unpinners may be changing it.
+  return pin_counts_[static_cast<const ChunkHeader*>(handle)->chunk_index].load(std::memory_order_relaxed);
 }
 
 PublishResult ShmPublisherPort::publish_with(LoanedChunk loaned, std::size_t payload_bytes, std::size_t payload_offset,
-                                             std::uint64_t network_bit) noexcept {
+                                             std::uint32_t pins) noexcept {
   auto* chunk = static_cast<ChunkHeader*>(loaned.handle);
   ChunkPool& chunks = pool_->pool;
   // A chunk of another pool or publisher block would record the wrong block
@@ -178,6 +194,14 @@ PublishResult ShmPublisherPort::publish_with(LoanedChunk loaned, std::size_t pay
   // Relaxed: for tools only (see ChunkHeader); subscribers read the entry.
   chunk->publish_time_ns.store(entry.publish_time_ns, std::memory_order_relaxed);
   const std::uint64_t history_bit = remember(chunk, entry);
+  std::uint64_t network_bit = 0;
+  if (pins > 0) {
+    // Relaxed: no unpinner knows the chunk yet; each gets its handle after
+    // this returns, through a link (a mutex, the device's completion), which
+    // orders this store before its unpin().
+    pin_counts_[chunk->chunk_index].store(pins, std::memory_order_relaxed);
+    network_bit = kNetworkBit;
+  }
   // Acquire pairs with the release fetch_or in create_connection(); the
   // three words share one line. Masked: a stray bit above the connections'
   // (other processes write these words) must not become a loan or history
