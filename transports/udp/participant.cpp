@@ -194,14 +194,14 @@ void Participant::remove_writer(const UdpWriter* writer) {
   wake();
 }
 
-void Participant::add_subscription(const TopicDescriptor& topic, bool reliable) {
-  topics_.add(topic, reliable);
+void Participant::add_subscription(const TopicDescriptor& topic, const SubscriptionQos& qos) {
+  topics_.add(topic, qos);
   announce_now_.store(true, std::memory_order_relaxed);  // the eventfd write orders it
   wake();
 }
 
-void Participant::remove_subscription(std::string_view topic_name, bool reliable) {
-  topics_.remove(topic_name, reliable);
+void Participant::remove_subscription(std::string_view topic_name, const SubscriptionQos& qos) {
+  topics_.remove(topic_name, qos);
   announce_now_.store(true, std::memory_order_relaxed);
   wake();
 }

@@ -49,8 +49,14 @@ class Participant final : private AnnounceHandler {
   void remove_writer(const UdpWriter* writer);
   /// A subscriber of `topic` on this node: announced to remote hosts, and one
   /// participant of this host receives the topic for all its subscribers.
-  void add_subscription(const TopicDescriptor& topic, bool reliable);
-  void remove_subscription(std::string_view topic_name, bool reliable);
+  void add_subscription(const TopicDescriptor& topic, const SubscriptionQos& qos);
+  void remove_subscription(std::string_view topic_name, const SubscriptionQos& qos);
+  /// The topic with its subscribers' strictest QoS when this participant
+  /// receives it for its host (the receiver lock decides, for RDMA streams as
+  /// for datagrams); nullopt otherwise. From any thread.
+  [[nodiscard]] std::optional<ReceivedTopic> received_topic(std::uint64_t topic_id) const {
+    return topics_.received_topic(topic_id);
+  }
 
   [[nodiscard]] std::vector<RemoteRoute> remote_routes(std::string_view topic_name) const;
   /// The participants of other hosts that publish or subscribe `topic_name`,

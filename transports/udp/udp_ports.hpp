@@ -46,9 +46,9 @@ class UdpPublisherPort final : public PublisherPort {
 class UdpSubscriberPort final : public SubscriberPort {
  public:
   UdpSubscriberPort(std::shared_ptr<SubscriberPort> local, std::shared_ptr<Participant> participant, std::string topic,
-                    bool reliable) noexcept
-      : local_(std::move(local)), participant_(std::move(participant)), topic_(std::move(topic)), reliable_(reliable) {}
-  ~UdpSubscriberPort() override { participant_->remove_subscription(topic_, reliable_); }
+                    const SubscriptionQos& qos) noexcept
+      : local_(std::move(local)), participant_(std::move(participant)), topic_(std::move(topic)), qos_(qos) {}
+  ~UdpSubscriberPort() override { participant_->remove_subscription(topic_, qos_); }
   UdpSubscriberPort(const UdpSubscriberPort&) = delete;
   UdpSubscriberPort& operator=(const UdpSubscriberPort&) = delete;
 
@@ -66,7 +66,7 @@ class UdpSubscriberPort final : public SubscriberPort {
   std::shared_ptr<SubscriberPort> local_;
   std::shared_ptr<Participant> participant_;
   std::string topic_;
-  bool reliable_;
+  SubscriptionQos qos_;
 };
 
 }  // namespace axon::udp

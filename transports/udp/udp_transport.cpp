@@ -21,10 +21,10 @@ Result<std::shared_ptr<SubscriberPort>> UdpTransport::subscribe(const TopicDescr
   if (!local || stays_local_(topic.name)) {
     return local;
   }
-  const bool reliable = qos.reliability == Reliability::kReliable;
-  participant_->add_subscription(topic, reliable);
+  const SubscriptionQos asked = subscription_qos_of(qos);
+  participant_->add_subscription(topic, asked);
   return std::shared_ptr<SubscriberPort>(
-      std::make_shared<UdpSubscriberPort>(std::move(*local), participant_, topic.name, reliable));
+      std::make_shared<UdpSubscriberPort>(std::move(*local), participant_, topic.name, asked));
 }
 
 }  // namespace axon::udp
