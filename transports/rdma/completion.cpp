@@ -7,6 +7,7 @@ namespace axon::rdma {
 Completion classify_completion(const ibv_wc& wc) noexcept {
   Completion c;
   c.wr_id = wc.wr_id;
+  c.qp_num = wc.qp_num;
   c.status = wc.status;
   c.status_words = ibv_wc_status_str(wc.status);
   const auto work = decode_work_request_id(wc.wr_id);

@@ -43,6 +43,7 @@ struct Completion {
   ibv_wc_status status = IBV_WC_SUCCESS;
   const char* status_words = "";  ///< ibv_wc_status_str(status): static text.
   std::uint64_t wr_id = 0;        ///< As the completion carried it.
+  std::uint32_t qp_num = 0;       ///< The local queue pair's number (valid on errors too): whose link.
 
   [[nodiscard]] std::uint32_t slot() const noexcept { return work.tag; }
 };

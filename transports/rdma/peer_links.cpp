@@ -29,6 +29,7 @@ const char* to_string(LinkLoss why) noexcept {
     case LinkLoss::kForgotten: return "discovery lost the peer";
     case LinkLoss::kPeerMismatch: return "the peer's answer named another participant or pool layout";
     case LinkLoss::kFailed: return "a set-up step failed";
+    case LinkLoss::kLinkFailed: return "this side ended the broken link";
   }
   return "unknown";
 }
@@ -78,6 +79,18 @@ void PeerLinks::forget(std::uint64_t peer, std::vector<LinkEvent>& events) {
     drop(*link, Clock::now(), LinkEvent{.why = LinkLoss::kForgotten}, events);
   }
   links_.erase(links_.begin() + (link - links_.data()));
+}
+
+bool PeerLinks::fail(std::uint64_t peer, const ibv_qp* qp, std::string detail, std::vector<LinkEvent>& events) {
+  Link* link = find(peer);
+  if (link == nullptr || !link->connection || link->connection->qp() != qp) {
+    return false;
+  }
+  if (link->connection->established()) {
+    (void)link->connection->disconnect();  // the DREQ: the peer's side ends too
+  }
+  drop(*link, Clock::now(), LinkEvent{.why = LinkLoss::kLinkFailed, .detail = std::move(detail)}, events);
+  return true;
 }
 
 void PeerLinks::poll_fds(std::vector<int>& fds) const {
@@ -241,6 +254,9 @@ void PeerLinks::drop(Link& link, Clock::time_point now, LinkEvent lost, std::vec
   lost.qp = link.connection ? link.connection->qp() : nullptr;
   lost.active = link.active;
   lost.was_up = link.up;
+  if (link.qp_given && lost.qp != nullptr && options_.on_qp_gone) {
+    options_.on_qp_gone(link.peer, lost.qp);
+  }
   link.connection.reset();  // destroys the QP, then the id (DestroyCmId)
   if (link.up) {
     link.failures = 0;  // a link that was up starts the backoff again

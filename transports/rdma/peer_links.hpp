@@ -66,6 +66,7 @@ enum class LinkLoss : std::uint8_t {
   kForgotten,      ///< forget() dropped it.
   kPeerMismatch,   ///< The REP named another sender id (`reason` kSenderId) or ABI hash (kAbiHash).
   kFailed,         ///< A set-up step failed; `detail` says which.
+  kLinkFailed,     ///< fail() ended it: the link broke on this side (`detail`: a refused message, a failed completion).
 };
 
 [[nodiscard]] const char* to_string(LinkLoss why) noexcept;
@@ -87,12 +88,17 @@ struct LinkEvent {
 /// it (the passive side: before accept()), so that the caller posts its
 /// receives; an error fails the link (kFailed).
 using QpReady = std::function<Result<void>(std::uint64_t peer, ibv_qp* qp)>;
+/// Called right before a QP that on_qp saw is destroyed, so that the caller
+/// stops every other thread from posting on it (its lost event comes after
+/// step() or forget() returns, too late for that).
+using QpGone = std::function<void(std::uint64_t peer, ibv_qp* qp)>;
 
 struct PeerLinksOptions {
   Ipv4Endpoint own;               ///< This host's address and the rdma_cm port to listen on (0: any).
   QpConfig qp;                    ///< Every link's QP: the participant's PD and CQs (cm_device_context()).
   ConnectPrivateData own_data;    ///< What this participant tells each peer (its sender id, ABI hash, ...).
   QpReady on_qp;                  ///< May be empty.
+  QpGone on_qp_gone;              ///< May be empty.
   ReconnectBackoff backoff = {};  ///< The active side's retry schedule.
 };
 
@@ -113,6 +119,14 @@ class PeerLinks {
   /// Discovery lost `peer`: disconnects, destroys the QP and reports it lost
   /// (kForgotten) in `events` when there was a connection.
   void forget(std::uint64_t peer, std::vector<LinkEvent>& events);
+
+  /// This side ends the link of `peer` whose QP is `qp` (a broken peer or
+  /// queue pair): disconnects (the peer sees DISCONNECTED), destroys the QP
+  /// and reports it lost (kLinkFailed, `detail`). The active side of a peer
+  /// still wanted connects again after its backoff; the passive side accepts
+  /// the peer's next request. False when `qp` is not that peer's link now
+  /// (already dropped: its loss was reported).
+  bool fail(std::uint64_t peer, const ibv_qp* qp, std::string detail, std::vector<LinkEvent>& events);
 
   /// Replaces `fds` with the fds to poll for reading (the listener, each
   /// connection). Allocates only when `fds` must grow.

@@ -31,12 +31,18 @@ add_library(axon_rdma OBJECT
   transports/rdma/device_description.cpp
   transports/rdma/device_list.cpp
   transports/rdma/grant_table.cpp
+  transports/rdma/inbound_stream.cpp
+  transports/rdma/inbound_streams.cpp
   transports/rdma/granted_slots.cpp
+  transports/rdma/outbound_streams.cpp
   transports/rdma/pin_limit.cpp
   transports/rdma/peer_links.cpp
   transports/rdma/pool_registration.cpp
+  transports/rdma/rdma_link.cpp
   transports/rdma/rdma_participant.cpp
   transports/rdma/post_write.cpp
+  transports/rdma/rdma_writer.cpp
+  transports/rdma/rdma_writer_streams.cpp
   transports/rdma/verbs_handles.cpp)
 axon_layer_includes(axon_rdma PRIVATE transports/rdma)
 target_include_directories(axon_rdma SYSTEM PUBLIC ${AXON_IBVERBS_INCLUDE_DIR} ${AXON_RDMACM_INCLUDE_DIR})

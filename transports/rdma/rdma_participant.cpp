@@ -32,7 +32,7 @@ Result<ConnectPrivateData> own_private_data(const PoolRegistration& registration
                             .rkey = registration.rkey(),
                             .base = reinterpret_cast<std::uintptr_t>(registration.base()),
                             .length = registration.length(),
-                            .receive_depth = kLinkQueueDepth,
+                            .receive_depth = kLinkReceiveDepth,
                             .max_message_bytes = *max_message};
 }
 
@@ -70,16 +70,28 @@ Result<std::unique_ptr<RdmaParticipant>> RdmaParticipant::start(std::shared_ptr<
   if (!cq) {
     return cq.error();
   }
+  if (auto armed = cq->arm(); !armed.ok()) {
+    return armed.error();
+  }
   std::unique_ptr<RdmaParticipant> self(
       new RdmaParticipant(std::move(registration), std::move(options), std::move(*channel), std::move(*cq)));
-  auto links = PeerLinks::listen(PeerLinksOptions{.own = self->options_.own,
-                                                  .qp = {.pd = self->registration_->pd(),
-                                                         .send_cq = self->cq_.get(),
-                                                         .recv_cq = self->cq_.get(),
-                                                         .send_depth = kLinkQueueDepth,
-                                                         .recv_depth = kLinkQueueDepth},
-                                                  .own_data = *own_data,
-                                                  .on_qp = {}});
+  self->own_max_message_bytes_ = own_data->max_message_bytes;
+  self->wake_fd_ = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);  // before any link: each one is given it
+  if (self->wake_fd_ < 0) {
+    return Error(ErrorCode::kSystem, fmt::format("eventfd failed ({})", errno_text(errno)));
+  }
+  self->rdma_links_.reserve(kMaxRdmaLinks);
+  self->batch_.resize(kPollBatch);
+  auto links = PeerLinks::listen(
+      PeerLinksOptions{.own = self->options_.own,
+                       .qp = {.pd = self->registration_->pd(),
+                              .send_cq = self->cq_.get(),
+                              .recv_cq = self->cq_.get(),
+                              .send_depth = kLinkSendDepth,
+                              .recv_depth = kLinkReceiveDepth},
+                       .own_data = *own_data,
+                       .on_qp = [p = self.get()](std::uint64_t peer, ibv_qp* qp) { return p->link_ready(peer, qp); },
+                       .on_qp_gone = [p = self.get()](std::uint64_t /*peer*/, ibv_qp* qp) { p->link_closing(qp); }});
   if (!links) {
     return Error(links.error().code(), fmt::format("node '{}': RDMA participant on {}: {}", self->options_.node_name,
                                                    to_string(self->options_.own), links.error().message()));
@@ -114,11 +126,133 @@ RdmaParticipant::~RdmaParticipant() {
   if (stop_fd_ >= 0) {
     ::close(stop_fd_);
   }
+  if (wake_fd_ >= 0) {
+    ::close(wake_fd_);  // after the links (stop_links()): none can write it any more
+  }
 }
 
 RdmaLinkCounters RdmaParticipant::counters() const noexcept {
   return RdmaLinkCounters{.links_up = links_up_.load(std::memory_order_relaxed),
-                          .link_losses = link_losses_.load(std::memory_order_relaxed)};
+                          .link_losses = link_losses_.load(std::memory_order_relaxed),
+                          .link_failures = link_failures_.load(std::memory_order_relaxed),
+                          .control_refusals = faults_.control_refusals.load(std::memory_order_relaxed),
+                          .write_refusals = faults_.write_refusals.load(std::memory_order_relaxed),
+                          .completion_errors = faults_.completion_errors.load(std::memory_order_relaxed)};
+}
+
+Result<void> RdmaParticipant::link_ready(std::uint64_t peer, ibv_qp* qp) {
+  if (rdma_links_.size() >= kMaxRdmaLinks) {
+    return Error(ErrorCode::kNoSpace,
+                 fmt::format("this participant holds {} RDMA links, the most it serves (its completion queue is "
+                             "sized for them): the link to participant {:016x} is refused",
+                             kMaxRdmaLinks, peer));
+  }
+  auto link = RdmaLink::create(*registration_, peer, qp, own_max_message_bytes_, options_.handler, faults_, wake_fd_);
+  if (!link.ok()) {
+    return link.error();
+  }
+  rdma_links_.push_back(std::move(link.value()));
+  return {};
+}
+
+RdmaLink* RdmaParticipant::link_of(std::uint32_t qp_num) noexcept {
+  for (const auto& link : rdma_links_) {
+    if (link->qp_num() == qp_num) {
+      return link.get();
+    }
+  }
+  return nullptr;
+}
+
+Result<void> RdmaParticipant::drain_completions() {
+  for (;;) {
+    auto event = take_channel_event(channel_.get());
+    if (!event.ok()) {
+      return event.error();
+    }
+    if (event.value() == nullptr) {
+      break;
+    }
+    if (auto rearmed = cq_.event_taken(); !rearmed.ok()) {
+      return rearmed;
+    }
+  }
+  // After the re-arm: a completion between the last poll and the arm raised no event, this poll finds it.
+  for (;;) {
+    auto n = cq_.poll(batch_);
+    if (!n.ok()) {
+      return n.error();
+    }
+    for (std::size_t i = 0; i < n.value(); ++i) {
+      // A completion of a QP already destroyed (its link torn down) has no link: nothing is left to do for it.
+      if (RdmaLink* link = link_of(batch_[i].qp_num); link != nullptr) {
+        link->handle(batch_[i]);
+      }
+    }
+    if (n.value() < batch_.size()) {
+      return {};
+    }
+  }
+}
+
+void RdmaParticipant::link_closing(const ibv_qp* qp) noexcept {
+  // The first link of that QP: a newer one cannot have its address while this one's QP still exists.
+  const auto it = std::find_if(rdma_links_.begin(), rdma_links_.end(),
+                               [qp](const std::unique_ptr<RdmaLink>& l) { return l->qp() == qp; });
+  if (it != rdma_links_.end()) {
+    (*it)->close();
+  }
+}
+
+void RdmaParticipant::end_failed_links(std::vector<LinkEvent>& events) {
+  for (const auto& link : rdma_links_) {
+    if (!link->failed()) {
+      continue;
+    }
+    const std::string why = link->failure();
+    if (links_->fail(link->peer(), link->qp(), why, events)) {
+      link_failures_.fetch_add(1, std::memory_order_relaxed);
+      logger().warn("node '{}': ended the RDMA link to participant {:016x} at {}: {}", options_.node_name, link->peer(),
+                    where(link->peer()), why);
+    }
+  }
+}
+
+void RdmaParticipant::apply(const std::vector<LinkEvent>& events) {
+  for (const LinkEvent& e : events) {
+    if (e.qp == nullptr || e.kind == LinkEventKind::kRefused) {
+      continue;
+    }
+    // By the QP's address: a lost event's QP is destroyed (never dereferenced).
+    const auto it = std::find_if(rdma_links_.begin(), rdma_links_.end(),
+                                 [&e](const std::unique_ptr<RdmaLink>& l) { return l->qp() == e.qp; });
+    if (it == rdma_links_.end()) {
+      continue;  // on_qp refused it
+    }
+    RdmaLink& link = **it;
+    if (e.kind == LinkEventKind::kUp) {
+      if (auto up = link.up(e.peer_data, e.active); !up.ok()) {
+        link.fail(up.error().message());
+        continue;
+      }
+      if (options_.handler != nullptr) {
+        options_.handler->on_link_up(link);
+      }
+      link.deliver_early_receives();
+      continue;
+    }
+    // Lost: the QP is destroyed, so the card reads no chunk of it any more and writes nothing into the pool.
+    std::unique_ptr<RdmaLink> gone = std::move(*it);
+    rdma_links_.erase(it);
+    const std::uint32_t released = gone->release_all();
+    if (released != 0) {
+      logger().debug("node '{}': {} chunks of writes to participant {:016x} unpinned with its link", options_.node_name,
+                     released, e.peer);
+    }
+    if (gone->is_up() && options_.handler != nullptr) {
+      options_.handler->on_link_lost(*gone);
+    }
+  }  // `gone` freed here: its ring after its QP
 }
 
 void RdmaParticipant::stop_links() {
@@ -130,8 +264,13 @@ void RdmaParticipant::stop_links() {
   for (const auto& [peer, at] : wanted_) {
     links_->forget(peer, events);
   }
+  apply(events);
   wanted_.clear();
   links_.reset();  // links never wanted: their QPs go with their CM ids
+  for (const auto& link : rdma_links_) {
+    (void)link->release_all();  // never up: no handler saw them
+  }
+  rdma_links_.clear();  // the rings, after their QPs
   links_up_.store(0, std::memory_order_relaxed);
 }
 
@@ -140,14 +279,34 @@ void RdmaParticipant::run() noexcept {
   std::vector<int> fds;
   std::vector<pollfd> ready;
   auto next_check = PeerLinks::Clock::now();
+  // Each step's events are applied before the CQ is polled again: a lost link's QP is destroyed, so no
+  // completion may reach that link (a repost on it) after the step that destroyed it.
+  const auto settle = [&] {
+    report(events);
+    apply(events);
+    events.clear();
+  };
   for (;;) {
     const auto now = PeerLinks::Clock::now();
     if (now >= next_check) {
       follow_discovery(events);
+      settle();
       next_check = now + options_.recheck;
     }
+    if (auto drained = drain_completions(); !drained) {
+      logger().error(
+          "node '{}': the RDMA participant's completion queue failed ({}); its links are closed and no RDMA link "
+          "is made until the node restarts",
+          options_.node_name, drained.error().message());
+      const std::uint64_t up = links_up_.load(std::memory_order_relaxed);
+      link_losses_.fetch_add(up, std::memory_order_relaxed);
+      stop_links();
+      return;
+    }
+    end_failed_links(events);
+    settle();
     if (auto stepped = links_->step(now, events); !stepped) {
-      report(events);
+      settle();
       logger().error(
           "node '{}': the RDMA participant's listener failed ({}); its links are closed and no RDMA link "
           "is made until the node restarts",
@@ -157,12 +316,13 @@ void RdmaParticipant::run() noexcept {
       stop_links();
       return;
     }
-    report(events);
-    events.clear();
+    settle();
 
     links_->poll_fds(fds);
     ready.clear();
     ready.push_back({.fd = stop_fd_, .events = POLLIN, .revents = 0});
+    ready.push_back({.fd = channel_->fd, .events = POLLIN, .revents = 0});
+    ready.push_back({.fd = wake_fd_, .events = POLLIN, .revents = 0});
     for (const int fd : fds) {
       ready.push_back({.fd = fd, .events = POLLIN, .revents = 0});
     }
@@ -174,6 +334,10 @@ void RdmaParticipant::run() noexcept {
     const int n = ::poll(ready.data(), ready.size(), static_cast<int>(std::max<long long>(left, 0)));
     if (n > 0 && (ready[0].revents & POLLIN) != 0) {
       return;  // the destructor stops the links
+    }
+    if (n > 0 && (ready[2].revents & POLLIN) != 0) {
+      std::uint64_t woken = 0;  // a link failed on another thread: end_failed_links() next
+      (void)::read(wake_fd_, &woken, sizeof woken);
     }
   }
 }
@@ -210,8 +374,9 @@ void RdmaParticipant::report(const std::vector<LinkEvent>& events) {
     switch (e.kind) {
       case LinkEventKind::kUp:
         links_up_.fetch_add(1, std::memory_order_relaxed);
-        logger().info("node '{}': RDMA link to participant {:016x} at {} up (this side {}); no topic uses it yet",
-                      options_.node_name, e.peer, where(e.peer), e.active ? "connected" : "accepted");
+        logger().info("node '{}': RDMA link to participant {:016x} at {} up (this side {}){}", options_.node_name,
+                      e.peer, where(e.peer), e.active ? "connected" : "accepted",
+                      options_.handler == nullptr ? "; no topic uses it yet" : "");
         break;
       case LinkEventKind::kLost:
         if (e.was_up) {

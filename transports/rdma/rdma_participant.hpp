@@ -3,14 +3,19 @@
 // completion queue on the pool registration's device, a PeerLinks listening
 // on the host's address, and one thread that connects a queue pair to every
 // peer participant discovery lists as reachable by RDMA, and forgets those
-// it no longer lists. No data goes over the links yet (topics go by UDP).
+// it no longer lists. Each link is an RdmaLink (rdma_link.hpp): the thread
+// polls the one completion queue of every link through its channel, routes
+// each completion to its link by queue pair number, and hands what arrives to
+// `options.handler`; a link that fails, or that PeerLinks reports lost, is
+// torn down by the thread (QP, pins, on_link_lost(), the link).
 //
 // It sees nothing of discovery: the composition root passes `peers`, a
 // function the thread calls every recheck period (it must be thread-safe
 // and cheap: udp::Participant::rdma_reachable() under RemoteHosts' mutex).
 //
 // Thread safety: start() and the destructor from one thread; cm_port() and
-// counters() from any thread.
+// counters() from any thread. The handler is called on the thread, and by the
+// destructor (on_link_lost() of the links still up) after the thread ended.
 #pragma once
 
 #include <atomic>
@@ -28,6 +33,7 @@
 #include "transports/rdma/completion_queue.hpp"
 #include "transports/rdma/peer_links.hpp"
 #include "transports/rdma/pool_registration.hpp"
+#include "transports/rdma/rdma_link.hpp"
 
 namespace axon::rdma {
 
@@ -40,10 +46,17 @@ struct RdmaPeer {
 /// Replaces its argument with the peers reachable now.
 using RdmaPeerSource = std::function<void(std::vector<RdmaPeer>&)>;
 
-/// Each link's queue depths (nothing is posted on them yet).
-inline constexpr std::uint32_t kLinkQueueDepth = 16;
-/// The completion queue's depth, shared by every link's two queues.
-inline constexpr int kParticipantCqDepth = 1024;
+/// Each link's receive queue: a receive per grant out and per control
+/// message in flight (link_port.hpp).
+inline constexpr std::uint32_t kLinkReceiveDepth = kLinkGrantBudget + kLinkControlReceives;
+/// Links (queue pairs) a participant holds at most at once, wanted or not; a
+/// QP beyond is refused in on_qp (its attempt fails). Bounds the CQ below.
+inline constexpr std::uint32_t kMaxRdmaLinks = 32;
+/// The completion queue's depth, shared by every link's two queues: every
+/// work request of every link may be outstanding at once, so it never
+/// overflows (an overflow breaks every link). 32 x (256 + 96) = 11264 (rxe
+/// allows 32767 (RXE_MAX_CQE), mlx5 4M).
+inline constexpr int kParticipantCqDepth = static_cast<int>(kMaxRdmaLinks * (kLinkSendDepth + kLinkReceiveDepth));
 /// How often the thread asks `peers` again when no link event wakes it.
 inline constexpr std::chrono::milliseconds kPeerRecheck{100};
 
@@ -55,12 +68,19 @@ struct RdmaParticipantOptions {
   std::uint64_t abi_hash = 0;     ///< The pool layout's (shm::layout_abi_hash()).
   RdmaPeerSource peers;
   std::chrono::milliseconds recheck = kPeerRecheck;
+  /// The links' streams (null: the links carry nothing, their receives are
+  /// posted all the same and a peer's write is refused). Outlives the participant.
+  LinkHandler* handler = nullptr;
 };
 
 /// What a user sees of the links (NetworkCounters).
 struct RdmaLinkCounters {
-  std::uint64_t links_up = 0;     ///< Links up now.
-  std::uint64_t link_losses = 0;  ///< Links that were up and were lost, in total.
+  std::uint64_t links_up = 0;           ///< Links up now.
+  std::uint64_t link_losses = 0;        ///< Links that were up and were lost, in total.
+  std::uint64_t link_failures = 0;      ///< Links this side ended (a refused message, a failed completion).
+  std::uint64_t control_refusals = 0;   ///< Control messages of peers the parser refused.
+  std::uint64_t write_refusals = 0;     ///< Writes of peers whose immediate the grant table refused.
+  std::uint64_t completion_errors = 0;  ///< Completions with an error status (flushes too) or unexpected.
 };
 
 class RdmaParticipant {
@@ -90,6 +110,19 @@ class RdmaParticipant {
   /// want()s what `peers` lists, forget()s what it no longer lists.
   void follow_discovery(std::vector<LinkEvent>& events);
   void report(const std::vector<LinkEvent>& events);
+  /// What the events mean for the RdmaLinks: up (grant table, on_link_up),
+  /// lost (pins, on_link_lost, the link freed).
+  void apply(const std::vector<LinkEvent>& events);
+  /// on_qp: the link's ring, its receives posted.
+  [[nodiscard]] Result<void> link_ready(std::uint64_t peer, ibv_qp* qp);
+  /// PeerLinks is about to destroy `qp`: its link stops taking posts.
+  void link_closing(const ibv_qp* qp) noexcept;
+  /// Takes the channel's events (re-arming), then polls the CQ until empty,
+  /// each completion to its link. False when the CQ or channel broke.
+  [[nodiscard]] Result<void> drain_completions();
+  /// Ends every link that failed (PeerLinks::fail): lost events in `events`.
+  void end_failed_links(std::vector<LinkEvent>& events);
+  [[nodiscard]] RdmaLink* link_of(std::uint32_t qp_num) noexcept;
   [[nodiscard]] std::string where(std::uint64_t peer) const;
   void stop_links();
 
@@ -99,6 +132,13 @@ class RdmaParticipant {
   RdmaParticipantOptions options_;
   CompChannelHandle channel_;
   CompletionQueue cq_;
+  LinkFaultCounters faults_;
+  /// The thread's (the destructor's once it ended): one per QP given by on_qp,
+  /// until its loss is applied. Reserved for kMaxRdmaLinks.
+  std::vector<std::unique_ptr<RdmaLink>> rdma_links_;
+  std::vector<Completion> batch_;  ///< The thread's poll batch (kPollBatch).
+  std::uint32_t own_max_message_bytes_ = 0;
+  // Destroyed before rdma_links_ (declared after): each QP goes before its link's ring.
   std::optional<PeerLinks> links_;
   std::uint16_t cm_port_ = 0;
   std::map<std::uint64_t, Ipv4Endpoint> wanted_;  ///< The thread's: the peers it gave links_.want().
@@ -108,8 +148,10 @@ class RdmaParticipant {
   // published through them (counters() reads them from any thread).
   std::atomic<std::uint64_t> links_up_{0};
   std::atomic<std::uint64_t> link_losses_{0};
+  std::atomic<std::uint64_t> link_failures_{0};
 
   int stop_fd_ = -1;  ///< eventfd: written once by the destructor, polled by the thread.
+  int wake_fd_ = -1;  ///< eventfd: a link written on its failure (any thread), polled by the thread.
   std::thread thread_;
 };
 

@@ -65,6 +65,16 @@ TEST(RdmaCompletion, AnErrorStatusIsAFailureWithItsWordsAndWhatFailed) {
   EXPECT_EQ(sut.slot(), 5U);
 }
 
+TEST(RdmaCompletion, EveryCompletionNamesItsQueuePairFailedOrNot) {
+  // One CQ serves every link: the participant routes by qp_num, which an error completion carries too.
+  ibv_wc ok = wc_of({.kind = WorkKind::kControlSend, .tag = 1, .sequence = 2}, IBV_WC_SEND);
+  ok.qp_num = 0x11;
+  ibv_wc failed = wc_of({.kind = WorkKind::kWrite, .tag = 1}, IBV_WC_RDMA_WRITE, IBV_WC_RETRY_EXC_ERR);
+  failed.qp_num = 0x22;
+  EXPECT_EQ(classify_completion(ok).qp_num, 0x11U);
+  EXPECT_EQ(classify_completion(failed).qp_num, 0x22U);
+}
+
 TEST(RdmaCompletion, WhatThisProtocolNeverSendsIsUnexpected) {
   ibv_wc send_with_imm = wc_of({.kind = WorkKind::kReceive, .tag = 1}, IBV_WC_RECV);
   send_with_imm.wc_flags = IBV_WC_WITH_IMM;

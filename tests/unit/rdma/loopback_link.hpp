@@ -27,8 +27,10 @@ class LoopbackLink final : public LinkPort {
  public:
   /// The two ends: `a` connected (active), `b` accepted. Each end's grant
   /// table describes its own node's pool (`a_area`, `b_area`).
-  static std::pair<std::unique_ptr<LoopbackLink>, std::unique_ptr<LoopbackLink>> make_pair(
-      const shm::ChunkArea& a_area, std::uint64_t a_id, const shm::ChunkArea& b_area, std::uint64_t b_id) {
+  static std::pair<std::unique_ptr<LoopbackLink>, std::unique_ptr<LoopbackLink>> make_pair(const shm::ChunkArea& a_area,
+                                                                                           std::uint64_t a_id,
+                                                                                           const shm::ChunkArea& b_area,
+                                                                                           std::uint64_t b_id) {
     std::unique_ptr<LoopbackLink> a(new LoopbackLink(a_area, b_id, true));
     std::unique_ptr<LoopbackLink> b(new LoopbackLink(b_area, a_id, false));
     a->other_ = b.get();
@@ -89,6 +91,11 @@ class LoopbackLink final : public LinkPort {
     const std::lock_guard lock(mutex_);
     send_room_ = writes;
   }
+  /// Control messages send_control() takes before it says kSendQueueFull.
+  void set_control_room(std::size_t messages) {
+    const std::lock_guard lock(mutex_);
+    control_room_ = messages;
+  }
   [[nodiscard]] const std::string& failure() const noexcept { return failed_; }
   [[nodiscard]] std::size_t writes_posted() const {
     const std::lock_guard lock(mutex_);
@@ -105,6 +112,10 @@ class LoopbackLink final : public LinkPort {
   [[nodiscard]] PeerRegion peer_region() const noexcept override { return other_->own_region(); }
   [[nodiscard]] Result<SendOutcome> send_control(std::span<const std::byte> message) noexcept override {
     const std::lock_guard lock(mutex_);
+    if (control_room_ == 0) {
+      return SendOutcome::kSendQueueFull;
+    }
+    --control_room_;
     Event e;
     e.bytes.assign(message.begin(), message.end());
     other_->push(std::move(e));
@@ -183,11 +194,12 @@ class LoopbackLink final : public LinkPort {
   GrantedSlots slots_;
   LinkHandler* handler_ = nullptr;
   LoopbackLink* other_ = nullptr;
-  mutable std::mutex mutex_;  // completed_, counters, send_room_
+  mutable std::mutex mutex_;  // completed_, counters, send_room_, control_room_
   std::mutex inbox_mutex_;    // inbox_, taken last
   std::deque<Event> inbox_;
   std::vector<SentChunk> completed_;
   std::size_t send_room_ = static_cast<std::size_t>(-1);
+  std::size_t control_room_ = static_cast<std::size_t>(-1);
   std::size_t writes_posted_ = 0;
   std::size_t controls_sent_ = 0;
   std::string failed_;

@@ -1,0 +1,170 @@
+#include "transports/rdma/outbound_streams.hpp"
+
+#include <algorithm>
+
+#include "src/base/log.hpp"
+
+namespace axon::rdma {
+
+OutboundStreams::~OutboundStreams() {
+  const std::lock_guard lock(mutex_);
+  // The links still listed are up (on_link_lost() forgets the others): their
+  // receivers get a CLOSE.
+  for (LinkStreams& streams : links_) {
+    for (const Route& route : streams.routes) {
+      (void)route.writer->remove_destination(*streams.link, route.stream_id, true);
+    }
+  }
+}
+
+OutboundStreams::LinkStreams* OutboundStreams::streams_of(const LinkPort& link) {
+  const auto found = std::find_if(links_.begin(), links_.end(), [&](const LinkStreams& s) { return s.link == &link; });
+  return found == links_.end() ? nullptr : &*found;
+}
+
+void OutboundStreams::open(LinkStreams& streams, RdmaWriter& writer) {
+  const std::uint32_t id = streams.next_stream_id;
+  if (id == 0 || !stream_is_senders_own(streams.link->active(), id)) {
+    note(counters_.opens_failed);
+    logger().warn("rdma: every stream id of the link to participant {:#x} is used; writer {} is not sent over it",
+                  streams.link->peer(), writer.fields().writer_id);
+    return;
+  }
+  if (auto added = writer.add_destination(*streams.link, id); !added.ok()) {
+    note(counters_.opens_failed);
+    logger().warn("{}", added.error().message());
+    return;
+  }
+  ++streams.next_stream_id;  // never reused on the link: a late GRANT names a closed stream, not a new one
+  streams.routes.push_back(Route{.stream_id = id, .writer = &writer});
+  note(counters_.streams_opened);
+}
+
+void OutboundStreams::add_writer(std::shared_ptr<RdmaWriter> writer) {
+  const std::lock_guard lock(mutex_);
+  for (LinkStreams& streams : links_) {
+    open(streams, *writer);
+  }
+  writers_.push_back(std::move(writer));
+}
+
+void OutboundStreams::remove_writer(const RdmaWriter& writer) {
+  std::shared_ptr<RdmaWriter> gone;  // destroyed after the lock is released
+  const std::lock_guard lock(mutex_);
+  for (LinkStreams& streams : links_) {
+    std::erase_if(streams.routes, [&](const Route& route) {
+      if (route.writer != &writer) {
+        return false;
+      }
+      (void)route.writer->remove_destination(*streams.link, route.stream_id, true);
+      return true;
+    });
+  }
+  const auto found = std::find_if(writers_.begin(), writers_.end(),
+                                  [&](const std::shared_ptr<RdmaWriter>& w) { return w.get() == &writer; });
+  if (found != writers_.end()) {
+    gone = std::move(*found);
+    writers_.erase(found);
+  }
+}
+
+void OutboundStreams::on_link_up(LinkPort& link) noexcept {
+  const std::lock_guard lock(mutex_);
+  if (streams_of(link) != nullptr) {
+    return;  // told once per link; a second time changes nothing
+  }
+  links_.push_back(LinkStreams{.link = &link, .next_stream_id = first_stream_id(link.active()), .routes = {}});
+  for (const std::shared_ptr<RdmaWriter>& writer : writers_) {
+    open(links_.back(), *writer);
+  }
+}
+
+void OutboundStreams::on_control(LinkPort& link, const ControlMessage& message) noexcept {
+  if (!stream_is_senders_own(link.active(), message.stream_id)) {
+    link.fail("rdma: the peer opened a stream towards this node, which has no receive side for it");
+    return;
+  }
+  const std::lock_guard lock(mutex_);
+  LinkStreams* streams = streams_of(link);
+  if (streams == nullptr) {
+    link.fail("rdma: a control message on a link that is not up");
+    return;
+  }
+  const auto route = std::find_if(streams->routes.begin(), streams->routes.end(),
+                                  [&](const Route& r) { return r.stream_id == message.stream_id; });
+  if (route == streams->routes.end()) {
+    // Below the next id: a stream this side opened and closed since; its
+    // receiver had not seen the CLOSE yet. Above: never opened.
+    const bool was_opened = (message.stream_id & ~kPassiveStreamBit) < (streams->next_stream_id & ~kPassiveStreamBit) &&
+                            message.kind != ControlKind::kWant;
+    if (was_opened) {
+      note(counters_.late_messages);
+    } else {
+      link.fail("rdma: a control message names a stream this node never opened on the link");
+    }
+    return;
+  }
+  RdmaWriter& writer = *route->writer;
+  switch (message.kind) {
+    case ControlKind::kGrant:
+      if (const std::string_view why = writer.on_grant(link, message.stream_id, message.grant); !why.empty()) {
+        link.fail(why);
+      }
+      return;
+    case ControlKind::kOpen:
+      if (message.open.topic_id != writer.fields().topic_id || message.open.type_hash != writer.fields().type_hash) {
+        link.fail("rdma: the receiver's OPEN answer names another topic or type than the stream's");
+        return;
+      }
+      (void)writer.on_open_answer(link, message.stream_id, message.open);
+      return;
+    case ControlKind::kClose:
+      // The receiver refused the stream (no receiver of the topic there, or
+      // another type): it reclaimed its grants; nothing is sent to it again
+      // on this link.
+      (void)writer.remove_destination(link, message.stream_id, false);
+      streams->routes.erase(route);
+      note(counters_.streams_refused);
+      return;
+    case ControlKind::kWant:
+      link.fail("rdma: the peer sent WANT for a stream it receives (only a stream's sender wants credit)");
+      return;
+  }
+}
+
+void OutboundStreams::on_write(LinkPort& link, const ResolvedWrite& /*write*/) noexcept {
+  link.fail("rdma: a write into a grant of this node, which has no receive side");
+}
+
+void OutboundStreams::on_link_lost(LinkPort& link) noexcept {
+  const std::lock_guard lock(mutex_);
+  for (const std::shared_ptr<RdmaWriter>& writer : writers_) {
+    writer->on_link_lost(link);  // credits forgotten, pending messages unpinned, waiters woken
+  }
+  std::erase_if(links_, [&](const LinkStreams& s) { return s.link == &link; });
+}
+
+OutboundCounters OutboundStreams::counters() const noexcept {
+  // Relaxed: statistics.
+  return OutboundCounters{.streams_opened = counters_.streams_opened.load(std::memory_order_relaxed),
+                          .streams_refused = counters_.streams_refused.load(std::memory_order_relaxed),
+                          .opens_failed = counters_.opens_failed.load(std::memory_order_relaxed),
+                          .late_messages = counters_.late_messages.load(std::memory_order_relaxed)};
+}
+
+std::uint32_t OutboundStreams::stream_of(const LinkPort& link, const RdmaWriter& writer) const {
+  const std::lock_guard lock(mutex_);
+  for (const LinkStreams& streams : links_) {
+    if (streams.link != &link) {
+      continue;
+    }
+    for (const Route& route : streams.routes) {
+      if (route.writer == &writer) {
+        return route.stream_id;
+      }
+    }
+  }
+  return 0;
+}
+
+}  // namespace axon::rdma
