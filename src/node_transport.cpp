@@ -2,10 +2,11 @@
 // the deployment config: shared memory always, UDP when the file names other
 // hosts, and the RDMA registration of the node's pool when its host names an
 // rdma_device, with its RDMA participant linking to the peers discovery
-// finds when there is UDP too (the RDMA data path is not built yet: data goes
-// by UDP).
+// finds when there is UDP too; its links receive the streams peers open for
+// the topics subscribed here (this node's own topics still go by UDP).
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <optional>
 
 #include "axon/detail/transport_factories.hpp"
@@ -21,6 +22,9 @@
 
 #include <chrono>
 
+#include "transports/rdma/inbound_streams.hpp"
+#include "transports/rdma/link_streams.hpp"
+#include "transports/rdma/outbound_streams.hpp"
 #include "transports/rdma/pool_registration.hpp"
 #include "transports/rdma/rdma_participant.hpp"
 #include "transports/shm/abi_hash.hpp"
@@ -51,6 +55,18 @@ std::optional<shm::RegistryLimits> registry_limits(const std::optional<DomainLim
                              .publishers_per_topic = limits->publishers_per_topic};
 }
 
+#ifdef AXON_HAVE_RDMA
+/// The node's RDMA participant and the streams its links carry: both halves
+/// and the handler dispatching to them are declared first, so the
+/// participant (whose thread calls them) goes before them.
+struct RdmaNode {
+  std::unique_ptr<rdma::InboundStreams> inbound;
+  std::unique_ptr<rdma::OutboundStreams> outbound;
+  std::unique_ptr<rdma::LinkStreams> streams;
+  std::unique_ptr<rdma::RdmaParticipant> participant;
+};
+#endif
+
 /// The node's view of its UDP participant: the transport's own routes and
 /// counters in the API's types (axon/network.hpp).
 class UdpNetworkView final : public NetworkView {
@@ -60,7 +76,7 @@ class UdpNetworkView final : public NetworkView {
 #ifdef AXON_HAVE_RDMA
   /// With the node's RDMA participant: it goes with the view, before the UDP
   /// participant its peer source reads.
-  UdpNetworkView(std::shared_ptr<udp::Participant> participant, std::unique_ptr<rdma::RdmaParticipant> rdma) noexcept
+  UdpNetworkView(std::shared_ptr<udp::Participant> participant, std::unique_ptr<RdmaNode> rdma) noexcept
       : participant_(std::move(participant)), rdma_(std::move(rdma)) {}
 #endif
 
@@ -99,10 +115,15 @@ class UdpNetworkView final : public NetworkView {
                              .pool_exhausted = c.pool_exhausted,
                              .receives_on_waiting_threads = c.receives_on_waiting_threads};
 #ifdef AXON_HAVE_RDMA
-    if (rdma_ != nullptr) {
-      const rdma::RdmaLinkCounters links = rdma_->counters();
+    if (rdma_ != nullptr && rdma_->participant != nullptr) {
+      const rdma::RdmaLinkCounters links = rdma_->participant->counters();
       counters.rdma_links_up = links.links_up;
       counters.rdma_link_losses = links.link_losses;
+      const rdma::InboundCountersSnapshot inbound = rdma_->inbound->counters();
+      counters.rdma_streams_received = inbound.streams_opened;
+      counters.rdma_streams_refused = inbound.streams_refused;
+      counters.rdma_messages_received = inbound.messages_delivered;
+      counters.rdma_loans_exhausted = inbound.loans_exhausted;
     }
 #endif
     return counters;
@@ -111,7 +132,7 @@ class UdpNetworkView final : public NetworkView {
  private:
   std::shared_ptr<udp::Participant> participant_;
 #ifdef AXON_HAVE_RDMA
-  std::unique_ptr<rdma::RdmaParticipant> rdma_;  ///< Declared after participant_: destroyed first.
+  std::unique_ptr<RdmaNode> rdma_;  ///< Declared after participant_: destroyed first.
 #endif
 };
 
@@ -270,16 +291,53 @@ Result<PoolTransport> register_pool_for_rdma(std::shared_ptr<shm::ShmTransport> 
 }
 
 #ifdef AXON_HAVE_RDMA
+/// A local subscription's QoS as an RDMA stream's OPEN answer carries it.
+rdma::InboundTopic inbound_topic_of(udp::ReceivedTopic topic) noexcept {
+  rdma::InboundTopic inbound{.descriptor = std::move(topic.descriptor)};
+  inbound.reliability = topic.qos.reliability == Reliability::kReliable ? rdma::WireReliability::kReliable
+                                                                        : rdma::WireReliability::kBestEffort;
+  switch (topic.qos.overflow) {
+    case Overflow::kDefault: inbound.overflow = rdma::WireOverflow::kDefault; break;
+    case Overflow::kDropOldest: inbound.overflow = rdma::WireOverflow::kDropOldest; break;
+    case Overflow::kRejectNewest: inbound.overflow = rdma::WireOverflow::kRejectNewest; break;
+    case Overflow::kLatestOnly: inbound.overflow = rdma::WireOverflow::kLatestOnly; break;
+    case Overflow::kBlockPublisher: inbound.overflow = rdma::WireOverflow::kBlockPublisher; break;
+  }
+  inbound.block_timeout_ns = static_cast<std::uint64_t>(std::max<std::int64_t>(topic.qos.block_timeout_ns, 0));
+  return inbound;
+}
+
 /// The node's RDMA participant, linking to the remote participants that
-/// `participant` hears announce RDMA reachability; once it listens, the
-/// node's own ANNOUNCE says where. Null without a registration.
-Result<std::unique_ptr<rdma::RdmaParticipant>> start_rdma_participant(
-    const std::string& node_name, const DeploymentConfig& deployment, const std::string& host,
-    std::shared_ptr<const rdma::PoolRegistration> registration, const std::shared_ptr<udp::Participant>& participant) {
+/// `participant` hears announce RDMA reachability, with its links' streams:
+/// a peer's stream of a topic is received when `participant` receives that
+/// topic for this host (the same receiver lock as for datagrams), into
+/// `shm`'s pool; once it listens, the node's own ANNOUNCE says where. Null
+/// without a registration.
+Result<std::unique_ptr<RdmaNode>> start_rdma_participant(const std::string& node_name,
+                                                         const DeploymentConfig& deployment, const std::string& host,
+                                                         std::shared_ptr<const rdma::PoolRegistration> registration,
+                                                         std::shared_ptr<shm::ShmTransport> shm,
+                                                         const std::shared_ptr<udp::Participant>& participant) {
   if (registration == nullptr) {
-    return std::unique_ptr<rdma::RdmaParticipant>{};
+    return std::unique_ptr<RdmaNode>{};
   }
   const HostConfig& entry = *deployment.find_host(host);
+  auto node = std::make_unique<RdmaNode>();
+  auto lookup = [participant](std::uint64_t topic_id) -> std::optional<rdma::InboundTopic> {
+    std::optional<udp::ReceivedTopic> topic = participant->received_topic(topic_id);
+    if (!topic) {
+      return std::nullopt;  // not subscribed here, or another participant of this host receives it
+    }
+    return inbound_topic_of(std::move(*topic));
+  };
+  auto inbound = rdma::InboundStreams::create(std::move(shm), std::move(lookup), rdma::InboundSettings{});
+  if (!inbound) {
+    return Error(inbound.error().code(),
+                 fmt::format("{}{}", host_prefix(deployment, entry), inbound.error().message()));
+  }
+  node->inbound = std::move(*inbound);
+  node->outbound = std::make_unique<rdma::OutboundStreams>();
+  node->streams = std::make_unique<rdma::LinkStreams>(*node->inbound, *node->outbound);
   auto peers = [participant, own_host = host,
                 found = std::vector<udp::RdmaReachablePeer>{}](std::vector<rdma::RdmaPeer>& out) mutable {
     participant->rdma_reachable(found);
@@ -300,21 +358,24 @@ Result<std::unique_ptr<rdma::RdmaParticipant>> start_rdma_participant(
                                    .sender_id = participant->sender_id(),
                                    .incarnation = static_cast<std::uint64_t>(incarnation.count()),
                                    .abi_hash = shm::layout_abi_hash(),
-                                   .peers = std::move(peers)});
+                                   .peers = std::move(peers),
+                                   .handler = node->streams.get()});
   if (!started) {
     return Error(started.error().code(),
                  fmt::format("{}{}", host_prefix(deployment, entry), started.error().message()));
   }
-  const std::uint16_t port = (*started)->cm_port();
+  node->participant = std::move(*started);
+  const std::uint16_t port = node->participant->cm_port();
   if (auto announced = participant->set_rdma_reachability(udp::RdmaReachability{.cm_port = port, .reachable = true});
       !announced) {
     return announced.error();
   }
   logger().info(
       "node '{}': RDMA participant listening on {} (rdma.cm_port {}); it links to the participants of other hosts "
-      "that announce RDMA, but no topic uses the links yet (topics go by UDP)",
+      "that announce RDMA and receives their streams of the topics subscribed here; this node's topics still go "
+      "by UDP",
       node_name, rdma::to_string(rdma::Ipv4Endpoint{.address = ipv4_of(entry), .port = port}), deployment.rdma.cm_port);
-  return std::move(*started);
+  return node;
 }
 #endif
 
@@ -354,7 +415,8 @@ Result<NodeTransport> create_node_transport(const std::string& node_name, const 
     return participant.error();
   }
 #ifdef AXON_HAVE_RDMA
-  auto rdma = start_rdma_participant(node_name, *deployment, host, std::move(pool->registration), *participant);
+  auto rdma =
+      start_rdma_participant(node_name, *deployment, host, std::move(pool->registration), pool->shm, *participant);
   if (!rdma) {
     return rdma.error();
   }

@@ -45,12 +45,21 @@ struct NetworkCounters {
   /// wake-up per message instead of two; the UDP transport's WaitSource).
   std::uint64_t receives_on_waiting_threads = 0;
   /// RDMA links (one queue pair per pair of nodes) up now to nodes of other
-  /// hosts; 0 unless this node's host names an rdma_device. No topic uses
-  /// them yet: data goes by UDP.
+  /// hosts; 0 unless this node's host names an rdma_device.
   std::uint64_t rdma_links_up = 0;
   /// RDMA links that were up and were lost (the peer went, disconnected or
   /// became unreachable), in total.
   std::uint64_t rdma_link_losses = 0;
+  /// RDMA streams peers opened towards this node that it receives (a topic
+  /// subscribed here, this node its host's receiver), in total.
+  std::uint64_t rdma_streams_received = 0;
+  /// RDMA streams peers opened that this node refused (not subscribed here,
+  /// another participant of the host receives it, another type), in total.
+  std::uint64_t rdma_streams_refused = 0;
+  /// Messages peers wrote over RDMA and this node delivered to its host's subscribers.
+  std::uint64_t rdma_messages_received = 0;
+  /// Times a credit was due to a peer's stream and the pool had no chunk to lend.
+  std::uint64_t rdma_loans_exhausted = 0;
 };
 
 }  // namespace axon
