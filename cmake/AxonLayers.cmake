@@ -38,10 +38,10 @@ axon_rule(serializers SEES ${AXON_API})
 
 # Base: clock, errors, log, futex and io_uring waits (target axon_base).
 axon_rule(src/base SEES ${AXON_PLUG})
-# Transports (axon_shm, axon_udp, axon_rdma): the plug and the base; udp and rdma wrap shm.
+# Transports (axon_shm, axon_udp, axon_rdma): the plug and the base; udp and rdma wrap shm, rdma reuses udp's discovery.
 axon_rule(transports/shm SEES src/base ${AXON_PLUG})
 axon_rule(transports/udp SEES transports/shm src/base ${AXON_PLUG})
-axon_rule(transports/rdma SEES transports/shm src/base ${AXON_PLUG})
+axon_rule(transports/rdma SEES transports/udp transports/shm src/base ${AXON_PLUG})
 # Core (axon_core): node, config, scheduler and the public API; no transport.
 axon_rule(src SEES src/base include/axon)
 # The composition root (in axon): the one file that knows the transports.

@@ -61,7 +61,7 @@ TransportKind Node::transport_for(std::string_view topic) const noexcept {
 
 std::vector<TopicRoute> Node::routes(std::string_view topic) const {
   std::vector<TopicRoute> routes{TopicRoute{.host = host_, .transport = TransportKind::kShm}};
-  if (network_ != nullptr && transport_for(topic) == TransportKind::kUdp) {
+  if (network_ != nullptr && transport_for(topic) != TransportKind::kShm) {
     for (TopicRoute& remote : network_->remote_routes(topic)) {
       routes.push_back(std::move(remote));
     }

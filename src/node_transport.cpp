@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <functional>
 #include <optional>
 
 #include "axon/detail/transport_factories.hpp"
@@ -26,6 +27,7 @@
 #include "transports/rdma/link_streams.hpp"
 #include "transports/rdma/outbound_streams.hpp"
 #include "transports/rdma/pool_registration.hpp"
+#include "transports/rdma/rdma_hosts_transport.hpp"
 #include "transports/rdma/rdma_participant.hpp"
 #include "transports/shm/abi_hash.hpp"
 #endif
@@ -61,7 +63,7 @@ std::optional<shm::RegistryLimits> registry_limits(const std::optional<DomainLim
 /// participant (whose thread calls them) goes before them.
 struct RdmaNode {
   std::unique_ptr<rdma::InboundStreams> inbound;
-  std::unique_ptr<rdma::OutboundStreams> outbound;
+  std::shared_ptr<rdma::OutboundStreams> outbound;  ///< Shared with the RDMA publishers' ports.
   std::unique_ptr<rdma::LinkStreams> streams;
   std::unique_ptr<rdma::RdmaParticipant> participant;
 };
@@ -71,20 +73,24 @@ struct RdmaNode {
 /// counters in the API's types (axon/network.hpp).
 class UdpNetworkView final : public NetworkView {
  public:
-  explicit UdpNetworkView(std::shared_ptr<udp::Participant> participant) noexcept
-      : participant_(std::move(participant)) {}
+  /// `kind_of(topic)`: how the topic goes between hosts (UDP or RDMA).
+  UdpNetworkView(std::shared_ptr<udp::Participant> participant,
+                 std::function<TransportKind(std::string_view)> kind_of) noexcept
+      : participant_(std::move(participant)), kind_of_(std::move(kind_of)) {}
 #ifdef AXON_HAVE_RDMA
   /// With the node's RDMA participant: it goes with the view, before the UDP
   /// participant its peer source reads.
-  UdpNetworkView(std::shared_ptr<udp::Participant> participant, std::unique_ptr<RdmaNode> rdma) noexcept
-      : participant_(std::move(participant)), rdma_(std::move(rdma)) {}
+  UdpNetworkView(std::shared_ptr<udp::Participant> participant, std::function<TransportKind(std::string_view)> kind_of,
+                 std::unique_ptr<RdmaNode> rdma) noexcept
+      : participant_(std::move(participant)), kind_of_(std::move(kind_of)), rdma_(std::move(rdma)) {}
 #endif
 
   [[nodiscard]] std::vector<TopicRoute> remote_routes(std::string_view topic) const override {
     std::vector<TopicRoute> routes;
+    const TransportKind kind = kind_of_(topic);
     for (udp::RemoteRoute& route : participant_->remote_routes(topic)) {
       routes.push_back(TopicRoute{.host = std::move(route.host),
-                                  .transport = TransportKind::kUdp,
+                                  .transport = kind,
                                   .subscribers = route.subscribers,
                                   .reliable = route.reliable});
     }
@@ -124,6 +130,16 @@ class UdpNetworkView final : public NetworkView {
       counters.rdma_streams_refused = inbound.streams_refused;
       counters.rdma_messages_received = inbound.messages_delivered;
       counters.rdma_loans_exhausted = inbound.loans_exhausted;
+      const rdma::OutboundCounters outbound = rdma_->outbound->counters();
+      counters.rdma_streams_sent = outbound.streams_opened;
+      counters.rdma_streams_sent_refused = outbound.streams_refused;
+      const rdma::RdmaWriterCounters written = rdma_->outbound->writer_totals();
+      counters.rdma_messages_sent = written.messages_written;
+      counters.rdma_bytes_sent = written.bytes_written;
+      counters.rdma_credit_drops = written.credit_drops;
+      counters.rdma_credit_evictions = written.evicted;
+      counters.rdma_credit_timeouts = written.timed_out;
+      counters.rdma_send_failures = written.send_failures + written.pending_dropped;
     }
 #endif
     return counters;
@@ -131,6 +147,7 @@ class UdpNetworkView final : public NetworkView {
 
  private:
   std::shared_ptr<udp::Participant> participant_;
+  std::function<TransportKind(std::string_view)> kind_of_;
 #ifdef AXON_HAVE_RDMA
   std::unique_ptr<RdmaNode> rdma_;  ///< Declared after participant_: destroyed first.
 #endif
@@ -336,7 +353,7 @@ Result<std::unique_ptr<RdmaNode>> start_rdma_participant(const std::string& node
                  fmt::format("{}{}", host_prefix(deployment, entry), inbound.error().message()));
   }
   node->inbound = std::move(*inbound);
-  node->outbound = std::make_unique<rdma::OutboundStreams>();
+  node->outbound = std::make_shared<rdma::OutboundStreams>();
   node->streams = std::make_unique<rdma::LinkStreams>(*node->inbound, *node->outbound);
   auto peers = [participant, own_host = host,
                 found = std::vector<udp::RdmaReachablePeer>{}](std::vector<rdma::RdmaPeer>& out) mutable {
@@ -359,7 +376,9 @@ Result<std::unique_ptr<RdmaNode>> start_rdma_participant(const std::string& node
                                    .incarnation = static_cast<std::uint64_t>(incarnation.count()),
                                    .abi_hash = shm::layout_abi_hash(),
                                    .peers = std::move(peers),
-                                   .handler = node->streams.get()});
+                                   .handler = node->streams.get(),
+                                   .tick = [inbound = node->inbound.get()] { return inbound->tick(); },
+                                   .tick_period = node->inbound->refill_period()});
   if (!started) {
     return Error(started.error().code(),
                  fmt::format("{}{}", host_prefix(deployment, entry), started.error().message()));
@@ -421,15 +440,24 @@ Result<NodeTransport> create_node_transport(const std::string& node_name, const 
     return rdma.error();
   }
 #endif
-  auto stays_local = [deployment = *deployment](std::string_view topic) {
+  auto kind_of = [config = std::make_shared<const DeploymentConfig>(*deployment)](std::string_view topic) {
     // Any other host will do: the rule depends only on the topic here.
-    return !transport_between(&deployment, topic, "this host", "another host").has_value();
+    return transport_between(config.get(), topic, "this host", "another host");
   };
-  auto transport = std::make_shared<udp::UdpTransport>(std::move(pool->shm), *participant, std::move(stays_local));
+  auto stays_local = [kind_of](std::string_view topic) { return !kind_of(topic).has_value(); };
+  auto remote_kind = [kind_of](std::string_view topic) { return kind_of(topic).value_or(TransportKind::kUdp); };
+  auto udp_transport = std::make_shared<udp::UdpTransport>(pool->shm, *participant, std::move(stays_local));
+  std::shared_ptr<Transport> transport = udp_transport;
 #ifdef AXON_HAVE_RDMA
-  auto network = std::make_shared<UdpNetworkView>(std::move(*participant), std::move(*rdma));
+  if (*rdma != nullptr) {
+    auto by_rdma = [kind_of](std::string_view topic) { return kind_of(topic) == TransportKind::kRdma; };
+    transport =
+        std::make_shared<rdma::RdmaHostsTransport>(std::move(pool->shm), std::move(udp_transport), (*rdma)->outbound,
+                                                   std::move(by_rdma), rdma::InboundSettings{}.credits);
+  }
+  auto network = std::make_shared<UdpNetworkView>(std::move(*participant), std::move(remote_kind), std::move(*rdma));
 #else
-  auto network = std::make_shared<UdpNetworkView>(std::move(*participant));
+  auto network = std::make_shared<UdpNetworkView>(std::move(*participant), std::move(remote_kind));
 #endif
   return NodeTransport{.transport = std::move(transport), .network = std::move(network)};
 }

@@ -20,7 +20,7 @@ enum class TransportKind : std::uint8_t {
   kAuto,  ///< Same host: shared memory; another host: RDMA when both have a device, else UDP.
   kShm,   ///< Shared memory only (subscribers on this host).
   kUdp,   ///< UDP to other hosts; shared memory on this host.
-  kRdma,  ///< RDMA (not available in this build: refused at Node::create).
+  kRdma,  ///< RDMA between hosts (every host names an rdma_device).
 };
 
 /// "auto", "shm", "udp" or "rdma".

@@ -60,6 +60,20 @@ struct NetworkCounters {
   std::uint64_t rdma_messages_received = 0;
   /// Times a credit was due to a peer's stream and the pool had no chunk to lend.
   std::uint64_t rdma_loans_exhausted = 0;
+  /// RDMA streams this node's publishers opened towards receivers of other
+  /// hosts, and those the receiver refused, in total.
+  std::uint64_t rdma_streams_sent = 0;
+  std::uint64_t rdma_streams_sent_refused = 0;
+  /// Messages this node's publishers wrote over RDMA (one per receiving host).
+  std::uint64_t rdma_messages_sent = 0;
+  std::uint64_t rdma_bytes_sent = 0;
+  /// Messages not written to a host for want of credit: dropped (best
+  /// effort), evicted by a newer one (keep-last), or after the block timeout.
+  std::uint64_t rdma_credit_drops = 0;
+  std::uint64_t rdma_credit_evictions = 0;
+  std::uint64_t rdma_credit_timeouts = 0;
+  /// Messages not written because the post failed or the link went under them.
+  std::uint64_t rdma_send_failures = 0;
 };
 
 }  // namespace axon

@@ -215,12 +215,14 @@ class Node {
 
   /// The transport that carries `topic` beyond this host: kShm when the topic
   /// stays on this host (config `transport: shm`, or no other host), kUdp when
-  /// remote hosts are reached over UDP.
+  /// remote hosts are reached over UDP, kRdma for a `transport: rdma` topic
+  /// (written into the remote hosts' pools by the RDMA device).
   [[nodiscard]] TransportKind transport_for(std::string_view topic) const noexcept;
   /// Where this node's messages of `topic` go now: first this host (shared
   /// memory; always listed, its subscribers not counted), then, when
-  /// transport_for(topic) is kUdp, each remote host that announced a
-  /// subscription to it, with the count it announced. Slow path (allocates).
+  /// transport_for(topic) is kUdp or kRdma, each remote host that announced
+  /// a subscription to it, with the count it announced, and that transport.
+  /// Slow path (allocates).
   [[nodiscard]] std::vector<TopicRoute> routes(std::string_view topic) const;
   /// Counters of this node's UDP participant (zeros when it has none).
   [[nodiscard]] NetworkCounters network_counters() const noexcept;

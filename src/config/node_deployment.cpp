@@ -16,20 +16,6 @@ std::string where(const DeploymentConfig& config, const ConfigLocation& location
   return location.line > 0 ? fmt::format("{}:{}:{}", config.file, location.line, location.column) : config.file;
 }
 
-/// This build has the shared-memory and UDP transports; RDMA is not built.
-/// `auto` never needs it: between hosts it picks UDP (transport_choice.hpp).
-Result<void> check_transports(const DeploymentConfig& config) {
-  for (const auto& topic : config.topics) {
-    if (topic.transport == TransportKind::kRdma) {
-      return Error(ErrorCode::kInvalidArgument,
-                   fmt::format("{}: topic '{}' asks for transport rdma, but the RDMA transport is not in this build; "
-                               "use transport udp, or auto (shared memory on one host, UDP between hosts)",
-                               where(config, topic.location), topic.name));
-    }
-  }
-  return {};
-}
-
 /// A node the file does not list under nodes: (a misspelt name would
 /// otherwise run silently with the defaults): an error when the file has
 /// several hosts (where does it run?) or says strict: true, else a warning
@@ -126,9 +112,6 @@ Result<NodeDeployment> apply_deployment(const std::string& node_name, NodeOption
     if (env == nullptr || *env == '\0') {
       options.domain_id = config->domain;
     }
-  }
-  if (auto ok = check_transports(*config); !ok) {
-    return ok.error();
   }
   return deployment;
 }

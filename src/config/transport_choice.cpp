@@ -11,8 +11,8 @@ std::optional<TransportKind> transport_between(const DeploymentConfig* config, s
   switch (entry != nullptr ? entry->transport : TransportKind::kAuto) {
     case TransportKind::kAuto:
     case TransportKind::kUdp: return TransportKind::kUdp;
-    case TransportKind::kShm:
-    case TransportKind::kRdma: return std::nullopt;
+    case TransportKind::kRdma: return TransportKind::kRdma;
+    case TransportKind::kShm: return std::nullopt;
   }
   return std::nullopt;
 }

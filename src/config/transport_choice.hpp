@@ -1,7 +1,7 @@
-// What a topic's `transport:` means between two hosts in this build (shared
-// memory and UDP; no RDMA): the rule for Node::transport_for() and
-// Node::routes(), written down once (docs/configuration.md, "Status in this
-// build"). Not public API.
+// What a topic's `transport:` means between two hosts: the rule for
+// Node::transport_for(), Node::routes() and the composition root's choice of
+// port, written down once (docs/configuration.md, "Status in this build").
+// Not public API.
 #pragma once
 
 #include <optional>
@@ -14,12 +14,12 @@ namespace axon::detail {
 /// How messages of `topic` go from a node on `from_host` to subscribers on
 /// `to_host` (host names of the config; "" for both when it lists none):
 ///   same host                      → kShm, whatever the topic says;
-///   another host, `auto` or `udp`  → kUdp (`auto` would pick RDMA when both
-///                                    hosts have a device, but RDMA is not in
-///                                    this build);
+///   another host, `auto` or `udp`  → kUdp (`auto` will pick RDMA when both
+///                                    hosts have a device; not built yet);
+///   another host, `rdma`           → kRdma (the config reader made sure
+///                                    every host names an rdma_device);
 ///   another host, `shm`            → std::nullopt: the topic stays on its host.
-/// A topic not in the config (or no config) is `auto`. `rdma` gives
-/// std::nullopt: apply_deployment() refuses such a file. Does not allocate.
+/// A topic not in the config (or no config) is `auto`. Does not allocate.
 [[nodiscard]] std::optional<TransportKind> transport_between(const DeploymentConfig* config, std::string_view topic,
                                                              std::string_view from_host,
                                                              std::string_view to_host) noexcept;

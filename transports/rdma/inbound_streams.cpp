@@ -236,10 +236,12 @@ void InboundStreams::on_link_lost(LinkPort& link) noexcept {
   links_.erase(found);  // its streams and their mirrors: local subscribers see the publishers leave
 }
 
-void InboundStreams::tick() noexcept {
+bool InboundStreams::tick() noexcept {
+  bool waiting = false;
   for (const auto& owned : links_) {
     Link& l = *owned;
     if (!flush_closes(l)) {
+      waiting = true;  // the send queue is still full: the rest waits behind the CLOSE answers
       continue;
     }
     for (auto& [id, stream] : l.streams) {
@@ -247,8 +249,10 @@ void InboundStreams::tick() noexcept {
         refill(l, *stream);
       }
       flush(l, *stream);
+      waiting = waiting || stream->want() > 0 || stream->answer_pending() || !stream->pending().empty();
     }
   }
+  return waiting;
 }
 
 void InboundStreams::refill(Link& l, InboundStream& stream) noexcept {
@@ -276,6 +280,8 @@ void InboundStreams::refill(Link& l, InboundStream& stream) noexcept {
                            .size_class = static_cast<std::uint8_t>(header->size_class)};
     stream.record(GrantRef{.size_class = header->size_class, .slot = granted.slot}, chunk, entry);
     ++l.grants_out;
+    // A sender that said WANT gets this grant; it says WANT again when it runs out once more.
+    stream.set_want(0);
   }
 }
 

@@ -76,9 +76,11 @@ class InboundStreams final : public LinkHandler {
   void on_link_lost(LinkPort& link) noexcept override;
 
   /// Retries what waits: control messages the send queue had no room for,
-  /// and grants of streams whose sender waits for credit (WANT). Call every
-  /// refill_period() on the RDMA thread; cheap when nothing waits.
-  void tick() noexcept;
+  /// and grants of streams whose sender waits for credit (WANT; answered by
+  /// the first grant that goes out). True while something still waits: call
+  /// it again after refill_period() on the RDMA thread; false: not before
+  /// the next link event.
+  bool tick() noexcept;
   [[nodiscard]] std::chrono::microseconds refill_period() const noexcept {
     return std::chrono::microseconds(settings_.refill_poll_us);
   }

@@ -40,12 +40,40 @@ void OutboundStreams::open(LinkStreams& streams, RdmaWriter& writer) {
   note(counters_.streams_opened);
 }
 
-void OutboundStreams::add_writer(std::shared_ptr<RdmaWriter> writer) {
+bool OutboundStreams::Registered::sends_to(std::uint64_t peer) const noexcept {
+  return !peers || std::find(peers->begin(), peers->end(), peer) != peers->end();
+}
+
+void OutboundStreams::add_writer(std::shared_ptr<RdmaWriter> writer, std::optional<std::vector<std::uint64_t>> peers) {
   const std::lock_guard lock(mutex_);
+  writers_.push_back(Registered{.writer = std::move(writer), .peers = std::move(peers)});
+  const Registered& added = writers_.back();
   for (LinkStreams& streams : links_) {
-    open(streams, *writer);
+    if (added.sends_to(streams.link->peer())) {
+      open(streams, *added.writer);
+    }
   }
-  writers_.push_back(std::move(writer));
+}
+
+void OutboundStreams::set_peers(const RdmaWriter& writer, std::vector<std::uint64_t> peers) {
+  const std::lock_guard lock(mutex_);
+  const auto found =
+      std::find_if(writers_.begin(), writers_.end(), [&](const Registered& r) { return r.writer.get() == &writer; });
+  if (found == writers_.end()) {
+    return;
+  }
+  found->peers = std::move(peers);
+  for (LinkStreams& streams : links_) {
+    const bool wanted = found->sends_to(streams.link->peer());
+    const auto route =
+        std::find_if(streams.routes.begin(), streams.routes.end(), [&](const Route& r) { return r.writer == &writer; });
+    if (wanted && route == streams.routes.end()) {
+      open(streams, *found->writer);  // a new receiver, or one that refused an earlier stream
+    } else if (!wanted && route != streams.routes.end()) {
+      (void)found->writer->remove_destination(*streams.link, route->stream_id, true);
+      streams.routes.erase(route);
+    }
+  }
 }
 
 void OutboundStreams::remove_writer(const RdmaWriter& writer) {
@@ -60,10 +88,11 @@ void OutboundStreams::remove_writer(const RdmaWriter& writer) {
       return true;
     });
   }
-  const auto found = std::find_if(writers_.begin(), writers_.end(),
-                                  [&](const std::shared_ptr<RdmaWriter>& w) { return w.get() == &writer; });
+  const auto found =
+      std::find_if(writers_.begin(), writers_.end(), [&](const Registered& r) { return r.writer.get() == &writer; });
   if (found != writers_.end()) {
-    gone = std::move(*found);
+    add_counters(retired_, found->writer->counters());  // its publisher is gone: no more counts
+    gone = std::move(found->writer);
     writers_.erase(found);
   }
 }
@@ -74,8 +103,10 @@ void OutboundStreams::on_link_up(LinkPort& link) noexcept {
     return;  // told once per link; a second time changes nothing
   }
   links_.push_back(LinkStreams{.link = &link, .next_stream_id = first_stream_id(link.active()), .routes = {}});
-  for (const std::shared_ptr<RdmaWriter>& writer : writers_) {
-    open(links_.back(), *writer);
+  for (const Registered& registered : writers_) {
+    if (registered.sends_to(link.peer())) {
+      open(links_.back(), *registered.writer);
+    }
   }
 }
 
@@ -120,8 +151,8 @@ void OutboundStreams::on_control(LinkPort& link, const ControlMessage& message) 
       return;
     case ControlKind::kClose:
       // The receiver refused the stream (no receiver of the topic there, or
-      // another type): it reclaimed its grants; nothing is sent to it again
-      // on this link.
+      // another type): it reclaimed its grants; nothing is sent to it on
+      // this link until set_peers() names the peer again.
       (void)writer.remove_destination(link, message.stream_id, false);
       streams->routes.erase(route);
       note(counters_.streams_refused);
@@ -138,8 +169,8 @@ void OutboundStreams::on_write(LinkPort& link, const ResolvedWrite& /*write*/) n
 
 void OutboundStreams::on_link_lost(LinkPort& link) noexcept {
   const std::lock_guard lock(mutex_);
-  for (const std::shared_ptr<RdmaWriter>& writer : writers_) {
-    writer->on_link_lost(link);  // credits forgotten, pending messages unpinned, waiters woken
+  for (const Registered& registered : writers_) {
+    registered.writer->on_link_lost(link);  // credits forgotten, pending messages unpinned, waiters woken
   }
   std::erase_if(links_, [&](const LinkStreams& s) { return s.link == &link; });
 }
@@ -150,6 +181,26 @@ OutboundCounters OutboundStreams::counters() const noexcept {
                           .streams_refused = counters_.streams_refused.load(std::memory_order_relaxed),
                           .opens_failed = counters_.opens_failed.load(std::memory_order_relaxed),
                           .late_messages = counters_.late_messages.load(std::memory_order_relaxed)};
+}
+
+void OutboundStreams::add_counters(RdmaWriterCounters& total, const RdmaWriterCounters& c) noexcept {
+  total.messages_written += c.messages_written;
+  total.bytes_written += c.bytes_written;
+  total.credit_drops += c.credit_drops;
+  total.evicted += c.evicted;
+  total.timed_out += c.timed_out;
+  total.wants_sent += c.wants_sent;
+  total.send_failures += c.send_failures;
+  total.pending_dropped += c.pending_dropped;
+}
+
+RdmaWriterCounters OutboundStreams::writer_totals() const {
+  const std::lock_guard lock(mutex_);
+  RdmaWriterCounters total = retired_;
+  for (const Registered& registered : writers_) {
+    add_counters(total, registered.writer->counters());
+  }
+  return total;
 }
 
 std::uint32_t OutboundStreams::stream_of(const LinkPort& link, const RdmaWriter& writer) const {

@@ -26,6 +26,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <vector>
 
 #include "transports/rdma/link_port.hpp"
@@ -51,8 +52,15 @@ class OutboundStreams final : public LinkHandler {
   OutboundStreams& operator=(const OutboundStreams&) = delete;
 
   /// Registers `writer` and opens its stream on every link that is up (and
-  /// on links that come up later). Any thread.
-  void add_writer(std::shared_ptr<RdmaWriter> writer);
+  /// on links that come up later) whose peer is in `peers` (the sender ids
+  /// of the participants that receive its topic; nullopt: every link). Any
+  /// thread.
+  void add_writer(std::shared_ptr<RdmaWriter> writer, std::optional<std::vector<std::uint64_t>> peers = std::nullopt);
+  /// The participants `writer` sends to now (discovery's receivers of its
+  /// topic): a stream is opened on each link up to one of them that has
+  /// none (a new receiver, or one that refused an earlier stream), and
+  /// closed (CLOSE) on each link to a peer no longer listed. Any thread.
+  void set_peers(const RdmaWriter& writer, std::vector<std::uint64_t> peers);
   /// Closes the writer's streams (CLOSE to each receiver) and lets go of it.
   /// Any thread; returns once no publish of the writer uses a destination.
   void remove_writer(const RdmaWriter& writer);
@@ -64,6 +72,9 @@ class OutboundStreams final : public LinkHandler {
   void on_link_lost(LinkPort& link) noexcept override;
 
   [[nodiscard]] OutboundCounters counters() const noexcept;
+  /// The counters of every writer since construction (those registered now
+  /// and those removed), added up. Any thread.
+  [[nodiscard]] RdmaWriterCounters writer_totals() const;
   /// The stream id of `writer` on `link` (0: none open). Any thread.
   [[nodiscard]] std::uint32_t stream_of(const LinkPort& link, const RdmaWriter& writer) const;
 
@@ -86,7 +97,14 @@ class OutboundStreams final : public LinkHandler {
   }
 
   mutable std::mutex mutex_;
-  std::vector<std::shared_ptr<RdmaWriter>> writers_;
+  struct Registered {
+    std::shared_ptr<RdmaWriter> writer;
+    std::optional<std::vector<std::uint64_t>> peers;  ///< nullopt: every link.
+    [[nodiscard]] bool sends_to(std::uint64_t peer) const noexcept;
+  };
+  std::vector<Registered> writers_;
+  RdmaWriterCounters retired_;  ///< Of the writers removed; guarded by mutex_.
+  static void add_counters(RdmaWriterCounters& total, const RdmaWriterCounters& c) noexcept;
   std::vector<LinkStreams> links_;
   struct Counters {
     std::atomic<std::uint64_t> streams_opened{0};

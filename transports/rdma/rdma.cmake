@@ -38,6 +38,7 @@ add_library(axon_rdma OBJECT
   transports/rdma/pin_limit.cpp
   transports/rdma/peer_links.cpp
   transports/rdma/pool_registration.cpp
+  transports/rdma/rdma_hosts_transport.cpp
   transports/rdma/rdma_link.cpp
   transports/rdma/rdma_participant.cpp
   transports/rdma/post_write.cpp

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <array>
 #include <cerrno>
+#include <ctime>
 #include <utility>
 
 #include "src/base/errors.hpp"
@@ -317,6 +318,10 @@ void RdmaParticipant::run() noexcept {
       return;
     }
     settle();
+    // The streams' retries (grants a waiting sender asked for, control
+    // messages a full send queue held back) run on each pass, and again
+    // after tick_period while they say something still waits.
+    const bool ticking = options_.tick && options_.tick();
 
     links_->poll_fds(fds);
     ready.clear();
@@ -330,8 +335,14 @@ void RdmaParticipant::run() noexcept {
     if (const auto deadline = links_->next_deadline(); deadline && *deadline < wake) {
       wake = *deadline;
     }
-    const auto left = std::chrono::ceil<std::chrono::milliseconds>(wake - PeerLinks::Clock::now()).count();
-    const int n = ::poll(ready.data(), ready.size(), static_cast<int>(std::max<long long>(left, 0)));
+    if (ticking) {
+      wake = std::min(wake, PeerLinks::Clock::now() + options_.tick_period);
+    }
+    const auto left = std::max(std::chrono::duration_cast<std::chrono::nanoseconds>(wake - PeerLinks::Clock::now()),
+                               std::chrono::nanoseconds(0));
+    const timespec timeout{.tv_sec = static_cast<time_t>(left.count() / 1'000'000'000),
+                           .tv_nsec = static_cast<long>(left.count() % 1'000'000'000)};
+    const int n = ::ppoll(ready.data(), ready.size(), &timeout, nullptr);
     if (n > 0 && (ready[0].revents & POLLIN) != 0) {
       return;  // the destructor stops the links
     }

@@ -71,6 +71,11 @@ struct RdmaParticipantOptions {
   /// The links' streams (null: the links carry nothing, their receives are
   /// posted all the same and a peer's write is refused). Outlives the participant.
   LinkHandler* handler = nullptr;
+  /// The handler's retries (InboundStreams::tick()), on the thread after
+  /// each pass over the link events; true while something still waits, and
+  /// the thread calls it again after `tick_period`. Empty: none.
+  std::function<bool()> tick;
+  std::chrono::microseconds tick_period{100};
 };
 
 /// What a user sees of the links (NetworkCounters).

@@ -165,7 +165,8 @@ void Participant::wake() noexcept {
 // ---- Local endpoints (any thread) ----
 
 std::shared_ptr<UdpWriter> Participant::add_writer(std::shared_ptr<shm::ShmPublisherPort> local,
-                                                   const TopicDescriptor& topic) {
+                                                   const TopicDescriptor& topic,
+                                                   UdpWriter::DestinationListener carried_by) {
   const SendContext context{.socket = &data_socket_,
                             .sender_id = sender_id_,
                             .counters = &counters_,
@@ -180,6 +181,9 @@ std::shared_ptr<UdpWriter> Participant::add_writer(std::shared_ptr<shm::ShmPubli
                                                .type = topic.type,
                                                .evolution = topic.allow_compatible_evolution},
                                    config_.udp.history_depth);
+  if (carried_by) {
+    entry.writer->carry_elsewhere(std::move(carried_by));  // before its first destinations
+  }
   // After the table has it: a concurrent announcement either sees the new
   // writer or changed RemoteHosts before this computes (the generation orders both).
   update_destinations({entry});

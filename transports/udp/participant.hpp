@@ -45,7 +45,11 @@ class Participant final : private AnnounceHandler {
   Participant& operator=(Participant&&) = delete;
 
   /// A writer for a new publisher of `topic`; remove it before the port goes.
-  std::shared_ptr<UdpWriter> add_writer(std::shared_ptr<shm::ShmPublisherPort> local, const TopicDescriptor& topic);
+  /// With `carried_by`, another transport sends its messages: the writer is
+  /// announced and matched as any, sends nothing, and tells `carried_by`
+  /// which participants receive the topic (UdpWriter::carry_elsewhere()).
+  std::shared_ptr<UdpWriter> add_writer(std::shared_ptr<shm::ShmPublisherPort> local, const TopicDescriptor& topic,
+                                        UdpWriter::DestinationListener carried_by = {});
   void remove_writer(const UdpWriter* writer);
   /// A subscriber of `topic` on this node: announced to remote hosts, and one
   /// participant of this host receives the topic for all its subscribers.

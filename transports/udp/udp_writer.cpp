@@ -238,11 +238,32 @@ void UdpWriter::send_fragments(std::uint64_t sequence, std::span<const std::byte
 }
 
 void UdpWriter::set_destinations(std::vector<WriterDestination> destinations, std::uint64_t generation) {
-  const Hold guard(*this);
-  if (generation < destinations_generation_) {
-    return;  // computed from an older state than the destinations in place
+  std::vector<std::uint64_t> participants;
+  {
+    const Hold guard(*this);
+    if (generation < destinations_generation_) {
+      return;  // computed from an older state than the destinations in place
+    }
+    destinations_generation_ = generation;
+    if (carried_elsewhere_) {
+      for (const WriterDestination& d : destinations) {
+        participants.push_back(d.participant);
+      }
+      destinations_ = std::move(destinations);  // has_destinations_ stays false: publish() never sends
+    } else {
+      apply_destinations(std::move(destinations));
+      return;
+    }
   }
-  destinations_generation_ = generation;
+  // Outside mutex_ (a leaf): the listener takes the other transport's locks.
+  const std::lock_guard listening(listener_mutex_);
+  if (listener_ && generation >= listened_generation_) {
+    listened_generation_ = generation;
+    listener_(std::move(participants));
+  }
+}
+
+void UdpWriter::apply_destinations(std::vector<WriterDestination> destinations) {
   for (WriterDestination& d : destinations) {
     const auto old = std::find_if(destinations_.begin(), destinations_.end(), [&](const WriterDestination& o) {
       return o.participant == d.participant && o.reliable == d.reliable;
@@ -262,6 +283,30 @@ void UdpWriter::set_destinations(std::vector<WriterDestination> destinations, st
   acks_.wake();  // a publish waiting for it looks again
 }
 
+void UdpWriter::carry_elsewhere(DestinationListener listener) {
+  std::vector<std::uint64_t> participants;
+  std::uint64_t generation = 0;
+  {
+    const Hold guard(*this);
+    carried_elsewhere_ = true;
+    for (const WriterDestination& d : destinations_) {
+      participants.push_back(d.participant);
+    }
+    generation = destinations_generation_;
+  }
+  const std::lock_guard listening(listener_mutex_);
+  listener_ = std::move(listener);
+  listened_generation_ = generation;
+  if (listener_ && !participants.empty()) {
+    listener_(std::move(participants));
+  }
+}
+
+void UdpWriter::stop_listening() {
+  const std::lock_guard listening(listener_mutex_);
+  listener_ = nullptr;
+}
+
 std::vector<WriterDestination> UdpWriter::destinations() const {
   // Not a Hold: a NACK deferred meanwhile waits for the next publish or heartbeat.
   std::lock_guard guard(mutex_);
@@ -270,6 +315,9 @@ std::vector<WriterDestination> UdpWriter::destinations() const {
 
 void UdpWriter::send_heartbeats() noexcept {
   const Hold guard(*this);
+  if (carried_elsewhere_) {
+    return;  // its receivers hear from the other transport
+  }
   for (const WriterDestination& d : destinations_) {
     send_heartbeat(d);
   }

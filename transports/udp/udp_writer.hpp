@@ -8,6 +8,7 @@
 #include <array>
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <span>
@@ -80,6 +81,17 @@ class UdpWriter {
   /// a heartbeat at once (it tells them where their stream starts).
   void set_destinations(std::vector<WriterDestination> destinations, std::uint64_t generation);
   [[nodiscard]] std::vector<WriterDestination> destinations() const;
+  /// The sender ids of the participants a writer's messages go to (one
+  /// receiver per host), at each change.
+  using DestinationListener = std::function<void(std::vector<std::uint64_t> participants)>;
+  /// Another transport (RDMA) carries this writer's messages: from now on it
+  /// sends nothing itself (no data, no heartbeat) and tells `listener` where
+  /// they go, now and after each set_destinations(). Call before the writer
+  /// gets destinations (Participant::add_writer() does, under its matching
+  /// mutex). Once.
+  void carry_elsewhere(DestinationListener listener);
+  /// `listener` is not called any more (returns after a call in progress).
+  void stop_listening();
   void on_nack(const Nack& nack, Endpoint from) noexcept;
   /// An ACK of reader `participant` (the receive thread): queued, never waits.
   void on_ack(std::uint64_t participant, std::uint64_t next_sequence) noexcept {
@@ -106,6 +118,8 @@ class UdpWriter {
   void send_fragments(std::uint64_t sequence, std::span<const std::byte> message, std::uint32_t first,
                       std::uint32_t end, std::span<const WriterDestination* const> to) noexcept;
   void send_heartbeat(const WriterDestination& destination) noexcept;
+  /// set_destinations() for a writer that sends itself; the caller holds mutex_.
+  void apply_destinations(std::vector<WriterDestination> destinations);
 
   /// A NACK's ranges, copied, and progress_ when it came.
   struct DeferredNack {
@@ -172,6 +186,11 @@ class UdpWriter {
   mutable std::mutex mutex_;
   std::vector<WriterDestination> destinations_;  ///< Guarded by mutex_.
   std::uint64_t destinations_generation_ = 0;    ///< Guarded by mutex_.
+  bool carried_elsewhere_ = false;               ///< Guarded by mutex_: no sends, no heartbeats.
+  /// Called outside mutex_ (a leaf), under listener_mutex_, newest generation only.
+  std::mutex listener_mutex_;
+  DestinationListener listener_;           ///< Guarded by listener_mutex_.
+  std::uint64_t listened_generation_ = 0;  ///< Guarded by listener_mutex_.
   /// Relaxed: publish() skips the mutex when there is no destination; a
   /// destination added meanwhile starts with the next message anyway. A thread
   /// that saw the route (Participant::remote_routes(), whose mutex the

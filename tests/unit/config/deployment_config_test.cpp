@@ -243,17 +243,19 @@ TEST(ConfigTransportBetween, SameHostIsSharedMemoryWhateverTheTopicSays) {
   EXPECT_EQ(detail::transport_between(nullptr, "any", "", ""), TransportKind::kShm);
 }
 
-TEST(ConfigTransportBetween, AnotherHostIsUdpForAutoAndUdpAndNothingForShm) {
+TEST(ConfigTransportBetween, AnotherHostIsUdpForAutoAndUdpRdmaForRdmaAndNothingForShm) {
   auto config = parse_deployment_config(
       "hosts:\n  - {name: a, address: 10.0.0.1, rdma_device: mlx5_0}\n"
       "  - {name: b, address: 10.0.0.2, rdma_device: mlx5_1}\n"
       "topics:\n  - {name: auto, transport: auto}\n  - {name: udp, transport: udp}\n"
-      "  - {name: shm, transport: shm}\n",
+      "  - {name: shm, transport: shm}\n  - {name: rdma, transport: rdma}\n",
       "t.yaml");
   ASSERT_TRUE(config.ok()) << config.error().message();
 
   EXPECT_EQ(detail::transport_between(&*config, "auto", "a", "b"), TransportKind::kUdp)
-      << "auto picks UDP even when both hosts have an RDMA device: RDMA is not in this build";
+      << "auto picks UDP even when both hosts have an RDMA device: auto choosing RDMA is not built yet";
+  EXPECT_EQ(detail::transport_between(&*config, "rdma", "a", "b"), TransportKind::kRdma);
+  EXPECT_EQ(detail::transport_between(&*config, "rdma", "a", "a"), TransportKind::kShm) << "one host: shared memory";
   EXPECT_EQ(detail::transport_between(&*config, "absent", "a", "b"), TransportKind::kUdp);
   EXPECT_EQ(detail::transport_between(&*config, "udp", "b", "a"), TransportKind::kUdp);
   EXPECT_EQ(detail::transport_between(&*config, "shm", "a", "b"), std::nullopt);

@@ -271,17 +271,17 @@ TEST_F(NodeConfigTest, AcceptsAUdpTopic) {
   EXPECT_EQ((*sut)->transport_for("a"), TransportKind::kShm) << "no other host: shared memory";
 }
 
-TEST_F(NodeConfigTest, RefusesAnRdmaTopicAsNotInThisBuild) {
+TEST_F(NodeConfigTest, AnRdmaTopicIsAcceptedAndTheNodeStartsOnlyWithItsHostsDevice) {
+  // The config is valid (every host names an rdma_device); the node's start
+  // registers its pool with mlx5_0, which this machine does not have.
   auto sut = Node::create("sensor", options_with("hosts: [{name: h, rdma_device: mlx5_0}]\n"
                                                  "topics:\n  - {name: a}\n  - {name: far, transport: rdma}\n"));
 
   ASSERT_FALSE(sut.ok());
-  EXPECT_EQ(sut.error().code(), ErrorCode::kInvalidArgument);
   const std::string message(sut.error().message());
-  EXPECT_NE(message.find("deployment.yaml:4:5: topic 'far' asks for transport rdma, but the RDMA transport is not "
-                         "in this build; use transport udp, or auto"),
-            std::string::npos)
-      << message;
+  EXPECT_EQ(message.find("not in this build"), std::string::npos) << message;
+  EXPECT_NE(message.find("deployment.yaml:1:9: host 'h': "), std::string::npos)
+      << "names the host entry whose device is missing: " << message;
 }
 
 /// Two hosts on this machine's loopback, so that a node can bind its host's

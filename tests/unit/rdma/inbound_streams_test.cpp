@@ -333,17 +333,18 @@ TEST_F(InboundStreamsTest, ASlowReliableSubscriberCapsGrantsAndTakingRefillsAfte
   const SubscriberCounters full = subscriber->counters();
   EXPECT_EQ(full.queue.dropped_full + full.queue.dropped_timeout + full.queue.dropped_oldest, 0U);
   want(1);
-  sut->tick();
+  EXPECT_TRUE(sut->tick()) << "the sender waits and nothing could be granted: tick() must run again";
   pump();
   EXPECT_EQ(credits(), 0U) << "granted while the queue is still full";
 
   for (std::uint32_t n = 1; n <= 4; ++n) {
     expect_taken(n, addresses[n - 1]);
   }
-  sut->tick();
+  EXPECT_FALSE(sut->tick()) << "the WANT was answered by this tick's grants: nothing waits any more";
   pump();
 
   EXPECT_EQ(credits(), 4U);
+  EXPECT_FALSE(sut->tick());
   for (std::uint32_t n = 5; n <= 8; ++n) {
     expect_taken(n, write(n));
   }

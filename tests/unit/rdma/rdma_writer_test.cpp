@@ -637,6 +637,44 @@ TEST_F(RdmaWriterTest, ALinkLostWhilePublishingLeavesNoPinAndNoDestination) {
   EXPECT_EQ(a.free_chunks(kSmallClass), a.total_chunks(kSmallClass)) << "every pin given back";
 }
 
+TEST_F(RdmaWriterTest, AWriterSendsOnlyToThePeersItIsGivenAndFollowsTheirChanges) {
+  auto second = std::make_shared<RdmaWriter>(
+      a.publisher,
+      RdmaWriterFields{
+          .topic_id = kTopicId, .type_hash = kTypeHash, .writer_id = kWriterId + 1, .largest_message_bytes = kLargest},
+      8);
+  const std::size_t opens = receiver->count(ControlKind::kOpen);
+  outbound->add_writer(second, std::vector<std::uint64_t>{});
+  link_b->pump();
+  EXPECT_EQ(outbound->stream_of(*link_a, *second), 0U) << "no peer receives its topic yet";
+  EXPECT_EQ(receiver->count(ControlKind::kOpen), opens);
+
+  outbound->set_peers(*second, {0xB});  // B's participant now receives the topic
+  link_b->pump();
+  const std::uint32_t opened = outbound->stream_of(*link_a, *second);
+  EXPECT_NE(opened, 0U);
+  ASSERT_EQ(receiver->count(ControlKind::kOpen), opens + 1);
+  EXPECT_EQ(receiver->controls.back().open.writer_id, kWriterId + 1);
+
+  outbound->set_peers(*second, {0xB});  // unchanged: nothing sent
+  link_b->pump();
+  EXPECT_EQ(receiver->count(ControlKind::kOpen), opens + 1);
+
+  const std::size_t closes = receiver->count(ControlKind::kClose);
+  outbound->set_peers(*second, {0xC});  // B no longer receives it (another host's participant does)
+  link_b->pump();
+  EXPECT_EQ(outbound->stream_of(*link_a, *second), 0U);
+  ASSERT_EQ(receiver->count(ControlKind::kClose), closes + 1);
+  EXPECT_EQ(receiver->controls.back().stream_id, opened);
+
+  outbound->set_peers(*second, {0xB});  // back: a new stream, never the old id
+  link_b->pump();
+  EXPECT_NE(outbound->stream_of(*link_a, *second), 0U);
+  EXPECT_NE(outbound->stream_of(*link_a, *second), opened);
+  EXPECT_NE(outbound->stream_of(*link_a, *sut), 0U) << "the first writer (every link) keeps its stream";
+  outbound->remove_writer(*second);
+}
+
 TEST(RdmaNoCreditPolicy, FollowsTheReceiversOverflowAndReliability) {
   EXPECT_EQ(no_credit_policy({}), NoCreditPolicy::kDrop) << "before the answer";
   EXPECT_EQ(no_credit_policy({.reliability = WireReliability::kReliable}), NoCreditPolicy::kBlock);

@@ -1,0 +1,61 @@
+#include "transports/rdma/rdma_hosts_transport.hpp"
+
+#include <algorithm>
+#include <limits>
+
+#include "transports/rdma/rdma_publisher_port.hpp"
+#include "transports/udp/local_topics.hpp"
+
+namespace axon::rdma {
+namespace {
+
+/// The largest message a writer of `topic` announces in its OPEN, which is
+/// the size of every chunk its receivers grant: the topic's
+/// max_payload_bytes (a raw type's size), else the pool's largest class.
+std::uint32_t largest_message_bytes(const TopicDescriptor& topic, const shm::ChunkArea& area) noexcept {
+  if (topic.max_payload_bytes != 0) {
+    return static_cast<std::uint32_t>(
+        std::min<std::uint64_t>(topic.max_payload_bytes, std::numeric_limits<std::uint32_t>::max()));
+  }
+  std::uint32_t largest = 0;
+  for (const shm::ChunkClassExtent& c : area.class_list()) {
+    largest = std::max(largest, c.payload_capacity);
+  }
+  return largest;
+}
+
+}  // namespace
+
+Result<std::shared_ptr<PublisherPort>> RdmaHostsTransport::advertise(const TopicDescriptor& topic,
+                                                                     const PublisherQos& qos) {
+  if (!by_rdma_(topic.name)) {
+    return udp_->advertise(topic, qos);
+  }
+  auto local = shm_->advertise(topic, qos);
+  if (!local) {
+    return local;
+  }
+  auto shm_port = std::static_pointer_cast<shm::ShmPublisherPort>(std::move(*local));
+  auto writer = std::make_shared<RdmaWriter>(
+      shm_port,
+      RdmaWriterFields{.topic_id = udp::topic_id_of(topic.name),
+                       .type_hash = topic.type.hash,
+                       .writer_id = next_writer_id_.fetch_add(1, std::memory_order_relaxed),
+                       .largest_message_bytes = largest_message_bytes(topic, shm_->own_chunk_area())},
+      credits_);
+  outbound_->add_writer(writer, std::vector<std::uint64_t>{});  // no receiver until discovery names one
+  // Discovery's receivers of the topic, now and at each change: a stream to
+  // each over its link (the listener runs on the UDP participant's threads).
+  auto routes = udp_->participant()->add_writer(
+      shm_port, topic, [outbound = outbound_, sent = writer.get()](std::vector<std::uint64_t> participants) {
+        outbound->set_peers(*sent, std::move(participants));
+      });
+  return std::shared_ptr<PublisherPort>(
+      std::make_shared<RdmaPublisherPort>(RdmaPublisherPort::Parts{.local = std::move(shm_port),
+                                                                   .writer = std::move(writer),
+                                                                   .streams = outbound_,
+                                                                   .participant = udp_->participant(),
+                                                                   .routes = std::move(routes)}));
+}
+
+}  // namespace axon::rdma

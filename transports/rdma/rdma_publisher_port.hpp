@@ -1,0 +1,63 @@
+// The port of a publisher whose topic goes to other hosts by RDMA
+// (docs/design/rdma-transport.md, "Built: the node's send side"): the
+// shared-memory port does the local work, the RdmaWriter writes each message
+// into the receiving hosts' pools, and the UDP participant's writer of the
+// topic, which sends nothing itself, is what announces the publisher and
+// says which participants receive the topic (OutboundStreams::set_peers()).
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "axon/transport.hpp"
+#include "transports/rdma/outbound_streams.hpp"
+#include "transports/rdma/rdma_writer.hpp"
+#include "transports/shm/shm_ports.hpp"
+#include "transports/udp/participant.hpp"
+#include "transports/udp/udp_writer.hpp"
+
+namespace axon::rdma {
+
+class RdmaPublisherPort final : public PublisherPort {
+ public:
+  struct Parts {
+    std::shared_ptr<shm::ShmPublisherPort> local;
+    std::shared_ptr<RdmaWriter> writer;
+    std::shared_ptr<OutboundStreams> streams;
+    std::shared_ptr<udp::Participant> participant;
+    std::shared_ptr<udp::UdpWriter> routes;  ///< Carried elsewhere: announces, matches, sends nothing.
+  };
+  explicit RdmaPublisherPort(Parts parts) noexcept : parts_(std::move(parts)) {}
+  /// No more destination changes, the publisher's announcement withdrawn,
+  /// then its streams closed (CLOSE to each receiver).
+  ~RdmaPublisherPort() override {
+    parts_.routes->stop_listening();
+    parts_.participant->remove_writer(parts_.routes.get());
+    parts_.streams->remove_writer(*parts_.writer);
+  }
+  RdmaPublisherPort(const RdmaPublisherPort&) = delete;
+  RdmaPublisherPort& operator=(const RdmaPublisherPort&) = delete;
+
+  LoanResult<LoanedChunk> loan(std::size_t payload_bytes) noexcept override {
+    return parts_.local->loan(payload_bytes);
+  }
+  [[nodiscard]] std::string explain_exhausted() const override { return parts_.local->explain_exhausted(); }
+  PublishResult publish(LoanedChunk chunk, std::size_t payload_bytes, std::size_t payload_offset) noexcept override {
+    return parts_.writer->publish(chunk, payload_bytes, payload_offset);
+  }
+  void discard(LoanedChunk chunk) noexcept override { parts_.local->discard(chunk); }
+  [[nodiscard]] std::uint32_t subscriber_count() const noexcept override { return parts_.local->subscriber_count(); }
+  [[nodiscard]] std::size_t subscriber_fill(std::span<SubscriberFill> out) const noexcept override {
+    return parts_.local->subscriber_fill(out);
+  }
+  [[nodiscard]] PublisherCounters counters() const noexcept override { return parts_.local->counters(); }
+  void on_backpressure(std::function<void(const BackpressureEvent&)> handler) override {
+    parts_.local->on_backpressure(std::move(handler));
+  }
+  [[nodiscard]] std::string_view topic_name() const noexcept override { return parts_.local->topic_name(); }
+
+ private:
+  Parts parts_;
+};
+
+}  // namespace axon::rdma
