@@ -2,8 +2,9 @@
 // the deployment config: shared memory always, UDP when the file names other
 // hosts, and the RDMA registration of the node's pool when its host names an
 // rdma_device, with its RDMA participant linking to the peers discovery
-// finds when there is UDP too; its links receive the streams peers open for
-// the topics subscribed here (this node's own topics still go by UDP).
+// finds when there is UDP too; its links carry the `transport: rdma` topics
+// both ways (rdma::RdmaHostsTransport for the publishers, InboundStreams for
+// what peers write into this node's pool).
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -295,7 +296,7 @@ Result<PoolTransport> register_pool_for_rdma(std::shared_ptr<shm::ShmTransport> 
   const rdma::DeviceChoice& device = registration->device();
   logger().info(
       "node '{}': RDMA device {} port {} GID index {} ({}, {}): registered the pool's {} ({} bytes) for remote "
-      "writes; topics still go by UDP between hosts (the RDMA data path is not built yet)",
+      "writes (transport: rdma topics)",
       node_name, device.device, device.port, device.gid.index, rdma::to_string(device.gid.type),
       rdma::gid_text(device.gid.gid), readable_size(registration->length()), registration->length());
   auto held =
@@ -391,8 +392,7 @@ Result<std::unique_ptr<RdmaNode>> start_rdma_participant(const std::string& node
   }
   logger().info(
       "node '{}': RDMA participant listening on {} (rdma.cm_port {}); it links to the participants of other hosts "
-      "that announce RDMA and receives their streams of the topics subscribed here; this node's topics still go "
-      "by UDP",
+      "that announce RDMA; its transport: rdma topics go over those links",
       node_name, rdma::to_string(rdma::Ipv4Endpoint{.address = ipv4_of(entry), .port = port}), deployment.rdma.cm_port);
   return node;
 }

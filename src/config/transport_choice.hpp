@@ -14,8 +14,9 @@ namespace axon::detail {
 /// How messages of `topic` go from a node on `from_host` to subscribers on
 /// `to_host` (host names of the config; "" for both when it lists none):
 ///   same host                      → kShm, whatever the topic says;
-///   another host, `auto` or `udp`  → kUdp (`auto` will pick RDMA when both
-///                                    hosts have a device; not built yet);
+///   another host, `udp`            → kUdp;
+///   another host, `auto`           → kRdma when every host of the file
+///                                    names an rdma_device, else kUdp;
 ///   another host, `rdma`           → kRdma (the config reader made sure
 ///                                    every host names an rdma_device);
 ///   another host, `shm`            → std::nullopt: the topic stays on its host.

@@ -243,7 +243,7 @@ TEST(ConfigTransportBetween, SameHostIsSharedMemoryWhateverTheTopicSays) {
   EXPECT_EQ(detail::transport_between(nullptr, "any", "", ""), TransportKind::kShm);
 }
 
-TEST(ConfigTransportBetween, AnotherHostIsUdpForAutoAndUdpRdmaForRdmaAndNothingForShm) {
+TEST(ConfigTransportBetween, BetweenHostsWithDevicesAutoAndRdmaAreRdmaUdpIsUdpAndShmStays) {
   auto config = parse_deployment_config(
       "hosts:\n  - {name: a, address: 10.0.0.1, rdma_device: mlx5_0}\n"
       "  - {name: b, address: 10.0.0.2, rdma_device: mlx5_1}\n"
@@ -252,13 +252,26 @@ TEST(ConfigTransportBetween, AnotherHostIsUdpForAutoAndUdpRdmaForRdmaAndNothingF
       "t.yaml");
   ASSERT_TRUE(config.ok()) << config.error().message();
 
-  EXPECT_EQ(detail::transport_between(&*config, "auto", "a", "b"), TransportKind::kUdp)
-      << "auto picks UDP even when both hosts have an RDMA device: auto choosing RDMA is not built yet";
+  EXPECT_EQ(detail::transport_between(&*config, "auto", "a", "b"), TransportKind::kRdma)
+      << "auto picks RDMA when both hosts have an RDMA device";
+  EXPECT_EQ(detail::transport_between(&*config, "absent", "a", "b"), TransportKind::kRdma) << "absent is auto";
   EXPECT_EQ(detail::transport_between(&*config, "rdma", "a", "b"), TransportKind::kRdma);
   EXPECT_EQ(detail::transport_between(&*config, "rdma", "a", "a"), TransportKind::kShm) << "one host: shared memory";
-  EXPECT_EQ(detail::transport_between(&*config, "absent", "a", "b"), TransportKind::kUdp);
   EXPECT_EQ(detail::transport_between(&*config, "udp", "b", "a"), TransportKind::kUdp);
   EXPECT_EQ(detail::transport_between(&*config, "shm", "a", "b"), std::nullopt);
+}
+
+TEST(ConfigTransportBetween, AutoIsUdpWhenAnyHostHasNoRdmaDevice) {
+  auto config = parse_deployment_config(
+      "hosts:\n  - {name: a, address: 10.0.0.1, rdma_device: mlx5_0}\n"
+      "  - {name: b, address: 10.0.0.2, rdma_device: mlx5_1}\n  - {name: c, address: 10.0.0.3}\n"
+      "topics:\n  - {name: auto, transport: auto}\n",
+      "t.yaml");
+  ASSERT_TRUE(config.ok()) << config.error().message();
+
+  EXPECT_EQ(detail::transport_between(&*config, "auto", "a", "b"), TransportKind::kUdp)
+      << "one publisher reaching c by UDP and b by RDMA is not built: auto takes UDP for all";
+  EXPECT_EQ(detail::transport_between(&*config, "absent", "a", "c"), TransportKind::kUdp);
 }
 
 TEST(DeploymentConfig, RdmaSectionDefaultsToPortOneAndAutoGid) {

@@ -64,7 +64,7 @@ std::string deployment() {
   return "hosts:\n  - {name: a, address: 10.0.2.15, rdma_device: " + env("AXON_RDMA_EXPECT_DEVICE") +
          "}\n  - {name: b, address: 10.0.2.16, rdma_device: " + env("AXON_RDMA_EXPECT_DEVICE") +
          "}\nnodes:\n  - {name: na, host: a}\n  - {name: nb, host: b}\n"
-         "topics:\n  - {name: rdma/blocks, transport: rdma}\n  - {name: rdma/frames, transport: rdma}\n"
+         "topics:\n  - {name: rdma/blocks, transport: rdma}\n"  // rdma/frames: not listed, so auto
          "udp:\n  discovery: {static_peers: [a, b], port: 27420}\n";
 }
 
@@ -260,9 +260,10 @@ TEST_F(RdmaNodeDataOnDevice, ReliableBlocksArriveIntactAndInOrderThroughASlowSub
   EXPECT_EQ(peer.wait(kWait), 128 + SIGKILL);
 }
 
-TEST_F(RdmaNodeDataOnDevice, SixteenMebibyteMessagesArriveWholeInOneWriteEach) {
+TEST_F(RdmaNodeDataOnDevice, SixteenMebibyteMessagesOfAnAutoTopicArriveWholeInOneWriteEach) {
   auto node = Node::create("na", options_for(config, host_a));
   ASSERT_TRUE(node.ok()) << node.error().message();
+  EXPECT_EQ((*node)->transport_for("rdma/frames"), TransportKind::kRdma) << "auto, and both hosts have a device";
   auto pub = (*node)->advertise<Slice<std::uint8_t>>("rdma/frames", PublisherQos{.max_payload_bytes = kLarge});
   ASSERT_TRUE(pub.ok()) << pub.error().message();
   constexpr std::uint64_t kCount = 12;

@@ -98,16 +98,16 @@ struct RecordingHandler final : LinkHandler {
     for (std::uint32_t i = 0; message.kind == ControlKind::kGrant && i < message.grant.count; ++i) {
       c.grants.push_back(message.grant.entry(i));  // the entries live in the receive slot: copied
     }
-    if (on_control_hook) {
-      on_control_hook(link, message);
+    if (const auto hook = control_hook(); hook) {
+      hook(link, message);
     }
     const std::lock_guard lock(mutex);
     controls.push_back(std::move(c));
     changed.notify_all();
   }
   void on_write(LinkPort& link, const ResolvedWrite& write) noexcept override {
-    if (on_write_hook) {
-      on_write_hook(link, write);
+    if (const auto hook = write_hook(); hook) {
+      hook(link, write);
     }
     (void)link.grants().release(GrantRef{.size_class = write.size_class, .slot = write.slot});
     const std::lock_guard lock(mutex);
@@ -131,8 +131,26 @@ struct RecordingHandler final : LinkHandler {
     return changed.wait_for(lock, kWait, done);
   }
 
-  std::function<void(LinkPort&, const ControlMessage&)> on_control_hook;
-  std::function<void(LinkPort&, const ResolvedWrite&)> on_write_hook;
+  // The hooks run on the RDMA thread; set under the mutex (the thread reads
+  // them under it), so what they capture was written before they run.
+  using ControlHook = std::function<void(LinkPort&, const ControlMessage&)>;
+  using WriteHook = std::function<void(LinkPort&, const ResolvedWrite&)>;
+  void set_hooks(ControlHook on_control, WriteHook on_write) {
+    const std::lock_guard lock(mutex);
+    on_control_hook = std::move(on_control);
+    on_write_hook = std::move(on_write);
+  }
+  ControlHook control_hook() {
+    const std::lock_guard lock(mutex);
+    return on_control_hook;
+  }
+  WriteHook write_hook() {
+    const std::lock_guard lock(mutex);
+    return on_write_hook;
+  }
+
+  ControlHook on_control_hook;
+  WriteHook on_write_hook;
   std::mutex mutex;
   std::condition_variable changed;
   LinkPort* up_link = nullptr;
@@ -336,7 +354,7 @@ TEST_F(RdmaLinkOnDevice, AGrantedWriteLandsIntactAndThePinIsReleasedAfterItsComp
   LoanedChunk target{};
   std::uint32_t granted_slot = 0;
   bool intact = false;
-  b.handler.on_control_hook = [&](LinkPort& link, const ControlMessage& message) {
+  auto on_control = [&](LinkPort& link, const ControlMessage& message) {
     if (message.kind != ControlKind::kOpen) {
       return;
     }
@@ -355,7 +373,7 @@ TEST_F(RdmaLinkOnDevice, AGrantedWriteLandsIntactAndThePinIsReleasedAfterItsComp
       return encode_grant(out, message.stream_id, std::span<const GrantEntry>(&entry, 1), b.own_region());
     });
   };
-  b.handler.on_write_hook = [&](LinkPort&, const ResolvedWrite& write) {
+  auto on_write = [&](LinkPort&, const ResolvedWrite& write) {
     std::array<std::byte, kMessageBytes> expected{};
     for (std::uint32_t i = 0; i < kMessageBytes; ++i) {
       expected[i] = pattern(i);
@@ -363,6 +381,7 @@ TEST_F(RdmaLinkOnDevice, AGrantedWriteLandsIntactAndThePinIsReleasedAfterItsComp
     intact = write.length == kMessageBytes && std::memcmp(target.payload, expected.data(), kMessageBytes) == 0;
     b.port->discard(target);  // a mirror would publish it
   };
+  b.handler.set_hooks(on_control, on_write);
   ASSERT_NO_FATAL_FAILURE(wait_up(1));
   LinkPort& link_a = *a.link();
   const std::uint32_t stream = first_stream_id(true);
