@@ -208,9 +208,11 @@ void InboundStreams::on_write(LinkPort& link, const ResolvedWrite& write) noexce
     return;
   }
   --l->grants_out;
+  // Counted before the publish: a subscriber that has the message sees it
+  // counted (the publish releases, its take acquires).
+  counters_.add_delivered();
   stream.deliver(*chunk, write.length);
   (void)link.grants().release(ref);
-  counters_.add_delivered();
   refill(*l, stream);
   flush(*l, stream);
 }
