@@ -126,6 +126,7 @@ class UdpNetworkView final : public NetworkView {
       const rdma::RdmaLinkCounters links = rdma_->participant->counters();
       counters.rdma_links_up = links.links_up;
       counters.rdma_link_losses = links.link_losses;
+      counters.rdma_completions_on_waiting_threads = links.completions_on_waiting_threads;
       const rdma::InboundCountersSnapshot inbound = rdma_->inbound->counters();
       counters.rdma_streams_received = inbound.streams_opened;
       counters.rdma_streams_refused = inbound.streams_refused;
@@ -451,9 +452,9 @@ Result<NodeTransport> create_node_transport(const std::string& node_name, const 
 #ifdef AXON_HAVE_RDMA
   if (*rdma != nullptr) {
     auto by_rdma = [kind_of](std::string_view topic) { return kind_of(topic) == TransportKind::kRdma; };
-    transport =
-        std::make_shared<rdma::RdmaHostsTransport>(std::move(pool->shm), std::move(udp_transport), (*rdma)->outbound,
-                                                   std::move(by_rdma), rdma::InboundSettings{}.credits);
+    transport = std::make_shared<rdma::RdmaHostsTransport>(std::move(pool->shm), std::move(udp_transport),
+                                                           (*rdma)->outbound, (*rdma)->participant->completion_turn(),
+                                                           std::move(by_rdma), rdma::InboundSettings{}.credits);
   }
   auto network = std::make_shared<UdpNetworkView>(std::move(*participant), std::move(remote_kind), std::move(*rdma));
 #else

@@ -4,6 +4,7 @@
 #include <limits>
 
 #include "transports/rdma/rdma_publisher_port.hpp"
+#include "transports/rdma/rdma_subscriber_port.hpp"
 #include "transports/udp/local_topics.hpp"
 
 namespace axon::rdma {
@@ -56,6 +57,15 @@ Result<std::shared_ptr<PublisherPort>> RdmaHostsTransport::advertise(const Topic
                                                                    .streams = outbound_,
                                                                    .participant = udp_->participant(),
                                                                    .routes = std::move(routes)}));
+}
+
+Result<std::shared_ptr<SubscriberPort>> RdmaHostsTransport::subscribe(const TopicDescriptor& topic,
+                                                                      const SubscriberQos& qos) {
+  auto port = udp_->subscribe(topic, qos);
+  if (!port || !by_rdma_(topic.name)) {
+    return port;
+  }
+  return std::shared_ptr<SubscriberPort>(std::make_shared<RdmaSubscriberPort>(std::move(*port), turn_));
 }
 
 }  // namespace axon::rdma
