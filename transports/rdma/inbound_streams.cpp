@@ -214,7 +214,9 @@ void InboundStreams::on_write(LinkPort& link, const ResolvedWrite& write) noexce
   stream.deliver(*chunk, write.length);
   (void)link.grants().release(ref);
   refill(*l, stream);
-  flush(*l, stream);
+  if (stream.pending().size() >= grant_batch()) {
+    flush(*l, stream);
+  }
 }
 
 void InboundStreams::on_link_lost(LinkPort& link) noexcept {
@@ -247,11 +249,15 @@ bool InboundStreams::tick() noexcept {
       continue;
     }
     for (auto& [id, stream] : l.streams) {
-      if (stream->want() > 0) {
+      const bool wanted = stream->want() > 0;
+      if (wanted) {
         refill(l, *stream);
       }
-      flush(l, *stream);
-      waiting = waiting || stream->want() > 0 || stream->answer_pending() || !stream->pending().empty();
+      if (wanted || stream->answer_pending() || stream->pending().size() >= grant_batch()) {
+        flush(l, *stream);
+      }
+      // Fewer pending grants than a batch wait for the next write or WANT.
+      waiting = waiting || stream->want() > 0 || stream->answer_pending() || stream->pending().size() >= grant_batch();
     }
   }
   return waiting;

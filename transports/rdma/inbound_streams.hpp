@@ -9,8 +9,11 @@
 //          advertised, OPEN answers (this host's strictest subscriber QoS),
 //          and up to `credits` grants go out in one GRANT;
 //   write  the chunk is published through the mirror, its slot released,
-//          and a new grant goes out (the window stays full);
-//   WANT   the sender waits for credit: tick() retries the grants;
+//          and a new chunk granted; the grants go out in one GRANT once half
+//          the credits are pending (grant_batch()), so the sender keeps at
+//          least the other half;
+//   WANT   the sender waits for credit: every pending grant goes out, and
+//          tick() retries while none can be made;
 //   CLOSE  the stream's granted chunks are reclaimed, its mirror dropped.
 //
 // Grants are capped per stream by `credits`, by the free room of the mirror's
@@ -20,13 +23,15 @@
 // slots: a delivery never waits, and nothing reaches the pool that was not
 // granted.
 //
-// Thread safety: every method on the RDMA thread, counters() from any. OPEN
+// Thread safety: every method on the RDMA thread (the holder of the
+// participant's CompletionTurn), counters() from any. OPEN
 // allocates (the mirror, the stream's tables); writes, grants, WANT and tick()
 // do not allocate, lock or make a system call (beyond what the link's
 // send_control() does). Streams whose id says they are this node's own
 // (stream_is_senders_own()) are the send half's: ignored here.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <chrono>
 #include <cstdint>
@@ -116,6 +121,13 @@ class InboundStreams final : public LinkHandler {
 
   std::shared_ptr<shm::ShmTransport> shm_;
   InboundLookup lookup_;
+  /// Regrants go out once this many are pending (half a stream's credits,
+  /// so its sender keeps the other half), at once on WANT or an OPEN
+  /// answer: one GRANT per batch instead of one per message (on rxe, every
+  /// control message is a packet the CPU processes, on the receiving
+  /// subscriber's path when it polls the completion queue itself).
+  [[nodiscard]] std::size_t grant_batch() const noexcept { return std::max<std::uint32_t>(1, settings_.credits / 2); }
+
   InboundSettings settings_;
   PeerRegion own_region_;                 ///< The pool's chunks: every grant lies inside.
   std::uint32_t largest_receivable_ = 0;  ///< The largest class a grant can name (below 256 MiB).

@@ -20,7 +20,7 @@ struct NetworkConfig {
   std::uint32_t socket_buffer_bytes = 8U << 20U;
   std::uint32_t receive_poll_us = 0;  ///< udp.receive_poll_us
   std::string transport = "udp";      ///< The topics' transport: udp or rdma.
-  std::string rdma_device;            ///< rdma: both hosts' hosts[].rdma_device.
+  std::string rdma_device{};          ///< rdma: both hosts' hosts[].rdma_device.
 };
 
 /// The YAML text of `config` for the hosts at `addresses` (h0, h1).

@@ -241,6 +241,16 @@ PerftestLatency run_write_lat(const PerftestSetup& setup, std::uint64_t bytes, s
   return *parsed;
 }
 
+PerftestLatency run_send_lat(const PerftestSetup& setup, std::uint64_t bytes, std::uint64_t iterations) {
+  const std::string output =
+      run_pair(setup, "ib_send_lat", {"-s", std::to_string(bytes), "-n", std::to_string(iterations)});
+  auto parsed = parse_write_lat(output);  // the same result line as ib_write_lat's
+  if (!parsed) {
+    throw std::runtime_error("rdma: no result line in ib_send_lat's output:\n" + output);
+  }
+  return *parsed;
+}
+
 PerftestBandwidth run_write_bw(const PerftestSetup& setup, std::uint64_t bytes, std::uint64_t iterations) {
   // -n, not -D: in duration mode rxe reports 0 iterations for 1 MiB writes.
   const std::string output =

@@ -1,5 +1,5 @@
-// The same-run baseline of `axon-bench rdma`: perftest's ib_write_lat and
-// ib_write_bw (Debian package perftest) between the two addresses of one
+// The same-run baseline of `axon-bench rdma`: perftest's ib_write_lat,
+// ib_send_lat and ib_write_bw (Debian package perftest) between the two addresses of one
 // RDMA device, server and client as two processes pinned like axon's pair.
 // Their outputs are parsed here; what perftest reports is what the tables
 // show (ib_write_lat: half the round trip of a busy-polled write; ib_write_bw:
@@ -54,6 +54,10 @@ std::optional<int> roce_v2_gid_index(const std::string& device, int port, const 
 /// Runs ib_write_lat for `bytes` and `iterations`. Throws std::runtime_error
 /// naming what failed (perftest missing, no GID, a side that failed, with its output).
 PerftestLatency run_write_lat(const PerftestSetup& setup, std::uint64_t bytes, std::uint64_t iterations);
+/// Runs ib_send_lat (SEND into a posted receive, both sides polling their
+/// completion queue: how a receiver that must learn which buffer and how
+/// long from a completion hears of a message). Throws as run_write_lat().
+PerftestLatency run_send_lat(const PerftestSetup& setup, std::uint64_t bytes, std::uint64_t iterations);
 /// Runs ib_write_bw: `iterations` writes of `bytes`. Throws as run_write_lat().
 PerftestBandwidth run_write_bw(const PerftestSetup& setup, std::uint64_t bytes, std::uint64_t iterations);
 

@@ -40,6 +40,7 @@ class RecordingLink final : public LinkPort {
   [[nodiscard]] Result<SendOutcome> send_control(std::span<const std::byte> message) noexcept override {
     std::memcpy(last_.data(), message.data(), message.size());
     last_bytes_ = message.size();
+    ++sent_;
     return SendOutcome::kPosted;
   }
   [[nodiscard]] Result<WriteOutcome> post_write(const LinkWrite& /*write*/, SentChunk& /*pinned*/) noexcept override {
@@ -57,6 +58,8 @@ class RecordingLink final : public LinkPort {
     return message;
   }
   [[nodiscard]] bool failed() const noexcept { return failed_; }
+  /// Control messages sent so far.
+  [[nodiscard]] std::size_t sent() const noexcept { return sent_; }
 
  private:
   static GrantTable table_of(const shm::ChunkArea& area) {
@@ -71,6 +74,7 @@ class RecordingLink final : public LinkPort {
   GrantTable grants_;
   GrantedSlots slots_;
   std::array<std::byte, kControlSlotBytes> last_{};
+  std::size_t sent_ = 0;
   std::size_t last_bytes_ = 0;
   bool failed_ = false;
 };
@@ -105,7 +109,12 @@ TEST(InboundStreamsAllocations, DeliveryRegrantAndTakeMakeNoAllocation) {
   std::array<GrantEntry, kLinkGrantBudget> credits{};
   std::size_t head = 0;
   std::size_t count = 0;
+  std::size_t heard = 0;  // control messages the sender has read
   const auto take_grants = [&] {
+    if (link.sent() == heard) {
+      return;  // no GRANT since the last one: regrants go out in batches
+    }
+    heard = link.sent();
     const ControlMessage grant = link.last();
     ASSERT_EQ(grant.kind, ControlKind::kGrant);
     for (std::uint32_t i = 0; i < grant.grant.count; ++i) {
@@ -145,7 +154,7 @@ TEST(InboundStreamsAllocations, DeliveryRegrantAndTakeMakeNoAllocation) {
 
   EXPECT_FALSE(link.failed());
   EXPECT_EQ(delivered, 220U);
-  EXPECT_EQ(count, 8U) << "the window did not stay full";
+  EXPECT_GE(count, 4U) << "the sender kept fewer than half its credits";
   if (allocations::kCounted) {
     EXPECT_EQ(allocated, 0U);
   }
