@@ -151,6 +151,38 @@ TEST(RdmaNodeStartOnDevice, RefusesADeviceThisMachineLacksListingThoseItHas) {
       << message;
 }
 
+// A `transport: rdma` topic between two hosts, host b's entry naming a device the machine lacks: a node
+// of host a starts and sends the topic by RDMA; one of host b is refused, naming the key, the device and those
+// present. (rxe0 stays: later tests of the same boot need it.)
+TEST(RdmaNodeStartOnDevice, RefusesANodeOfAnRdmaTopicWhoseHostNamesAnAbsentDeviceAndStartsTheOtherHostsNode) {
+  SKIP_OFF_THE_GUEST();
+  const std::string device = env("AXON_RDMA_EXPECT_DEVICE");
+  test::TempDir dir{"axon-rdma-node"};
+  NodeOptions options;
+  options.domain_id = 43;
+  options.shm_dir = dir.path();
+  options.config_path = dir.write("deployment.yaml", "hosts:\n  - {name: a, address: " + env("AXON_RDMA_EXPECT_IPV4") +
+                                                         ", rdma_device: " + device +
+                                                         "}\n  - {name: b, address: 10.0.2.16, rdma_device: rxe9}\n"
+                                                         "nodes:\n  - {name: na, host: a}\n  - {name: nb, host: b}\n"
+                                                         "topics:\n  - {name: far, transport: rdma}\n"
+                                                         "udp:\n  discovery: {static_peers: [a, b], port: 27440}\n");
+
+  auto refused = Node::create("nb", options);
+  auto started = Node::create("na", options);
+
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error().code(), ErrorCode::kInvalidArgument);
+  const std::string message(refused.error().message());
+  EXPECT_TRUE(has(message, options.config_path +
+                               ":3:5: host 'b': hosts[].rdma_device names 'rxe9', but this machine has no RDMA "
+                               "device of that name; present: " +
+                               device))
+      << message;
+  ASSERT_TRUE(started.ok()) << started.error().message();
+  EXPECT_EQ((*started)->transport_for("far"), TransportKind::kRdma);
+}
+
 TEST(RdmaNodeStartOnDevice, RefusesAPortTheDeviceLacksNamingTheKey) {
   SKIP_OFF_THE_GUEST();
   const std::string device = env("AXON_RDMA_EXPECT_DEVICE");
