@@ -114,6 +114,26 @@ class RdmaNodeTransportsOnDevice : public TwoHostsOnDevice {
     EXPECT_EQ(run.publisher->number("sent"), kCount) << run.publisher->line();
     EXPECT_EQ(run.publisher->number("failed"), 0U) << run.publisher->line();
   }
+
+  /// Counter names: the publisher's of messages sent, the subscriber's of messages received.
+  struct Counted {
+    const char* sent;
+    const char* received;
+  };
+
+  /// Every message delivered, to host b by `transport`: the publisher's
+  /// route and counters say so, and those of the other network transport
+  /// did not move.
+  static void expect_carried_by(const Reports& run, const std::string& transport, Counted by, Counted not_by) {
+    expect_all_delivered(run);
+    ASSERT_TRUE(run.matched && run.publisher && run.subscriber);
+    EXPECT_EQ(run.publisher->text("transport_for"), transport);
+    EXPECT_EQ(run.matched->text("routes"), "a:shm:0:best_effort,b:" + transport + ":1:reliable");
+    EXPECT_EQ(run.publisher->number(by.sent), kCount) << run.publisher->line();
+    EXPECT_EQ(run.subscriber->number(by.received), kCount) << run.subscriber->line();
+    EXPECT_EQ(run.publisher->number(not_by.sent) + run.subscriber->number(not_by.received), 0U)
+        << "nothing by the other transport";
+  }
 };
 
 TEST_F(RdmaNodeTransportsOnDevice, TheSameTwoProgramsCarryTheTopicOverShmUdpAndRdmaAsTheirConfigSays) {
@@ -131,23 +151,13 @@ TEST_F(RdmaNodeTransportsOnDevice, TheSameTwoProgramsCarryTheTopicOverShmUdpAndR
   }
 
   const Reports udp = run("udp", deployment_for(false, "udp"), false);
-  expect_all_delivered(udp);
-  ASSERT_TRUE(udp.matched && udp.publisher && udp.subscriber);
-  EXPECT_EQ(udp.publisher->text("transport_for"), "udp");
-  EXPECT_EQ(udp.matched->text("routes"), "a:shm:0:best_effort,b:udp:1:reliable");
-  EXPECT_EQ(udp.publisher->number("messages_sent"), kCount) << udp.publisher->line();
-  EXPECT_EQ(udp.subscriber->number("messages_received"), kCount) << udp.subscriber->line();
-  EXPECT_EQ(udp.publisher->number("rdma_messages_sent") + udp.subscriber->number("rdma_messages_received"), 0U);
+  expect_carried_by(udp, "udp", {"messages_sent", "messages_received"},
+                    {"rdma_messages_sent", "rdma_messages_received"});
 
   const Reports rdma = run("rdma", deployment_for(false, "rdma"), false);
-  expect_all_delivered(rdma);
-  ASSERT_TRUE(rdma.matched && rdma.publisher && rdma.subscriber);
-  EXPECT_EQ(rdma.publisher->text("transport_for"), "rdma");
-  EXPECT_EQ(rdma.matched->text("routes"), "a:shm:0:best_effort,b:rdma:1:reliable");
-  EXPECT_EQ(rdma.publisher->number("rdma_messages_sent"), kCount) << rdma.publisher->line();
-  EXPECT_EQ(rdma.subscriber->number("rdma_messages_received"), kCount) << rdma.subscriber->line();
-  EXPECT_EQ(rdma.publisher->number("messages_sent") + rdma.subscriber->number("messages_received"), 0U)
-      << "no UDP data message";
+  expect_carried_by(rdma, "rdma", {"rdma_messages_sent", "rdma_messages_received"},
+                    {"messages_sent", "messages_received"});
+  ASSERT_TRUE(rdma.publisher);
   EXPECT_EQ(rdma.publisher->number("dropped"), rdma.publisher->number("rdma_credit_drops"))
       << "only before the receiver's answer, each counted";
 }
