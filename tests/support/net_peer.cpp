@@ -1,11 +1,9 @@
 // axon_net_peer --config FILE --node NAME --role publisher|subscriber [options]
 // Prints "READY" once its endpoint exists. A publisher then waits for
 // --wait-subscribers ("SUBSCRIBED ..." with the routes then), sends --count messages of --bytes at
-// --rate-hz, prints "SENT ...", lingers and prints "PUBLISHER ..." on exit.
-// A subscriber checks every message, prints "FIRST ..." on the first one,
-// "LOST ..." when a publisher is lost, and "SUMMARY key=value ..." at the end
-// (parsed by tests/support/peer_summary.hpp).
-// Exit statuses: net_peer.hpp.
+// --rate-hz (with --resend-dropped each again while dropped), prints "SENT ...", lingers and prints "PUBLISHER ..." on
+// exit. A subscriber checks every message, prints "FIRST ..." on the first one, "LOST ..." when a publisher is lost,
+// and "SUMMARY key=value ..." at the end (parsed by tests/support/peer_summary.hpp). Exit statuses: net_peer.hpp.
 #include "tests/support/net_peer.hpp"
 
 #include <CLI/CLI.hpp>
@@ -50,6 +48,13 @@ std::string counters_text(const NetworkCounters& c) {
       {"hosts_lost", c.hosts_lost},
       {"type_mismatches", c.type_mismatches},
       {"pool_exhausted", c.pool_exhausted},
+      {"rdma_links_up", c.rdma_links_up},
+      {"rdma_streams_sent", c.rdma_streams_sent},
+      {"rdma_messages_sent", c.rdma_messages_sent},
+      {"rdma_messages_received", c.rdma_messages_received},
+      {"rdma_credit_drops", c.rdma_credit_drops},
+      {"rdma_credit_timeouts", c.rdma_credit_timeouts},
+      {"rdma_send_failures", c.rdma_send_failures},
   };
   std::string text;
   for (const auto& [name, value] : fields) {
@@ -102,6 +107,9 @@ int run(int argc, char** argv) {
   app.add_flag("--wait-lost", o.wait_lost, "Subscriber: run until a publisher is lost (liveliness handler)");
   app.add_option("--wait-subscribers", o.wait_subscribers,
                  "Publisher: wait until this many subscribers (local and on other hosts) are known");
+  app.add_flag("--resend-dropped", o.resend_dropped,
+               "Publisher: publish a message again while its status says dropped (an RDMA stream drops until the "
+               "receiver answers)");
   app.add_option("--linger-ms", o.linger_ms, "Publisher: stay this long after the last message, or until SIGTERM");
   try {
     app.parse(argc, argv);

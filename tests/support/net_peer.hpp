@@ -32,6 +32,7 @@ struct Options {
   bool wait_lost = false;              ///< Subscriber: run until a publisher is lost.
   std::uint32_t wait_subscribers = 0;  ///< Publisher: subscribers (local + remote) to wait for.
   std::uint64_t linger_ms = 0;         ///< Publisher: stay this long after the last message (or until SIGTERM).
+  bool resend_dropped = false;         ///< Publisher: publish a message again while its status says dropped.
 };
 
 /// Prints one line on stdout and flushes it (tests read it through a pipe).

@@ -22,14 +22,24 @@ struct SubscriberCount {
   std::uint32_t remote = 0;
 };
 
-/// Subscribers on this host (shared memory) and those other hosts announced.
+/// Subscribers on this host (shared memory) and those other hosts announced;
+/// those of an RDMA host only once a stream to it is open (before, a publish
+/// has nowhere to write them).
 template <class T>
 SubscriberCount count_subscribers(const Node& node, const Publisher<T>& pub) {
   SubscriberCount count{.local = pub.subscriber_count()};
+  std::uint64_t rdma_hosts = 0;
+  std::uint32_t rdma_subscribers = 0;
   for (const auto& route : node.routes(pub.topic())) {
-    if (route.transport != TransportKind::kShm && route.host != node.host()) {
+    if (route.transport == TransportKind::kRdma && route.subscribers > 0) {
+      ++rdma_hosts;
+      rdma_subscribers += route.subscribers;
+    } else if (route.transport != TransportKind::kShm && route.host != node.host()) {
       count.remote += route.subscribers;
     }
+  }
+  if (rdma_hosts > 0 && node.network_counters().rdma_streams_sent >= rdma_hosts) {
+    count.remote += rdma_subscribers;
   }
   return count;
 }
@@ -83,20 +93,29 @@ int publish_messages(const Options& o, Node& node) {
   auto next = Clock::now();
   std::uint64_t sent = 0;
   std::uint64_t failed = 0;
+  std::uint64_t dropped = 0;  // by publish()'s status, resent ones included
   std::string last_error = "none";
   for (std::uint64_t sequence = 1; sequence <= o.count && g_stop == 0; ++sequence) {
     if (period.count() > 0) {
       std::this_thread::sleep_until(next);
       next += period;
     }
-    if (auto status = publish_one(**pub, id, sequence, deadline); status) {
+    auto status = publish_one(**pub, id, sequence, deadline);
+    while (o.resend_dropped && status && status.status().dropped > 0 && Clock::now() < deadline && g_stop == 0) {
+      dropped += status.status().dropped;
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));
+      status = publish_one(**pub, id, sequence, deadline);
+    }
+    if (status) {
       ++sent;
+      dropped += status.status().dropped;
     } else {
       ++failed;
       last_error = std::string(to_string(status.error().code()));
     }
   }
-  say("SENT sent=" + std::to_string(sent) + " failed=" + std::to_string(failed) + " last_error=" + last_error);
+  say("SENT sent=" + std::to_string(sent) + " failed=" + std::to_string(failed) +
+      " dropped=" + std::to_string(dropped) + " last_error=" + last_error);
 
   const auto linger_end = Clock::now() + std::chrono::milliseconds(o.linger_ms);
   while (g_stop == 0 && Clock::now() < linger_end) {
@@ -104,9 +123,10 @@ int publish_messages(const Options& o, Node& node) {
   }
   subs = count_subscribers(node, **pub);
   say("PUBLISHER sent=" + std::to_string(sent) + " failed=" + std::to_string(failed) +
-      " local_subscribers=" + std::to_string(subs.local) + " remote_subscribers=" + std::to_string(subs.remote) +
-      " routes=" + routes_text(node.routes(o.topic)) + " transport_for=" +
-      std::string(to_string(node.transport_for(o.topic))) + " " + counters_text(node.network_counters()));
+      " dropped=" + std::to_string(dropped) + " local_subscribers=" + std::to_string(subs.local) +
+      " remote_subscribers=" + std::to_string(subs.remote) + " routes=" + routes_text(node.routes(o.topic)) +
+      " transport_for=" + std::string(to_string(node.transport_for(o.topic))) + " " +
+      counters_text(node.network_counters()));
   return failed == 0 ? kExitOk : kExitIncomplete;
 }
 

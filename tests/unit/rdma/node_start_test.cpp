@@ -60,6 +60,15 @@ std::string ipv4_in_gid(const std::string& ipv4) {
   return fmt::format("{:02x}{:02x}:{:02x}{:02x}", bytes[0], bytes[1], bytes[2], bytes[3]);
 }
 
+/// Options of a node in `domain` whose shared memory and config (`yaml`) are in `dir`.
+NodeOptions options_in(const test::TempDir& dir, std::uint32_t domain, const std::string& yaml) {
+  NodeOptions options;
+  options.domain_id = domain;
+  options.shm_dir = dir.path();
+  options.config_path = dir.write("deployment.yaml", yaml);
+  return options;
+}
+
 bool has(const std::string& text, const std::string& piece) { return text.find(piece) != std::string::npos; }
 
 #define SKIP_OFF_THE_GUEST()                                                                                 \
@@ -95,16 +104,14 @@ TEST(RdmaNodeStartOnDevice, ANodeWhoseHostNamesTheDeviceStartsAndLogsItsPoolsReg
 TEST(RdmaNodeStartOnDevice, ANodeReachingAnotherHostKeepsItsPoolRegisteredAsLongAsItLives) {
   SKIP_OFF_THE_GUEST();
   test::TempDir dir{"axon-rdma-node"};
-  NodeOptions options;
-  options.domain_id = 42;
-  options.shm_dir = dir.path();
-  options.config_path =
-      dir.write("deployment.yaml", "hosts:\n  - {name: guest, address: " + env("AXON_RDMA_EXPECT_IPV4") +
-                                       ", rdma_device: " + env("AXON_RDMA_EXPECT_DEVICE") +
-                                       "}\n  - {name: other, address: 10.0.2.16}\n"
-                                       "nodes:\n  - name: camera\n    host: guest\n    pool:\n      chunk_classes: "
-                                       "[{payload_bytes: 4 KiB, count: 8}]\n  - {name: display, host: other}\n"
-                                       "udp:\n  discovery: {static_peers: [guest, other], port: 27400}\n");
+  const NodeOptions options =
+      options_in(dir, 42,
+                 "hosts:\n  - {name: guest, address: " + env("AXON_RDMA_EXPECT_IPV4") +
+                     ", rdma_device: " + env("AXON_RDMA_EXPECT_DEVICE") +
+                     "}\n  - {name: other, address: 10.0.2.16}\n"
+                     "nodes:\n  - name: camera\n    host: guest\n    pool:\n      chunk_classes: "
+                     "[{payload_bytes: 4 KiB, count: 8}]\n  - {name: display, host: other}\n"
+                     "udp:\n  discovery: {static_peers: [guest, other], port: 27400}\n");
   const std::size_t pinned_before = rdma::current_pin_allowance().pinned_bytes;
 
   auto sut = Node::create("camera", options);
@@ -119,11 +126,8 @@ TEST(RdmaNodeStartOnDevice, ANodeReachingAnotherHostKeepsItsPoolRegisteredAsLong
 TEST(RdmaNodeStartOnDevice, ANodeWhoseHostNamesNoDeviceRegistersNothing) {
   SKIP_OFF_THE_GUEST();
   test::TempDir dir{"axon-rdma-node"};
-  NodeOptions options;
-  options.domain_id = 41;
-  options.shm_dir = dir.path();
-  options.config_path =
-      dir.write("deployment.yaml", "hosts:\n  - {name: guest, address: " + env("AXON_RDMA_EXPECT_IPV4") + "}\n");
+  const NodeOptions options =
+      options_in(dir, 41, "hosts:\n  - {name: guest, address: " + env("AXON_RDMA_EXPECT_IPV4") + "}\n");
   test::LogCapture log{spdlog::level::info};
   const std::size_t pinned_before = rdma::current_pin_allowance().pinned_bytes;
 
@@ -149,6 +153,36 @@ TEST(RdmaNodeStartOnDevice, RefusesADeviceThisMachineLacksListingThoseItHas) {
                                "name; present: " +
                                env("AXON_RDMA_EXPECT_DEVICE")))
       << message;
+}
+
+// A `transport: rdma` topic between two hosts, host b's entry naming a device the machine lacks: a node
+// of host a starts and sends the topic by RDMA; one of host b is refused, naming the key, the device and those
+// present. (rxe0 stays: later tests of the same boot need it.)
+TEST(RdmaNodeStartOnDevice, RefusesANodeOfAnRdmaTopicWhoseHostNamesAnAbsentDeviceAndStartsTheOtherHostsNode) {
+  SKIP_OFF_THE_GUEST();
+  const std::string device = env("AXON_RDMA_EXPECT_DEVICE");
+  test::TempDir dir{"axon-rdma-node"};
+  const NodeOptions options =
+      options_in(dir, 43,
+                 "hosts:\n  - {name: a, address: " + env("AXON_RDMA_EXPECT_IPV4") + ", rdma_device: " + device +
+                     "}\n  - {name: b, address: 10.0.2.16, rdma_device: rxe9}\n"
+                     "nodes:\n  - {name: na, host: a}\n  - {name: nb, host: b}\n"
+                     "topics:\n  - {name: far, transport: rdma}\n"
+                     "udp:\n  discovery: {static_peers: [a, b], port: 27440}\n");
+
+  auto refused = Node::create("nb", options);
+  auto started = Node::create("na", options);
+
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error().code(), ErrorCode::kInvalidArgument);
+  const std::string message(refused.error().message());
+  EXPECT_TRUE(has(message, options.config_path +
+                               ":3:5: host 'b': hosts[].rdma_device names 'rxe9', but this machine has no RDMA "
+                               "device of that name; present: " +
+                               device))
+      << message;
+  ASSERT_TRUE(started.ok()) << started.error().message();
+  EXPECT_EQ((*started)->transport_for("far"), TransportKind::kRdma);
 }
 
 TEST(RdmaNodeStartOnDevice, RefusesAPortTheDeviceLacksNamingTheKey) {

@@ -13,7 +13,7 @@ for _ in $(seq 50); do
   sleep 0.1
 done
 export AXON_RDMA_EXPECT_DEVICE=rxe0 AXON_RDMA_EXPECT_IPV4=10.0.2.15
-"${binary}" --gtest_brief=1 '--gtest_filter=RdmaDevicesHere.*:RdmaPinLimit.*:RdmaVerbsOnDevice.*:RdmaCmOnDevice.*:RdmaPoolOnDevice.*:RdmaDataPlaneOnDevice.*:RdmaNodeStartOnDevice.*:RdmaPeerLinksOnDevice*:RdmaNodeLinksOnDevice.*:RdmaLinkOnDevice*:RdmaNodeDataOnDevice.*' || exit 1
+"${binary}" --gtest_brief=1 '--gtest_filter=RdmaDevicesHere.*:RdmaPinLimit.*:RdmaVerbsOnDevice.*:RdmaCmOnDevice.*:RdmaPoolOnDevice.*:RdmaDataPlaneOnDevice.*:RdmaNodeStartOnDevice.*:RdmaPeerLinksOnDevice*:RdmaNodeLinksOnDevice.*:RdmaLinkOnDevice*:RdmaNodeDataOnDevice.*:RdmaNodeCreditOnDevice.*:RdmaNodeFanOutOnDevice.*:RdmaNodeTransportsOnDevice.*' || exit 1
 setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all \
   bash -c 'ulimit -l 64 && AXON_RDMA_EXPECT_PIN_REFUSAL=1 exec "$0" --gtest_brief=1 \
     "--gtest_filter=RdmaPinLimit.*:RdmaVerbsOnDevice.ThePinCheck*:RdmaPoolOnDevice.ThePinCheck*:RdmaNodeStartOnDevice.ThePinCheck*"' \
