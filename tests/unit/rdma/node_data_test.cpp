@@ -20,6 +20,7 @@
 #include "axon/axon.hpp"
 #include "tests/support/child_process.hpp"
 #include "tests/support/common/temp_dir.hpp"
+#include "tests/unit/rdma/node_blocks.hpp"
 
 namespace axon {
 namespace {
@@ -30,33 +31,11 @@ using Clock = std::chrono::steady_clock;
 constexpr milliseconds kWait{15000};
 constexpr std::uint32_t kDomain = 44;
 
-std::string env(const char* name) {
-  const char* value = std::getenv(name);  // NOLINT(concurrency-mt-unsafe): read before any thread starts
-  return value == nullptr ? std::string() : std::string(value);
-}
-
-/// A 2 KiB raw message: its sequence number, and every byte after it derived from it.
-struct Block {
-  std::uint64_t sequence = 0;
-  std::array<std::uint8_t, 2040> bytes{};
-};
-constexpr std::uint8_t byte_of(std::uint64_t sequence, std::size_t i) noexcept {
-  return static_cast<std::uint8_t>((sequence * 131 + i) % 251);
-}
-void fill(Block& b, std::uint64_t sequence) noexcept {
-  b.sequence = sequence;
-  for (std::size_t i = 0; i < b.bytes.size(); ++i) {
-    b.bytes[i] = byte_of(sequence, i);
-  }
-}
-bool intact(const Block& b) noexcept {
-  for (std::size_t i = 0; i < b.bytes.size(); ++i) {
-    if (b.bytes[i] != byte_of(b.sequence, i)) {
-      return false;
-    }
-  }
-  return true;
-}
+using test::Block;
+using test::env;
+using test::eventually;
+using test::fill;
+using test::intact;
 
 constexpr std::size_t kLarge = std::size_t{16} * 1024 * 1024;  // the default pool's largest class
 
@@ -74,18 +53,6 @@ NodeOptions options_for(const std::string& config, const std::string& shm_dir) {
   options.shm_dir = shm_dir;
   options.config_path = config;
   return options;
-}
-
-template <class Done>
-bool eventually(milliseconds timeout, Done done) {
-  const auto until = Clock::now() + timeout;
-  while (!done()) {
-    if (Clock::now() >= until) {
-      return false;
-    }
-    std::this_thread::sleep_for(milliseconds(5));
-  }
-  return true;
 }
 
 // The peer process: node 'nb' subscribes AXON_RDMA_DATA_TOPIC (RELIABLE),

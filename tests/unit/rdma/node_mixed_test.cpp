@@ -1,0 +1,283 @@
+// One `auto` topic from one publisher to two hosts by two transports, real
+// processes in the guest: node 'na' on host a (10.0.2.15, rxe0) publishes;
+// node 'nb' on host b (10.0.2.16, rxe0) gets it by RDMA, node 'nc' on host c
+// (10.0.2.17, no rdma_device) by UDP; each peer is this binary exec'd again
+// as RdmaMixedPeer.Subscribes, each host with its own shared-memory directory.
+// Guest only (ctest rdma.softroce_devices; softroce_stage.sh adds the addresses).
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <thread>
+
+#include "axon/axon.hpp"
+#include "tests/support/child_process.hpp"
+#include "tests/support/common/temp_dir.hpp"
+#include "tests/unit/rdma/node_blocks.hpp"
+
+namespace axon {
+namespace {
+
+using std::chrono::milliseconds;
+using Clock = std::chrono::steady_clock;
+using test::Block;
+using test::env;
+using test::eventually;
+
+constexpr milliseconds kWait{15000};
+constexpr std::uint32_t kDomain = 45;
+constexpr const char* kTopic = "mixed/blocks";
+
+std::string deployment() {
+  const std::string device = env("AXON_RDMA_EXPECT_DEVICE");
+  return "hosts:\n  - {name: a, address: 10.0.2.15, rdma_device: " + device +
+         "}\n  - {name: b, address: 10.0.2.16, rdma_device: " + device +
+         "}\n  - {name: c, address: 10.0.2.17}\n"
+         "nodes:\n  - {name: na, host: a}\n  - {name: nb, host: b}\n  - {name: nc, host: c}\n"
+         "topics:\n  - {name: mixed/blocks, transport: auto}\n"
+         "udp:\n  discovery: {static_peers: [a, b, c], port: 27421}\n";
+}
+
+NodeOptions options_for(const std::string& config, const std::string& shm_dir) {
+  NodeOptions options;
+  options.domain_id = kDomain;
+  options.shm_dir = shm_dir;
+  options.config_path = config;
+  return options;
+}
+
+// The peer process: node AXON_MIXED_NODE subscribes the topic (RELIABLE),
+// prints READY, takes AXON_MIXED_COUNT messages (sleeping 1 ms after each
+// of the first AXON_MIXED_SLOW), checks each, and prints
+// "GOT <n> BAD <n> ORDER <n> RDMA <n> UDP <n>" (messages its node received
+// by each transport), then lives until killed.
+TEST(RdmaMixedPeer, Subscribes) {
+  const std::string config = env("AXON_MIXED_CONFIG");
+  if (config.empty()) {
+    GTEST_SKIP() << "the peer process of RdmaMixedOnDevice (it runs it as a child process)";
+  }
+  auto node = Node::create(env("AXON_MIXED_NODE"), options_for(config, env("AXON_MIXED_SHM")));
+  ASSERT_TRUE(node.ok()) << node.error().message();
+  const std::uint64_t count = std::strtoull(env("AXON_MIXED_COUNT").c_str(), nullptr, 10);
+  const std::uint64_t slow = std::strtoull(env("AXON_MIXED_SLOW").c_str(), nullptr, 10);
+  auto sub = (*node)->subscribe<Block>(
+      kTopic, SubscriberQos{.depth = 16, .reliability = Reliability::kReliable, .block_timeout_ns = 2'000'000'000});
+  ASSERT_TRUE(sub.ok()) << sub.error().message();
+  std::printf("READY\n");
+  std::fflush(stdout);
+  std::uint64_t got = 0;
+  std::uint64_t bad = 0;
+  std::uint64_t order = 0;
+  std::uint64_t last = 0;
+  const auto deadline = Clock::now() + milliseconds(120000);
+  while (got < count && Clock::now() < deadline) {
+    auto sample = (*sub)->take();
+    if (!sample) {
+      std::this_thread::sleep_for(std::chrono::microseconds(50));
+      continue;
+    }
+    ++got;
+    bad += test::intact(**sample) ? 0 : 1;
+    order += (*sample)->sequence == last + 1 ? 0 : 1;
+    last = (*sample)->sequence;
+    if (got <= slow) {
+      std::this_thread::sleep_for(milliseconds(1));
+    }
+  }
+  const NetworkCounters c = (*node)->network_counters();
+  std::printf("GOT %llu BAD %llu ORDER %llu RDMA %llu UDP %llu\n", static_cast<unsigned long long>(got),
+              static_cast<unsigned long long>(bad), static_cast<unsigned long long>(order),
+              static_cast<unsigned long long>(c.rdma_messages_received),
+              static_cast<unsigned long long>(c.messages_received));
+  std::fflush(stdout);
+  std::this_thread::sleep_for(milliseconds(60000));
+}
+
+class RdmaMixedOnDevice : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (env("AXON_RDMA_EXPECT_DEVICE").empty()) {
+      GTEST_SKIP() << "AXON_RDMA_EXPECT_DEVICE is not set (ctest rdma.softroce_devices sets it in the guest)";
+    }
+    config = dir.write("deployment.yaml", deployment());
+    for (const char* host : {"a", "b", "c"}) {
+      ASSERT_EQ(::mkdir((dir.path() + "/" + host).c_str(), 0700), 0);
+    }
+  }
+
+  [[nodiscard]] std::string shm_of(const std::string& host) const { return dir.path() + "/" + host; }
+
+  test::ChildProcess spawn_subscriber(const std::string& node, const std::string& host, std::uint64_t count,
+                                      std::uint64_t slow) {
+    const std::string shm = shm_of(host);
+    const std::string file = config;
+    return test::ChildProcess::spawn(
+        {"/proc/self/exe", "--gtest_filter=RdmaMixedPeer.Subscribes"}, [=]() -> std::string {
+          // NOLINTBEGIN(concurrency-mt-unsafe): in the forked child, before exec
+          if (setenv("AXON_MIXED_CONFIG", file.c_str(), 1) != 0 || setenv("AXON_MIXED_SHM", shm.c_str(), 1) != 0 ||
+              setenv("AXON_MIXED_NODE", node.c_str(), 1) != 0 ||
+              setenv("AXON_MIXED_COUNT", std::to_string(count).c_str(), 1) != 0 ||
+              setenv("AXON_MIXED_SLOW", std::to_string(slow).c_str(), 1) != 0) {
+            return "setenv failed";
+          }
+          // NOLINTEND(concurrency-mt-unsafe)
+          return "";
+        });
+  }
+
+  /// Waits until `node` routes the topic to b by RDMA (its stream open, the
+  /// receiver's answer and first grants given a round trip) and to c by UDP.
+  static bool wait_for_both(const Node& node) {
+    const auto has = [](const std::vector<TopicRoute>& routes, const char* host, TransportKind kind) {
+      return std::any_of(routes.begin(), routes.end(), [&](const TopicRoute& r) {
+        return r.host == host && r.transport == kind && r.subscribers > 0;
+      });
+    };
+    const bool matched = eventually(kWait, [&] {
+      const auto routes = node.routes(kTopic);
+      return has(routes, "b", TransportKind::kRdma) && has(routes, "c", TransportKind::kUdp) &&
+             node.network_counters().rdma_streams_sent >= 1;
+    });
+    std::this_thread::sleep_for(milliseconds(300));
+    if (!matched) {
+      std::printf("routes of %s:", kTopic);
+      for (const TopicRoute& r : node.routes(kTopic)) {
+        std::printf(" [%s %s %u]", r.host.c_str(), std::string(to_string(r.transport)).c_str(), r.subscribers);
+      }
+      std::printf(" (rdma streams sent %llu)\n",
+                  static_cast<unsigned long long>(node.network_counters().rdma_streams_sent));
+    }
+    return matched;
+  }
+
+  /// Sends `count` blocks, each loaned and published once; the dropped sum.
+  static std::uint64_t publish_blocks(Publisher<Block>& pub, std::uint64_t count) {
+    std::uint64_t dropped = 0;
+    for (std::uint64_t seq = 1; seq <= count; ++seq) {
+      auto loan = pub.loan();
+      if (!loan.ok()) {
+        ADD_FAILURE() << "no loan for sequence " << seq;
+        return dropped;
+      }
+      test::fill(**loan, seq);
+      const PublishResult published = pub.publish(std::move(*loan));
+      if (!published.ok()) {
+        ADD_FAILURE() << "sequence " << seq << ": " << published.error().message();
+        return dropped;
+      }
+      dropped += published.status().dropped;
+    }
+    return dropped;
+  }
+
+  test::TempDir dir{"axon-rdma-mixed"};
+  std::string config;
+};
+
+// b slow for the first 200 (its credits run out and are refilled), c slow for
+// the first 300 (the UDP writer's RELIABLE window fills and waits for ACKs):
+// every message reaches both, each by its own transport, and every chunk the
+// two writers pinned comes back once the subscribers and the publisher go.
+TEST_F(RdmaMixedOnDevice, OnePublishReachesBByRdmaAndCByUdpIntactInOrderAndFreesEveryChunk) {
+  auto node = Node::create("na", options_for(config, shm_of("a")));
+  ASSERT_TRUE(node.ok()) << node.error().message();
+  EXPECT_EQ((*node)->transport_for(kTopic), TransportKind::kUdp) << "not every other host is reached by RDMA";
+  auto free_chunks = [&] {
+    std::uint64_t free = 0;
+    for (const PoolClassStats& s : (*node)->pool_stats()) {
+      free += s.free_chunks;
+    }
+    return free;
+  };
+  const std::uint64_t free_at_start = free_chunks();
+  auto advertised = (*node)->advertise<Block>(kTopic);
+  ASSERT_TRUE(advertised.ok()) << advertised.error().message();
+  std::shared_ptr<Publisher<Block>> pub = *advertised;
+  constexpr std::uint64_t kCount = 2000;
+  auto on_b = spawn_subscriber("nb", "b", kCount, 200);
+  auto on_c = spawn_subscriber("nc", "c", kCount, 300);
+  ASSERT_TRUE(on_b.wait_for_line("READY", kWait)) << on_b.output();
+  ASSERT_TRUE(on_c.wait_for_line("READY", kWait)) << on_c.output();
+  ASSERT_TRUE(wait_for_both(**node)) << "b: " << on_b.output() << "\nc: " << on_c.output();
+
+  const std::uint64_t dropped = publish_blocks(*pub, kCount);
+
+  ASSERT_TRUE(on_b.wait_for_line("GOT", milliseconds(60000))) << on_b.output();
+  ASSERT_TRUE(on_c.wait_for_line("GOT", milliseconds(60000))) << on_c.output();
+  const std::string all = "GOT " + std::to_string(kCount) + " BAD 0 ORDER 0 ";
+  EXPECT_NE(on_b.output().find(all + "RDMA " + std::to_string(kCount) + " UDP 0"), std::string::npos)
+      << "b: " << on_b.output();
+  EXPECT_NE(on_c.output().find(all + "RDMA 0 UDP " + std::to_string(kCount)), std::string::npos)
+      << "c: " << on_c.output();
+  EXPECT_EQ(dropped, 0U) << "a RELIABLE subscriber lost messages";
+  const NetworkCounters c = (*node)->network_counters();
+  EXPECT_EQ(c.rdma_messages_sent, kCount) << "one write per message, to b only";
+  EXPECT_EQ(c.messages_sent, kCount) << "one UDP message per message, to c only";
+  EXPECT_EQ(c.rdma_credit_drops + c.rdma_credit_timeouts + c.rdma_send_failures, 0U);
+  const auto routes = (*node)->routes(kTopic);
+  for (const TopicRoute& r : routes) {
+    if (r.host == "b") {
+      EXPECT_EQ(r.transport, TransportKind::kRdma);
+    } else if (r.host == "c") {
+      EXPECT_EQ(r.transport, TransportKind::kUdp);
+    }
+  }
+
+  on_b.kill(SIGKILL);
+  on_c.kill(SIGKILL);
+  EXPECT_EQ(on_b.wait(kWait), 128 + SIGKILL);
+  EXPECT_EQ(on_c.wait(kWait), 128 + SIGKILL);
+  pub.reset();  // the UDP writer's history unpins what it holds; the RDMA writes completed or were lost with the link
+  EXPECT_TRUE(eventually(kWait, [&] { return free_chunks() == free_at_start; }))
+      << "chunks still pinned: " << free_at_start - free_chunks();
+}
+
+// c's subscriber stops reading after 50 messages while a publishes on (its
+// queue and socket fill, the RELIABLE window with what c did not acknowledge):
+// b still gets every message by RDMA, and no pin of the UDP history leaks.
+TEST_F(RdmaMixedOnDevice, AStalledUdpSubscriberHoldsNoPinOnceThePublisherGoes) {
+  auto node = Node::create("na", options_for(config, shm_of("a")));
+  ASSERT_TRUE(node.ok()) << node.error().message();
+  auto free_chunks = [&] {
+    std::uint64_t free = 0;
+    for (const PoolClassStats& s : (*node)->pool_stats()) {
+      free += s.free_chunks;
+    }
+    return free;
+  };
+  const std::uint64_t free_at_start = free_chunks();
+  auto advertised = (*node)->advertise<Block>(kTopic);
+  ASSERT_TRUE(advertised.ok()) << advertised.error().message();
+  std::shared_ptr<Publisher<Block>> pub = *advertised;
+  constexpr std::uint64_t kCount = 150;
+  auto on_b = spawn_subscriber("nb", "b", kCount, 0);
+  auto on_c = spawn_subscriber("nc", "c", 50, 0);  // takes 50, then sleeps holding nothing
+  ASSERT_TRUE(on_b.wait_for_line("READY", kWait)) << on_b.output();
+  ASSERT_TRUE(on_c.wait_for_line("READY", kWait)) << on_c.output();
+  ASSERT_TRUE(wait_for_both(**node)) << "b: " << on_b.output() << "\nc: " << on_c.output();
+
+  (void)publish_blocks(*pub, kCount);
+
+  ASSERT_TRUE(on_b.wait_for_line("GOT", milliseconds(60000))) << on_b.output();
+  EXPECT_NE(on_b.output().find("GOT " + std::to_string(kCount) + " BAD 0 ORDER 0 RDMA " + std::to_string(kCount)),
+            std::string::npos)
+      << "b: " << on_b.output();
+  ASSERT_TRUE(on_c.wait_for_line("GOT", milliseconds(60000))) << on_c.output();
+  EXPECT_NE(on_c.output().find("GOT 50 BAD 0 ORDER 0 RDMA 0"), std::string::npos) << "c: " << on_c.output();
+
+  pub.reset();  // with c still alive and silent: the history is given up with its writer
+  EXPECT_TRUE(eventually(kWait, [&] { return free_chunks() == free_at_start; }))
+      << "chunks still pinned: " << free_at_start - free_chunks();
+  on_b.kill(SIGKILL);
+  on_c.kill(SIGKILL);
+  EXPECT_EQ(on_b.wait(kWait), 128 + SIGKILL);
+  EXPECT_EQ(on_c.wait(kWait), 128 + SIGKILL);
+}
+
+}  // namespace
+}  // namespace axon
