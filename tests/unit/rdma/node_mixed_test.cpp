@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <csignal>
 #include <cstdio>
@@ -32,6 +33,7 @@ using test::eventually;
 constexpr milliseconds kWait{15000};
 constexpr std::uint32_t kDomain = 45;
 constexpr const char* kTopic = "mixed/blocks";
+constexpr std::uint64_t kFromC = 1'000'000;  ///< The first sequence of a publisher on c is kFromC + 1.
 
 std::string deployment() {
   const std::string device = env("AXON_RDMA_EXPECT_DEVICE");
@@ -53,7 +55,8 @@ NodeOptions options_for(const std::string& config, const std::string& shm_dir) {
 
 // The peer process: node AXON_MIXED_NODE subscribes the topic (RELIABLE),
 // prints READY, takes AXON_MIXED_COUNT messages (sleeping 1 ms after each
-// of the first AXON_MIXED_SLOW), checks each, and prints
+// of the first AXON_MIXED_SLOW), checks each (in order per publisher: c's
+// sequences start at kFromC), and prints
 // "GOT <n> BAD <n> ORDER <n> RDMA <n> UDP <n>" (messages its node received
 // by each transport), then lives until killed.
 TEST(RdmaMixedPeer, Subscribes) {
@@ -73,7 +76,7 @@ TEST(RdmaMixedPeer, Subscribes) {
   std::uint64_t got = 0;
   std::uint64_t bad = 0;
   std::uint64_t order = 0;
-  std::uint64_t last = 0;
+  std::array<std::uint64_t, 2> last{0, kFromC};  // per publisher: a's, c's
   const auto deadline = Clock::now() + milliseconds(120000);
   while (got < count && Clock::now() < deadline) {
     auto sample = (*sub)->take();
@@ -83,8 +86,9 @@ TEST(RdmaMixedPeer, Subscribes) {
     }
     ++got;
     bad += test::intact(**sample) ? 0 : 1;
-    order += (*sample)->sequence == last + 1 ? 0 : 1;
-    last = (*sample)->sequence;
+    std::uint64_t& previous = last[(*sample)->sequence > kFromC ? 1 : 0];
+    order += (*sample)->sequence == previous + 1 ? 0 : 1;
+    previous = (*sample)->sequence;
     if (got <= slow) {
       std::this_thread::sleep_for(milliseconds(1));
     }
@@ -94,6 +98,49 @@ TEST(RdmaMixedPeer, Subscribes) {
               static_cast<unsigned long long>(bad), static_cast<unsigned long long>(order),
               static_cast<unsigned long long>(c.rdma_messages_received),
               static_cast<unsigned long long>(c.messages_received));
+  std::fflush(stdout);
+  std::this_thread::sleep_for(milliseconds(60000));
+}
+
+// The peer process that publishes: node AXON_MIXED_NODE (on c) waits until
+// host b subscribes, publishes AXON_MIXED_COUNT blocks from kFromC + 1, one a
+// millisecond (b's reader takes a's too: a UDP reader whose ACKs come after
+// 100 ms loses messages by design, udp_writer.hpp), prints
+// "SENT <n> DROPPED <n> TO B <transport>", then lives until killed.
+TEST(RdmaMixedPeer, Publishes) {
+  const std::string config = env("AXON_MIXED_CONFIG");
+  if (config.empty()) {
+    GTEST_SKIP() << "the peer process of RdmaMixedOnDevice (it runs it as a child process)";
+  }
+  auto node = Node::create(env("AXON_MIXED_NODE"), options_for(config, env("AXON_MIXED_SHM")));
+  ASSERT_TRUE(node.ok()) << node.error().message();
+  const std::uint64_t count = std::strtoull(env("AXON_MIXED_COUNT").c_str(), nullptr, 10);
+  auto pub = (*node)->advertise<Block>(kTopic);
+  ASSERT_TRUE(pub.ok()) << pub.error().message();
+  std::printf("READY\n");
+  std::fflush(stdout);
+  std::string to_b;
+  ASSERT_TRUE(eventually(kWait, [&] {
+    for (const TopicRoute& r : (*node)->routes(kTopic)) {
+      if (r.host == "b" && r.subscribers > 0) {
+        to_b = std::string(to_string(r.transport));
+        return true;
+      }
+    }
+    return false;
+  }));
+  std::this_thread::sleep_for(milliseconds(300));
+  std::uint64_t dropped = 0;
+  for (std::uint64_t seq = kFromC + 1; seq <= kFromC + count; ++seq) {
+    Block b;
+    test::fill(b, seq);
+    const PublishResult published = (*pub)->publish(b);
+    ASSERT_TRUE(published.ok());
+    dropped += published.status().dropped;
+    std::this_thread::sleep_for(milliseconds(1));
+  }
+  std::printf("SENT %llu DROPPED %llu TO B %s\n", static_cast<unsigned long long>(count),
+              static_cast<unsigned long long>(dropped), to_b.c_str());
   std::fflush(stdout);
   std::this_thread::sleep_for(milliseconds(60000));
 }
@@ -112,12 +159,13 @@ class RdmaMixedOnDevice : public ::testing::Test {
 
   [[nodiscard]] std::string shm_of(const std::string& host) const { return dir.path() + "/" + host; }
 
+  /// A peer process: `role` Subscribes or Publishes (RdmaMixedPeer).
   test::ChildProcess spawn_subscriber(const std::string& node, const std::string& host, std::uint64_t count,
-                                      std::uint64_t slow) {
+                                      std::uint64_t slow, const char* role = "Subscribes") {
     const std::string shm = shm_of(host);
     const std::string file = config;
     return test::ChildProcess::spawn(
-        {"/proc/self/exe", "--gtest_filter=RdmaMixedPeer.Subscribes"}, [=]() -> std::string {
+        {"/proc/self/exe", std::string("--gtest_filter=RdmaMixedPeer.") + role}, [=]() -> std::string {
           // NOLINTBEGIN(concurrency-mt-unsafe): in the forked child, before exec
           if (setenv("AXON_MIXED_CONFIG", file.c_str(), 1) != 0 || setenv("AXON_MIXED_SHM", shm.c_str(), 1) != 0 ||
               setenv("AXON_MIXED_NODE", node.c_str(), 1) != 0 ||
@@ -290,6 +338,46 @@ TEST_F(RdmaMixedOnDevice, AStalledUdpSubscriberHoldsNoPinOnceThePublisherGoes) {
   pub.reset();  // with c still alive and silent: the history is given up with its writer
   EXPECT_TRUE(eventually(kWait, [&] { return free_chunks() == free_at_start; }))
       << "chunks still pinned: " << free_at_start - free_chunks();
+  on_b.kill(SIGKILL);
+  on_c.kill(SIGKILL);
+  EXPECT_EQ(on_b.wait(kWait), 128 + SIGKILL);
+  EXPECT_EQ(on_c.wait(kWait), 128 + SIGKILL);
+}
+
+// The receive side: host b's one receiver of the topic gets it from a by RDMA
+// and from a publisher on c (no device) by UDP, both to the same subscriber,
+// each publisher's messages intact and in order.
+TEST_F(RdmaMixedOnDevice, BReceivesTheTopicFromAByRdmaAndFromCByUdp) {
+  auto node = Node::create("na", options_for(config, shm_of("a")));
+  ASSERT_TRUE(node.ok()) << node.error().message();
+  auto pub = (*node)->advertise<Block>(kTopic);
+  ASSERT_TRUE(pub.ok()) << pub.error().message();
+  constexpr std::uint64_t kCount = 300;
+  auto on_b = spawn_subscriber("nb", "b", 2 * kCount, 0);
+  auto on_c = spawn_subscriber("nc", "c", kCount, 0, "Publishes");
+  ASSERT_TRUE(on_b.wait_for_line("READY", kWait)) << on_b.output();
+  ASSERT_TRUE(on_c.wait_for_line("READY", kWait)) << on_c.output();
+  ASSERT_TRUE(eventually(kWait, [&] {
+    const auto routes = (*node)->routes(kTopic);
+    return std::any_of(routes.begin(), routes.end(),
+                       [](const TopicRoute& r) {
+                         return r.host == "b" && r.transport == TransportKind::kRdma && r.subscribers > 0;
+                       }) &&
+           (*node)->network_counters().rdma_streams_sent >= 1;
+  }));
+  std::this_thread::sleep_for(milliseconds(300));
+
+  const std::uint64_t dropped = publish_blocks(**pub, kCount);
+
+  ASSERT_TRUE(on_c.wait_for_line("SENT", milliseconds(60000))) << on_c.output();
+  EXPECT_NE(on_c.output().find("SENT " + std::to_string(kCount) + " DROPPED 0 TO B udp"), std::string::npos)
+      << "c: " << on_c.output();
+  ASSERT_TRUE(on_b.wait_for_line("GOT", milliseconds(60000))) << on_b.output() << "\n" << counters_of(**node);
+  EXPECT_NE(on_b.output().find("GOT " + std::to_string(2 * kCount) + " BAD 0 ORDER 0 RDMA " + std::to_string(kCount) +
+                               " UDP " + std::to_string(kCount)),
+            std::string::npos)
+      << "b: " << on_b.output();
+  EXPECT_EQ(dropped, 0U);
   on_b.kill(SIGKILL);
   on_c.kill(SIGKILL);
   EXPECT_EQ(on_b.wait(kWait), 128 + SIGKILL);
