@@ -126,6 +126,7 @@ class UdpNetworkView final : public NetworkView {
       const rdma::RdmaLinkCounters links = rdma_->participant->counters();
       counters.rdma_links_up = links.links_up;
       counters.rdma_link_losses = links.link_losses;
+      counters.rdma_completions_on_waiting_threads = links.completions_on_waiting_threads;
       const rdma::InboundCountersSnapshot inbound = rdma_->inbound->counters();
       counters.rdma_streams_received = inbound.streams_opened;
       counters.rdma_streams_refused = inbound.streams_refused;
@@ -463,7 +464,7 @@ Result<NodeTransport> create_node_transport(const std::string& node_name, const 
       }
     }
     transport = std::make_shared<rdma::RdmaHostsTransport>(
-        std::move(pool->shm), std::move(udp_transport), (*rdma)->outbound,
+        std::move(pool->shm), std::move(udp_transport), (*rdma)->outbound, (*rdma)->participant->completion_turn(),
         rdma::RdmaHostsTransport::Reach{
             .by_rdma = [kind_to](std::string_view topic,
                                  std::string_view to_host) { return kind_to(topic, to_host) == TransportKind::kRdma; },

@@ -14,6 +14,7 @@
 #include "harness/progress.hpp"
 #include "latency/latency.hpp"
 #include "network/network.hpp"
+#include "rdma/rdma.hpp"
 #include "report/report_command.hpp"
 #include "results/html_report.hpp"
 #include "results/json_input.hpp"
@@ -49,7 +50,8 @@ int run(int argc, char** argv) {
       axon_bench::add_baseline_command(app),   axon_bench::add_latency_command(app),
       axon_bench::add_throughput_command(app), axon_bench::add_scenario_command(app),
       axon_bench::add_wakeup_command(app),     axon_bench::add_network_command(app),
-      axon_bench::add_idle_command(app),       axon_bench::add_discovery_command(app),
+      axon_bench::add_rdma_command(app),       axon_bench::add_idle_command(app),
+      axon_bench::add_discovery_command(app),
       axon_bench::add_report_command(app),  // report stays last
   };
 

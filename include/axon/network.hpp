@@ -74,6 +74,10 @@ struct NetworkCounters {
   std::uint64_t rdma_credit_timeouts = 0;
   /// Messages not written because the post failed or the link went under them.
   std::uint64_t rdma_send_failures = 0;
+  /// RDMA completions (writes received, sends done) that a busy-spinning
+  /// subscriber's thread polled and handled itself: no wake-up of the RDMA
+  /// thread for them (the RDMA transport's WaitSource).
+  std::uint64_t rdma_completions_on_waiting_threads = 0;
 };
 
 }  // namespace axon

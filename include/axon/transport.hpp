@@ -148,6 +148,11 @@ class WaitSource {
   /// Handles what arrived (delivers it, as the transport's thread would),
   /// on the thread whose sleep() returned kArrived, right after it.
   virtual void after_sleep() noexcept = 0;
+  /// For a waiter that spins instead of sleeping: handles what has arrived
+  /// now, as after_sleep() would, without a system call and without waiting
+  /// (RDMA: one batch of the completion queue when its turn is free). True
+  /// when it handled something. Default: nothing to poll.
+  virtual bool poll() noexcept { return false; }
 };
 
 /// Transport side of one publisher. Thread safety: one thread at a time.

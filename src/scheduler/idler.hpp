@@ -46,10 +46,10 @@ class Idler {
     }
     const std::int64_t idle_ns = now - idle_since_ns_;
     switch (strategy_.kind()) {
-      case WaitStrategy::Kind::kBusySpin: cpu_relax(); return false;
+      case WaitStrategy::Kind::kBusySpin: spin(source); return false;
       case WaitStrategy::Kind::kSpinYieldSleep:
         if (idle_ns < strategy_.spin_ns()) {
-          cpu_relax();
+          spin(source);
           return false;
         }
         if (idle_ns < strategy_.spin_ns() + strategy_.yield_ns()) {
@@ -98,6 +98,14 @@ class Idler {
   }
 
  private:
+  /// One spin: the source polled (what it handles is found by the caller's
+  /// next look), or a pause when it has nothing.
+  static void spin(WaitSource* source) noexcept {
+    if (source == nullptr || !source->poll()) {
+      cpu_relax();
+    }
+  }
+
   WaitStrategy strategy_;
   std::int64_t idle_since_ns_ = -1;
 };

@@ -4,6 +4,7 @@
 #include <limits>
 
 #include "transports/rdma/rdma_publisher_port.hpp"
+#include "transports/rdma/rdma_subscriber_port.hpp"
 #include "transports/udp/local_topics.hpp"
 
 namespace axon::rdma {
@@ -70,6 +71,17 @@ Result<std::shared_ptr<PublisherPort>> RdmaHostsTransport::advertise(const Topic
                                                                    .participant = udp_->participant(),
                                                                    .routes = std::move(routes),
                                                                    .mixed = by_udp}));
+}
+
+Result<std::shared_ptr<SubscriberPort>> RdmaHostsTransport::subscribe(const TopicDescriptor& topic,
+                                                                      const SubscriberQos& qos) {
+  auto port = udp_->subscribe(topic, qos);
+  const bool some_by_rdma = std::any_of(reach_.other_hosts.begin(), reach_.other_hosts.end(),
+                                        [&](const std::string& host) { return reach_.by_rdma(topic.name, host); });
+  if (!port || !some_by_rdma) {
+    return port;
+  }
+  return std::shared_ptr<SubscriberPort>(std::make_shared<RdmaSubscriberPort>(std::move(*port), turn_));
 }
 
 }  // namespace axon::rdma

@@ -12,6 +12,7 @@
 #include <ctime>
 #include <utility>
 
+#include "src/base/clock.hpp"
 #include "src/base/errors.hpp"
 #include "src/base/log.hpp"
 #include "transports/rdma/post_write.hpp"
@@ -103,6 +104,7 @@ Result<std::unique_ptr<RdmaParticipant>> RdmaParticipant::start(std::shared_ptr<
   if (self->stop_fd_ < 0) {
     return Error(ErrorCode::kSystem, fmt::format("eventfd failed ({})", errno_text(errno)));
   }
+  self->turn_->attach(self.get());  // before the thread: from here on, the turn guards the links
   self->thread_ = std::thread([p = self.get()] { p->run(); });
   return self;
 }
@@ -123,7 +125,10 @@ RdmaParticipant::~RdmaParticipant() {
     }
     thread_.join();
   }
+  turn_->take();  // no spinner polls from here on: the links go
+  turn_->detach();
   stop_links();
+  turn_->give_back();
   if (stop_fd_ >= 0) {
     ::close(stop_fd_);
   }
@@ -138,7 +143,8 @@ RdmaLinkCounters RdmaParticipant::counters() const noexcept {
                           .link_failures = link_failures_.load(std::memory_order_relaxed),
                           .control_refusals = faults_.control_refusals.load(std::memory_order_relaxed),
                           .write_refusals = faults_.write_refusals.load(std::memory_order_relaxed),
-                          .completion_errors = faults_.completion_errors.load(std::memory_order_relaxed)};
+                          .completion_errors = faults_.completion_errors.load(std::memory_order_relaxed),
+                          .completions_on_waiting_threads = turn_->completions_by_spinners()};
 }
 
 Result<void> RdmaParticipant::link_ready(std::uint64_t peer, ibv_qp* qp) {
@@ -185,14 +191,29 @@ Result<void> RdmaParticipant::drain_completions() {
       return n.error();
     }
     for (std::size_t i = 0; i < n.value(); ++i) {
-      // A completion of a QP already destroyed (its link torn down) has no link: nothing is left to do for it.
-      if (RdmaLink* link = link_of(batch_[i].qp_num); link != nullptr) {
-        link->handle(batch_[i]);
-      }
+      route(batch_[i]);
     }
     if (n.value() < batch_.size()) {
       return {};
     }
+  }
+}
+
+std::size_t RdmaParticipant::poll_batch() noexcept {
+  auto n = cq_.poll(batch_);
+  if (!n.ok()) {
+    return 0;
+  }
+  for (std::size_t i = 0; i < n.value(); ++i) {
+    route(batch_[i]);
+  }
+  return n.value();
+}
+
+void RdmaParticipant::route(const Completion& c) noexcept {
+  // A completion of a QP already destroyed (its link torn down) has no link: nothing is left to do for it.
+  if (RdmaLink* link = link_of(c.qp_num); link != nullptr) {
+    link->handle(c);
   }
 }
 
@@ -288,6 +309,7 @@ void RdmaParticipant::run() noexcept {
     events.clear();
   };
   for (;;) {
+    turn_->take();  // given back before the sleep: spinners poll meanwhile
     const auto now = PeerLinks::Clock::now();
     if (now >= next_check) {
       follow_discovery(events);
@@ -302,6 +324,7 @@ void RdmaParticipant::run() noexcept {
       const std::uint64_t up = links_up_.load(std::memory_order_relaxed);
       link_losses_.fetch_add(up, std::memory_order_relaxed);
       stop_links();
+      turn_->give_back();
       return;
     }
     end_failed_links(events);
@@ -315,6 +338,7 @@ void RdmaParticipant::run() noexcept {
       const std::uint64_t up = links_up_.load(std::memory_order_relaxed);
       link_losses_.fetch_add(up, std::memory_order_relaxed);
       stop_links();
+      turn_->give_back();
       return;
     }
     settle();
@@ -322,11 +346,16 @@ void RdmaParticipant::run() noexcept {
     // messages a full send queue held back) run on each pass, and again
     // after tick_period while they say something still waits.
     const bool ticking = options_.tick && options_.tick();
+    turn_->give_back();
+    // While spinners poll the CQ, the card's events would wake this thread
+    // for completions they take: the channel stays out, and the thread
+    // looks again (a drain, a re-arm) once a lease may have ended.
+    const bool leased = turn_->spinners_polling(monotonic_now_ns());
 
     links_->poll_fds(fds);
     ready.clear();
     ready.push_back({.fd = stop_fd_, .events = POLLIN, .revents = 0});
-    ready.push_back({.fd = channel_->fd, .events = POLLIN, .revents = 0});
+    ready.push_back({.fd = leased ? -1 : channel_->fd, .events = POLLIN, .revents = 0});
     ready.push_back({.fd = wake_fd_, .events = POLLIN, .revents = 0});
     for (const int fd : fds) {
       ready.push_back({.fd = fd, .events = POLLIN, .revents = 0});
@@ -337,6 +366,9 @@ void RdmaParticipant::run() noexcept {
     }
     if (ticking) {
       wake = std::min(wake, PeerLinks::Clock::now() + options_.tick_period);
+    }
+    if (leased) {
+      wake = std::min(wake, PeerLinks::Clock::now() + std::chrono::nanoseconds(kSpinnerLeaseNs));
     }
     const auto left = std::max(std::chrono::duration_cast<std::chrono::nanoseconds>(wake - PeerLinks::Clock::now()),
                                std::chrono::nanoseconds(0));

@@ -31,6 +31,7 @@
 
 #include "axon/result.hpp"
 #include "transports/rdma/completion_queue.hpp"
+#include "transports/rdma/completion_turn.hpp"
 #include "transports/rdma/peer_links.hpp"
 #include "transports/rdma/pool_registration.hpp"
 #include "transports/rdma/rdma_link.hpp"
@@ -86,9 +87,10 @@ struct RdmaLinkCounters {
   std::uint64_t control_refusals = 0;   ///< Control messages of peers the parser refused.
   std::uint64_t write_refusals = 0;     ///< Writes of peers whose immediate the grant table refused.
   std::uint64_t completion_errors = 0;  ///< Completions with an error status (flushes too) or unexpected.
+  std::uint64_t completions_on_waiting_threads = 0;  ///< Polled and handled by spinning subscribers (CompletionTurn).
 };
 
-class RdmaParticipant {
+class RdmaParticipant final : private CompletionPoller {
  public:
   /// Creates the completion queue on `registration`'s context, listens, and
   /// starts the thread. `registration` is kept until the participant is
@@ -107,6 +109,10 @@ class RdmaParticipant {
   /// The bound rdma_cm port: what ANNOUNCE tells the peers.
   [[nodiscard]] std::uint16_t cm_port() const noexcept { return cm_port_; }
   [[nodiscard]] RdmaLinkCounters counters() const noexcept;
+  /// The turn at the completion queue that busy-spinning subscribers of
+  /// RDMA topics take to poll it themselves (RdmaWaitSource). It outlives
+  /// the participant (shared): after the participant, it polls nothing.
+  [[nodiscard]] std::shared_ptr<CompletionTurn> completion_turn() const noexcept { return turn_; }
 
  private:
   RdmaParticipant(std::shared_ptr<const PoolRegistration> registration, RdmaParticipantOptions options,
@@ -125,6 +131,11 @@ class RdmaParticipant {
   /// Takes the channel's events (re-arming), then polls the CQ until empty,
   /// each completion to its link. False when the CQ or channel broke.
   [[nodiscard]] Result<void> drain_completions();
+  /// CompletionPoller, for a spinner holding the turn: one batch polled and
+  /// routed (a CQ error is left to the thread's next drain, which reports it).
+  std::size_t poll_batch() noexcept override;
+  /// Hands `c` to its link (none: its QP was destroyed, nothing is left to do).
+  void route(const Completion& c) noexcept;
   /// Ends every link that failed (PeerLinks::fail): lost events in `events`.
   void end_failed_links(std::vector<LinkEvent>& events);
   [[nodiscard]] RdmaLink* link_of(std::uint32_t qp_num) noexcept;
@@ -138,10 +149,13 @@ class RdmaParticipant {
   CompChannelHandle channel_;
   CompletionQueue cq_;
   LinkFaultCounters faults_;
-  /// The thread's (the destructor's once it ended): one per QP given by on_qp,
+  /// Taken by the thread for each pass, by spinners for one batch: whoever
+  /// holds it is "the RDMA thread" of the links and their handler.
+  std::shared_ptr<CompletionTurn> turn_ = std::make_shared<CompletionTurn>();
+  /// The turn holder's (the destructor's once the thread ended): one per QP given by on_qp,
   /// until its loss is applied. Reserved for kMaxRdmaLinks.
   std::vector<std::unique_ptr<RdmaLink>> rdma_links_;
-  std::vector<Completion> batch_;  ///< The thread's poll batch (kPollBatch).
+  std::vector<Completion> batch_;  ///< The turn holder's poll batch (kPollBatch).
   std::uint32_t own_max_message_bytes_ = 0;
   // Destroyed before rdma_links_ (declared after): each QP goes before its link's ring.
   std::optional<PeerLinks> links_;

@@ -115,6 +115,7 @@ void run_network_command(const NetworkOptions& o, Output& out) {
     throw std::runtime_error(std::string(hosts.error().message()));
   }
   const axon::test::TempDir dir("axon-bench-network");
+  const std::vector<std::string> addresses{hosts->host(0).address, hosts->host(1).address};
   const bool raw = o.only != "axon";
   const bool axon = o.only != "raw";
   NetworkCase base;
@@ -157,9 +158,9 @@ void run_network_command(const NetworkOptions& o, Output& out) {
     if (axon) {
       config.domain = domain_for_case(index++);
       config.payload_bytes = bytes;
-      c.config_path = write_network_config(*hosts, config, dir.path());
-      if (auto r = attempt(out, "axon udp " + format_bytes(bytes) + " pingpong",
-                           [&] { return measure_axon_udp_pingpong(c); })) {
+      c.config_path = write_network_config(addresses, config, dir.path());
+      if (auto r =
+              attempt(out, "axon udp " + format_bytes(bytes) + " pingpong", [&] { return measure_axon_pingpong(c); })) {
         if (baseline && baseline->latency.p50_ns > 0) {
           r->ratio_to_raw_udp = r->latency.p50_ns / baseline->latency.p50_ns;
         }
@@ -187,9 +188,9 @@ void run_network_command(const NetworkOptions& o, Output& out) {
     if (axon) {
       config.domain = domain_for_case(index++);
       config.payload_bytes = bytes;
-      c.config_path = write_network_config(*hosts, config, dir.path());
+      c.config_path = write_network_config(addresses, config, dir.path());
       if (auto r = attempt(out, "axon udp " + format_bytes(bytes) + " throughput",
-                           [&] { return measure_axon_udp_throughput(c); })) {
+                           [&] { return measure_axon_throughput(c); })) {
         if (baseline && baseline->msgs_per_s.value_or(0) > 0) {
           r->ratio_to_raw_udp = r->msgs_per_s.value_or(0) / *baseline->msgs_per_s;
         }

@@ -36,11 +36,14 @@ using Clock = std::chrono::steady_clock;
 template <class T>
 axon::Result<workers::Endpoints<T>> endpoints_on_host(const NetworkCase& c, int side, std::string_view publishes,
                                                       std::string_view subscribes) {
-  if (auto entered = c.hosts->enter(static_cast<std::size_t>(side)); !entered) {
-    return entered.error();
+  if (c.hosts != nullptr) {
+    if (auto entered = c.hosts->enter(static_cast<std::size_t>(side)); !entered) {
+      return entered.error();
+    }
   }
   axon::NodeOptions options;
   options.config_path = c.config_path;
+  options.shm_dir = c.shm_dirs[static_cast<std::size_t>(side)];
   return workers::set_up_worker<T>({.node = side == 0 ? "bench_ping" : "bench_pong",
                                     .options = options,
                                     .publishes = publishes,
@@ -226,11 +229,11 @@ void run_workers(PairJob& job, PairControl& control, Ping ping, Pong pong) {
 
 }  // namespace
 
-CaseResult measure_axon_udp_pingpong(const NetworkCase& c) {
+CaseResult measure_axon_pingpong(const NetworkCase& c) {
   require_payload_size(c.payload_bytes, "payload size");
   SharedArray<std::int64_t> round_trips(c.samples);
   Shared<PairControl> control;
-  PairJob job{.label = "axon udp " + format_bytes(c.payload_bytes) + " pingpong",
+  PairJob job{.label = "axon " + c.transport + " " + format_bytes(c.payload_bytes) + " pingpong",
               .cpus = c.cpus,
               .progress_total = c.samples,
               .timeout = std::chrono::seconds(180)};
@@ -240,16 +243,16 @@ CaseResult measure_axon_udp_pingpong(const NetworkCase& c) {
         [&](PairControl& pc) { return pong_worker<T>(c, pc); });
   });
   CaseResult result = pingpong_result(c, {round_trips.data(), round_trips.size()}, *control);
-  result.transport = "udp";
+  result.transport = c.transport;
   result.wait_strategy = executor_wait_name(c.wait);
   return result;
 }
 
-CaseResult measure_axon_udp_throughput(const NetworkCase& c) {
+CaseResult measure_axon_throughput(const NetworkCase& c) {
   require_payload_size(c.payload_bytes, "payload size");
   Shared<PairControl> control;
   Shared<StreamTally> tally;
-  PairJob job{.label = "axon udp " + format_bytes(c.payload_bytes) + " throughput",
+  PairJob job{.label = "axon " + c.transport + " " + format_bytes(c.payload_bytes) + " throughput",
               .cpus = c.cpus,
               .timeout = std::chrono::seconds(180)};
   with_payload_type(c.payload_bytes, [&]<class T>() {
@@ -258,7 +261,7 @@ CaseResult measure_axon_udp_throughput(const NetworkCase& c) {
         [&](PairControl& pc) { return stream_subscriber<T>(c, pc, *tally); });
   });
   CaseResult result = stream_result(c, *tally, *control);
-  result.transport = "udp";
+  result.transport = c.transport;
   result.wait_strategy = executor_wait_name(c.wait);
   return result;
 }

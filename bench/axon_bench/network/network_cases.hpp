@@ -4,6 +4,7 @@
 // axon's UDP transport: same path, same bytes on the wire.
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -16,7 +17,12 @@
 namespace axon_bench {
 
 struct NetworkCase {
-  const axon::test::VirtualHosts* hosts = nullptr;  ///< Two hosts: worker k runs on host k.
+  /// Two hosts: worker k runs on host k. Null: both workers stay in this
+  /// network namespace (`axon-bench rdma`: two addresses of one guest) and
+  /// `shm_dirs` keeps their shared memory apart, as two machines would.
+  const axon::test::VirtualHosts* hosts = nullptr;
+  std::array<std::string, 2> shm_dirs;  ///< axon: NodeOptions::shm_dir of worker k ("" = the default).
+  std::string transport = "udp";        ///< axon: the config's transport of the topics, recorded in the results.
   std::size_t payload_bytes = 64;
   std::uint64_t samples = 1000;  ///< Ping-pong: round trips recorded ...
   std::uint64_t warmup = 100;    ///< ... after this many.
@@ -41,10 +47,10 @@ CaseResult measure_raw_udp_pingpong(const NetworkCase& c);
 CaseResult measure_raw_udp_throughput(const NetworkCase& c);
 
 /// Round trips through axon: a ping node on host 0, a pong node on host 1,
-/// each publishing to the other over the UDP transport.
-CaseResult measure_axon_udp_pingpong(const NetworkCase& c);
+/// each publishing to the other over the transport the config names.
+CaseResult measure_axon_pingpong(const NetworkCase& c);
 /// Messages per second a publisher on host 0 delivers to a RELIABLE
 /// subscriber on host 1.
-CaseResult measure_axon_udp_throughput(const NetworkCase& c);
+CaseResult measure_axon_throughput(const NetworkCase& c);
 
 }  // namespace axon_bench

@@ -16,21 +16,23 @@ std::uint64_t chunk_count(std::size_t payload_bytes) {
 
 }  // namespace
 
-std::string network_config_yaml(const axon::test::VirtualHosts& hosts, const NetworkConfig& config) {
+std::string network_config_yaml(const std::vector<std::string>& addresses, const NetworkConfig& config) {
   const std::string pool =
       "    pool:\n      chunk_classes:\n        - {payload_bytes: " + std::to_string(config.payload_bytes) +
       ", count: " + std::to_string(chunk_count(config.payload_bytes)) + "}\n";
-  std::string yaml = "# written by axon-bench network\ndomain: " + std::to_string(config.domain) + "\nhosts:\n";
-  for (std::size_t k = 0; k < hosts.size(); ++k) {
-    yaml += "  - {name: h" + std::to_string(k) + ", address: " + hosts.host(k).address + "}\n";
+  const std::string device = config.rdma_device.empty() ? "" : ", rdma_device: " + config.rdma_device;
+  std::string yaml = "# written by axon-bench\ndomain: " + std::to_string(config.domain) + "\nhosts:\n";
+  for (std::size_t k = 0; k < addresses.size(); ++k) {
+    yaml += "  - {name: h" + std::to_string(k) + ", address: " + addresses[k] + device + "}\n";
   }
   yaml += "nodes:\n  - name: bench_ping\n    host: h0\n" + pool + "  - name: bench_pong\n    host: h1\n" + pool;
   yaml += "topics:\n";
   for (const char* topic : {"axon_bench/net_ping", "axon_bench/net_pong"}) {
-    yaml += "  - {name: " + std::string(topic) + ", transport: udp, reliability: " + config.pingpong_reliability +
-            ", depth: 16}\n";
+    yaml += "  - {name: " + std::string(topic) + ", transport: " + config.transport +
+            ", reliability: " + config.pingpong_reliability + ", depth: 16}\n";
   }
-  yaml += "  - {name: axon_bench/net_stream, transport: udp, reliability: reliable, history: keep_all, depth: " +
+  yaml += "  - {name: axon_bench/net_stream, transport: " + config.transport +
+          ", reliability: reliable, history: keep_all, depth: " +
           std::to_string(std::min<std::uint64_t>(chunk_count(config.payload_bytes) / 2, 256)) + "}\n";
   const std::string buffer = std::to_string(config.socket_buffer_bytes);
   yaml += "udp:\n  discovery:\n";
@@ -41,10 +43,10 @@ std::string network_config_yaml(const axon::test::VirtualHosts& hosts, const Net
   return yaml;
 }
 
-std::string write_network_config(const axon::test::VirtualHosts& hosts, const NetworkConfig& config,
+std::string write_network_config(const std::vector<std::string>& addresses, const NetworkConfig& config,
                                  const std::string& dir) {
-  std::string path = dir + "/axon-bench-network-" + std::to_string(config.payload_bytes) + ".yaml";
-  if (const std::string error = write_text_file(path, network_config_yaml(hosts, config)); !error.empty()) {
+  std::string path = dir + "/axon-bench-" + config.transport + "-" + std::to_string(config.payload_bytes) + ".yaml";
+  if (const std::string error = write_text_file(path, network_config_yaml(addresses, config)); !error.empty()) {
     throw std::runtime_error(error);
   }
   return path;

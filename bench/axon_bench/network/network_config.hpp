@@ -1,13 +1,14 @@
-// The deployment config of `axon-bench network`: the two virtual hosts, a
-// node on each (bench_ping on host 0, bench_pong on host 1) with a pool for
-// the payload, the three topics and the UDP section. docs/configuration.md.
+// The deployment config of `axon-bench network` and `axon-bench rdma`: the
+// two hosts, a node on each (bench_ping on host 0, bench_pong on host 1) with
+// a pool for the payload, the three topics on one transport (udp, or rdma
+// when both hosts name `rdma_device`) and the UDP section (discovery; the
+// data too for udp). docs/configuration.md.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <string>
-
-#include "tests/support/common/netns.hpp"
+#include <vector>
 
 namespace axon_bench {
 
@@ -18,14 +19,16 @@ struct NetworkConfig {
   bool static_peers = false;                         ///< false: multicast discovery.
   std::uint32_t socket_buffer_bytes = 8U << 20U;
   std::uint32_t receive_poll_us = 0;  ///< udp.receive_poll_us
+  std::string transport = "udp";      ///< The topics' transport: udp or rdma.
+  std::string rdma_device;            ///< rdma: both hosts' hosts[].rdma_device.
 };
 
-/// The YAML text of `config` for `hosts`.
-std::string network_config_yaml(const axon::test::VirtualHosts& hosts, const NetworkConfig& config);
+/// The YAML text of `config` for the hosts at `addresses` (h0, h1).
+std::string network_config_yaml(const std::vector<std::string>& addresses, const NetworkConfig& config);
 
-/// Writes it to DIR/axon-bench-network-<payload>.yaml; returns the path.
+/// Writes it to DIR/axon-bench-<transport>-<payload>.yaml; returns the path.
 /// Throws std::runtime_error when the file cannot be written.
-std::string write_network_config(const axon::test::VirtualHosts& hosts, const NetworkConfig& config,
+std::string write_network_config(const std::vector<std::string>& addresses, const NetworkConfig& config,
                                  const std::string& dir);
 
 }  // namespace axon_bench

@@ -79,6 +79,7 @@ CaseResult case_of(const YAML::Node& r) {
   c.ratio_to_raw64_p50 = number_of(r, "ratio_to_raw64_p50");
   c.ratio_to_memcpy = number_of(r, "ratio_to_memcpy");
   c.ratio_to_raw_udp = number_of(r, "ratio_to_raw_udp");
+  c.ratio_to_perftest = number_of(r, "ratio_to_perftest");
   c.ratio_to_busy_spin_p50 = number_of(r, "ratio_to_busy_spin_p50");
   c.ratio_to_futex_p50 = number_of(r, "ratio_to_futex_p50");
   c.dropped = count_of(r, "dropped").value_or(0);

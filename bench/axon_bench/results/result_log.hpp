@@ -45,6 +45,9 @@ struct CaseResult {
   /// Network: axon / the same run's raw UDP socket figure of the same size
   /// (p50 for pingpong, msgs/s for throughput).
   std::optional<double> ratio_to_raw_udp;
+  /// Rdma: axon / the same boot's perftest figure of the same size (one-way
+  /// p50 / ib_write_lat's typical; MiB/s / ib_write_bw's average).
+  std::optional<double> ratio_to_perftest;
   std::uint64_t dropped = 0;  ///< Messages lost (rate mode: queue full).
   // Throughput.
   std::optional<std::uint32_t> subscribers;

@@ -1,7 +1,9 @@
 // A third transport plugs into the scheduler through WaitSource alone: a
 // fake whose messages arrive on an eventfd (no socket, no WakeWord bump, no
 // thread of its own). WaitSet and both executors sleep on its fd through its
-// sleep(), its after_sleep() delivers, and the waiter gets the message.
+// sleep(), its after_sleep() delivers, and the waiter gets the message. A
+// waiter that spins instead polls it (poll(), as RDMA's busy-spinning
+// subscribers poll the completion queue) and never sleeps.
 #include <gtest/gtest.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
@@ -102,17 +104,30 @@ class FakeWaitSource final : public WaitSource {
     after_sleeps.fetch_add(1, std::memory_order_relaxed);
     std::uint64_t count = 0;
     (void)!::read(fd_, &count, sizeof(count));
-    const std::lock_guard lock(mutex_);
-    while (!wire_.empty()) {
-      port_.deliver(wire_.front());
-      wire_.pop_front();
-    }
+    (void)deliver_wire();
+  }
+  /// A spinner's look at the wire, as RDMA's completion queue polled by a
+  /// busy-spinning subscriber: no read of the fd.
+  bool poll() noexcept override {
+    polls.fetch_add(1, std::memory_order_relaxed);
+    return deliver_wire();
   }
 
   std::atomic<int> sleeps{0};
   std::atomic<int> after_sleeps{0};
+  std::atomic<int> polls{0};
 
  private:
+  bool deliver_wire() noexcept {
+    const std::lock_guard lock(mutex_);
+    const bool any = !wire_.empty();
+    while (!wire_.empty()) {
+      port_.deliver(wire_.front());
+      wire_.pop_front();
+    }
+    return any;
+  }
+
   FakePort& port_;
   int fd_;
   std::mutex mutex_;
@@ -178,6 +193,54 @@ TEST_F(WaitSourceTest, ASingleThreadedExecutorsBlockingWaitSleepsOnTheSource) {
 TEST_F(WaitSourceTest, AMultiThreadedExecutorsBlockingWaitSleepsOnTheSource) {
   MultiThreadedExecutor executor(MultiThreadedOptions{.threads = 2, .wait_strategy = WaitStrategy::blocking()});
   expect_callback_gets_what_the_source_delivers(executor);
+}
+
+// A waiter that spins polls the source between its looks at the queue:
+// what arrives reaches it with no sleep and no wake-up (no io_uring needed).
+class WaitSourcePollTest : public ::testing::Test {
+ protected:
+  void SetUp() override { port->set_wait_source(&source); }
+  /// Sends `tick` once the waiter has polled (a bounded wait).
+  std::thread send_when_polling(Tick tick) {
+    return std::thread([this, tick] {
+      (void)test::eventually([&] { return source.polls.load() > 0; }, 5s);
+      source.send(tick);
+    });
+  }
+
+  std::shared_ptr<FakePort> port = std::make_shared<FakePort>();
+  FakeWaitSource source{*port};
+  std::shared_ptr<Subscriber<Tick>> subscriber = std::make_shared<Subscriber<Tick>>(port, "fake", SubscriberQos{});
+};
+
+TEST_F(WaitSourcePollTest, ABusySpinningWaitSetPollsTheSourceAndGetsWhatItDelivers) {
+  WaitSet waits(WaitStrategy::busy_spin());
+  ASSERT_TRUE(waits.attach(subscriber));
+  std::thread sender = send_when_polling(Tick{.sequence = 5, .source = 0});
+  auto out = waits.wait(10s);
+  sender.join();
+  ASSERT_TRUE(out);
+  ASSERT_TRUE(waits.is_ready(0)) << "nothing but the source's poll() delivers the message";
+  EXPECT_EQ(source.after_sleeps.load(), 0) << "a busy spinner never sleeps";
+  auto sample = subscriber->take();
+  ASSERT_TRUE(sample);
+  EXPECT_EQ((*sample)->sequence, 5U);
+}
+
+TEST_F(WaitSourcePollTest, ASpinYieldSleepExecutorPollsTheSourceWhileItSpins) {
+  SingleThreadedExecutor executor(
+      ExecutorOptions{.wait_strategy = WaitStrategy::spin_yield_sleep(60'000'000'000, 0)});  // spins throughout
+  std::atomic<std::uint64_t> got{0};
+  auto subscription = std::make_shared<CallbackSubscription<Tick>>(subscriber, [&](const Sample<Tick>& s) {
+    got.store(s->sequence);
+    executor.stop();
+  });
+  ASSERT_TRUE(executor.add(subscription));
+  std::thread sender = send_when_polling(Tick{.sequence = 6, .source = 0});
+  ASSERT_TRUE(executor.spin_for(10s));
+  sender.join();
+  EXPECT_EQ(got.load(), 6U);
+  EXPECT_EQ(source.after_sleeps.load(), 0);
 }
 
 }  // namespace
