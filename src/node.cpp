@@ -56,7 +56,7 @@ TransportKind Node::transport_for(std::string_view topic) const noexcept {
   if (network_ == nullptr) {
     return TransportKind::kShm;
   }
-  return detail::transport_between(deployment_.get(), topic, "this host", "another host").value_or(TransportKind::kShm);
+  return detail::transport_beyond(deployment_.get(), topic, host_).value_or(TransportKind::kShm);
 }
 
 std::vector<TopicRoute> Node::routes(std::string_view topic) const {

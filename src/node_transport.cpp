@@ -2,9 +2,10 @@
 // the deployment config: shared memory always, UDP when the file names other
 // hosts, and the RDMA registration of the node's pool when its host names an
 // rdma_device, with its RDMA participant linking to the peers discovery
-// finds when there is UDP too; its links carry the `transport: rdma` topics
-// both ways (rdma::RdmaHostsTransport for the publishers, InboundStreams for
-// what peers write into this node's pool).
+// finds when there is UDP too; its links carry the topics the config sends
+// by RDMA to each peer host (`transport: rdma`, or `auto` between two hosts
+// with devices) both ways (rdma::RdmaHostsTransport for the publishers,
+// InboundStreams for what peers write into this node's pool).
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -74,22 +75,21 @@ struct RdmaNode {
 /// counters in the API's types (axon/network.hpp).
 class UdpNetworkView final : public NetworkView {
  public:
-  /// `kind_of(topic)`: how the topic goes between hosts (UDP or RDMA).
-  UdpNetworkView(std::shared_ptr<udp::Participant> participant,
-                 std::function<TransportKind(std::string_view)> kind_of) noexcept
+  using KindTo = std::function<TransportKind(std::string_view topic, std::string_view host)>;
+  /// `kind_of(topic, host)`: how the topic goes from this host to `host` (UDP or RDMA).
+  UdpNetworkView(std::shared_ptr<udp::Participant> participant, KindTo kind_of) noexcept
       : participant_(std::move(participant)), kind_of_(std::move(kind_of)) {}
 #ifdef AXON_HAVE_RDMA
   /// With the node's RDMA participant: it goes with the view, before the UDP
   /// participant its peer source reads.
-  UdpNetworkView(std::shared_ptr<udp::Participant> participant, std::function<TransportKind(std::string_view)> kind_of,
-                 std::unique_ptr<RdmaNode> rdma) noexcept
+  UdpNetworkView(std::shared_ptr<udp::Participant> participant, KindTo kind_of, std::unique_ptr<RdmaNode> rdma) noexcept
       : participant_(std::move(participant)), kind_of_(std::move(kind_of)), rdma_(std::move(rdma)) {}
 #endif
 
   [[nodiscard]] std::vector<TopicRoute> remote_routes(std::string_view topic) const override {
     std::vector<TopicRoute> routes;
-    const TransportKind kind = kind_of_(topic);
     for (udp::RemoteRoute& route : participant_->remote_routes(topic)) {
+      const TransportKind kind = kind_of_(topic, route.host);
       routes.push_back(TopicRoute{.host = std::move(route.host),
                                   .transport = kind,
                                   .subscribers = route.subscribers,
@@ -149,7 +149,7 @@ class UdpNetworkView final : public NetworkView {
 
  private:
   std::shared_ptr<udp::Participant> participant_;
-  std::function<TransportKind(std::string_view)> kind_of_;
+  KindTo kind_of_;
 #ifdef AXON_HAVE_RDMA
   std::unique_ptr<RdmaNode> rdma_;  ///< Declared after participant_: destroyed first.
 #endif
@@ -441,20 +441,35 @@ Result<NodeTransport> create_node_transport(const std::string& node_name, const 
     return rdma.error();
   }
 #endif
-  auto kind_of = [config = std::make_shared<const DeploymentConfig>(*deployment)](std::string_view topic) {
-    // Any other host will do: the rule depends only on the topic here.
-    return transport_between(config.get(), topic, "this host", "another host");
+  // How a topic goes from this host to another (per pair: `auto` is RDMA
+  // only between two hosts that both name an rdma_device).
+  auto kind_to = [config = std::make_shared<const DeploymentConfig>(*deployment), host](std::string_view topic,
+                                                                                        std::string_view to_host) {
+    return transport_between(config.get(), topic, host, to_host);
   };
-  auto stays_local = [kind_of](std::string_view topic) { return !kind_of(topic).has_value(); };
-  auto remote_kind = [kind_of](std::string_view topic) { return kind_of(topic).value_or(TransportKind::kUdp); };
+  auto stays_local = [kind_to](std::string_view topic) {
+    return !kind_to(topic, std::string_view{}).has_value();  // `transport: shm`, whatever the other host
+  };
+  auto remote_kind = [kind_to](std::string_view topic, std::string_view to_host) {
+    return kind_to(topic, to_host).value_or(TransportKind::kUdp);
+  };
   auto udp_transport = std::make_shared<udp::UdpTransport>(pool->shm, *participant, std::move(stays_local));
   std::shared_ptr<Transport> transport = udp_transport;
 #ifdef AXON_HAVE_RDMA
   if (*rdma != nullptr) {
-    auto by_rdma = [kind_of](std::string_view topic) { return kind_of(topic) == TransportKind::kRdma; };
-    transport = std::make_shared<rdma::RdmaHostsTransport>(std::move(pool->shm), std::move(udp_transport),
-                                                           (*rdma)->outbound, (*rdma)->participant->completion_turn(),
-                                                           std::move(by_rdma), rdma::InboundSettings{}.credits);
+    std::vector<std::string> other_hosts;
+    for (const HostConfig& other : deployment->hosts) {
+      if (other.name != host) {
+        other_hosts.push_back(other.name);
+      }
+    }
+    transport = std::make_shared<rdma::RdmaHostsTransport>(
+        std::move(pool->shm), std::move(udp_transport), (*rdma)->outbound, (*rdma)->participant->completion_turn(),
+        rdma::RdmaHostsTransport::Reach{
+            .by_rdma = [kind_to](std::string_view topic,
+                                 std::string_view to_host) { return kind_to(topic, to_host) == TransportKind::kRdma; },
+            .other_hosts = std::move(other_hosts)},
+        rdma::InboundSettings{}.credits);
   }
   auto network = std::make_shared<UdpNetworkView>(std::move(*participant), std::move(remote_kind), std::move(*rdma));
 #else

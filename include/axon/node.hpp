@@ -214,14 +214,17 @@ class Node {
   [[nodiscard]] std::vector<PoolClassStats> pool_stats() const { return transport_->pool_stats(); }
 
   /// The transport that carries `topic` beyond this host: kShm when the topic
-  /// stays on this host (config `transport: shm`, or no other host), kUdp when
-  /// remote hosts are reached over UDP, kRdma for a `transport: rdma` topic
-  /// (written into the remote hosts' pools by the RDMA device).
+  /// stays on this host (config `transport: shm`, or no other host), kRdma
+  /// when every other host of the config is reached by RDMA (written into
+  /// their pools by the RDMA device: `transport: rdma`, or `auto` between
+  /// hosts that all name an rdma_device), else kUdp (some or all hosts by
+  /// UDP; routes() says which).
   [[nodiscard]] TransportKind transport_for(std::string_view topic) const noexcept;
   /// Where this node's messages of `topic` go now: first this host (shared
   /// memory; always listed, its subscribers not counted), then, when
   /// transport_for(topic) is kUdp or kRdma, each remote host that announced
-  /// a subscription to it, with the count it announced, and that transport.
+  /// a subscription to it, with the count it announced, and the transport
+  /// that carries the topic to that host (`auto` is chosen per pair of hosts).
   /// Slow path (allocates).
   [[nodiscard]] std::vector<TopicRoute> routes(std::string_view topic) const;
   /// Counters of this node's UDP participant (zeros when it has none).

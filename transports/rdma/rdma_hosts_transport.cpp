@@ -29,7 +29,14 @@ std::uint32_t largest_message_bytes(const TopicDescriptor& topic, const shm::Chu
 
 Result<std::shared_ptr<PublisherPort>> RdmaHostsTransport::advertise(const TopicDescriptor& topic,
                                                                      const PublisherQos& qos) {
-  if (!by_rdma_(topic.name)) {
+  bool by_rdma = false;
+  bool by_udp = false;
+  for (const std::string& host : reach_.other_hosts) {
+    const bool rdma = reach_.by_rdma(topic.name, host);
+    by_rdma = by_rdma || rdma;
+    by_udp = by_udp || !rdma;
+  }
+  if (!by_rdma) {
     return udp_->advertise(topic, qos);
   }
   auto local = shm_->advertise(topic, qos);
@@ -45,24 +52,33 @@ Result<std::shared_ptr<PublisherPort>> RdmaHostsTransport::advertise(const Topic
                        .largest_message_bytes = largest_message_bytes(topic, shm_->own_chunk_area())},
       credits_);
   outbound_->add_writer(writer, std::vector<std::uint64_t>{});  // no receiver until discovery names one
-  // Discovery's receivers of the topic, now and at each change: a stream to
-  // each over its link (the listener runs on the UDP participant's threads).
+  // Discovery's receivers of the topic on the RDMA hosts, now and at each
+  // change: a stream to each over its link (the listener runs on the UDP
+  // participant's threads). The UDP writer keeps the hosts the config
+  // reaches by UDP; when there are none, it sends to no host at all.
   auto routes = udp_->participant()->add_writer(
-      shm_port, topic, [outbound = outbound_, sent = writer.get()](std::vector<std::uint64_t> participants) {
+      shm_port, topic,
+      [outbound = outbound_, sent = writer.get()](std::vector<std::uint64_t> participants) {
         outbound->set_peers(*sent, std::move(participants));
+      },
+      [by_rdma = reach_.by_rdma, name = std::string(topic.name), mixed = by_udp](std::string_view host) {
+        return !mixed || by_rdma(name, host);
       });
   return std::shared_ptr<PublisherPort>(
       std::make_shared<RdmaPublisherPort>(RdmaPublisherPort::Parts{.local = std::move(shm_port),
                                                                    .writer = std::move(writer),
                                                                    .streams = outbound_,
                                                                    .participant = udp_->participant(),
-                                                                   .routes = std::move(routes)}));
+                                                                   .routes = std::move(routes),
+                                                                   .mixed = by_udp}));
 }
 
 Result<std::shared_ptr<SubscriberPort>> RdmaHostsTransport::subscribe(const TopicDescriptor& topic,
                                                                       const SubscriberQos& qos) {
   auto port = udp_->subscribe(topic, qos);
-  if (!port || !by_rdma_(topic.name)) {
+  const bool some_by_rdma = std::any_of(reach_.other_hosts.begin(), reach_.other_hosts.end(),
+                                        [&](const std::string& host) { return reach_.by_rdma(topic.name, host); });
+  if (!port || !some_by_rdma) {
     return port;
   }
   return std::shared_ptr<SubscriberPort>(std::make_shared<RdmaSubscriberPort>(std::move(*port), turn_));

@@ -1,7 +1,9 @@
-// The transport of a node whose host reaches others by RDMA and UDP: the
-// topics the config sends by RDMA (`transport: rdma`) get an RdmaPublisherPort,
-// everything else is the UDP transport's (which is shared memory on this host
-// and UDP between hosts). Subscribers are the UDP transport's in every case:
+// The transport of a node whose host reaches others by RDMA and UDP: a
+// topic the config sends to some other host by RDMA (`transport: rdma`, or
+// `auto` toward a host with a device) gets an RdmaPublisherPort, which also
+// sends by UDP to the hosts it reaches that way; everything else is the UDP
+// transport's (which is shared memory on this host and UDP between hosts).
+// Subscribers are the UDP transport's in every case:
 // they are announced the same way, and a peer's RDMA stream of their topic
 // reaches them through the node's InboundStreams; those of RDMA topics wait
 // through RdmaWaitSource (rdma_subscriber_port.hpp).
@@ -11,7 +13,9 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <string>
 #include <string_view>
+#include <vector>
 
 #include "axon/transport.hpp"
 #include "transports/rdma/completion_turn.hpp"
@@ -23,25 +27,31 @@ namespace axon::rdma {
 
 class RdmaHostsTransport final : public Transport {
  public:
-  /// `by_rdma(topic)`: the topic goes between hosts by RDMA. `outbound`:
-  /// the send half of the node's RDMA links; `turn`: its participant's turn
-  /// at the completion queue, which spinning subscribers of RDMA topics
-  /// take. `credits`: each writer's credit FIFO per destination (the
-  /// receivers' rdma.credits).
+  /// Which hosts a topic reaches by RDMA from this host (the config's rule,
+  /// transport_between()); the others of `other_hosts` it reaches by UDP.
+  struct Reach {
+    std::function<bool(std::string_view topic, std::string_view to_host)> by_rdma;
+    std::vector<std::string> other_hosts;  ///< The config's hosts but this one.
+  };
+  /// `outbound`: the send half of the node's RDMA links; `turn`: its
+  /// participant's turn at the completion queue, which spinning subscribers
+  /// of RDMA topics take. `credits`: each writer's credit FIFO per
+  /// destination (the receivers' rdma.credits).
   RdmaHostsTransport(std::shared_ptr<shm::ShmTransport> shm, std::shared_ptr<udp::UdpTransport> udp,
-                     std::shared_ptr<OutboundStreams> outbound, std::shared_ptr<CompletionTurn> turn,
-                     std::function<bool(std::string_view)> by_rdma, std::uint32_t credits) noexcept
+                     std::shared_ptr<OutboundStreams> outbound, std::shared_ptr<CompletionTurn> turn, Reach reach,
+                     std::uint32_t credits) noexcept
       : shm_(std::move(shm)),
         udp_(std::move(udp)),
         outbound_(std::move(outbound)),
         turn_(std::move(turn)),
-        by_rdma_(std::move(by_rdma)),
+        reach_(std::move(reach)),
         credits_(credits) {}
 
   [[nodiscard]] std::string_view name() const noexcept override { return "shm+udp+rdma"; }
   Result<std::shared_ptr<PublisherPort>> advertise(const TopicDescriptor& topic, const PublisherQos& qos) override;
-  /// The UDP transport's subscriber; for a topic received by RDMA, with
-  /// RdmaWaitSource as its wait source (a spinning waiter polls the CQ).
+  /// The UDP transport's subscriber; for a topic received by RDMA from some
+  /// other host (per pair, the rule is symmetric), with RdmaWaitSource as its
+  /// wait source (a spinning waiter polls the CQ).
   Result<std::shared_ptr<SubscriberPort>> subscribe(const TopicDescriptor& topic, const SubscriberQos& qos) override;
   [[nodiscard]] std::vector<PoolClassStats> pool_stats() const override { return udp_->pool_stats(); }
   [[nodiscard]] GraphSource* graph() noexcept override { return udp_->graph(); }
@@ -51,7 +61,7 @@ class RdmaHostsTransport final : public Transport {
   std::shared_ptr<udp::UdpTransport> udp_;
   std::shared_ptr<OutboundStreams> outbound_;
   std::shared_ptr<CompletionTurn> turn_;
-  std::function<bool(std::string_view)> by_rdma_;
+  Reach reach_;
   std::uint32_t credits_;
   std::atomic<std::uint32_t> next_writer_id_{1};  ///< Relaxed: only unique.
 };

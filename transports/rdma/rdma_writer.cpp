@@ -55,7 +55,8 @@ bool RdmaWriter::take(Destination& d, std::uint32_t length, GrantEntry& grant) n
   return true;
 }
 
-PublishResult RdmaWriter::publish(LoanedChunk chunk, std::size_t payload_bytes, std::size_t payload_offset) noexcept {
+PublishResult RdmaWriter::publish(LoanedChunk chunk, std::size_t payload_bytes, std::size_t payload_offset,
+                                  LocalPublish* beside) noexcept {
   if (payload_offset > chunk.capacity_bytes || payload_bytes > chunk.capacity_bytes - payload_offset) {
     return local_->publish(chunk, payload_bytes, payload_offset);  // refuses it, naming why
   }
@@ -105,8 +106,9 @@ PublishResult RdmaWriter::publish(LoanedChunk chunk, std::size_t payload_bytes, 
 
   // One pin per write about to be posted, pending or waited for: each ends
   // with its write's completion or with an unpin() of its own below.
-  auto local = count == 0 ? local_->publish(chunk, payload_bytes, payload_offset)
-                          : local_->publish_pinned(chunk, payload_bytes, payload_offset, count);
+  auto local = beside != nullptr ? beside->publish_pinned(chunk, payload_bytes, payload_offset, count)
+               : count == 0      ? local_->publish(chunk, payload_bytes, payload_offset)
+                                 : local_->publish_pinned(chunk, payload_bytes, payload_offset, count);
   if (local.failed()) {
     // Nothing was pinned: the credits taken stay for the next message.
     enter();

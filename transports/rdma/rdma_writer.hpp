@@ -100,6 +100,25 @@ struct RdmaWriterCounters {
   std::uint64_t pending_dropped = 0;
 };
 
+/// Publishes a message on this host with the pins of the writes about to be
+/// posted, for a publisher that other writers send too (the UDP writer of
+/// the hosts reached by UDP): it adds its own pins to the same count and
+/// sends its copies (rdma_publisher_port.hpp). Without one, the writer
+/// publishes through its ShmPublisherPort.
+class LocalPublish {
+ public:
+  /// ShmPublisherPort::publish_pinned() with `pins` and whatever the other
+  /// writer adds; a failure means nothing was published nor pinned.
+  virtual PublishResult publish_pinned(LoanedChunk chunk, std::size_t payload_bytes, std::size_t payload_offset,
+                                       std::uint32_t pins) noexcept = 0;
+
+ protected:
+  LocalPublish() = default;
+  ~LocalPublish() = default;
+  LocalPublish(const LocalPublish&) = default;
+  LocalPublish& operator=(const LocalPublish&) = default;
+};
+
 class RdmaWriter {
  public:
   /// `credits`: the CreditFifo capacity of each destination (rdma.credits).
@@ -115,8 +134,11 @@ class RdmaWriter {
   /// credit; the status adds one delivered per host written, one dropped per
   /// host without credit (and timed_out for a wait that ran out), evicted for
   /// a pending message replaced. The publisher's thread. No allocation; no
-  /// system call but the link's post and, for kBlock, the wait.
-  PublishResult publish(LoanedChunk chunk, std::size_t payload_bytes, std::size_t payload_offset) noexcept;
+  /// system call but the link's post and, for kBlock, the wait. With
+  /// `beside`, the local publish is beside's (which sends the message to the
+  /// other hosts too), before any write is posted or waited for.
+  PublishResult publish(LoanedChunk chunk, std::size_t payload_bytes, std::size_t payload_offset,
+                        LocalPublish* beside = nullptr) noexcept;
 
   // The streams side (OutboundStreams, under its mutex).
 

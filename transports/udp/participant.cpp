@@ -166,7 +166,8 @@ void Participant::wake() noexcept {
 
 std::shared_ptr<UdpWriter> Participant::add_writer(std::shared_ptr<shm::ShmPublisherPort> local,
                                                    const TopicDescriptor& topic,
-                                                   UdpWriter::DestinationListener carried_by) {
+                                                   UdpWriter::DestinationListener carried_by,
+                                                   UdpWriter::CarriedHost carried_to) {
   const SendContext context{.socket = &data_socket_,
                             .sender_id = sender_id_,
                             .counters = &counters_,
@@ -182,7 +183,7 @@ std::shared_ptr<UdpWriter> Participant::add_writer(std::shared_ptr<shm::ShmPubli
                                                .evolution = topic.allow_compatible_evolution},
                                    config_.udp.history_depth);
   if (carried_by) {
-    entry.writer->carry_elsewhere(std::move(carried_by));  // before its first destinations
+    entry.writer->carry_elsewhere(std::move(carried_by), std::move(carried_to));  // before its first destinations
   }
   // After the table has it: a concurrent announcement either sees the new
   // writer or changed RemoteHosts before this computes (the generation orders both).

@@ -45,11 +45,13 @@ class Participant final : private AnnounceHandler {
   Participant& operator=(Participant&&) = delete;
 
   /// A writer for a new publisher of `topic`; remove it before the port goes.
-  /// With `carried_by`, another transport sends its messages: the writer is
-  /// announced and matched as any, sends nothing, and tells `carried_by`
-  /// which participants receive the topic (UdpWriter::carry_elsewhere()).
+  /// With `carried_by`, another transport sends its messages to the hosts
+  /// `carried_to` names: the writer is announced and matched as any, sends
+  /// them nothing, and tells `carried_by` which of its receiving participants
+  /// are there (UdpWriter::carry_elsewhere()); it sends to the other hosts.
   std::shared_ptr<UdpWriter> add_writer(std::shared_ptr<shm::ShmPublisherPort> local, const TopicDescriptor& topic,
-                                        UdpWriter::DestinationListener carried_by = {});
+                                        UdpWriter::DestinationListener carried_by = {},
+                                        UdpWriter::CarriedHost carried_to = {});
   void remove_writer(const UdpWriter* writer);
   /// A subscriber of `topic` on this node: announced to remote hosts, and one
   /// participant of this host receives the topic for all its subscribers.

@@ -40,9 +40,11 @@ LoanResult<LoanedChunk> UdpWriter::loan(std::size_t payload_bytes) noexcept {
   return chunk;
 }
 
-PublishResult UdpWriter::publish(LoanedChunk chunk, std::size_t payload_bytes, std::size_t payload_offset) noexcept {
+PublishResult UdpWriter::publish(LoanedChunk chunk, std::size_t payload_bytes, std::size_t payload_offset,
+                                 std::uint32_t other_pins) noexcept {
+  // pins 0 is a plain publish (ShmPublisherPort::publish_pinned()).
   if (!has_destinations_.load(std::memory_order_relaxed)) {
-    return local_->publish(chunk, payload_bytes, payload_offset);
+    return local_->publish_pinned(chunk, payload_bytes, payload_offset, other_pins);
   }
   if (!wait_for_pacer(payload_bytes)) {
     wait_for_acks([&] { return window_open(payload_bytes); });
@@ -58,13 +60,13 @@ PublishResult UdpWriter::publish(LoanedChunk chunk, std::size_t payload_bytes, s
           "on this host only; raise max_message_bytes in the deployment config",
           payload_bytes, topic_id_, context_.max_message_bytes);
     }
-    return local_->publish(chunk, payload_bytes, payload_offset);
+    return local_->publish_pinned(chunk, payload_bytes, payload_offset, other_pins);
   }
   apply_acks();
   if (reliable && history_count_ == history_.size()) {
     // The window stayed full for kAckTimeoutNs: this host only, and the
     // status says who did not get it (no sequence is used: nothing to GAP).
-    auto local = local_->publish(chunk, payload_bytes, payload_offset);
+    auto local = local_->publish_pinned(chunk, payload_bytes, payload_offset, other_pins);
     if (local.failed()) {
       return local;
     }
@@ -77,8 +79,7 @@ PublishResult UdpWriter::publish(LoanedChunk chunk, std::size_t payload_bytes, s
   // the history): this one goes anyway, kept, so a reader that resumes still
   // gets it. The next publish waits again: a reader that is only slow is
   // never sent more than one message beyond what its buffer holds.
-  auto status = reliable ? local_->publish_pinned(chunk, payload_bytes, payload_offset)
-                         : local_->publish(chunk, payload_bytes, payload_offset);
+  auto status = local_->publish_pinned(chunk, payload_bytes, payload_offset, other_pins + (reliable ? 1 : 0));
   // A local subscriber that timed out is an outcome in the status: the
   // message was published; a failure means it was not.
   if (status.failed()) {
@@ -245,13 +246,10 @@ void UdpWriter::set_destinations(std::vector<WriterDestination> destinations, st
       return;  // computed from an older state than the destinations in place
     }
     destinations_generation_ = generation;
-    if (carried_elsewhere_) {
-      for (const WriterDestination& d : destinations) {
-        participants.push_back(d.participant);
-      }
-      destinations_ = std::move(destinations);  // has_destinations_ stays false: publish() never sends
-    } else {
-      apply_destinations(std::move(destinations));
+    const bool carries = static_cast<bool>(carried_);
+    participants = split_carried(destinations);
+    apply_destinations(std::move(destinations));
+    if (!carries) {
       return;
     }
   }
@@ -283,15 +281,30 @@ void UdpWriter::apply_destinations(std::vector<WriterDestination> destinations) 
   acks_.wake();  // a publish waiting for it looks again
 }
 
-void UdpWriter::carry_elsewhere(DestinationListener listener) {
+std::vector<std::uint64_t> UdpWriter::split_carried(std::vector<WriterDestination>& destinations) const {
+  std::vector<std::uint64_t> participants;
+  if (!carried_) {
+    return participants;
+  }
+  std::erase_if(destinations, [&](const WriterDestination& d) {
+    if (!carried_(d.host)) {
+      return false;
+    }
+    participants.push_back(d.participant);
+    return true;
+  });
+  return participants;
+}
+
+void UdpWriter::carry_elsewhere(DestinationListener listener, CarriedHost carried) {
   std::vector<std::uint64_t> participants;
   std::uint64_t generation = 0;
   {
     const Hold guard(*this);
-    carried_elsewhere_ = true;
-    for (const WriterDestination& d : destinations_) {
-      participants.push_back(d.participant);
-    }
+    carried_ = std::move(carried);
+    std::vector<WriterDestination> own = destinations_;
+    participants = split_carried(own);
+    apply_destinations(std::move(own));
     generation = destinations_generation_;
   }
   const std::lock_guard listening(listener_mutex_);
@@ -315,10 +328,7 @@ std::vector<WriterDestination> UdpWriter::destinations() const {
 
 void UdpWriter::send_heartbeats() noexcept {
   const Hold guard(*this);
-  if (carried_elsewhere_) {
-    return;  // its receivers hear from the other transport
-  }
-  for (const WriterDestination& d : destinations_) {
+  for (const WriterDestination& d : destinations_) {  // those carried elsewhere hear from the other transport
     send_heartbeat(d);
   }
 }

@@ -1,5 +1,5 @@
 // The network side of one publisher: sends each message once per remote host
-// that subscribes, keeps the pinned chunks of RELIABLE messages until every
+// that subscribes (but those another transport carries to), keeps the pinned chunks of RELIABLE messages until every
 // RELIABLE reader acknowledged them (a window of history_depth messages and of
 // about what the readers' receive buffers hold),
 // answers NACKs with resends or GAPs, and sends heartbeats.
@@ -13,6 +13,7 @@
 #include <mutex>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "axon/transport.hpp"
@@ -73,7 +74,13 @@ class UdpWriter {
   UdpWriter& operator=(const UdpWriter&) = delete;
 
   LoanResult<LoanedChunk> loan(std::size_t payload_bytes) noexcept;
-  PublishResult publish(LoanedChunk chunk, std::size_t payload_bytes, std::size_t payload_offset) noexcept;
+  /// `other_pins`: pins another writer of the same publisher (RDMA, one per
+  /// write it posts) takes on the chunk. The local publish sets them with
+  /// this writer's own (one for the RELIABLE history) in one count
+  /// (ShmPublisherPort::publish_pinned()), whatever this writer sends, so
+  /// the last unpin of either writer frees the chunk.
+  PublishResult publish(LoanedChunk chunk, std::size_t payload_bytes, std::size_t payload_offset,
+                        std::uint32_t other_pins = 0) noexcept;
 
   /// Replaces the destinations, computed from the remote hosts' state
   /// `generation` (RemoteHosts); an older generation than the last applied is
@@ -84,12 +91,15 @@ class UdpWriter {
   /// The sender ids of the participants a writer's messages go to (one
   /// receiver per host), at each change.
   using DestinationListener = std::function<void(std::vector<std::uint64_t> participants)>;
-  /// Another transport (RDMA) carries this writer's messages: from now on it
-  /// sends nothing itself (no data, no heartbeat) and tells `listener` where
-  /// they go, now and after each set_destinations(). Call before the writer
-  /// gets destinations (Participant::add_writer() does, under its matching
-  /// mutex). Once.
-  void carry_elsewhere(DestinationListener listener);
+  /// Whether another transport carries the messages to `host`.
+  using CarriedHost = std::function<bool(std::string_view host)>;
+  /// Another transport (RDMA) carries this writer's messages to the hosts
+  /// `carried` names: from now on this writer sends them nothing (no data, no
+  /// heartbeat) and tells `listener` which of its receiving participants are
+  /// on such hosts, now and after each set_destinations(); it keeps sending
+  /// to the others. Call before the writer gets destinations
+  /// (Participant::add_writer() does, under its matching mutex). Once.
+  void carry_elsewhere(DestinationListener listener, CarriedHost carried);
   /// `listener` is not called any more (returns after a call in progress).
   void stop_listening();
   void on_nack(const Nack& nack, Endpoint from) noexcept;
@@ -118,8 +128,11 @@ class UdpWriter {
   void send_fragments(std::uint64_t sequence, std::span<const std::byte> message, std::uint32_t first,
                       std::uint32_t end, std::span<const WriterDestination* const> to) noexcept;
   void send_heartbeat(const WriterDestination& destination) noexcept;
-  /// set_destinations() for a writer that sends itself; the caller holds mutex_.
+  /// set_destinations() for the destinations this writer sends to; the caller holds mutex_.
   void apply_destinations(std::vector<WriterDestination> destinations);
+  /// Moves the participants of the destinations carried elsewhere out of
+  /// `destinations` (all of them stay when nothing is carried); the caller holds mutex_.
+  std::vector<std::uint64_t> split_carried(std::vector<WriterDestination>& destinations) const;
 
   /// A NACK's ranges, copied, and progress_ when it came.
   struct DeferredNack {
@@ -184,9 +197,9 @@ class UdpWriter {
   std::uint32_t writer_id_;
 
   mutable std::mutex mutex_;
-  std::vector<WriterDestination> destinations_;  ///< Guarded by mutex_.
+  std::vector<WriterDestination> destinations_;  ///< Those it sends to; guarded by mutex_.
   std::uint64_t destinations_generation_ = 0;    ///< Guarded by mutex_.
-  bool carried_elsewhere_ = false;               ///< Guarded by mutex_: no sends, no heartbeats.
+  CarriedHost carried_;                          ///< Guarded by mutex_; empty: it sends to every host.
   /// Called outside mutex_ (a leaf), under listener_mutex_, newest generation only.
   std::mutex listener_mutex_;
   DestinationListener listener_;           ///< Guarded by listener_mutex_.

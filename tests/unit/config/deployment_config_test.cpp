@@ -261,17 +261,44 @@ TEST(ConfigTransportBetween, BetweenHostsWithDevicesAutoAndRdmaAreRdmaUdpIsUdpAn
   EXPECT_EQ(detail::transport_between(&*config, "shm", "a", "b"), std::nullopt);
 }
 
-TEST(ConfigTransportBetween, AutoIsUdpWhenAnyHostHasNoRdmaDevice) {
+TEST(ConfigTransportBetween, AutoIsRdmaBetweenTwoHostsWithDevicesAndUdpWhenEitherHasNone) {
   auto config = parse_deployment_config(
       "hosts:\n  - {name: a, address: 10.0.0.1, rdma_device: mlx5_0}\n"
       "  - {name: b, address: 10.0.0.2, rdma_device: mlx5_1}\n  - {name: c, address: 10.0.0.3}\n"
-      "topics:\n  - {name: auto, transport: auto}\n",
+      "topics:\n  - {name: auto, transport: auto}\n  - {name: udp, transport: udp}\n",
       "t.yaml");
   ASSERT_TRUE(config.ok()) << config.error().message();
 
-  EXPECT_EQ(detail::transport_between(&*config, "auto", "a", "b"), TransportKind::kUdp)
-      << "one publisher reaching c by UDP and b by RDMA is not built: auto takes UDP for all";
-  EXPECT_EQ(detail::transport_between(&*config, "absent", "a", "c"), TransportKind::kUdp);
+  EXPECT_EQ(detail::transport_between(&*config, "auto", "a", "b"), TransportKind::kRdma)
+      << "both name a device: c without one does not change the pair a-b";
+  EXPECT_EQ(detail::transport_between(&*config, "auto", "b", "a"), TransportKind::kRdma);
+  EXPECT_EQ(detail::transport_between(&*config, "absent", "a", "b"), TransportKind::kRdma) << "absent is auto";
+  EXPECT_EQ(detail::transport_between(&*config, "auto", "a", "c"), TransportKind::kUdp) << "c has no device";
+  EXPECT_EQ(detail::transport_between(&*config, "auto", "c", "a"), TransportKind::kUdp) << "c has no device";
+  EXPECT_EQ(detail::transport_between(&*config, "absent", "b", "c"), TransportKind::kUdp);
+  EXPECT_EQ(detail::transport_between(&*config, "auto", "a", "not-in-the-file"), TransportKind::kUdp)
+      << "a host the file does not name has no device";
+  EXPECT_EQ(detail::transport_between(&*config, "udp", "a", "b"), TransportKind::kUdp) << "udp stays udp";
+}
+
+TEST(ConfigTransportBeyond, IsRdmaOnlyWhenEveryOtherHostIsReachedByRdma) {
+  auto config = parse_deployment_config(
+      "hosts:\n  - {name: a, address: 10.0.0.1, rdma_device: mlx5_0}\n"
+      "  - {name: b, address: 10.0.0.2, rdma_device: mlx5_1}\n  - {name: c, address: 10.0.0.3}\n"
+      "topics:\n  - {name: auto, transport: auto}\n  - {name: shm, transport: shm}\n",
+      "t.yaml");
+  ASSERT_TRUE(config.ok()) << config.error().message();
+  auto two = parse_deployment_config(
+      "hosts:\n  - {name: a, address: 10.0.0.1, rdma_device: mlx5_0}\n"
+      "  - {name: b, address: 10.0.0.2, rdma_device: mlx5_1}\n",
+      "t.yaml");
+  ASSERT_TRUE(two.ok()) << two.error().message();
+
+  EXPECT_EQ(detail::transport_beyond(&*config, "auto", "a"), TransportKind::kUdp) << "b by RDMA, c by UDP";
+  EXPECT_EQ(detail::transport_beyond(&*config, "auto", "c"), TransportKind::kUdp);
+  EXPECT_EQ(detail::transport_beyond(&*config, "shm", "a"), std::nullopt);
+  EXPECT_EQ(detail::transport_beyond(&*two, "auto", "a"), TransportKind::kRdma);
+  EXPECT_EQ(detail::transport_beyond(nullptr, "auto", ""), TransportKind::kShm);
 }
 
 TEST(DeploymentConfig, RdmaSectionDefaultsToPortOneAndAutoGid) {
