@@ -126,6 +126,7 @@ class UdpNetworkView final : public NetworkView {
       const rdma::RdmaLinkCounters links = rdma_->participant->counters();
       counters.rdma_links_up = links.links_up;
       counters.rdma_link_losses = links.link_losses;
+      counters.rdma_port_errors = links.port_errors;
       const rdma::InboundCountersSnapshot inbound = rdma_->inbound->counters();
       counters.rdma_streams_received = inbound.streams_opened;
       counters.rdma_streams_refused = inbound.streams_refused;
