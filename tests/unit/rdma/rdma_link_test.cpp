@@ -17,10 +17,12 @@
 #include "transports/rdma/rdma_link.hpp"
 
 #include <arpa/inet.h>
+#include <dirent.h>
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <chrono>
@@ -66,23 +68,33 @@ std::string env(const char* name) {
 
 std::byte pattern(std::uint32_t i) { return static_cast<std::byte>(i * 13 + 5); }
 
-// RC queue pairs of this process the kernel still has (as peer_links_test counts them).
+// RC queue pairs of this process the kernel still has (as peer_links_test counts them). The kernel names a QP by
+// the task that made it: a participant's thread, so every task of this process counts.
 int rc_qps_of_this_process() {
+  std::vector<std::string> tasks;
+  if (DIR* dir = ::opendir("/proc/self/task"); dir != nullptr) {
+    while (const dirent* entry = ::readdir(dir)) {  // NOLINT(concurrency-mt-unsafe): one reader of its own DIR
+      if (entry->d_name[0] != '.') {
+        tasks.push_back(fmt::format(" pid {} ", entry->d_name));
+      }
+    }
+    ::closedir(dir);
+  }
   std::FILE* out = ::popen("rdma res show qp 2>&1", "r");  // NOLINT(cert-env33-c): a fixed command, a test
   if (out == nullptr) {
     return -1;
   }
-  const std::string pid = fmt::format(" pid {} ", ::getpid());
   int count = 0;
   std::array<char, 512> line{};
   while (std::fgets(line.data(), static_cast<int>(line.size()), out) != nullptr) {
     const std::string text(line.data());
-    count += (text.find(pid) != std::string::npos && text.find(" type RC ") != std::string::npos) ? 1 : 0;
+    const bool ours = std::any_of(tasks.begin(), tasks.end(),
+                                  [&text](const std::string& pid) { return text.find(pid) != std::string::npos; });
+    count += (ours && text.find(" type RC ") != std::string::npos) ? 1 : 0;
   }
   return ::pclose(out) == 0 ? count : -1;
 }
 
-// What one participant's links told it, on its RDMA thread; the test reads it under `mutex`.
 struct RecordingHandler final : LinkHandler {
   struct Control {
     ControlKind kind;
