@@ -165,7 +165,6 @@ class RdmaParticipant final : private CompletionPoller {
   /// until its loss is applied. Reserved for kMaxRdmaLinks.
   std::vector<std::unique_ptr<RdmaLink>> rdma_links_;
   std::vector<Completion> batch_;              ///< The turn holder's poll batch (kPollBatch).
-  std::vector<Completion> batch_;              ///< The thread's poll batch (kPollBatch).
   std::vector<ibv_async_event> device_batch_;  ///< The thread's: what device_events_ took.
   std::uint32_t own_max_message_bytes_ = 0;
   // Destroyed before rdma_links_ (declared after): each QP goes before its link's ring.
