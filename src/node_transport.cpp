@@ -127,6 +127,7 @@ class UdpNetworkView final : public NetworkView {
       counters.rdma_links_up = links.links_up;
       counters.rdma_link_losses = links.link_losses;
       counters.rdma_completions_on_waiting_threads = links.completions_on_waiting_threads;
+      counters.rdma_port_errors = links.port_errors;
       const rdma::InboundCountersSnapshot inbound = rdma_->inbound->counters();
       counters.rdma_streams_received = inbound.streams_opened;
       counters.rdma_streams_refused = inbound.streams_refused;

@@ -50,6 +50,9 @@ struct NetworkCounters {
   /// RDMA links that were up and were lost (the peer went, disconnected or
   /// became unreachable), in total.
   std::uint64_t rdma_link_losses = 0;
+  /// Times the RDMA device said the port of this node's links went down
+  /// (each time every link is ended; they connect again once it is up).
+  std::uint64_t rdma_port_errors = 0;
   /// RDMA streams peers opened towards this node that it receives (a topic
   /// subscribed here, this node its host's receiver), in total.
   std::uint64_t rdma_streams_received = 0;

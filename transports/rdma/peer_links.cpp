@@ -73,7 +73,7 @@ void PeerLinks::forget(std::uint64_t peer, std::vector<LinkEvent>& events) {
     return;
   }
   if (link->connection) {
-    if (link->connection->established()) {
+    if (link->connection->established() && !port_down_) {  // port down: parked, its DREQ sent by port_up()
       (void)link->connection->disconnect();  // the DREQ; destroying the id right after is what rdma_cm expects
     }
     drop(*link, Clock::now(), LinkEvent{.why = LinkLoss::kForgotten}, events);
@@ -86,11 +86,27 @@ bool PeerLinks::fail(std::uint64_t peer, const ibv_qp* qp, std::string detail, s
   if (link == nullptr || !link->connection || link->connection->qp() != qp) {
     return false;
   }
-  if (link->connection->established()) {
-    (void)link->connection->disconnect();  // the DREQ: the peer's side ends too
+  if (link->connection->established() && !port_down_) {  // port down: parked by drop(), its DREQ sent by port_up()
+    (void)link->connection->disconnect();                // the DREQ: the peer's side ends too
   }
   drop(*link, Clock::now(), LinkEvent{.why = LinkLoss::kLinkFailed, .detail = std::move(detail)}, events);
   return true;
+}
+
+void PeerLinks::port_up() {
+  port_down_ = false;
+  for (CmConnection& parked : parked_) {
+    if (parked.established()) {
+      (void)parked.disconnect();  // the DREQ, now that it can go out
+    }
+  }
+  parked_.clear();  // destroys each QP, then its id
+  for (Link& link : links_) {
+    if (link.wanted && link.active && !link.connection && !link.stopped) {
+      link.failures = 0;
+      link.retry_at = Clock::time_point::min();
+    }
+  }
 }
 
 void PeerLinks::poll_fds(std::vector<int>& fds) const {
@@ -106,7 +122,8 @@ void PeerLinks::poll_fds(std::vector<int>& fds) const {
 std::optional<PeerLinks::Clock::time_point> PeerLinks::next_deadline() const noexcept {
   std::optional<Clock::time_point> next;
   for (const Link& link : links_) {
-    if (link.wanted && link.active && !link.connection && !link.stopped && (!next || link.retry_at < *next)) {
+    if (!port_down_ && link.wanted && link.active && !link.connection && !link.stopped &&
+        (!next || link.retry_at < *next)) {
       next = link.retry_at;
     }
   }
@@ -257,7 +274,15 @@ void PeerLinks::drop(Link& link, Clock::time_point now, LinkEvent lost, std::vec
   if (link.qp_given && lost.qp != nullptr && options_.on_qp_gone) {
     options_.on_qp_gone(link.peer, lost.qp);
   }
-  link.connection.reset();  // destroys the QP, then the id (DestroyCmId)
+  if (port_down_ && link.connection) {
+    if (ibv_qp* qp = link.connection->qp(); qp != nullptr) {
+      ibv_qp_attr attr{};
+      attr.qp_state = IBV_QPS_ERR;
+      (void)ibv_modify_qp(qp, &attr, IBV_QP_STATE);  // the card stops: outstanding work requests flush
+    }
+    parked_.push_back(std::move(*link.connection));
+  }
+  link.connection.reset();  // destroys the QP, then the id (DestroyCmId); nothing when parked
   if (link.up) {
     link.failures = 0;  // a link that was up starts the backoff again
   }
@@ -299,7 +324,7 @@ Result<void> PeerLinks::step(Clock::time_point now, std::vector<LinkEvent>& even
   for (Link& link : links_) {
     if (link.connection) {
       drain(link, now, events);
-    } else if (link.wanted && link.active && !link.stopped && now >= link.retry_at) {
+    } else if (!port_down_ && link.wanted && link.active && !link.stopped && now >= link.retry_at) {
       start_connect(link, now, events);
     }
     if (link.connection && link.wanted && !link.up && link.connection->established()) {

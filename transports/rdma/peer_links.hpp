@@ -20,9 +20,11 @@
 //   yet) replaces it: the old link is reported lost (kReplaced) first.
 // - forget(peer): disconnects (the peer sees DISCONNECTED) and drops.
 //
-// A lost event's `qp` was destroyed before step()/forget() returned: none of
-// its outstanding work requests will complete any more, so the caller takes
-// back every chunk and receive buffer it had given that queue pair.
+// A lost event's `qp` was destroyed before step()/forget() returned (or, while
+// the port is down, moved to the error state and parked: port_down()): none of
+// its outstanding work requests will complete any more (but as flushes), so
+// the caller takes back every chunk and receive buffer it had given that
+// queue pair.
 //
 // Thread safety: one thread (the participant's, later); no thread of its
 // own. step() and poll_fds() do not allocate while nothing happens (events
@@ -128,6 +130,22 @@ class PeerLinks {
   /// (already dropped: its loss was reported).
   bool fail(std::uint64_t peer, const ibv_qp* qp, std::string detail, std::vector<LinkEvent>& events);
 
+  /// The device's port went down (IBV_EVENT_PORT_ERR): no connection is
+  /// attempted until port_up(), whatever the backoff says, and a link that
+  /// ends meanwhile (fail() after the port event, say) is parked: its QP is
+  /// moved to the error state (the card touches none of its buffers any
+  /// more) and reported lost as usual, but its rdma_cm id, and the QP with
+  /// it, is destroyed only by port_up(). Destroying it sends a DREQ, and on
+  /// Soft-RoCE a connection management datagram sent while the port is down
+  /// leaves the device unable to connect again until reboot (measured:
+  /// docs/design/rdma-transport.md, "Faults").
+  void port_down() noexcept { port_down_ = true; }
+  /// The port came back (IBV_EVENT_PORT_ACTIVE): the parked connections are
+  /// disconnected and destroyed, and every active side of a peer still
+  /// wanted connects at the next step(), its count of failures started
+  /// again. Refused peers stay refused.
+  void port_up();
+
   /// Replaces `fds` with the fds to poll for reading (the listener, each
   /// connection). Allocates only when `fds` must grow.
   void poll_fds(std::vector<int>& fds) const;
@@ -171,7 +189,9 @@ class PeerLinks {
   PeerLinksOptions options_;
   CmListener listener_;
   std::vector<Link> links_;
-  std::uint64_t last_checked_ = 0;  // the sender id the listener's check saw last
+  std::uint64_t last_checked_ = 0;    // the sender id the listener's check saw last
+  bool port_down_ = false;            // port_down() until port_up(): no attempts, ended links parked
+  std::vector<CmConnection> parked_;  // ended while the port was down: QP in error, destroyed by port_up()
 };
 
 }  // namespace axon::rdma

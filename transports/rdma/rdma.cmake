@@ -17,6 +17,7 @@ if(NOT AXON_RDMACM_INCLUDE_DIR OR NOT AXON_RDMACM_LIBRARY)
 endif()
 
 add_library(axon_rdma OBJECT
+  transports/rdma/async_event.cpp
   transports/rdma/cm_connection.cpp
   transports/rdma/cm_event.cpp
   transports/rdma/cm_listener.cpp
@@ -29,6 +30,7 @@ add_library(axon_rdma OBJECT
   transports/rdma/credit_fifo.cpp
   transports/rdma/device_choice.cpp
   transports/rdma/device_description.cpp
+  transports/rdma/device_events.cpp
   transports/rdma/device_list.cpp
   transports/rdma/grant_table.cpp
   transports/rdma/inbound_stream.cpp

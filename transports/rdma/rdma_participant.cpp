@@ -15,6 +15,7 @@
 #include "src/base/clock.hpp"
 #include "src/base/errors.hpp"
 #include "src/base/log.hpp"
+#include "transports/rdma/async_event.hpp"
 #include "transports/rdma/post_write.hpp"
 
 namespace axon::rdma {
@@ -82,6 +83,11 @@ Result<std::unique_ptr<RdmaParticipant>> RdmaParticipant::start(std::shared_ptr<
   if (self->wake_fd_ < 0) {
     return Error(ErrorCode::kSystem, fmt::format("eventfd failed ({})", errno_text(errno)));
   }
+  auto device_events = DeviceEventInbox::subscribe(self->registration_->context(), self->wake_fd_);
+  if (!device_events) {
+    return device_events.error();
+  }
+  self->device_events_ = std::move(*device_events);
   self->rdma_links_.reserve(kMaxRdmaLinks);
   self->batch_.resize(kPollBatch);
   auto links = PeerLinks::listen(
@@ -129,6 +135,7 @@ RdmaParticipant::~RdmaParticipant() {
   turn_->detach();
   stop_links();
   turn_->give_back();
+  device_events_.reset();  // before wake_fd_ closes: no other participant's read writes it any more
   if (stop_fd_ >= 0) {
     ::close(stop_fd_);
   }
@@ -144,7 +151,8 @@ RdmaLinkCounters RdmaParticipant::counters() const noexcept {
                           .control_refusals = faults_.control_refusals.load(std::memory_order_relaxed),
                           .write_refusals = faults_.write_refusals.load(std::memory_order_relaxed),
                           .completion_errors = faults_.completion_errors.load(std::memory_order_relaxed),
-                          .completions_on_waiting_threads = turn_->completions_by_spinners()};
+                          .completions_on_waiting_threads = turn_->completions_by_spinners(),
+                          .port_errors = port_errors_.load(std::memory_order_relaxed)};
 }
 
 Result<void> RdmaParticipant::link_ready(std::uint64_t peer, ibv_qp* qp) {
@@ -240,6 +248,60 @@ void RdmaParticipant::end_failed_links(std::vector<LinkEvent>& events) {
   }
 }
 
+Result<void> RdmaParticipant::handle_device_events() {
+  if (!device_events_->has_pending()) {
+    return {};
+  }
+  device_events_->take(device_batch_);
+  const AsyncEventScope scope{
+      .device = registration_->device().device, .port = registration_->device().port, .cq = cq_.get()};
+  for (const ibv_async_event& event : device_batch_) {
+    AsyncEventOutcome outcome = classify_async_event(event, scope);
+    switch (outcome.action) {
+      case AsyncEventAction::kNone:
+        logger().debug("node '{}': RDMA device event: {}", options_.node_name, outcome.why);
+        break;
+      case AsyncEventAction::kLog:
+        logger().info("node '{}': RDMA device event: {}", options_.node_name, outcome.why);
+        break;
+      case AsyncEventAction::kFailLink:
+        // By the QP's address (compared only): an event of a QP already destroyed finds no link.
+        for (const auto& link : rdma_links_) {
+          if (link->qp() == outcome.qp) {
+            link->fail(outcome.why);  // end_failed_links() ends it, as after a failed completion
+          }
+        }
+        break;
+      case AsyncEventAction::kPortDown:
+        port_errors_.fetch_add(1, std::memory_order_relaxed);
+        logger().warn("node '{}': {}: its {} RDMA links are ended; they connect again once the port is up",
+                      options_.node_name, outcome.why, rdma_links_.size());
+        for (const auto& link : rdma_links_) {
+          link->fail(outcome.why);
+        }
+        links_->port_down();
+        break;
+      case AsyncEventAction::kPortUp:
+        logger().info("node '{}': {}: the RDMA links connect again", options_.node_name, outcome.why);
+        links_->port_up();
+        break;
+      case AsyncEventAction::kStop: return Error(ErrorCode::kClosed, std::move(outcome.why));
+    }
+  }
+  return {};
+}
+
+void RdmaParticipant::give_up(std::string_view what, std::string_view why) {
+  logger().error(
+      "node '{}': the RDMA participant's {} failed ({}); its links are closed and no RDMA link is made until the "
+      "node restarts",
+      options_.node_name, what, why);
+  const std::uint64_t up = links_up_.load(std::memory_order_relaxed);
+  link_losses_.fetch_add(up, std::memory_order_relaxed);
+  stop_links();
+  turn_->give_back();
+}
+
 void RdmaParticipant::apply(const std::vector<LinkEvent>& events) {
   for (const LinkEvent& e : events) {
     if (e.qp == nullptr || e.kind == LinkEventKind::kRefused) {
@@ -316,29 +378,19 @@ void RdmaParticipant::run() noexcept {
       settle();
       next_check = now + options_.recheck;
     }
+    if (auto handled = handle_device_events(); !handled) {
+      give_up("device", handled.error().message());
+      return;
+    }
     if (auto drained = drain_completions(); !drained) {
-      logger().error(
-          "node '{}': the RDMA participant's completion queue failed ({}); its links are closed and no RDMA link "
-          "is made until the node restarts",
-          options_.node_name, drained.error().message());
-      const std::uint64_t up = links_up_.load(std::memory_order_relaxed);
-      link_losses_.fetch_add(up, std::memory_order_relaxed);
-      stop_links();
-      turn_->give_back();
+      give_up("completion queue", drained.error().message());
       return;
     }
     end_failed_links(events);
     settle();
     if (auto stepped = links_->step(now, events); !stepped) {
       settle();
-      logger().error(
-          "node '{}': the RDMA participant's listener failed ({}); its links are closed and no RDMA link "
-          "is made until the node restarts",
-          options_.node_name, stepped.error().message());
-      const std::uint64_t up = links_up_.load(std::memory_order_relaxed);
-      link_losses_.fetch_add(up, std::memory_order_relaxed);
-      stop_links();
-      turn_->give_back();
+      give_up("listener", stepped.error().message());
       return;
     }
     settle();
@@ -357,6 +409,7 @@ void RdmaParticipant::run() noexcept {
     ready.push_back({.fd = stop_fd_, .events = POLLIN, .revents = 0});
     ready.push_back({.fd = leased ? -1 : channel_->fd, .events = POLLIN, .revents = 0});
     ready.push_back({.fd = wake_fd_, .events = POLLIN, .revents = 0});
+    ready.push_back({.fd = device_events_->fd(), .events = POLLIN, .revents = 0});
     for (const int fd : fds) {
       ready.push_back({.fd = fd, .events = POLLIN, .revents = 0});
     }
@@ -381,6 +434,13 @@ void RdmaParticipant::run() noexcept {
     if (n > 0 && (ready[2].revents & POLLIN) != 0) {
       std::uint64_t woken = 0;  // a link failed on another thread: end_failed_links() next
       (void)::read(wake_fd_, &woken, sizeof woken);
+    }
+    if (n > 0 && (ready[3].revents & POLLIN) != 0) {
+      if (auto read = device_events_->read_device(); !read) {
+        turn_->take();  // the links go: no spinner may poll them
+        give_up("device", read.error().message());
+        return;
+      }
     }
   }
 }

@@ -26,12 +26,14 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
 #include "axon/result.hpp"
 #include "transports/rdma/completion_queue.hpp"
 #include "transports/rdma/completion_turn.hpp"
+#include "transports/rdma/device_events.hpp"
 #include "transports/rdma/peer_links.hpp"
 #include "transports/rdma/pool_registration.hpp"
 #include "transports/rdma/rdma_link.hpp"
@@ -88,6 +90,7 @@ struct RdmaLinkCounters {
   std::uint64_t write_refusals = 0;     ///< Writes of peers whose immediate the grant table refused.
   std::uint64_t completion_errors = 0;  ///< Completions with an error status (flushes too) or unexpected.
   std::uint64_t completions_on_waiting_threads = 0;  ///< Polled and handled by spinning subscribers (CompletionTurn).
+  std::uint64_t port_errors = 0;  ///< Times the device said the links' port went down (IBV_EVENT_PORT_ERR).
 };
 
 class RdmaParticipant final : private CompletionPoller {
@@ -138,6 +141,12 @@ class RdmaParticipant final : private CompletionPoller {
   void route(const Completion& c) noexcept;
   /// Ends every link that failed (PeerLinks::fail): lost events in `events`.
   void end_failed_links(std::vector<LinkEvent>& events);
+  /// Acts on the device's async events (async_event.hpp): fails the links a
+  /// QP event or our port going down breaks, retries connections when the
+  /// port is back. An error when RDMA must stop (CQ_ERR, DEVICE_FATAL).
+  [[nodiscard]] Result<void> handle_device_events();
+  /// RDMA stops for good: logs why, counts the links up as lost, ends them.
+  void give_up(std::string_view what, std::string_view why);
   [[nodiscard]] RdmaLink* link_of(std::uint32_t qp_num) noexcept;
   [[nodiscard]] std::string where(std::uint64_t peer) const;
   void stop_links();
@@ -155,7 +164,8 @@ class RdmaParticipant final : private CompletionPoller {
   /// The turn holder's (the destructor's once the thread ended): one per QP given by on_qp,
   /// until its loss is applied. Reserved for kMaxRdmaLinks.
   std::vector<std::unique_ptr<RdmaLink>> rdma_links_;
-  std::vector<Completion> batch_;  ///< The turn holder's poll batch (kPollBatch).
+  std::vector<Completion> batch_;              ///< The turn holder's poll batch (kPollBatch).
+  std::vector<ibv_async_event> device_batch_;  ///< The thread's: what device_events_ took.
   std::uint32_t own_max_message_bytes_ = 0;
   // Destroyed before rdma_links_ (declared after): each QP goes before its link's ring.
   std::optional<PeerLinks> links_;
@@ -168,9 +178,12 @@ class RdmaParticipant final : private CompletionPoller {
   std::atomic<std::uint64_t> links_up_{0};
   std::atomic<std::uint64_t> link_losses_{0};
   std::atomic<std::uint64_t> link_failures_{0};
+  std::atomic<std::uint64_t> port_errors_{0};
 
   int stop_fd_ = -1;  ///< eventfd: written once by the destructor, polled by the thread.
   int wake_fd_ = -1;  ///< eventfd: a link written on its failure (any thread), polled by the thread.
+  /// The device's async events for this participant (after wake_fd_: it writes it).
+  std::unique_ptr<DeviceEventInbox> device_events_;
   std::thread thread_;
 };
 

@@ -8,16 +8,21 @@
 // and A's pin is released after the completion (the chunk back with the pool); a write into a slot never
 // granted fails the link on B (counted) and A loses it with its pin released;
 // a peer that goes away is lost on the survivor. Nothing leaks: no RC queue
-// pair of this process is left (`rdma res show qp`).
+// pair of this process is left (`rdma res show qp`). The guest's eth0 taken
+// down ends both links at once by the device's IBV_EVENT_PORT_ERR (the
+// failure names the port), B's grant is reclaimed, and once eth0 is up the
+// links come back (IBV_EVENT_PORT_ACTIVE) and carry a write again.
 // Skipped unless AXON_RDMA_EXPECT_DEVICE names the device (ctest
 // rdma.softroce_devices; softroce_stage.sh adds B's address).
 #include "transports/rdma/rdma_link.hpp"
 
 #include <arpa/inet.h>
+#include <dirent.h>
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <chrono>
@@ -25,6 +30,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -62,23 +68,33 @@ std::string env(const char* name) {
 
 std::byte pattern(std::uint32_t i) { return static_cast<std::byte>(i * 13 + 5); }
 
-// RC queue pairs of this process the kernel still has (as peer_links_test counts them).
+// RC queue pairs of this process the kernel still has (as peer_links_test counts them). The kernel names a QP by
+// the task that made it: a participant's thread, so every task of this process counts.
 int rc_qps_of_this_process() {
+  std::vector<std::string> tasks;
+  if (DIR* dir = ::opendir("/proc/self/task"); dir != nullptr) {
+    while (const dirent* entry = ::readdir(dir)) {  // NOLINT(concurrency-mt-unsafe): one reader of its own DIR
+      if (entry->d_name[0] != '.') {
+        tasks.push_back(fmt::format(" pid {} ", entry->d_name));
+      }
+    }
+    ::closedir(dir);
+  }
   std::FILE* out = ::popen("rdma res show qp 2>&1", "r");  // NOLINT(cert-env33-c): a fixed command, a test
   if (out == nullptr) {
     return -1;
   }
-  const std::string pid = fmt::format(" pid {} ", ::getpid());
   int count = 0;
   std::array<char, 512> line{};
   while (std::fgets(line.data(), static_cast<int>(line.size()), out) != nullptr) {
     const std::string text(line.data());
-    count += (text.find(pid) != std::string::npos && text.find(" type RC ") != std::string::npos) ? 1 : 0;
+    const bool ours = std::any_of(tasks.begin(), tasks.end(),
+                                  [&text](const std::string& pid) { return text.find(pid) != std::string::npos; });
+    count += (ours && text.find(" type RC ") != std::string::npos) ? 1 : 0;
   }
   return ::pclose(out) == 0 ? count : -1;
 }
 
-// What one participant's links told it, on its RDMA thread; the test reads it under `mutex`.
 struct RecordingHandler final : LinkHandler {
   struct Control {
     ControlKind kind;
@@ -116,8 +132,10 @@ struct RecordingHandler final : LinkHandler {
   }
   void on_link_lost(LinkPort& link) noexcept override {
     const std::uint32_t reclaimed = link.grants().reclaim_all([](const ReclaimedChunk&) {});
+    const std::string why = dynamic_cast<RdmaLink&>(link).failure();
     const std::lock_guard lock(mutex);
     reclaimed_on_loss += reclaimed;
+    loss_reasons.push_back(why);
     if (up_link == &link) {
       up_link = nullptr;
     }
@@ -157,6 +175,7 @@ struct RecordingHandler final : LinkHandler {
   int ups = 0;
   int losses = 0;
   std::uint32_t reclaimed_on_loss = 0;
+  std::vector<std::string> loss_reasons;  // RdmaLink::failure() of each lost link ("": this side did not end it)
   std::vector<Control> controls;
   std::vector<ResolvedWrite> writes;
 };
@@ -210,6 +229,13 @@ struct Side {
 
   [[nodiscard]] PeerRegion own_region() const {
     return {.base = reinterpret_cast<std::uintptr_t>(registration->base()), .length = registration->length()};
+  }
+  [[nodiscard]] std::uint64_t free_chunks() const {
+    std::uint64_t free = 0;
+    for (const PoolClassStats& c : transport->pool_stats()) {
+      free += c.free_chunks;
+    }
+    return free;
   }
   [[nodiscard]] LinkPort* link() {
     const std::lock_guard lock(handler.mutex);
@@ -511,6 +537,235 @@ TEST_F(RdmaLinkOnDeviceSlowRecheck, ALinkFailedOnAnotherThreadIsEndedAtOnceAndRe
   EXPECT_EQ(a.participant->counters().link_failures, 1U);
   EXPECT_EQ(b.participant->counters().link_failures, 0U) << "B did not end it: it was told";
   ASSERT_NO_FATAL_FAILURE(wait_up(2));
+}
+
+// The guest's eth0 taken down (rxe0's port 1 with it: rxe raises IBV_EVENT_PORT_ERR, and IBV_EVENT_PORT_ACTIVE when
+// it is up again); whatever the test does, it is put up again when this goes, and the GIDs of both "hosts" are back
+// before the next test runs.
+class InterfaceDown {
+ public:
+  explicit InterfaceDown(std::string device) : device_(std::move(device)) {
+    down_ = std::system("ip link set eth0 down") == 0;  // NOLINT(cert-env33-c,concurrency-mt-unsafe): a test
+  }
+  ~InterfaceDown() { (void)up(); }
+  InterfaceDown(const InterfaceDown&) = delete;
+  InterfaceDown& operator=(const InterfaceDown&) = delete;
+  InterfaceDown(InterfaceDown&&) = delete;
+  InterfaceDown& operator=(InterfaceDown&&) = delete;
+
+  [[nodiscard]] bool down() const { return down_; }
+  // Puts eth0 up and waits (at most kWait) until the port is active and both addresses' GIDs are in its table.
+  [[nodiscard]] bool up() {
+    if (!down_) {
+      return true;
+    }
+    down_ = false;
+    if (std::system("ip link set eth0 up") != 0) {  // NOLINT(cert-env33-c,concurrency-mt-unsafe): a test
+      return false;
+    }
+    const auto until = Clock::now() + kWait;
+    while (
+        !(port_state().find("ACTIVE") != std::string::npos && has_gid("ffff:0a00:020f") && has_gid("ffff:0a00:0210"))) {
+      if (Clock::now() >= until) {
+        return false;
+      }
+      std::this_thread::sleep_for(milliseconds(20));
+    }
+    return true;
+  }
+  [[nodiscard]] std::string port_state() const { return read_line(port_dir() + "state"); }
+
+ private:
+  [[nodiscard]] std::string port_dir() const { return "/sys/class/infiniband/" + device_ + "/ports/1/"; }
+  [[nodiscard]] bool has_gid(const std::string& tail) const {
+    for (int i = 0; i < 16; ++i) {
+      const std::string gid = read_line(port_dir() + "gids/" + std::to_string(i));
+      if (gid.size() >= tail.size() && gid.compare(gid.size() - tail.size(), tail.size(), tail) == 0) {
+        return true;
+      }
+    }
+    return false;
+  }
+  static std::string read_line(const std::string& path) {
+    std::ifstream in(path);
+    std::string line;
+    std::getline(in, line);
+    return line;
+  }
+
+  std::string device_;
+  bool down_ = false;
+};
+
+// Discovery is asked only every 5 s and no traffic runs when the port goes down: no completion fails and no
+// recheck runs, so only the device's async event can end the links at once.
+class RdmaLinkOnDevicePortDown : public RdmaLinkOnDevice {
+ protected:
+  RdmaLinkOnDevicePortDown() {
+    fixed_port_a = 47361;
+    fixed_port_b = 47362;
+    recheck = milliseconds(5000);
+  }
+
+  // B answers each OPEN as a mirror would: loans a chunk of its pool, grants it, sends the GRANT; a write into it
+  // is checked against the pattern and the chunk discarded (a mirror would publish it).
+  void b_grants_on_open() {
+    auto on_control = [this](LinkPort& link, const ControlMessage& message) {
+      if (message.kind != ControlKind::kOpen) {
+        return;
+      }
+      auto loan = b.port->loan(kChunkBytes);
+      ASSERT_TRUE(loan.ok());
+      const GrantResult g = link.grants().grant(0, 0, message.stream_id);
+      ASSERT_EQ(g.status, GrantStatus::kGranted);
+      const GrantEntry entry{.address = reinterpret_cast<std::uintptr_t>(loan->payload),
+                             .capacity_bytes = loan->capacity_bytes,
+                             .slot = g.slot,
+                             .size_class = 0};
+      {
+        const std::lock_guard lock(granted_mutex);
+        granted.push_back({.slot = g.slot, .chunk = *loan});
+      }
+      send(link, [&](std::span<std::byte> out) {
+        return encode_grant(out, message.stream_id, std::span<const GrantEntry>(&entry, 1), b.own_region());
+      });
+    };
+    auto on_write = [this](LinkPort&, const ResolvedWrite& write) {
+      const std::lock_guard lock(granted_mutex);
+      for (auto it = granted.begin(); it != granted.end(); ++it) {
+        if (it->slot != write.slot) {
+          continue;
+        }
+        bool same = write.length == kMessageBytes;
+        for (std::uint32_t i = 0; same && i < kMessageBytes; ++i) {
+          same = it->chunk.payload[i] == pattern(i);
+        }
+        writes_intact += same ? 1 : 0;
+        b.port->discard(it->chunk);
+        granted.erase(it);
+        return;
+      }
+    };
+    b.handler.set_hooks(on_control, on_write);
+  }
+
+  // A opens a stream on its link; true once B's GRANT is back (the last control A received).
+  bool a_opens(GrantEntry& grant) {
+    const std::size_t before = [&] {
+      const std::lock_guard lock(a.handler.mutex);
+      return a.handler.controls.size();
+    }();
+    send(*a.link(), [&](std::span<std::byte> out) {
+      return encode_open(out, first_stream_id(true), OpenFields{.topic_id = 1, .largest_message_bytes = kMessageBytes});
+    });
+    if (!a.handler.wait([&] { return a.handler.controls.size() > before; })) {
+      return false;
+    }
+    const std::lock_guard lock(a.handler.mutex);
+    const RecordingHandler::Control& c = a.handler.controls.back();
+    if (c.kind != ControlKind::kGrant || c.grants.size() != 1) {
+      return false;
+    }
+    grant = c.grants[0];
+    return true;
+  }
+
+  struct Granted {
+    std::uint32_t slot = 0;
+    LoanedChunk chunk{};
+  };
+  std::mutex granted_mutex;
+  std::vector<Granted> granted;  // B's chunks granted and not yet written
+  int writes_intact = 0;
+};
+
+TEST_F(RdmaLinkOnDevicePortDown, APortGoingDownEndsTheLinksAtOnceAndTheyComeBackAndCarryDataWhenItIsUp) {
+  const std::uint64_t a_free = a.free_chunks();
+  const std::uint64_t b_free = b.free_chunks();
+  b_grants_on_open();
+  ASSERT_NO_FATAL_FAILURE(wait_up(1));
+  GrantEntry grant{};
+  ASSERT_TRUE(a_opens(grant)) << "B granted A a chunk of its pool";
+  EXPECT_EQ(b.free_chunks(), b_free - 1);
+
+  const auto down_at = Clock::now();
+  InterfaceDown eth0(env("AXON_RDMA_EXPECT_DEVICE"));
+  ASSERT_TRUE(eth0.down()) << "ip link set eth0 down failed";
+
+  ASSERT_TRUE(a.handler.wait([&] { return a.handler.losses == 1; })) << "port " << eth0.port_state();
+  ASSERT_TRUE(b.handler.wait([&] { return b.handler.losses == 1; }));
+  const auto lost_after = std::chrono::duration_cast<milliseconds>(Clock::now() - down_at);
+  std::printf("rdma link: port down, both links lost %lld ms after `ip link set eth0 down` (port %s)\n",
+              static_cast<long long>(lost_after.count()), eth0.port_state().c_str());
+  {
+    // Each side ended its link for the port, or heard the other's end first (its DREQ: no failure of its own).
+    const std::string port_down =
+        fmt::format("port 1 of {} went down (IBV_EVENT_PORT_ERR)", env("AXON_RDMA_EXPECT_DEVICE"));
+    const std::lock_guard lock_a(a.handler.mutex);
+    const std::lock_guard lock_b(b.handler.mutex);
+    ASSERT_EQ(a.handler.loss_reasons.size(), 1U);
+    ASSERT_EQ(b.handler.loss_reasons.size(), 1U);
+    const std::string& at_a = a.handler.loss_reasons[0];
+    const std::string& at_b = b.handler.loss_reasons[0];
+    std::printf("rdma link: A's link ended for \"%s\", B's for \"%s\"\n", at_a.c_str(), at_b.c_str());
+    EXPECT_TRUE(at_a == port_down || at_b == port_down) << "A: " << at_a << "; B: " << at_b;
+    EXPECT_TRUE(at_a == port_down || at_a.empty()) << at_a;
+    EXPECT_TRUE(at_b == port_down || at_b.empty()) << at_b;
+  }
+  // Both participants of the device's context hear the event, whichever thread read it.
+  for (Side* side : {&a, &b}) {
+    const auto until = Clock::now() + kWait;
+    while (side->participant->counters().port_errors == 0 && Clock::now() < until) {
+      std::this_thread::sleep_for(milliseconds(1));
+    }
+    EXPECT_EQ(side->participant->counters().port_errors, 1U);
+  }
+  EXPECT_GE(a.participant->counters().link_failures + b.participant->counters().link_failures, 1U);
+  EXPECT_EQ(a.participant->counters().links_up, 0U);
+  EXPECT_EQ(b.participant->counters().links_up, 0U);
+  {
+    const std::lock_guard lock(b.handler.mutex);
+    EXPECT_EQ(b.handler.reclaimed_on_loss, 1U) << "B's grant to A was taken back with the link";
+  }
+  {
+    const std::lock_guard lock(granted_mutex);  // what B's handler reclaimed, back to its pool as a mirror's would be
+    for (Granted& g : granted) {
+      b.port->discard(g.chunk);
+    }
+    granted.clear();
+  }
+  EXPECT_EQ(b.free_chunks(), b_free);
+  EXPECT_EQ(a.free_chunks(), a_free);
+
+  const auto up_at = Clock::now();
+  ASSERT_TRUE(eth0.up()) << "eth0 up, port active, both GIDs back (port " << eth0.port_state() << ")";
+  const auto port_back = std::chrono::duration_cast<milliseconds>(Clock::now() - up_at);
+  ASSERT_NO_FATAL_FAILURE(wait_up(2));
+  EXPECT_EQ(rc_qps_of_this_process(), 2) << "the new links' QPs only: the ended ones are destroyed";
+  std::printf("rdma link: port up, GIDs back %lld ms and both links up again %lld ms after `ip link set eth0 up`\n",
+              static_cast<long long>(port_back.count()),
+              static_cast<long long>(std::chrono::duration_cast<milliseconds>(Clock::now() - up_at).count()));
+
+  // The new link carries data: a GRANT for a new OPEN, then a write into it, intact, and A's pin released.
+  ASSERT_TRUE(a_opens(grant)) << "B granted A a chunk over the new link";
+  LoanedChunk sent{};
+  SentChunk pinned = a_pinned_chunk(sent);
+  const auto immediate =
+      encode_immediate({.size_class = grant.size_class, .slot = grant.slot, .length = kMessageBytes}, kChunkBytes);
+  ASSERT_TRUE(immediate);
+  auto posted = a.link()->post_write(
+      {.local = sent.payload, .length = kMessageBytes, .remote_address = grant.address, .immediate = *immediate},
+      pinned);
+  ASSERT_TRUE(posted.ok()) << posted.error().message();
+  ASSERT_TRUE(b.handler.wait([&] { return b.handler.writes.size() == 1; }));
+  EXPECT_TRUE(no_holder_left(sent, kWait)) << "A's pin is released after the write's completion";
+  {
+    const std::lock_guard lock(granted_mutex);
+    EXPECT_EQ(writes_intact, 1);
+  }
+  EXPECT_EQ(b.free_chunks(), b_free);
+  EXPECT_EQ(a.free_chunks(), a_free);
+  EXPECT_EQ(a.participant->counters().port_errors, 1U) << "PORT_ACTIVE is not an error";
 }
 
 }  // namespace
