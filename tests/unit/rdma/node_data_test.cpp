@@ -77,6 +77,43 @@ TEST_F(RdmaNodeDataOnDevice, ReliableBlocksArriveIntactAndInOrderThroughASlowSub
   EXPECT_EQ(peer.wait(kWait), 128 + SIGKILL);
 }
 
+// A subscriber that busy-spins polls its node's completion queue itself
+// (RdmaWaitSource, CompletionTurn): its thread, not the RDMA thread, hands
+// completions to the links, and every message still arrives whole and in order.
+TEST_F(RdmaNodeDataOnDevice, ABusySpinningSubscriberPollsTheCompletionQueueItself) {
+  auto node = Node::create("na", options_for(config, host_a));
+  ASSERT_TRUE(node.ok()) << node.error().message();
+  auto pub = (*node)->advertise<Block>("rdma/blocks");
+  ASSERT_TRUE(pub.ok()) << pub.error().message();
+  constexpr std::uint64_t kCount = 300;
+  auto peer = spawn(SubscriberPeer{.topic = "rdma/blocks", .count = kCount, .busy_spin = true});
+  ASSERT_TRUE(peer.wait_for_line("READY", kWait)) << peer.output();
+  ASSERT_TRUE(wait_for_stream(**node, "rdma/blocks")) << peer.output();
+
+  SentTally first;  // its drops: before the receiver's answer
+  std::uint64_t next = 1;
+  ASSERT_TRUE(publish_until_written(**pub, next, Retry::kSameSequence, first)) << "no credit came";
+  std::uint64_t dropped = 0;
+  for (std::uint64_t seq = next; seq <= kCount; ++seq) {
+    auto loan = (*pub)->loan();
+    ASSERT_TRUE(loan.ok()) << "sequence " << seq;
+    fill(**loan, seq);
+    const PublishResult published = (*pub)->publish(std::move(*loan));
+    ASSERT_TRUE(published.ok()) << "sequence " << seq;
+    dropped += published.status().dropped;
+  }
+
+  const auto line = peer.wait_for_line("GOT", milliseconds(60000));
+  ASSERT_TRUE(line) << peer.output();
+  const test::PeerSummary seen(*line);
+  EXPECT_EQ(seen.number("got"), kCount) << *line;
+  EXPECT_EQ(seen.number("bad") + seen.number("gaps") + seen.number("back"), 0U) << *line;
+  EXPECT_EQ(dropped, 0U) << "a RELIABLE subscriber lost messages for want of credit";
+  EXPECT_GT(seen.number("spun"), 0U) << "the spinning subscriber's thread handled no completion itself: " << *line;
+  peer.kill(SIGKILL);
+  EXPECT_EQ(peer.wait(kWait), 128 + SIGKILL);
+}
+
 TEST_F(RdmaNodeDataOnDevice, SixteenMebibyteMessagesOfAnAutoTopicArriveWholeInOneWriteEach) {
   auto node = Node::create("na", options_for(config, host_a));
   ASSERT_TRUE(node.ok()) << node.error().message();

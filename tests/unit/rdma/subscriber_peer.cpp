@@ -48,12 +48,15 @@ struct Seen {
   }
   void say(const char* word, const Node& node) const {
     const NetworkCounters c = node.network_counters();
-    std::printf("%s got=%llu full=%llu oldest=%llu bad=%llu gaps=%llu back=%llu last=%llu rdma=%llu exhausted=%llu\n",
-                word, static_cast<unsigned long long>(got), static_cast<unsigned long long>(full),
-                static_cast<unsigned long long>(oldest), static_cast<unsigned long long>(bad),
-                static_cast<unsigned long long>(gaps), static_cast<unsigned long long>(back),
-                static_cast<unsigned long long>(last), static_cast<unsigned long long>(c.rdma_messages_received),
-                static_cast<unsigned long long>(c.rdma_loans_exhausted));
+    std::printf(
+        "%s got=%llu full=%llu oldest=%llu bad=%llu gaps=%llu back=%llu last=%llu rdma=%llu exhausted=%llu "
+        "spun=%llu\n",
+        word, static_cast<unsigned long long>(got), static_cast<unsigned long long>(full),
+        static_cast<unsigned long long>(oldest), static_cast<unsigned long long>(bad),
+        static_cast<unsigned long long>(gaps), static_cast<unsigned long long>(back),
+        static_cast<unsigned long long>(last), static_cast<unsigned long long>(c.rdma_messages_received),
+        static_cast<unsigned long long>(c.rdma_loans_exhausted),
+        static_cast<unsigned long long>(c.rdma_completions_on_waiting_threads));
     std::fflush(stdout);
   }
 };
@@ -80,6 +83,13 @@ void receive(Node& node, const std::string& topic, const SubscriberQos& qos, Che
   if (env("AXON_RDMA_DATA_WAIT_PUBLISHER") == "1") {
     ASSERT_TRUE(eventually(kWait, [&] { return (*sub)->publisher_count() > 0; })) << "no publisher of " << topic;
   }
+  // Busy-spinning: between takes the thread waits in a WaitSet that polls the
+  // node's completion queue itself (RdmaWaitSource), never sleeping.
+  const bool busy_spin = env("AXON_RDMA_DATA_BUSY_SPIN") == "1";
+  WaitSet spinning(WaitStrategy::busy_spin());
+  if (busy_spin) {
+    ASSERT_TRUE(spinning.attach(*sub));
+  }
   std::printf("READY\n");
   std::fflush(stdout);
   Seen seen;
@@ -96,6 +106,8 @@ void receive(Node& node, const std::string& topic, const SubscriberQos& qos, Che
       if (seen.got <= slow) {
         std::this_thread::sleep_for(milliseconds(1));
       }
+    } else if (!dropped && busy_spin) {
+      (void)spinning.wait(milliseconds(100));
     } else if (!dropped) {
       std::this_thread::sleep_for(std::chrono::microseconds(50));
     }
@@ -108,7 +120,7 @@ void receive(Node& node, const std::string& topic, const SubscriberQos& qos, Che
 }
 
 // AXON_RDMA_DATA_*: CONFIG, SHM (host b's directory), NODE, TOPIC, COUNT,
-// SLOW, QOS, DEPTH, WAIT_PUBLISHER (two_hosts.hpp, SubscriberPeer). Prints
+// SLOW, QOS, DEPTH, WAIT_PUBLISHER, BUSY_SPIN (two_hosts.hpp, SubscriberPeer). Prints
 // READY once subscribed, then "GOT ..." when COUNT messages were taken or
 // dropped by its queue (COUNT 0: "AT ..." after each change), then lives
 // until killed. rdma/frames is a Slice<std::uint8_t> topic, others Block.

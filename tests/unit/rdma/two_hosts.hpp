@@ -117,11 +117,13 @@ struct SubscriberPeer {
   std::string qos = "reliable";  ///< reliable | reject_newest (BEST_EFFORT keep-all) | keep_last.
   std::uint32_t depth = 16;
   bool wait_publisher = false;  ///< Say READY only once connected to a publisher of the topic (the mirror).
+  bool busy_spin = false;       ///< Wait in a busy-spinning WaitSet between takes (it polls the CQ itself).
 };
 
 /// A peer's "GOT"/"AT" line: got, full, oldest (its queue's counters), bad
 /// (content wrong), gaps (sequences skipped), back (not newer than the one
-/// before), last (sequence), rdma (its node's rdma_messages_received).
+/// before), last (sequence), rdma (its node's rdma_messages_received), spun
+/// (its node's rdma_completions_on_waiting_threads).
 inline std::uint64_t accounted(const test::PeerSummary& s) {
   return s.number("got") + s.number("full") + s.number("oldest");
 }
@@ -244,7 +246,8 @@ class TwoHostsOnDevice : public ::testing::Test {
         {"AXON_RDMA_DATA_SLOW", std::to_string(peer.slow)},
         {"AXON_RDMA_DATA_QOS", peer.qos},
         {"AXON_RDMA_DATA_DEPTH", std::to_string(peer.depth)},
-        {"AXON_RDMA_DATA_WAIT_PUBLISHER", peer.wait_publisher ? "1" : "0"}};
+        {"AXON_RDMA_DATA_WAIT_PUBLISHER", peer.wait_publisher ? "1" : "0"},
+        {"AXON_RDMA_DATA_BUSY_SPIN", peer.busy_spin ? "1" : "0"}};
     return test::ChildProcess::spawn({"/proc/self/exe", "--gtest_filter=RdmaNodeDataPeer.Subscribes"},
                                      [vars]() -> std::string {
                                        for (const auto& [name, value] : vars) {
