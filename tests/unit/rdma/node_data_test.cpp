@@ -26,6 +26,22 @@ class RdmaNodeDataOnDevice : public TwoHostsOnDevice {
     return spawn(SubscriberPeer{.topic = topic, .count = count, .slow = slow});
   }
 
+  /// Publishes blocks 1..count: the first again until it is written (the
+  /// receiver's answer), then the rest once each; `dropped`: what the
+  /// statuses of the rest said was dropped.
+  static void publish_blocks(Publisher<Block>& pub, std::uint64_t count, SentTally& first, std::uint64_t& dropped) {
+    std::uint64_t next = 1;
+    ASSERT_TRUE(publish_until_written(pub, next, Retry::kSameSequence, first)) << "no credit came";
+    for (std::uint64_t seq = next; seq <= count; ++seq) {
+      auto loan = pub.loan();
+      ASSERT_TRUE(loan.ok()) << "sequence " << seq;
+      fill(**loan, seq);
+      const PublishResult published = pub.publish(std::move(*loan));
+      ASSERT_TRUE(published.ok()) << "sequence " << seq;
+      dropped += published.status().dropped;
+    }
+  }
+
   /// The peer's "GOT" line says `count` messages taken whole and in order.
   static void expect_all_in_order(test::ChildProcess& peer, std::uint64_t count, milliseconds timeout) {
     const auto line = peer.wait_for_line("GOT", timeout);
@@ -50,17 +66,8 @@ TEST_F(RdmaNodeDataOnDevice, ReliableBlocksArriveIntactAndInOrderThroughASlowSub
 
   const auto started = Clock::now();
   SentTally first;  // its drops: before the receiver's answer
-  std::uint64_t next = 1;
-  ASSERT_TRUE(publish_until_written(**pub, next, Retry::kSameSequence, first)) << "no credit came";
   std::uint64_t dropped = 0;
-  for (std::uint64_t seq = next; seq <= kCount; ++seq) {
-    auto loan = (*pub)->loan();
-    ASSERT_TRUE(loan.ok()) << "sequence " << seq;
-    fill(**loan, seq);
-    const PublishResult published = (*pub)->publish(std::move(*loan));
-    ASSERT_TRUE(published.ok()) << "sequence " << seq;
-    dropped += published.status().dropped;
-  }
+  ASSERT_NO_FATAL_FAILURE(publish_blocks(**pub, kCount, first, dropped));
   const auto took = std::chrono::duration_cast<milliseconds>(Clock::now() - started).count();
 
   expect_all_in_order(peer, kCount, milliseconds(60000));
@@ -91,17 +98,8 @@ TEST_F(RdmaNodeDataOnDevice, ABusySpinningSubscriberPollsTheCompletionQueueItsel
   ASSERT_TRUE(wait_for_stream(**node, "rdma/blocks")) << peer.output();
 
   SentTally first;  // its drops: before the receiver's answer
-  std::uint64_t next = 1;
-  ASSERT_TRUE(publish_until_written(**pub, next, Retry::kSameSequence, first)) << "no credit came";
   std::uint64_t dropped = 0;
-  for (std::uint64_t seq = next; seq <= kCount; ++seq) {
-    auto loan = (*pub)->loan();
-    ASSERT_TRUE(loan.ok()) << "sequence " << seq;
-    fill(**loan, seq);
-    const PublishResult published = (*pub)->publish(std::move(*loan));
-    ASSERT_TRUE(published.ok()) << "sequence " << seq;
-    dropped += published.status().dropped;
-  }
+  ASSERT_NO_FATAL_FAILURE(publish_blocks(**pub, kCount, first, dropped));
 
   const auto line = peer.wait_for_line("GOT", milliseconds(60000));
   ASSERT_TRUE(line) << peer.output();

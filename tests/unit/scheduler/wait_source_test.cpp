@@ -134,13 +134,23 @@ class FakeWaitSource final : public WaitSource {
   std::deque<Tick> wire_;
 };
 
-class WaitSourceTest : public ::testing::Test {
+/// The fake transport's port, source and a subscriber of it.
+class FakeTransportTest : public ::testing::Test {
+ protected:
+  void SetUp() override { port->set_wait_source(&source); }
+
+  std::shared_ptr<FakePort> port = std::make_shared<FakePort>();
+  FakeWaitSource source{*port};
+  std::shared_ptr<Subscriber<Tick>> subscriber = std::make_shared<Subscriber<Tick>>(port, "fake", SubscriberQos{});
+};
+
+class WaitSourceTest : public FakeTransportTest {
  protected:
   void SetUp() override {
     if (!futex::WordsAndFdWait::supported()) {
       GTEST_SKIP() << "io_uring cannot wait on futex words here (Linux 6.7+): wait sources are not used";
     }
-    port->set_wait_source(&source);
+    FakeTransportTest::SetUp();
   }
   /// Sends `tick` once the waiter is asleep in the source (a bounded wait).
   std::thread send_when_asleep(Tick tick) {
@@ -165,10 +175,6 @@ class WaitSourceTest : public ::testing::Test {
     EXPECT_EQ(got.load(), 9U) << "nothing but the source's after_sleep() delivers the message";
     EXPECT_GE(source.after_sleeps.load(), 1);
   }
-
-  std::shared_ptr<FakePort> port = std::make_shared<FakePort>();
-  FakeWaitSource source{*port};
-  std::shared_ptr<Subscriber<Tick>> subscriber = std::make_shared<Subscriber<Tick>>(port, "fake", SubscriberQos{});
 };
 
 TEST_F(WaitSourceTest, AWaitSetSleepsOnTheSourceAndItsReadableHookDelivers) {
@@ -197,9 +203,8 @@ TEST_F(WaitSourceTest, AMultiThreadedExecutorsBlockingWaitSleepsOnTheSource) {
 
 // A waiter that spins polls the source between its looks at the queue:
 // what arrives reaches it with no sleep and no wake-up (no io_uring needed).
-class WaitSourcePollTest : public ::testing::Test {
+class WaitSourcePollTest : public FakeTransportTest {
  protected:
-  void SetUp() override { port->set_wait_source(&source); }
   /// Sends `tick` once the waiter has polled (a bounded wait).
   std::thread send_when_polling(Tick tick) {
     return std::thread([this, tick] {
@@ -207,10 +212,6 @@ class WaitSourcePollTest : public ::testing::Test {
       source.send(tick);
     });
   }
-
-  std::shared_ptr<FakePort> port = std::make_shared<FakePort>();
-  FakeWaitSource source{*port};
-  std::shared_ptr<Subscriber<Tick>> subscriber = std::make_shared<Subscriber<Tick>>(port, "fake", SubscriberQos{});
 };
 
 TEST_F(WaitSourcePollTest, ABusySpinningWaitSetPollsTheSourceAndGetsWhatItDelivers) {
