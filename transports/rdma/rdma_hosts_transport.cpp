@@ -27,16 +27,20 @@ std::uint32_t largest_message_bytes(const TopicDescriptor& topic, const shm::Chu
 
 }  // namespace
 
+RdmaHostsTransport::TopicReach RdmaHostsTransport::reach_of(std::string_view topic) const {
+  TopicReach reach;
+  for (const std::string& host : reach_.other_hosts) {
+    const bool rdma = reach_.by_rdma(topic, host);
+    reach.by_rdma = reach.by_rdma || rdma;
+    reach.by_udp = reach.by_udp || !rdma;
+  }
+  return reach;
+}
+
 Result<std::shared_ptr<PublisherPort>> RdmaHostsTransport::advertise(const TopicDescriptor& topic,
                                                                      const PublisherQos& qos) {
-  bool by_rdma = false;
-  bool by_udp = false;
-  for (const std::string& host : reach_.other_hosts) {
-    const bool rdma = reach_.by_rdma(topic.name, host);
-    by_rdma = by_rdma || rdma;
-    by_udp = by_udp || !rdma;
-  }
-  if (!by_rdma) {
+  const TopicReach reach = reach_of(topic.name);
+  if (!reach.by_rdma) {
     return udp_->advertise(topic, qos);
   }
   auto local = shm_->advertise(topic, qos);
@@ -61,7 +65,7 @@ Result<std::shared_ptr<PublisherPort>> RdmaHostsTransport::advertise(const Topic
       [outbound = outbound_, sent = writer.get()](std::vector<std::uint64_t> participants) {
         outbound->set_peers(*sent, std::move(participants));
       },
-      [by_rdma = reach_.by_rdma, name = std::string(topic.name), mixed = by_udp](std::string_view host) {
+      [by_rdma = reach_.by_rdma, name = std::string(topic.name), mixed = reach.by_udp](std::string_view host) {
         return !mixed || by_rdma(name, host);
       });
   return std::shared_ptr<PublisherPort>(
@@ -70,15 +74,13 @@ Result<std::shared_ptr<PublisherPort>> RdmaHostsTransport::advertise(const Topic
                                                                    .streams = outbound_,
                                                                    .participant = udp_->participant(),
                                                                    .routes = std::move(routes),
-                                                                   .mixed = by_udp}));
+                                                                   .mixed = reach.by_udp}));
 }
 
 Result<std::shared_ptr<SubscriberPort>> RdmaHostsTransport::subscribe(const TopicDescriptor& topic,
                                                                       const SubscriberQos& qos) {
   auto port = udp_->subscribe(topic, qos);
-  const bool some_by_rdma = std::any_of(reach_.other_hosts.begin(), reach_.other_hosts.end(),
-                                        [&](const std::string& host) { return reach_.by_rdma(topic.name, host); });
-  if (!port || !some_by_rdma) {
+  if (!port || !reach_of(topic.name).by_rdma) {
     return port;
   }
   return std::shared_ptr<SubscriberPort>(std::make_shared<RdmaSubscriberPort>(std::move(*port), turn_));

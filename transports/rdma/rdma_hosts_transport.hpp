@@ -61,6 +61,13 @@ class RdmaHostsTransport final : public Transport {
   std::shared_ptr<udp::UdpTransport> udp_;
   std::shared_ptr<OutboundStreams> outbound_;
   std::shared_ptr<CompletionTurn> turn_;
+  /// Whether `topic` reaches some other host by RDMA, and some by UDP.
+  struct TopicReach {
+    bool by_rdma = false;
+    bool by_udp = false;
+  };
+  [[nodiscard]] TopicReach reach_of(std::string_view topic) const;
+
   Reach reach_;
   std::uint32_t credits_;
   std::atomic<std::uint32_t> next_writer_id_{1};  ///< Relaxed: only unique.

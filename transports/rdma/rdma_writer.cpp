@@ -106,8 +106,8 @@ PublishResult RdmaWriter::publish(LoanedChunk chunk, std::size_t payload_bytes, 
 
   // One pin per write about to be posted, pending or waited for: each ends
   // with its write's completion or with an unpin() of its own below.
+  // (pins 0 is a plain publish.)
   auto local = beside != nullptr ? beside->publish_pinned(chunk, payload_bytes, payload_offset, count)
-               : count == 0      ? local_->publish(chunk, payload_bytes, payload_offset)
                                  : local_->publish_pinned(chunk, payload_bytes, payload_offset, count);
   if (local.failed()) {
     // Nothing was pinned: the credits taken stay for the next message.

@@ -5,7 +5,9 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <exception>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -41,6 +43,21 @@ struct Output {
     }
   }
 };
+
+/// Runs `measure` for one case of `command`; when it throws, prints "FAILED
+/// <what>: <why>", adds "<command>: <what> failed: <why>" to the run's notes
+/// and returns nothing, so the other cases still run.
+template <class Measure>
+auto attempt_case(Output& out, const std::string& command, const std::string& what, Measure measure)
+    -> std::optional<decltype(measure())> {
+  try {
+    return measure();
+  } catch (const std::exception& e) {
+    std::fprintf(out.text, "FAILED %s: %s\n", what.c_str(), e.what());
+    out.log.run.notes.push_back(command + ": " + what + " failed: " + e.what());
+    return std::nullopt;
+  }
+}
 
 /// A registered subcommand. `run` throws std::exception on failure.
 struct Command {

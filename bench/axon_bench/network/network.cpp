@@ -88,16 +88,10 @@ void print_targets(std::FILE* out, const std::vector<CaseResult>& pingpongs, con
   }
 }
 
-/// Runs `measure`; on failure prints and notes it, and returns nothing.
+/// One case of this command (attempt_case(), harness/command.hpp).
 template <class Measure>
-std::optional<CaseResult> attempt(Output& out, const std::string& what, Measure measure) {
-  try {
-    return measure();
-  } catch (const std::exception& e) {
-    std::fprintf(out.text, "FAILED %s: %s\n", what.c_str(), e.what());
-    out.log.run.notes.push_back("network: " + what + " failed: " + e.what());
-    return std::nullopt;
-  }
+auto attempt(Output& out, const std::string& what, Measure measure) {
+  return attempt_case(out, "network", what, measure);
 }
 
 void run_network_command(const NetworkOptions& o, Output& out) {

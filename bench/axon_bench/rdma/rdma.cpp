@@ -122,16 +122,10 @@ void print_targets(std::FILE* out, const std::vector<CaseResult>& latencies, con
   }
 }
 
-/// Runs `measure`; on failure prints and notes it, and returns nothing.
+/// One case of this command (attempt_case(), harness/command.hpp).
 template <class Measure>
-auto attempt(Output& out, const std::string& what, Measure measure) -> std::optional<decltype(measure())> {
-  try {
-    return measure();
-  } catch (const std::exception& e) {
-    std::fprintf(out.text, "FAILED %s: %s\n", what.c_str(), e.what());
-    out.log.run.notes.push_back("rdma: " + what + " failed: " + e.what());
-    return std::nullopt;
-  }
+auto attempt(Output& out, const std::string& what, Measure measure) {
+  return attempt_case(out, "rdma", what, measure);
 }
 
 void run_rdma_command(const RdmaOptions& o, Output& out) {

@@ -29,6 +29,8 @@ using Clock = std::chrono::steady_clock;
 using rdma_test::Block;
 using rdma_test::env;
 using rdma_test::eventually;
+using rdma_test::free_chunks;
+using rdma_test::publish_blocks;
 
 constexpr milliseconds kWait{15000};
 constexpr std::uint32_t kDomain = 45;
@@ -213,26 +215,6 @@ class RdmaMixedOnDevice : public ::testing::Test {
            ", hosts lost " + std::to_string(c.hosts_lost);
   }
 
-  /// Sends `count` blocks, each loaned and published once; the dropped sum.
-  static std::uint64_t publish_blocks(Publisher<Block>& pub, std::uint64_t count) {
-    std::uint64_t dropped = 0;
-    for (std::uint64_t seq = 1; seq <= count; ++seq) {
-      auto loan = pub.loan();
-      if (!loan.ok()) {
-        ADD_FAILURE() << "no loan for sequence " << seq;
-        return dropped;
-      }
-      rdma_test::fill(**loan, seq);
-      const PublishResult published = pub.publish(std::move(*loan));
-      if (!published.ok()) {
-        ADD_FAILURE() << "sequence " << seq << ": " << published.error().message();
-        return dropped;
-      }
-      dropped += published.status().dropped;
-    }
-    return dropped;
-  }
-
   test::TempDir dir{"axon-rdma-mixed"};
   std::string config;
 };
@@ -246,14 +228,7 @@ TEST_F(RdmaMixedOnDevice, OnePublishReachesBByRdmaAndCByUdpIntactInOrderAndFrees
   auto node = Node::create("na", options_for(config, shm_of("a")));
   ASSERT_TRUE(node.ok()) << node.error().message();
   EXPECT_EQ((*node)->transport_for(kTopic), TransportKind::kUdp) << "not every other host is reached by RDMA";
-  auto free_chunks = [&] {
-    std::uint64_t free = 0;
-    for (const PoolClassStats& s : (*node)->pool_stats()) {
-      free += s.free_chunks;
-    }
-    return free;
-  };
-  const std::uint64_t free_at_start = free_chunks();
+  const std::uint64_t free_at_start = free_chunks(**node);
   auto advertised = (*node)->advertise<Block>(kTopic);
   ASSERT_TRUE(advertised.ok()) << advertised.error().message();
   std::shared_ptr<Publisher<Block>> pub = *advertised;
@@ -265,7 +240,7 @@ TEST_F(RdmaMixedOnDevice, OnePublishReachesBByRdmaAndCByUdpIntactInOrderAndFrees
   ASSERT_TRUE(wait_for_both(**node)) << "b: " << on_b.output() << "\nc: " << on_c.output();
 
   const auto started = Clock::now();
-  const std::uint64_t dropped = publish_blocks(*pub, kCount);
+  const std::uint64_t dropped = publish_blocks(*pub, 1, kCount);
   const auto took = std::chrono::duration_cast<milliseconds>(Clock::now() - started).count();
 
   const std::string seen = counters_of(**node) + ", publish statuses dropped " + std::to_string(dropped) +
@@ -298,8 +273,8 @@ TEST_F(RdmaMixedOnDevice, OnePublishReachesBByRdmaAndCByUdpIntactInOrderAndFrees
   EXPECT_EQ(on_b.wait(kWait), 128 + SIGKILL);
   EXPECT_EQ(on_c.wait(kWait), 128 + SIGKILL);
   pub.reset();  // the UDP writer's history unpins what it holds; the RDMA writes completed or were lost with the link
-  EXPECT_TRUE(eventually(kWait, [&] { return free_chunks() == free_at_start; }))
-      << "chunks still pinned: " << free_at_start - free_chunks();
+  EXPECT_TRUE(eventually(kWait, [&] { return free_chunks(**node) == free_at_start; }))
+      << "chunks still pinned: " << free_at_start - free_chunks(**node);
 }
 
 // c's subscriber stops reading after 50 messages while a publishes on (its
@@ -308,14 +283,7 @@ TEST_F(RdmaMixedOnDevice, OnePublishReachesBByRdmaAndCByUdpIntactInOrderAndFrees
 TEST_F(RdmaMixedOnDevice, AStalledUdpSubscriberHoldsNoPinOnceThePublisherGoes) {
   auto node = Node::create("na", options_for(config, shm_of("a")));
   ASSERT_TRUE(node.ok()) << node.error().message();
-  auto free_chunks = [&] {
-    std::uint64_t free = 0;
-    for (const PoolClassStats& s : (*node)->pool_stats()) {
-      free += s.free_chunks;
-    }
-    return free;
-  };
-  const std::uint64_t free_at_start = free_chunks();
+  const std::uint64_t free_at_start = free_chunks(**node);
   auto advertised = (*node)->advertise<Block>(kTopic);
   ASSERT_TRUE(advertised.ok()) << advertised.error().message();
   std::shared_ptr<Publisher<Block>> pub = *advertised;
@@ -326,7 +294,7 @@ TEST_F(RdmaMixedOnDevice, AStalledUdpSubscriberHoldsNoPinOnceThePublisherGoes) {
   ASSERT_TRUE(on_c.wait_for_line("READY", kWait)) << on_c.output();
   ASSERT_TRUE(wait_for_both(**node)) << "b: " << on_b.output() << "\nc: " << on_c.output();
 
-  (void)publish_blocks(*pub, kCount);
+  (void)publish_blocks(*pub, 1, kCount);
 
   ASSERT_TRUE(on_b.wait_for_line("GOT", milliseconds(60000))) << on_b.output() << "\n" << counters_of(**node);
   EXPECT_NE(on_b.output().find("GOT " + std::to_string(kCount) + " BAD 0 ORDER 0 RDMA " + std::to_string(kCount)),
@@ -336,8 +304,8 @@ TEST_F(RdmaMixedOnDevice, AStalledUdpSubscriberHoldsNoPinOnceThePublisherGoes) {
   EXPECT_NE(on_c.output().find("GOT 50 BAD 0 ORDER 0 RDMA 0"), std::string::npos) << "c: " << on_c.output();
 
   pub.reset();  // with c still alive and silent: the history is given up with its writer
-  EXPECT_TRUE(eventually(kWait, [&] { return free_chunks() == free_at_start; }))
-      << "chunks still pinned: " << free_at_start - free_chunks();
+  EXPECT_TRUE(eventually(kWait, [&] { return free_chunks(**node) == free_at_start; }))
+      << "chunks still pinned: " << free_at_start - free_chunks(**node);
   on_b.kill(SIGKILL);
   on_c.kill(SIGKILL);
   EXPECT_EQ(on_b.wait(kWait), 128 + SIGKILL);
@@ -367,7 +335,7 @@ TEST_F(RdmaMixedOnDevice, BReceivesTheTopicFromAByRdmaAndFromCByUdp) {
   }));
   std::this_thread::sleep_for(milliseconds(300));
 
-  const std::uint64_t dropped = publish_blocks(**pub, kCount);
+  const std::uint64_t dropped = publish_blocks(**pub, 1, kCount);
 
   ASSERT_TRUE(on_c.wait_for_line("SENT", milliseconds(60000))) << on_c.output();
   EXPECT_NE(on_c.output().find("SENT " + std::to_string(kCount) + " DROPPED 0 TO B udp"), std::string::npos)

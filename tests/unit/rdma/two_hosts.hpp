@@ -194,6 +194,37 @@ enum class Retry : std::uint8_t {
   kNextSequence,  ///< Best effort, keep-last: a pending one may still be written; sequences only grow.
 };
 
+/// Free chunks of every class of `node`'s pool.
+inline std::uint64_t free_chunks(const Node& node) {
+  std::uint64_t free = 0;
+  for (const PoolClassStats& s : node.pool_stats()) {
+    free += s.free_chunks;
+  }
+  return free;
+}
+
+/// Publishes blocks `from`..`to`, each loaned and published once; the sum of
+/// what their statuses say was dropped. A loan or publish that fails is a
+/// test failure, and ends the run.
+inline std::uint64_t publish_blocks(Publisher<Block>& pub, std::uint64_t from, std::uint64_t to) {
+  std::uint64_t dropped = 0;
+  for (std::uint64_t seq = from; seq <= to; ++seq) {
+    auto loan = pub.loan();
+    if (!loan.ok()) {
+      ADD_FAILURE() << "no loan for sequence " << seq;
+      return dropped;
+    }
+    fill(**loan, seq);
+    const PublishResult published = pub.publish(std::move(*loan));
+    if (!published.ok()) {
+      ADD_FAILURE() << "sequence " << seq << ": " << published.error().message();
+      return dropped;
+    }
+    dropped += published.status().dropped;
+  }
+  return dropped;
+}
+
 /// Publishes message `next` (then `next` + 1 ... with kNextSequence) until a
 /// publish reports it written to a remote host: before the receiver's answer
 /// a stream drops whatever its QoS, and a destination without credit may
