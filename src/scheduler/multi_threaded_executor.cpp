@@ -21,6 +21,7 @@
 #include "src/base/futex.hpp"
 #include "src/scheduler/executor_core.hpp"
 #include "src/scheduler/idler.hpp"
+#include "src/scheduler/spin_clock.hpp"
 #include "src/scheduler/work_lanes.hpp"
 
 namespace axon {
@@ -65,9 +66,13 @@ class WorkerPool {
   /// The poller: runs on the spinning thread until stop() or `until_ns`.
   void poll(std::int64_t until_ns) {
     Idler idler(core_.strategy());
+    SpinClock clock(core_.strategy());
     bool woke = false;
     while (!core_.stopping()) {
-      const std::int64_t now = monotonic_now_ns();
+      if (woke) {
+        clock.refresh();  // it slept: the last reading is stale
+      }
+      const std::int64_t now = clock.now();
       std::size_t queued = schedule_all();
       const std::int64_t next_deadline = core_.check_deadlines(now, [&](Entry& e, const DeadlineEvent& event) {
         // Relaxed payload stores: published by the release fetch_or in post().
@@ -84,6 +89,7 @@ class WorkerPool {
       if (queued > 0) {
         wake_workers();
         idler.reset();
+        clock.refresh();
       }
       if (now >= until_ns) {
         break;
@@ -193,16 +199,18 @@ class WorkerPool {
 
   void worker_loop(std::size_t worker) {
     Idler idler(core_.strategy());
+    SpinClock clock(core_.strategy());
     WakeWord* const words[] = {&work_word_};
     // Acquire: pairs with the seq_cst store in join().
     while (!workers_stop_.load(std::memory_order_acquire)) {
       std::uint32_t index = 0;
       if (lanes_.pop(worker, index)) {
         idler.reset();
+        clock.refresh();
         run(worker, *core_.entries()[index]);
         continue;
       }
-      idler.step(words, false, monotonic_now_ns(), std::numeric_limits<std::int64_t>::max(),
+      idler.step(words, false, clock.now(), std::numeric_limits<std::int64_t>::max(),
                  [this] { return lanes_.has_work() || workers_stop_.load(std::memory_order_seq_cst); });
     }
   }

@@ -6,6 +6,7 @@
 #include "src/base/clock.hpp"
 #include "src/scheduler/executor_core.hpp"
 #include "src/scheduler/idler.hpp"
+#include "src/scheduler/spin_clock.hpp"
 
 namespace axon {
 namespace {
@@ -59,10 +60,14 @@ Result<void> SingleThreadedExecutor::run_until(std::int64_t until_ns) {
     return ok.error();
   }
   detail::Idler idler(core_->strategy());
+  detail::SpinClock clock(core_->strategy());
   bool woke = false;
   while (!core_->stopping()) {
     const std::size_t count = core_->dispatch_ready(kRoundBudget);
-    const std::int64_t now = monotonic_now_ns();
+    if (count > 0 || woke) {
+      clock.refresh();  // handlers ran or it slept: the last reading is stale
+    }
+    const std::int64_t now = clock.now();
     const std::int64_t next_deadline = core_->check_deadlines(now, fire_deadline);
     core_->check_liveliness(now, woke, fire_lost);
     woke = false;

@@ -7,6 +7,7 @@
 
 #include "src/base/clock.hpp"
 #include "src/scheduler/idler.hpp"
+#include "src/scheduler/spin_clock.hpp"
 
 namespace axon {
 
@@ -63,11 +64,12 @@ Result<WaitOutcome> WaitSet::wait(std::chrono::nanoseconds timeout) {
     return !ready_.empty();
   };
   detail::Idler idler(strategy_);
+  detail::SpinClock clock(strategy_);
   for (;;) {
     if (collect()) {
       break;
     }
-    const std::int64_t now = monotonic_now_ns();
+    const std::int64_t now = clock.now();
     if (now >= until) {
       break;
     }

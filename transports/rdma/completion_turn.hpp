@@ -6,9 +6,12 @@
 // (RdmaWaitSource::poll()) tries to take it between two looks at its queue
 // and, when it gets it, polls the completion queue itself: a message written
 // by a peer then reaches the spinning subscriber with no system call and no
-// wake-up of the RDMA thread. While spinners poll (the last poll less than
-// kSpinnerLeaseNs ago), the RDMA thread leaves the completion channel out of
-// its sleep, so that the card's events do not wake it for nothing.
+// wake-up of the RDMA thread. While spinners poll (they polled since the RDMA
+// thread's last look, at most kSpinnerLeaseNs ago), the RDMA thread leaves
+// the completion channel out of its sleep, so that the card's events do not
+// wake it for nothing. Spinners count their polls rather than stamp them: a
+// clock read per poll would be a system call where the clock has no vDSO path
+// (a VM on HPET), dearer than the poll itself.
 //
 // Process-local, held for one batch of completions at most, never across a
 // call to another process (the handlers publish into shared memory and may
@@ -21,11 +24,11 @@
 #include <limits>
 #include <thread>
 
-#include "src/base/clock.hpp"
-
 namespace axon::rdma {
 
-/// How long the completion queue stays with the spinners after their last poll.
+/// How often the RDMA thread looks whether spinners still poll (and so how
+/// long the completion queue stays with them after their last poll, at most
+/// twice this).
 inline constexpr std::int64_t kSpinnerLeaseNs = 1'000'000;
 
 /// What polls one batch of completions and handles them (the participant).
@@ -73,9 +76,10 @@ class CompletionTurn {
     std::size_t handled = 0;
     if (poller_ != nullptr) {
       handled = poller_->poll_batch();
-      // Relaxed: a lease seen late costs the RDMA thread one wake-up, one
-      // seen early a millisecond before it watches the channel again.
-      polled_at_ns_.store(monotonic_now_ns(), std::memory_order_relaxed);
+      // One writer at a time (the turn's holder), so no read-modify-write.
+      // Relaxed: a count seen late costs the RDMA thread one wake-up, one
+      // seen early a lease before it watches the channel again.
+      polls_.store(polls_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
       if (handled != 0) {
         by_spinners_.fetch_add(handled, std::memory_order_relaxed);  // statistics only
       }
@@ -89,16 +93,46 @@ class CompletionTurn {
     return by_spinners_.load(std::memory_order_relaxed);
   }
 
-  /// Whether spinners have polled within kSpinnerLeaseNs of `now_ns`.
-  [[nodiscard]] bool spinners_polling(std::int64_t now_ns) const noexcept {
-    return now_ns - polled_at_ns_.load(std::memory_order_relaxed) < kSpinnerLeaseNs;  // relaxed: see poll()
+  /// Polls by spinners so far: the RDMA thread compares two of its looks
+  /// (spinners poll while the count moves).
+  [[nodiscard]] std::uint64_t spinner_polls() const noexcept {
+    return polls_.load(std::memory_order_relaxed);  // relaxed: see poll()
   }
 
  private:
   std::atomic<bool> held_{false};
   CompletionPoller* poller_ = nullptr;  ///< Read and written by the turn's holder only.
-  std::atomic<std::int64_t> polled_at_ns_{std::numeric_limits<std::int64_t>::min() / 2};
+  std::atomic<std::uint64_t> polls_{0};
   std::atomic<std::uint64_t> by_spinners_{0};
+};
+
+/// The RDMA thread's look at the spinners: they hold the lease while their
+/// poll count moved during the last period of kSpinnerLeaseNs. Owned by the
+/// RDMA thread; not thread-safe.
+class SpinnerWatch {
+ public:
+  /// Whether spinners hold the lease at `now_ns`: decided once a period
+  /// (the count then compared with the last period's), else as last decided.
+  [[nodiscard]] bool leased(const CompletionTurn& turn, std::int64_t now_ns) noexcept {
+    if (now_ns - looked_at_ns_ >= kSpinnerLeaseNs) {
+      const std::uint64_t polls = turn.spinner_polls();
+      leased_ = polls != polls_seen_;
+      polls_seen_ = polls;
+      looked_at_ns_ = now_ns;
+    }
+    return leased_;
+  }
+
+  /// How long from `now_ns` until the next decision (0: due now).
+  [[nodiscard]] std::int64_t next_look_in_ns(std::int64_t now_ns) const noexcept {
+    const std::int64_t left = looked_at_ns_ + kSpinnerLeaseNs - now_ns;
+    return left > 0 ? left : 0;
+  }
+
+ private:
+  std::uint64_t polls_seen_ = 0;
+  std::int64_t looked_at_ns_ = std::numeric_limits<std::int64_t>::min() / 2;
+  bool leased_ = false;
 };
 
 }  // namespace axon::rdma

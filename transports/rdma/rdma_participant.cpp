@@ -208,6 +208,9 @@ Result<void> RdmaParticipant::drain_completions() {
 }
 
 std::size_t RdmaParticipant::poll_batch() noexcept {
+  if (options_.handler != nullptr) {
+    options_.handler->before_poll();  // after the last poll's subscriber had its message
+  }
   auto n = cq_.poll(batch_);
   if (!n.ok()) {
     return 0;
@@ -363,6 +366,7 @@ void RdmaParticipant::run() noexcept {
   std::vector<int> fds;
   std::vector<pollfd> ready;
   auto next_check = PeerLinks::Clock::now();
+  SpinnerWatch spinners;
   // Each step's events are applied before the CQ is polled again: a lost link's QP is destroyed, so no
   // completion may reach that link (a repost on it) after the step that destroyed it.
   const auto settle = [&] {
@@ -402,7 +406,8 @@ void RdmaParticipant::run() noexcept {
     // While spinners poll the CQ, the card's events would wake this thread
     // for completions they take: the channel stays out, and the thread
     // looks again (a drain, a re-arm) once a lease may have ended.
-    const bool leased = turn_->spinners_polling(monotonic_now_ns());
+    const std::int64_t now_ns = monotonic_now_ns();
+    const bool leased = spinners.leased(*turn_, now_ns);
 
     links_->poll_fds(fds);
     ready.clear();
@@ -420,14 +425,7 @@ void RdmaParticipant::run() noexcept {
     if (ticking) {
       wake = std::min(wake, PeerLinks::Clock::now() + options_.tick_period);
     }
-    if (leased) {
-      wake = std::min(wake, PeerLinks::Clock::now() + std::chrono::nanoseconds(kSpinnerLeaseNs));
-    }
-    const auto left = std::max(std::chrono::duration_cast<std::chrono::nanoseconds>(wake - PeerLinks::Clock::now()),
-                               std::chrono::nanoseconds(0));
-    const timespec timeout{.tv_sec = static_cast<time_t>(left.count() / 1'000'000'000),
-                           .tv_nsec = static_cast<long>(left.count() % 1'000'000'000)};
-    const int n = ::ppoll(ready.data(), ready.size(), &timeout, nullptr);
+    const int n = sleep(ready, wake, leased ? &spinners : nullptr);
     if (n > 0 && (ready[0].revents & POLLIN) != 0) {
       return;  // the destructor stops the links
     }
@@ -441,6 +439,30 @@ void RdmaParticipant::run() noexcept {
         give_up("device", read.error().message());
         return;
       }
+    }
+  }
+}
+
+int RdmaParticipant::sleep(std::vector<pollfd>& ready, PeerLinks::Clock::time_point wake, SpinnerWatch* leased) {
+  for (;;) {
+    auto until = wake;
+    if (leased != nullptr) {
+      until = std::min(until, PeerLinks::Clock::now() +
+                                  std::chrono::nanoseconds(leased->next_look_in_ns(monotonic_now_ns())));
+    }
+    const auto left = std::max(std::chrono::duration_cast<std::chrono::nanoseconds>(until - PeerLinks::Clock::now()),
+                               std::chrono::nanoseconds(0));
+    const timespec timeout{.tv_sec = static_cast<time_t>(left.count() / 1'000'000'000),
+                           .tv_nsec = static_cast<long>(left.count() % 1'000'000'000)};
+    const int n = ::ppoll(ready.data(), ready.size(), &timeout, nullptr);
+    if (n != 0 || leased == nullptr || PeerLinks::Clock::now() >= wake) {
+      return n;
+    }
+    // Only the look at the spinners was due. While they still poll, they
+    // drain the queue: back to sleep without a pass, whose system calls
+    // (a drain, a re-arm) would take the CPU a spinner shares with this thread.
+    if (!leased->leased(*turn_, monotonic_now_ns())) {
+      return 0;  // they stopped: a pass drains what they left and watches the channel again
     }
   }
 }

@@ -18,6 +18,8 @@
 // destructor (on_link_lost() of the links still up) after the thread ended.
 #pragma once
 
+#include <poll.h>
+
 #include <atomic>
 #include <chrono>
 #include <cstdint>
@@ -121,6 +123,10 @@ class RdmaParticipant final : private CompletionPoller {
   RdmaParticipant(std::shared_ptr<const PoolRegistration> registration, RdmaParticipantOptions options,
                   CompChannelHandle channel, CompletionQueue cq);
   void run() noexcept;
+  /// ppoll() on `ready` until one is ready or `wake`; with `leased` (the
+  /// spinners hold the lease), the lease's looks at them are made here and
+  /// it sleeps on while they still poll. ppoll()'s result.
+  int sleep(std::vector<pollfd>& ready, PeerLinks::Clock::time_point wake, SpinnerWatch* leased);
   /// want()s what `peers` lists, forget()s what it no longer lists.
   void follow_discovery(std::vector<LinkEvent>& events);
   void report(const std::vector<LinkEvent>& events);

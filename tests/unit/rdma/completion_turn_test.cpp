@@ -10,7 +10,6 @@
 #include <cstddef>
 #include <thread>
 
-#include "src/base/clock.hpp"
 
 namespace axon::rdma {
 namespace {
@@ -64,16 +63,37 @@ TEST(CompletionTurn, NothingIsPolledOnceThePollerIsDetached) {
   EXPECT_EQ(turn.completions_by_spinners(), 0U);
 }
 
-TEST(CompletionTurn, TheRdmaThreadLeavesTheChannelToSpinnersForAMillisecondAfterTheirLastPoll) {
+TEST(CompletionTurn, TheRdmaThreadLeavesTheChannelToSpinnersWhilePollsCameDuringTheLastLease) {
   CompletionTurn turn;
   CountingPoller poller;
   turn.attach(&poller);
-  const std::int64_t before = monotonic_now_ns();
-  EXPECT_FALSE(turn.spinners_polling(before));  // nobody polled yet
+  SpinnerWatch watch;
+  std::int64_t now = 1'000'000'000;
+  EXPECT_FALSE(watch.leased(turn, now));  // nobody polled yet
+  EXPECT_EQ(watch.next_look_in_ns(now), kSpinnerLeaseNs);
+
   (void)turn.poll();
-  const std::int64_t after = monotonic_now_ns();
-  EXPECT_TRUE(turn.spinners_polling(after));
-  EXPECT_FALSE(turn.spinners_polling(after + kSpinnerLeaseNs));
+  EXPECT_EQ(turn.spinner_polls(), 1U);
+  EXPECT_FALSE(watch.leased(turn, now + kSpinnerLeaseNs - 1));  // decided once a lease: not yet
+  now += kSpinnerLeaseNs;
+  EXPECT_TRUE(watch.leased(turn, now));  // a poll during the last lease
+  EXPECT_EQ(watch.next_look_in_ns(now + 10), kSpinnerLeaseNs - 10);
+
+  (void)turn.poll();
+  EXPECT_TRUE(watch.leased(turn, now + kSpinnerLeaseNs));
+  EXPECT_FALSE(watch.leased(turn, now + 2 * kSpinnerLeaseNs));  // no poll during that lease: the channel again
+  EXPECT_EQ(watch.next_look_in_ns(now + 4 * kSpinnerLeaseNs), 0);
+}
+
+TEST(CompletionTurn, APollFindingTheTurnTakenIsNotCounted) {
+  CompletionTurn turn;
+  CountingPoller poller;
+  turn.attach(&poller);
+  turn.take();
+  EXPECT_FALSE(turn.poll());
+  turn.give_back();
+  EXPECT_EQ(turn.spinner_polls(), 0U);
+  EXPECT_EQ(poller.polls, 0U);
 }
 
 TEST(CompletionTurn, HoldersNeverRunAtOnce) {
