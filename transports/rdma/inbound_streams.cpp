@@ -214,8 +214,24 @@ void InboundStreams::on_write(LinkPort& link, const ResolvedWrite& write) noexce
   stream.deliver(*chunk, write.length);
   (void)link.grants().release(ref);
   refill(*l, stream);
-  if (stream.pending().size() >= grant_batch()) {
-    flush(*l, stream);
+  if (stream.pending().size() >= settings_.credits) {
+    flush(*l, stream);  // the sender has no credit left: nothing to gain by waiting
+  } else if (stream.pending().size() >= grant_batch()) {
+    regrants_due_ = true;
+  }
+}
+
+void InboundStreams::before_poll() noexcept {
+  if (!regrants_due_) {
+    return;
+  }
+  regrants_due_ = false;
+  for (const auto& owned : links_) {
+    for (auto& [id, stream] : owned->streams) {
+      if (stream->pending().size() >= grant_batch()) {
+        flush(*owned, *stream);  // a full send queue leaves it pending: tick() retries
+      }
+    }
   }
 }
 
@@ -241,6 +257,7 @@ void InboundStreams::on_link_lost(LinkPort& link) noexcept {
 }
 
 bool InboundStreams::tick() noexcept {
+  regrants_due_ = false;  // the loop below sends every batch due
   bool waiting = false;
   for (const auto& owned : links_) {
     Link& l = *owned;

@@ -11,7 +11,10 @@
 //   write  the chunk is published through the mirror, its slot released,
 //          and a new chunk granted; the grants go out in one GRANT once half
 //          the credits are pending (grant_batch()), so the sender keeps at
-//          least the other half;
+//          least the other half: before the next poll of the completion
+//          queue (before_poll(), or the RDMA thread's tick()), so that the
+//          GRANT does not delay the subscriber that polled this write; at
+//          once when the sender has no credit left;
 //   WANT   the sender waits for credit: every pending grant goes out, and
 //          tick() retries while none can be made;
 //   CLOSE  the stream's granted chunks are reclaimed, its mirror dropped.
@@ -79,6 +82,8 @@ class InboundStreams final : public LinkHandler {
   void on_control(LinkPort& link, const ControlMessage& message) noexcept override;
   void on_write(LinkPort& link, const ResolvedWrite& write) noexcept override;
   void on_link_lost(LinkPort& link) noexcept override;
+  /// Sends the regrants a write put off (a batch due).
+  void before_poll() noexcept override;
 
   /// Retries what waits: control messages the send queue had no room for,
   /// and grants of streams whose sender waits for credit (WANT; answered by
@@ -132,6 +137,8 @@ class InboundStreams final : public LinkHandler {
   PeerRegion own_region_;                 ///< The pool's chunks: every grant lies inside.
   std::uint32_t largest_receivable_ = 0;  ///< The largest class a grant can name (below 256 MiB).
   std::vector<std::unique_ptr<Link>> links_;
+  /// A write left a batch of regrants for before_poll() or tick().
+  bool regrants_due_ = false;
   std::vector<SubscriberFill> fill_scratch_;            ///< kMaxSubscribersPerPublisher entries.
   std::array<std::byte, kControlSlotBytes> message_{};  ///< Encoding buffer.
   InboundCounters counters_;

@@ -128,6 +128,10 @@ class LinkHandler {
   /// gives back what it granted (link.grants().reclaim_all()), forgets its
   /// credits, closes its streams; `link` is destroyed after this returns.
   virtual void on_link_lost(LinkPort& link) noexcept = 0;
+  /// Before a spinner's next poll of the completion queue (and on each pass
+  /// of the RDMA thread, through its tick): what the handler put off so as
+  /// not to delay the delivery of the last poll (regrants).
+  virtual void before_poll() noexcept {}
 };
 
 }  // namespace axon::rdma

@@ -30,6 +30,7 @@ class LinkStreams final : public LinkHandler {
     }
   }
   void on_write(LinkPort& link, const ResolvedWrite& write) noexcept override { receive_half_.on_write(link, write); }
+  void before_poll() noexcept override { receive_half_.before_poll(); }
   /// The send half first: its pending messages and blocked publishers are
   /// let go before the receive half drops the mirrors.
   void on_link_lost(LinkPort& link) noexcept override {

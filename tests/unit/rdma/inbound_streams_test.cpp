@@ -296,7 +296,12 @@ TEST_F(InboundStreamsTest, MessagesArriveInOrderIntactInPlaceAndRegrantsComeInBa
   const std::size_t grant_messages_after_open = stub.heard.size();
   for (std::uint32_t n = 1; n <= 40; ++n) {
     const std::uint64_t address = write(n, kLargest - n);
-    // One GRANT of 4 after every fourth message: the sender never has fewer than half.
+    EXPECT_EQ(credits(), 8U - (n % 4 == 0 ? 4 : n % 4)) << "after message " << n;
+    // One GRANT of 4 after every fourth message, sent before the next poll of
+    // the completion queue (not before the message is delivered): the
+    // sender never has fewer than half.
+    sut->before_poll();
+    pump();
     EXPECT_EQ(credits(), n % 4 == 0 ? 8U : 8U - n % 4) << "after message " << n;
     expect_taken(n, address, kLargest - n);
   }
@@ -306,6 +311,19 @@ TEST_F(InboundStreamsTest, MessagesArriveInOrderIntactInPlaceAndRegrantsComeInBa
   EXPECT_EQ(sut->counters().messages_delivered, 40U);
   EXPECT_EQ(sut->counters().grants_sent, 48U);
   EXPECT_EQ(link_b->failure(), "");
+}
+
+TEST_F(InboundStreamsTest, ASenderWithoutCreditLeftIsRegrantedAtOnce) {
+  start(SubscriberQos{.depth = 16});
+  open();
+  ASSERT_EQ(credits(), 8U);
+  for (std::uint32_t n = 1; n <= 8; ++n) {
+    (void)write(n);  // no poll in between: the batch of 4 stays due
+  }
+  EXPECT_EQ(credits(), 8U) << "the eighth write left the sender nothing: its grants went out with it";
+  for (std::uint32_t n = 1; n <= 8; ++n) {
+    ASSERT_FALSE(subscriber->take().empty()) << "message " << n;
+  }
 }
 
 TEST_F(InboundStreamsTest, MessagesQueuedAtTheSubscriberKeepTheirOrder) {
