@@ -99,6 +99,19 @@ PublishResult RdmaWriter::publish(LoanedChunk chunk, std::size_t payload_bytes, 
         p.deadline_ns = now_ns + std::min(d.block_timeout_ns.load(std::memory_order_relaxed),
                                           std::numeric_limits<std::int64_t>::max() - now_ns);
         break;
+      case NoCreditPolicy::kAwaitAnswer:
+        // The stream is opening: its answer brings the first grants.
+        if (now_ns < 0) {
+          now_ns = monotonic_now_ns();
+        }
+        if (now_ns >= d.answer_deadline_ns) {
+          ++rdma.dropped;
+          note(counters_.credit_drops);
+          continue;
+        }
+        p.kind = Plan::Kind::kWait;
+        p.deadline_ns = d.answer_deadline_ns;
+        break;
     }
     plans[count++] = p;
   }

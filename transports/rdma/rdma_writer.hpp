@@ -63,16 +63,24 @@ namespace axon::rdma {
 /// Destinations (receiving hosts on RDMA links) of one writer at most.
 inline constexpr std::uint32_t kMaxRdmaDestinations = 32;
 
+/// How long after its OPEN a new stream's messages wait for the receiver's
+/// answer (and the grants that come with it): the default block timeout of
+/// a RELIABLE subscriber. Past it, they are dropped (counted) until it comes.
+inline constexpr std::int64_t kOpenAnswerWaitNs = 100'000'000;
+
 /// What a writer does for a destination that has no credit when a message
 /// is published (design, "QoS without credit").
 enum class NoCreditPolicy : std::uint8_t {
   kDrop,      ///< Best effort, reject newest: dropped for that host (credit_drops).
   kKeepLast,  ///< Drop oldest, latest only: one message pending, an older one evicted.
   kBlock,     ///< Block publisher, or RELIABLE by default: wait for a grant up to the block timeout.
+  /// No answer to the OPEN yet (the receiver's QoS is not known): wait for
+  /// it up to kOpenAnswerWaitNs after the OPEN, then drop until it comes.
+  kAwaitAnswer,
 };
 /// The policy for a receiver's QoS (its OPEN answer). kDefault means block
 /// for RELIABLE and drop for best effort (the receiver names keep-last as
-/// kDropOldest); before the answer the fields are zero: drop.
+/// kDropOldest).
 [[nodiscard]] NoCreditPolicy no_credit_policy(const OpenFields& receiver_qos) noexcept;
 
 /// What the writer identifies itself with in its OPEN.

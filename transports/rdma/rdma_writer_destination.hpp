@@ -15,8 +15,8 @@
 namespace axon::rdma {
 
 struct RdmaWriter::Destination {
-  Destination(LinkPort& on, std::uint32_t id, std::uint32_t capacity)
-      : link(&on), stream_id(id), credits(on.granted_slots(), capacity) {}
+  Destination(LinkPort& on, std::uint32_t id, std::uint32_t capacity, std::int64_t answer_due_ns)
+      : link(&on), stream_id(id), credits(on.granted_slots(), capacity), answer_deadline_ns(answer_due_ns) {}
 
   LinkPort* link;
   std::uint32_t stream_id;
@@ -27,8 +27,11 @@ struct RdmaWriter::Destination {
   // The receiver's QoS (its OPEN answer): stored by the streams side, loaded
   // by the publisher. Relaxed: each is used on its own, and a publish that
   // sees the older value behaves as if it ran just before the answer.
-  std::atomic<NoCreditPolicy> policy{NoCreditPolicy::kDrop};
+  std::atomic<NoCreditPolicy> policy{NoCreditPolicy::kAwaitAnswer};
   std::atomic<std::int64_t> block_timeout_ns{0};
+  /// kAwaitAnswer waits until then (the OPEN's time + kOpenAnswerWaitNs).
+  /// Set before the destination is published (release), never changed.
+  const std::int64_t answer_deadline_ns;
   /// A WANT is out and no GRANT came since: set by the publisher
   /// (exchange), cleared by on_grant(). Relaxed: it only spares the receiver
   /// repeated WANTs; one more or one less changes nothing it relies on.

@@ -13,6 +13,8 @@
 #include "src/base/futex.hpp"
 #include "transports/rdma/immediate.hpp"
 #include "transports/rdma/rdma_writer.hpp"
+
+#include "src/base/clock.hpp"
 #include "transports/rdma/rdma_writer_destination.hpp"
 
 namespace axon::rdma {
@@ -64,7 +66,7 @@ Result<void> RdmaWriter::add_destination(LinkPort& link, std::uint32_t stream_id
                              "participant {:#x} gets it by another transport",
                              fields_.writer_id, fields_.topic_id, kMaxRdmaDestinations, link.peer()));
   }
-  auto destination = std::make_unique<Destination>(link, stream_id, credits_);
+  auto destination = std::make_unique<Destination>(link, stream_id, credits_, monotonic_now_ns() + kOpenAnswerWaitNs);
   std::array<std::byte, kOpenBytes> message{};
   const std::size_t bytes = encode_open(message, stream_id,
                                         OpenFields{.topic_id = fields_.topic_id,

@@ -407,6 +407,53 @@ TEST_F(RdmaWriterTest, BlockPublisherWaitsForAGrantFromTheRdmaThread) {
   EXPECT_TRUE(all_bytes(receiver->writes[0].bytes, 0x77));
 }
 
+TEST_F(RdmaWriterTest, AMessagePublishedBeforeTheReceiverAnsweredWaitsForTheAnswerAndIsWritten) {
+  std::thread rdma_thread([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(30));
+    answer(WireReliability::kReliable, WireOverflow::kDefault, 20'000'000'000);
+    send_grants(1);
+    link_a->pump();
+  });
+
+  const auto start = std::chrono::steady_clock::now();
+  const Published sent = publish(0x5A);
+  const auto waited = std::chrono::steady_clock::now() - start;
+  rdma_thread.join();
+  link_b->pump();
+
+  ASSERT_TRUE(sent.result.ok());
+  EXPECT_EQ(sent.result->delivered, 1U) << "not dropped because the stream was still opening";
+  EXPECT_EQ(sent.result->dropped, 0U);
+  EXPECT_GE(waited, std::chrono::milliseconds(25));
+  EXPECT_EQ(sut->counters().credit_drops, 0U);
+  ASSERT_EQ(receiver->writes.size(), 1U);
+  EXPECT_TRUE(all_bytes(receiver->writes[0].bytes, 0x5A));
+}
+
+TEST_F(RdmaWriterTest, AReceiverThatNeverAnswersCostsThePublisherOneBoundedWaitThenDropsAreCounted) {
+  const std::uint32_t free_before = a.free_chunks(kSmallClass);
+
+  const auto start = std::chrono::steady_clock::now();
+  const Published first = publish(0x61);
+  const auto waited = std::chrono::steady_clock::now() - start;
+  const Published second = publish(0x62);
+  const auto both = std::chrono::steady_clock::now() - start;
+
+  ASSERT_TRUE(first.result.ok());
+  EXPECT_EQ(first.result->timed_out, 1U);
+  EXPECT_EQ(first.result->dropped, 1U);
+  EXPECT_GE(waited, std::chrono::nanoseconds(kOpenAnswerWaitNs - 5'000'000));
+  ASSERT_TRUE(second.result.ok());
+  EXPECT_EQ(second.result->dropped, 1U) << "past the wait for the answer, the host is dropped at once";
+  EXPECT_EQ(second.result->timed_out, 0U);
+  EXPECT_LT(both - waited, std::chrono::nanoseconds(kOpenAnswerWaitNs / 2));
+  EXPECT_EQ(sut->counters().timed_out, 1U);
+  EXPECT_EQ(sut->counters().credit_drops, 1U);
+  EXPECT_EQ(a.publisher->pins_of(first.handle), 0U);
+  EXPECT_EQ(a.free_chunks(kSmallClass), free_before);
+  EXPECT_EQ(link_a->writes_posted(), 0U);
+}
+
 TEST_F(RdmaWriterTest, BlockPublisherGivesUpAfterTheReceiversTimeout) {
   answer(WireReliability::kReliable, WireOverflow::kDefault, 50'000'000);
   const std::uint32_t free_before = a.free_chunks(kSmallClass);
@@ -678,7 +725,7 @@ TEST_F(RdmaWriterTest, AWriterSendsOnlyToThePeersItIsGivenAndFollowsTheirChanges
 }
 
 TEST(RdmaNoCreditPolicy, FollowsTheReceiversOverflowAndReliability) {
-  EXPECT_EQ(no_credit_policy({}), NoCreditPolicy::kDrop) << "before the answer";
+  EXPECT_EQ(no_credit_policy({}), NoCreditPolicy::kDrop) << "an answer of a best-effort host with no overflow named";
   EXPECT_EQ(no_credit_policy({.reliability = WireReliability::kReliable}), NoCreditPolicy::kBlock);
   EXPECT_EQ(no_credit_policy({.overflow = WireOverflow::kDropOldest}), NoCreditPolicy::kKeepLast);
   EXPECT_EQ(no_credit_policy({.overflow = WireOverflow::kLatestOnly}), NoCreditPolicy::kKeepLast);
