@@ -447,8 +447,8 @@ int RdmaParticipant::sleep(std::vector<pollfd>& ready, PeerLinks::Clock::time_po
   for (;;) {
     auto until = wake;
     if (leased != nullptr) {
-      until = std::min(until, PeerLinks::Clock::now() +
-                                  std::chrono::nanoseconds(leased->next_look_in_ns(monotonic_now_ns())));
+      until = std::min(until,
+                       PeerLinks::Clock::now() + std::chrono::nanoseconds(leased->next_look_in_ns(monotonic_now_ns())));
     }
     const auto left = std::max(std::chrono::duration_cast<std::chrono::nanoseconds>(until - PeerLinks::Clock::now()),
                                std::chrono::nanoseconds(0));

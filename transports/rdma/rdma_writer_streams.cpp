@@ -10,11 +10,10 @@
 #include <mutex>
 #include <utility>
 
+#include "src/base/clock.hpp"
 #include "src/base/futex.hpp"
 #include "transports/rdma/immediate.hpp"
 #include "transports/rdma/rdma_writer.hpp"
-
-#include "src/base/clock.hpp"
 #include "transports/rdma/rdma_writer_destination.hpp"
 
 namespace axon::rdma {

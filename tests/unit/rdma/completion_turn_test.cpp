@@ -10,7 +10,6 @@
 #include <cstddef>
 #include <thread>
 
-
 namespace axon::rdma {
 namespace {
 
