@@ -2,6 +2,7 @@
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <cstdlib>
+#include <exception>
 #include <memory>
 #include <optional>
 #include <string>
@@ -11,7 +12,9 @@
 #include "src/tools/axon/commands.hpp"
 #include "src/tools/axon/global_options.hpp"
 
-int main(int argc, char** argv) {
+namespace {
+
+int run(int argc, char** argv) {
   using axon::tools::Command;
   CLI::App app("axon: look at a running axon system and the host it runs on (docs/tools.md)", "axon");
   // Global options may come after the subcommand too (`axon doctor --json`): the subcommands, which inherit this
@@ -30,6 +33,7 @@ int main(int argc, char** argv) {
   commands.push_back(axon::tools::make_doctor_command());
 
   std::vector<std::pair<CLI::App*, Command*>> registered;
+  registered.reserve(commands.size());
   for (auto& command : commands) {
     registered.emplace_back(&command->add_to(app), command.get());
   }
@@ -64,4 +68,16 @@ int main(int argc, char** argv) {
     }
   }
   return axon::tools::kExitUsage;  // not reached: every subcommand is registered
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    return run(argc, argv);
+  } catch (const std::exception& error) {
+    // Commands report what they find as values; this is only what nobody expected (out of memory ...).
+    std::fprintf(stderr, "axon: %s\n", error.what());
+    return axon::tools::kExitFailed;
+  }
 }

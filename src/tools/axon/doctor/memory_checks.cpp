@@ -12,7 +12,7 @@
 namespace axon::tools::doctor {
 namespace {
 
-constexpr std::uint64_t kMiB = 1024 * 1024;
+constexpr std::uint64_t kMiB = std::uint64_t{1024} * 1024;
 // docs/configuration.md, "limits": a domain's registry takes 1.34 MiB with the default limits and 31.4 MiB at
 // the largest; the lock file and sockets beside it take nothing worth counting.
 constexpr std::uint64_t kRegistryDefaultBytes = 2 * kMiB;
