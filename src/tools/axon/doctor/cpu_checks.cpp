@@ -85,7 +85,9 @@ CheckResult check_rtprio(const HostView& host) {
   const std::string limits =
       fmt::format("RLIMIT_RTPRIO soft {}, hard {}", text(facts.rtprio.soft), text(facts.rtprio.hard));
   if (facts.cap_sys_nice) {
-    return pass(fmt::format("CAP_SYS_NICE: SCHED_FIFO at any priority ({} does not apply)", limits));
+    return pass(
+        fmt::format("CAP_SYS_NICE, so RLIMIT_RTPRIO (soft {}, hard {}) does not apply: SCHED_FIFO at any priority",
+                    text(facts.rtprio.soft), text(facts.rtprio.hard)));
   }
   if (facts.rtprio.soft > 0) {
     return pass(fmt::format("{}, no CAP_SYS_NICE: ThreadOptions::sched_fifo_priority up to {}", limits,

@@ -108,7 +108,10 @@ CheckResult check_memlock(const HostView& host) {
   const std::string limits = fmt::format("RLIMIT_MEMLOCK soft {}, hard {}", format_limit_bytes(facts.memlock.soft),
                                          format_limit_bytes(facts.memlock.hard));
   if (facts.cap_ipc_lock) {
-    return pass(fmt::format("CAP_IPC_LOCK: {} does not apply, NodeOptions::lock_memory may lock any pool", limits));
+    return pass(
+        fmt::format("CAP_IPC_LOCK, so RLIMIT_MEMLOCK (soft {}, hard {}) does not apply: NodeOptions::lock_memory may "
+                    "lock any pool",
+                    format_limit_bytes(facts.memlock.soft), format_limit_bytes(facts.memlock.hard)));
   }
   if (may_lock(facts, pool)) {
     return pass(fmt::format("{}, no CAP_IPC_LOCK: room to lock the default pool ({})", limits, format_bytes(pool)));

@@ -108,7 +108,10 @@ CheckResult check_rdma_memlock(const HostView& host) {
   const std::string limits = fmt::format("RLIMIT_MEMLOCK soft {}, hard {}", format_limit_bytes(facts.memlock.soft),
                                          format_limit_bytes(facts.memlock.hard));
   if (facts.cap_ipc_lock) {
-    return pass(fmt::format("CAP_IPC_LOCK: {} does not apply to registering pools with the device", limits));
+    return pass(
+        fmt::format("CAP_IPC_LOCK, so RLIMIT_MEMLOCK (soft {}, hard {}) does not apply: any pool may be registered "
+                    "with the device",
+                    format_limit_bytes(facts.memlock.soft), format_limit_bytes(facts.memlock.hard)));
   }
   if (may_lock(facts, pool)) {
     return pass(fmt::format("{}: room to register the default pool ({}) with the device", limits, format_bytes(pool)));
