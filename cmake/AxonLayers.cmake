@@ -44,6 +44,9 @@ axon_rule(transports/udp SEES transports/shm src/base ${AXON_PLUG})
 axon_rule(transports/rdma SEES transports/udp transports/shm src/base ${AXON_PLUG})
 # Core (axon_core): node, config, scheduler and the public API; no transport.
 axon_rule(src SEES src/base include/axon)
+# The tools (the axon command, axon_tools and axon_cli): the public API and the base, as any program that links
+# libaxon; no transport (what they show of one comes through the API).
+axon_rule(src/tools SEES include/axon src/base)
 # The composition root (in axon): the one file that knows the transports.
 axon_rule(src/node_transport.cpp SEES src/base src/config include/axon transports/shm transports/udp transports/rdma)
 
