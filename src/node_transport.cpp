@@ -143,6 +143,7 @@ class UdpNetworkView final : public NetworkView {
       counters.rdma_credit_evictions = written.evicted;
       counters.rdma_credit_timeouts = written.timed_out;
       counters.rdma_send_failures = written.send_failures + written.pending_dropped;
+      counters.rdma_no_stream_drops = written.no_stream_drops;
     }
 #endif
     return counters;

@@ -77,6 +77,10 @@ struct NetworkCounters {
   std::uint64_t rdma_credit_timeouts = 0;
   /// Messages not written because the post failed or the link went under them.
   std::uint64_t rdma_send_failures = 0;
+  /// Messages not written to a host that discovery named as a receiver but
+  /// no RDMA stream reaches yet (its link still connecting, or its receiver
+  /// refused the stream): one per message and host.
+  std::uint64_t rdma_no_stream_drops = 0;
   /// RDMA completions (writes received, sends done) that a busy-spinning
   /// subscriber's thread polled and handled itself: no wake-up of the RDMA
   /// thread for them (the RDMA transport's WaitSource).

@@ -40,6 +40,23 @@ void OutboundStreams::open(LinkStreams& streams, RdmaWriter& writer) {
   note(counters_.streams_opened);
 }
 
+void OutboundStreams::count_unreached() noexcept {
+  for (const Registered& registered : writers_) {
+    std::uint32_t unreached = 0;
+    if (registered.peers) {  // nullopt (every link): no host is named that a link could miss
+      for (const std::uint64_t peer : *registered.peers) {
+        const bool reached = std::any_of(links_.begin(), links_.end(), [&](const LinkStreams& s) {
+          return s.link->peer() == peer && std::any_of(s.routes.begin(), s.routes.end(), [&](const Route& r) {
+                   return r.writer == registered.writer.get();
+                 });
+        });
+        unreached += reached ? 0 : 1;
+      }
+    }
+    registered.writer->set_unreached_peers(unreached);
+  }
+}
+
 bool OutboundStreams::Registered::sends_to(std::uint64_t peer) const noexcept {
   return !peers || std::find(peers->begin(), peers->end(), peer) != peers->end();
 }
@@ -53,6 +70,7 @@ void OutboundStreams::add_writer(std::shared_ptr<RdmaWriter> writer, std::option
       open(streams, *added.writer);
     }
   }
+  count_unreached();
 }
 
 void OutboundStreams::set_peers(const RdmaWriter& writer, std::vector<std::uint64_t> peers) {
@@ -74,6 +92,7 @@ void OutboundStreams::set_peers(const RdmaWriter& writer, std::vector<std::uint6
       streams.routes.erase(route);
     }
   }
+  count_unreached();
 }
 
 void OutboundStreams::remove_writer(const RdmaWriter& writer) {
@@ -108,6 +127,7 @@ void OutboundStreams::on_link_up(LinkPort& link) noexcept {
       open(links_.back(), *registered.writer);
     }
   }
+  count_unreached();
 }
 
 void OutboundStreams::on_control(LinkPort& link, const ControlMessage& message) noexcept {
@@ -156,6 +176,7 @@ void OutboundStreams::on_control(LinkPort& link, const ControlMessage& message) 
       (void)writer.remove_destination(link, message.stream_id, false);
       streams->routes.erase(route);
       note(counters_.streams_refused);
+      count_unreached();
       return;
     case ControlKind::kWant:
       link.fail("rdma: the peer sent WANT for a stream it receives (only a stream's sender wants credit)");
@@ -173,6 +194,7 @@ void OutboundStreams::on_link_lost(LinkPort& link) noexcept {
     registered.writer->on_link_lost(link);  // credits forgotten, pending messages unpinned, waiters woken
   }
   std::erase_if(links_, [&](const LinkStreams& s) { return s.link == &link; });
+  count_unreached();
 }
 
 OutboundCounters OutboundStreams::counters() const noexcept {
@@ -192,6 +214,7 @@ void OutboundStreams::add_counters(RdmaWriterCounters& total, const RdmaWriterCo
   total.wants_sent += c.wants_sent;
   total.send_failures += c.send_failures;
   total.pending_dropped += c.pending_dropped;
+  total.no_stream_drops += c.no_stream_drops;
 }
 
 RdmaWriterCounters OutboundStreams::writer_totals() const {

@@ -97,6 +97,8 @@ class OutboundStreams final : public LinkHandler {
   }
 
   mutable std::mutex mutex_;
+  /// Tells each writer how many of its named hosts no stream reaches (under the mutex).
+  void count_unreached() noexcept;
   struct Registered {
     std::shared_ptr<RdmaWriter> writer;
     std::optional<std::vector<std::uint64_t>> peers;  ///< nullopt: every link.

@@ -116,6 +116,11 @@ PublishResult RdmaWriter::publish(LoanedChunk chunk, std::size_t payload_bytes, 
     plans[count++] = p;
   }
   leave();
+  // Relaxed: see unreached_peers_. No stream, so no pin: counted here.
+  if (const std::uint32_t unreached = unreached_peers_.load(std::memory_order_relaxed); unreached != 0) {
+    rdma.dropped += unreached;
+    note(counters_.no_stream_drops, unreached);
+  }
 
   // One pin per write about to be posted, pending or waited for: each ends
   // with its write's completion or with an unpin() of its own below.
@@ -292,8 +297,15 @@ void RdmaWriter::wait_for_credit(Plan* plans, std::uint32_t count, const std::by
       } else if (now_ns >= p.deadline_ns) {
         local_->unpin(handle);
         ++status.dropped;
-        ++status.timed_out;
-        note(counters_.timed_out);
+        // Relaxed: see Destination. No answer came: dropped for want of
+        // credit, as the messages after the wait are; else the receiver's
+        // block timeout ran out.
+        if (p.destination->policy.load(std::memory_order_relaxed) == NoCreditPolicy::kAwaitAnswer) {
+          note(counters_.credit_drops);
+        } else {
+          ++status.timed_out;
+          note(counters_.timed_out);
+        }
         p.done = true;
       } else {
         next_deadline_ns = std::min(next_deadline_ns, p.deadline_ns);

@@ -75,7 +75,8 @@ enum class NoCreditPolicy : std::uint8_t {
   kKeepLast,  ///< Drop oldest, latest only: one message pending, an older one evicted.
   kBlock,     ///< Block publisher, or RELIABLE by default: wait for a grant up to the block timeout.
   /// No answer to the OPEN yet (the receiver's QoS is not known): wait for
-  /// it up to kOpenAnswerWaitNs after the OPEN, then drop until it comes.
+  /// it up to kOpenAnswerWaitNs after the OPEN, then drop (credit_drops, not
+  /// timed_out) until it comes.
   kAwaitAnswer,
 };
 /// The policy for a receiver's QoS (its OPEN answer). kDefault means block
@@ -106,6 +107,9 @@ struct RdmaWriterCounters {
   std::uint64_t send_failures = 0;
   /// Pending messages dropped because their destination went (CLOSE, a lost link).
   std::uint64_t pending_dropped = 0;
+  /// Dropped for a host discovery named as a receiver but no stream reaches
+  /// yet (its link not up, or its receiver refused the stream): one per host.
+  std::uint64_t no_stream_drops = 0;
 };
 
 /// Publishes a message on this host with the pins of the writes about to be
@@ -169,6 +173,11 @@ class RdmaWriter {
   /// The receiver's answer to OPEN (its host's strictest subscriber QoS).
   /// False when there is no such stream.
   bool on_open_answer(LinkPort& link, std::uint32_t stream_id, const OpenFields& answer) noexcept;
+  /// How many hosts this writer is to send to (discovery named them) that
+  /// no stream reaches now: each message counts one drop per such host.
+  void set_unreached_peers(std::uint32_t count) noexcept {
+    unreached_peers_.store(count, std::memory_order_relaxed);  // relaxed: see unreached_peers_
+  }
 
   [[nodiscard]] const RdmaWriterFields& fields() const noexcept { return fields_; }
   [[nodiscard]] RdmaWriterCounters counters() const noexcept;
@@ -241,7 +250,12 @@ class RdmaWriter {
     std::atomic<std::uint64_t> wants_sent{0};
     std::atomic<std::uint64_t> send_failures{0};
     std::atomic<std::uint64_t> pending_dropped{0};
+    std::atomic<std::uint64_t> no_stream_drops{0};
   } counters_;
+  /// Hosts the writer is to send to that no destination reaches (set by
+  /// OutboundStreams under its mutex, read by publish()). Relaxed: a count
+  /// seen late is one message counted one way rather than the other.
+  std::atomic<std::uint32_t> unreached_peers_{0};
 };
 
 }  // namespace axon::rdma

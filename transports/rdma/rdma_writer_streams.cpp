@@ -258,6 +258,7 @@ RdmaWriterCounters RdmaWriter::counters() const noexcept {
       .wants_sent = counters_.wants_sent.load(std::memory_order_relaxed),
       .send_failures = counters_.send_failures.load(std::memory_order_relaxed),
       .pending_dropped = counters_.pending_dropped.load(std::memory_order_relaxed),
+      .no_stream_drops = counters_.no_stream_drops.load(std::memory_order_relaxed),
   };
 }
 

@@ -440,15 +440,15 @@ TEST_F(RdmaWriterTest, AReceiverThatNeverAnswersCostsThePublisherOneBoundedWaitT
   const auto both = std::chrono::steady_clock::now() - start;
 
   ASSERT_TRUE(first.result.ok());
-  EXPECT_EQ(first.result->timed_out, 1U);
   EXPECT_EQ(first.result->dropped, 1U);
+  EXPECT_EQ(first.result->timed_out, 0U) << "no receiver's block timeout ran out: it never answered";
   EXPECT_GE(waited, std::chrono::nanoseconds(kOpenAnswerWaitNs - 5'000'000));
   ASSERT_TRUE(second.result.ok());
   EXPECT_EQ(second.result->dropped, 1U) << "past the wait for the answer, the host is dropped at once";
   EXPECT_EQ(second.result->timed_out, 0U);
   EXPECT_LT(both - waited, std::chrono::nanoseconds(kOpenAnswerWaitNs / 2));
-  EXPECT_EQ(sut->counters().timed_out, 1U);
-  EXPECT_EQ(sut->counters().credit_drops, 1U);
+  EXPECT_EQ(sut->counters().timed_out, 0U);
+  EXPECT_EQ(sut->counters().credit_drops, 2U) << "both dropped for want of an answer";
   EXPECT_EQ(a.publisher->pins_of(first.handle), 0U);
   EXPECT_EQ(a.free_chunks(kSmallClass), free_before);
   EXPECT_EQ(link_a->writes_posted(), 0U);
@@ -721,6 +721,34 @@ TEST_F(RdmaWriterTest, AWriterSendsOnlyToThePeersItIsGivenAndFollowsTheirChanges
   EXPECT_NE(outbound->stream_of(*link_a, *second), 0U);
   EXPECT_NE(outbound->stream_of(*link_a, *second), opened);
   EXPECT_NE(outbound->stream_of(*link_a, *sut), 0U) << "the first writer (every link) keeps its stream";
+  outbound->remove_writer(*second);
+}
+
+TEST_F(RdmaWriterTest, AMessageForAPeerDiscoveryNamedButNotYetReachedIsCountedDropped) {
+  answer(WireReliability::kBestEffort, WireOverflow::kRejectNewest);
+  auto second = std::make_shared<RdmaWriter>(
+      a.publisher,
+      RdmaWriterFields{
+          .topic_id = kTopicId, .type_hash = kTypeHash, .writer_id = kWriterId + 1, .largest_message_bytes = kLargest},
+      8);
+  outbound->add_writer(second, std::vector<std::uint64_t>{0xC});  // a host whose link is not up (yet)
+
+  auto loan = a.publisher->loan(100);
+  ASSERT_TRUE(loan.ok());
+  const PublishResult sent = second->publish(*loan, 100, 0);
+  ASSERT_TRUE(sent.ok());
+  EXPECT_EQ(sent->dropped, 1U) << "the host discovery named got nothing: counted, not silent";
+  EXPECT_EQ(sent->delivered, 0U);
+  EXPECT_EQ(second->counters().no_stream_drops, 1U);
+  EXPECT_EQ(a.publisher->pins_of(loan->handle), 0U);
+
+  outbound->set_peers(*second, {0xB});  // now a peer with a link: a stream, nothing unreached
+  link_b->pump();
+  auto next = a.publisher->loan(100);
+  ASSERT_TRUE(next.ok());
+  const PublishResult opening = second->publish(*next, 100, 0);  // waits for the answer that never comes here
+  ASSERT_TRUE(opening.ok());
+  EXPECT_EQ(second->counters().no_stream_drops, 1U) << "a peer with a stream is not counted unreached";
   outbound->remove_writer(*second);
 }
 
