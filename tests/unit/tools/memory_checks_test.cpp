@@ -79,7 +79,8 @@ TEST(MemlockCheck, PassesWithCapIpcLockWhateverTheLimit) {
   const CheckResult sut = check_memlock(host.view());
 
   EXPECT_EQ(sut.status, Status::kPass);
-  EXPECT_THAT(sut.found, HasSubstr("CAP_IPC_LOCK, so RLIMIT_MEMLOCK (soft 64 KiB, hard 64 KiB) does not apply"));
+  EXPECT_THAT(sut.found,
+              HasSubstr("CAP_IPC_LOCK, so the limit (RLIMIT_MEMLOCK soft 64 KiB, hard 64 KiB) does not apply"));
 }
 
 TEST(MemlockCheck, PassesWithALimitAboveTheDefaultPool) {

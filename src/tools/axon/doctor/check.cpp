@@ -68,6 +68,11 @@ bool may_lock(const ProcessFacts& facts, std::uint64_t bytes) noexcept {
   return facts.cap_ipc_lock || facts.memlock.soft == Limit::kUnlimited || facts.memlock.soft >= bytes;
 }
 
+std::string memlock_limits(const ProcessFacts& facts) {
+  return fmt::format("RLIMIT_MEMLOCK soft {}, hard {}", format_limit_bytes(facts.memlock.soft),
+                     format_limit_bytes(facts.memlock.hard));
+}
+
 std::string memlock_fix() {
   return "ulimit -l unlimited (in the shell that starts the program, up to the hard limit); for good: a line "
          "'<user> - memlock unlimited' in /etc/security/limits.conf, LimitMEMLOCK=infinity in the systemd unit, "

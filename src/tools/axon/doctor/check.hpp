@@ -65,6 +65,8 @@ struct CheckResult {
 /// Whether this process may lock (mlock) or pin (RDMA registration) `bytes`: CAP_IPC_LOCK, or RLIMIT_MEMLOCK's
 /// soft limit at least that.
 [[nodiscard]] bool may_lock(const ProcessFacts& facts, std::uint64_t bytes) noexcept;
+/// "RLIMIT_MEMLOCK soft 8 MiB, hard 8 MiB" (the memlock and RDMA memlock checks' finding).
+[[nodiscard]] std::string memlock_limits(const ProcessFacts& facts);
 /// The fix for a low RLIMIT_MEMLOCK: the ways to raise it or grant CAP_IPC_LOCK.
 [[nodiscard]] std::string memlock_fix();
 

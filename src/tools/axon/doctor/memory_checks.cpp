@@ -105,13 +105,10 @@ CheckResult check_shm(const HostView& host) {
 CheckResult check_memlock(const HostView& host) {
   const ProcessFacts& facts = host.facts();
   const std::uint64_t pool = default_pool_bytes();
-  const std::string limits = fmt::format("RLIMIT_MEMLOCK soft {}, hard {}", format_limit_bytes(facts.memlock.soft),
-                                         format_limit_bytes(facts.memlock.hard));
+  const std::string limits = memlock_limits(facts);
   if (facts.cap_ipc_lock) {
-    return pass(
-        fmt::format("CAP_IPC_LOCK, so RLIMIT_MEMLOCK (soft {}, hard {}) does not apply: NodeOptions::lock_memory may "
-                    "lock any pool",
-                    format_limit_bytes(facts.memlock.soft), format_limit_bytes(facts.memlock.hard)));
+    return pass(fmt::format(
+        "CAP_IPC_LOCK, so the limit ({}) does not apply: NodeOptions::lock_memory may lock any pool", limits));
   }
   if (may_lock(facts, pool)) {
     return pass(fmt::format("{}, no CAP_IPC_LOCK: room to lock the default pool ({})", limits, format_bytes(pool)));
