@@ -214,8 +214,8 @@ void InboundStreams::on_write(LinkPort& link, const ResolvedWrite& write) noexce
   stream.deliver(*chunk, write.length);
   (void)link.grants().release(ref);
   refill(*l, stream);
-  if (stream.pending().size() >= settings_.credits) {
-    flush(*l, stream);  // the sender has no credit left: nothing to gain by waiting
+  if (!stream.pending().empty() && stream.pending().size() == stream.outstanding()) {
+    flush(*l, stream);  // every grant out is pending here: the sender has none left, nothing to gain by waiting
   } else if (stream.pending().size() >= grant_batch()) {
     regrants_due_ = true;
   }

@@ -40,15 +40,19 @@ void OutboundStreams::open(LinkStreams& streams, RdmaWriter& writer) {
   note(counters_.streams_opened);
 }
 
+std::vector<OutboundStreams::Route>::const_iterator OutboundStreams::route_of(const LinkStreams& streams,
+                                                                              const RdmaWriter& writer) noexcept {
+  return std::find_if(streams.routes.begin(), streams.routes.end(),
+                      [&](const Route& r) { return r.writer == &writer; });
+}
+
 void OutboundStreams::count_unreached() noexcept {
   for (const Registered& registered : writers_) {
     std::uint32_t unreached = 0;
     if (registered.peers) {  // nullopt (every link): no host is named that a link could miss
       for (const std::uint64_t peer : *registered.peers) {
         const bool reached = std::any_of(links_.begin(), links_.end(), [&](const LinkStreams& s) {
-          return s.link->peer() == peer && std::any_of(s.routes.begin(), s.routes.end(), [&](const Route& r) {
-                   return r.writer == registered.writer.get();
-                 });
+          return s.link->peer() == peer && route_of(s, *registered.writer) != s.routes.end();
         });
         unreached += reached ? 0 : 1;
       }
@@ -83,8 +87,7 @@ void OutboundStreams::set_peers(const RdmaWriter& writer, std::vector<std::uint6
   found->peers = std::move(peers);
   for (LinkStreams& streams : links_) {
     const bool wanted = found->sends_to(streams.link->peer());
-    const auto route =
-        std::find_if(streams.routes.begin(), streams.routes.end(), [&](const Route& r) { return r.writer == &writer; });
+    const auto route = route_of(streams, writer);
     if (wanted && route == streams.routes.end()) {
       open(streams, *found->writer);  // a new receiver, or one that refused an earlier stream
     } else if (!wanted && route != streams.routes.end()) {
@@ -229,13 +232,9 @@ RdmaWriterCounters OutboundStreams::writer_totals() const {
 std::uint32_t OutboundStreams::stream_of(const LinkPort& link, const RdmaWriter& writer) const {
   const std::lock_guard lock(mutex_);
   for (const LinkStreams& streams : links_) {
-    if (streams.link != &link) {
-      continue;
-    }
-    for (const Route& route : streams.routes) {
-      if (route.writer == &writer) {
-        return route.stream_id;
-      }
+    if (streams.link == &link) {
+      const auto route = route_of(streams, writer);
+      return route != streams.routes.end() ? route->stream_id : 0;
     }
   }
   return 0;

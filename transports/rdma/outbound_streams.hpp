@@ -91,14 +91,17 @@ class OutboundStreams final : public LinkHandler {
 
   /// Opens a stream of `writer` on `streams`' link; mutex_ held.
   void open(LinkStreams& streams, RdmaWriter& writer);
+  /// `writer`'s route on `streams`' link, or routes.end(); mutex_ held.
+  [[nodiscard]] static std::vector<Route>::const_iterator route_of(const LinkStreams& streams,
+                                                                   const RdmaWriter& writer) noexcept;
+  /// Tells each writer how many of its named hosts no stream reaches; mutex_ held.
+  void count_unreached() noexcept;
   [[nodiscard]] LinkStreams* streams_of(const LinkPort& link);
   static void note(std::atomic<std::uint64_t>& counter) noexcept {
     counter.fetch_add(1, std::memory_order_relaxed);  // a statistic
   }
 
   mutable std::mutex mutex_;
-  /// Tells each writer how many of its named hosts no stream reaches (under the mutex).
-  void count_unreached() noexcept;
   struct Registered {
     std::shared_ptr<RdmaWriter> writer;
     std::optional<std::vector<std::uint64_t>> peers;  ///< nullopt: every link.

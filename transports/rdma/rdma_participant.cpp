@@ -444,25 +444,28 @@ void RdmaParticipant::run() noexcept {
 }
 
 int RdmaParticipant::sleep(std::vector<pollfd>& ready, PeerLinks::Clock::time_point wake, SpinnerWatch* leased) {
+  auto now = PeerLinks::Clock::now();
   for (;;) {
     auto until = wake;
     if (leased != nullptr) {
-      until = std::min(until,
-                       PeerLinks::Clock::now() + std::chrono::nanoseconds(leased->next_look_in_ns(monotonic_now_ns())));
+      until = std::min(until, now + std::chrono::nanoseconds(leased->next_look_in_ns(monotonic_now_ns())));
     }
-    const auto left = std::max(std::chrono::duration_cast<std::chrono::nanoseconds>(until - PeerLinks::Clock::now()),
-                               std::chrono::nanoseconds(0));
+    const auto left =
+        std::max(std::chrono::duration_cast<std::chrono::nanoseconds>(until - now), std::chrono::nanoseconds(0));
     const timespec timeout{.tv_sec = static_cast<time_t>(left.count() / 1'000'000'000),
                            .tv_nsec = static_cast<long>(left.count() % 1'000'000'000)};
     const int n = ::ppoll(ready.data(), ready.size(), &timeout, nullptr);
-    if (n != 0 || leased == nullptr || PeerLinks::Clock::now() >= wake) {
+    if (n != 0 || leased == nullptr) {
       return n;
     }
+    now = PeerLinks::Clock::now();
     // Only the look at the spinners was due. While they still poll, they
     // drain the queue: back to sleep without a pass, whose system calls
     // (a drain, a re-arm) would take the CPU a spinner shares with this thread.
-    if (!leased->leased(*turn_, monotonic_now_ns())) {
-      return 0;  // they stopped: a pass drains what they left and watches the channel again
+    // When they stopped, or the pass's own time came, a pass drains what they
+    // left and watches the channel again.
+    if (now >= wake || !leased->leased(*turn_, monotonic_now_ns())) {
+      return 0;
     }
   }
 }

@@ -65,6 +65,12 @@ PublishResult RdmaWriter::publish(LoanedChunk chunk, std::size_t payload_bytes, 
   std::uint32_t count = 0;
   PublishStatus rdma;
   std::int64_t now_ns = -1;  // read once, only when a destination waits
+  const auto now = [&now_ns] {
+    if (now_ns < 0) {
+      now_ns = monotonic_now_ns();
+    }
+    return now_ns;
+  };
 
   // Acquire pairs with add_destination()'s release: the slots below it are set up.
   const std::uint32_t limit = slot_limit_.load(std::memory_order_acquire);
@@ -92,19 +98,13 @@ PublishResult RdmaWriter::publish(LoanedChunk chunk, std::size_t payload_bytes, 
         continue;
       case NoCreditPolicy::kKeepLast: p.kind = Plan::Kind::kPending; break;
       case NoCreditPolicy::kBlock:
-        if (now_ns < 0) {
-          now_ns = monotonic_now_ns();
-        }
         p.kind = Plan::Kind::kWait;
-        p.deadline_ns = now_ns + std::min(d.block_timeout_ns.load(std::memory_order_relaxed),
-                                          std::numeric_limits<std::int64_t>::max() - now_ns);
+        p.deadline_ns = now() + std::min(d.block_timeout_ns.load(std::memory_order_relaxed),
+                                         std::numeric_limits<std::int64_t>::max() - now());
         break;
       case NoCreditPolicy::kAwaitAnswer:
         // The stream is opening: its answer brings the first grants.
-        if (now_ns < 0) {
-          now_ns = monotonic_now_ns();
-        }
-        if (now_ns >= d.answer_deadline_ns) {
+        if (now() >= d.answer_deadline_ns) {
           ++rdma.dropped;
           note(counters_.credit_drops);
           continue;

@@ -57,11 +57,15 @@ void JsonWriter::close(char kind, char bracket) {
   first_in_level_ = false;
 }
 
-JsonWriter& JsonWriter::begin_object() {
+void JsonWriter::open(char bracket) {
   before_value();
-  open_.push_back('{');
-  out_ += '{';
+  open_.push_back(bracket);
+  out_ += bracket;
   first_in_level_ = true;
+}
+
+JsonWriter& JsonWriter::begin_object() {
+  open('{');
   return *this;
 }
 
@@ -71,10 +75,7 @@ JsonWriter& JsonWriter::end_object() {
 }
 
 JsonWriter& JsonWriter::begin_array() {
-  before_value();
-  open_.push_back('[');
-  out_ += '[';
-  first_in_level_ = true;
+  open('[');
   return *this;
 }
 

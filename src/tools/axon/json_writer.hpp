@@ -56,6 +56,8 @@ class JsonWriter {
   JsonWriter& signed_value(std::int64_t number);
   JsonWriter& unsigned_value(std::uint64_t number);
   void before_value();
+  /// Opens an object ('{') or an array ('['), as a value of what encloses it.
+  void open(char bracket);
   void close(char kind, char bracket);
 
   std::string out_;
