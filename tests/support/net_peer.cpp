@@ -55,6 +55,7 @@ std::string counters_text(const NetworkCounters& c) {
       {"rdma_credit_drops", c.rdma_credit_drops},
       {"rdma_credit_timeouts", c.rdma_credit_timeouts},
       {"rdma_send_failures", c.rdma_send_failures},
+      {"rdma_no_stream_drops", c.rdma_no_stream_drops},
   };
   std::string text;
   for (const auto& [name, value] : fields) {

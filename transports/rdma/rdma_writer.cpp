@@ -91,7 +91,7 @@ PublishResult RdmaWriter::publish(LoanedChunk chunk, std::size_t payload_bytes, 
       continue;
     }
     say_want(d);
-    switch (d.policy.load(std::memory_order_relaxed)) {  // relaxed: see Destination
+    switch (d.policy.load(std::memory_order_acquire)) {  // acquire: see Destination
       case NoCreditPolicy::kDrop:
         ++rdma.dropped;
         note(counters_.credit_drops);
@@ -99,8 +99,7 @@ PublishResult RdmaWriter::publish(LoanedChunk chunk, std::size_t payload_bytes, 
       case NoCreditPolicy::kKeepLast: p.kind = Plan::Kind::kPending; break;
       case NoCreditPolicy::kBlock:
         p.kind = Plan::Kind::kWait;
-        p.deadline_ns = now() + std::min(d.block_timeout_ns.load(std::memory_order_relaxed),
-                                         std::numeric_limits<std::int64_t>::max() - now());
+        p.deadline_ns = block_deadline(d, now());
         break;
       case NoCreditPolicy::kAwaitAnswer:
         // The stream is opening: its answer brings the first grants.
@@ -111,6 +110,8 @@ PublishResult RdmaWriter::publish(LoanedChunk chunk, std::size_t payload_bytes, 
         }
         p.kind = Plan::Kind::kWait;
         p.deadline_ns = d.answer_deadline_ns;
+        p.awaits_answer = true;
+        p.since_ns = now();
         break;
     }
     plans[count++] = p;
@@ -267,6 +268,37 @@ void RdmaWriter::keep_pending(Destination& d, const std::byte* local, std::uint3
   d.pending_left = true;
 }
 
+std::int64_t RdmaWriter::block_deadline(const Destination& d, std::int64_t since_ns) noexcept {
+  // Relaxed: ordered by the policy's acquire (see Destination). Saturates.
+  return since_ns + std::min(d.block_timeout_ns.load(std::memory_order_relaxed),
+                             std::numeric_limits<std::int64_t>::max() - since_ns);
+}
+
+bool RdmaWriter::replan_after_answer(Plan& p, const std::byte* local, std::uint32_t length, void* handle,
+                                     PublishStatus& status) noexcept {
+  Destination& d = *p.destination;
+  // Acquire: see Destination. Still kAwaitAnswer: no answer yet.
+  switch (d.policy.load(std::memory_order_acquire)) {
+    case NoCreditPolicy::kAwaitAnswer: return false;
+    case NoCreditPolicy::kDrop:
+      local_->unpin(handle);
+      ++status.dropped;
+      note(counters_.credit_drops);
+      p.done = true;
+      return true;
+    case NoCreditPolicy::kKeepLast:
+      keep_pending(d, local, length, handle, status);
+      p.done = true;
+      return true;
+    case NoCreditPolicy::kBlock:
+      // The receiver's block timeout, counted from when the publish began.
+      p.awaits_answer = false;
+      p.deadline_ns = block_deadline(d, p.since_ns);
+      return false;
+  }
+  return false;
+}
+
 void RdmaWriter::wait_for_credit(Plan* plans, std::uint32_t count, const std::byte* local, std::uint32_t length,
                                  void* handle, PublishStatus& status) noexcept {
   for (;;) {
@@ -294,13 +326,14 @@ void RdmaWriter::wait_for_credit(Plan* plans, std::uint32_t count, const std::by
         evict_pending(*p.destination, status);
         post(*p.destination, grant, local, length, handle, status);
         p.done = true;
+      } else if (p.awaits_answer && replan_after_answer(p, local, length, handle, status)) {
+        // The answer came without credit: dropped or left pending as it says.
       } else if (now_ns >= p.deadline_ns) {
         local_->unpin(handle);
         ++status.dropped;
-        // Relaxed: see Destination. No answer came: dropped for want of
-        // credit, as the messages after the wait are; else the receiver's
-        // block timeout ran out.
-        if (p.destination->policy.load(std::memory_order_relaxed) == NoCreditPolicy::kAwaitAnswer) {
+        // No answer came: dropped for want of credit, as the messages after
+        // the wait are; else the receiver's block timeout ran out.
+        if (p.awaits_answer) {
           note(counters_.credit_drops);
         } else {
           ++status.timed_out;

@@ -215,6 +215,13 @@ class RdmaWriter {
                     PublishStatus& status) noexcept;
   /// Evicts a pending message older than the one about to be written.
   void evict_pending(Destination& d, PublishStatus& status) noexcept;
+  /// When a kBlock wait for `d` that began at `since_ns` gives up.
+  [[nodiscard]] static std::int64_t block_deadline(const Destination& d, std::int64_t since_ns) noexcept;
+  /// A wait for the OPEN answer once the answer came without credit: drops
+  /// the message or leaves it pending as the receiver's QoS says (true), or
+  /// turns it into a wait up to the receiver's block timeout (false).
+  bool replan_after_answer(Plan& p, const std::byte* local, std::uint32_t length, void* handle,
+                           PublishStatus& status) noexcept;
   void wait_for_credit(Plan* plans, std::uint32_t count, const std::byte* local, std::uint32_t length, void* handle,
                        PublishStatus& status) noexcept;
   /// Streams side: a pending message written into `grant` (held under the

@@ -25,10 +25,12 @@ struct RdmaWriter::Destination {
   CreditFifo credits;
 
   // The receiver's QoS (its OPEN answer): stored by the streams side, loaded
-  // by the publisher. Relaxed: each is used on its own, and a publish that
-  // sees the older value behaves as if it ran just before the answer.
+  // by the publisher. The policy is stored with release after the timeout
+  // and loaded with acquire, so a publisher that sees kBlock sees its
+  // timeout; a publish that sees the older policy behaves as if it ran just
+  // before the answer.
   std::atomic<NoCreditPolicy> policy{NoCreditPolicy::kAwaitAnswer};
-  std::atomic<std::int64_t> block_timeout_ns{0};
+  std::atomic<std::int64_t> block_timeout_ns{0};  ///< Relaxed: ordered by `policy`.
   /// kAwaitAnswer waits until then (the OPEN's time + kOpenAnswerWaitNs).
   /// Set before the destination is published (release), never changed.
   const std::int64_t answer_deadline_ns;
@@ -66,6 +68,10 @@ struct RdmaWriter::Plan {
   Destination* destination = nullptr;
   GrantEntry grant;              ///< kWrite: the credit taken.
   std::int64_t deadline_ns = 0;  ///< kWait: when the wait gives up.
+  /// kWait for the OPEN answer: when it comes, the receiver's QoS re-plans
+  /// the wait (RdmaWriter::replan_after_answer()).
+  bool awaits_answer = false;
+  std::int64_t since_ns = 0;  ///< kWait: when publish() began waiting.
 };
 
 }  // namespace axon::rdma

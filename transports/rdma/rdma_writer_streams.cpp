@@ -234,11 +234,13 @@ bool RdmaWriter::on_open_answer(LinkPort& link, std::uint32_t stream_id, const O
     return false;
   }
   Destination& d = *owned_[static_cast<std::uint32_t>(index)];
-  // Relaxed: see Destination. The parser bounds the timeout by INT64_MAX.
-  d.policy.store(no_credit_policy(answer), std::memory_order_relaxed);
+  // The timeout first (relaxed), then the policy (release, see Destination).
+  // The parser bounds the timeout by INT64_MAX.
   d.block_timeout_ns.store(static_cast<std::int64_t>(std::min<std::uint64_t>(answer.block_timeout_ns,
                                                                              std::numeric_limits<std::int64_t>::max())),
                            std::memory_order_relaxed);
+  d.policy.store(no_credit_policy(answer), std::memory_order_release);
+  wake_waiters();  // a publisher waiting for the answer follows it now
   return true;
 }
 

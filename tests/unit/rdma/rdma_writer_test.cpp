@@ -430,6 +430,53 @@ TEST_F(RdmaWriterTest, AMessagePublishedBeforeTheReceiverAnsweredWaitsForTheAnsw
   EXPECT_TRUE(all_bytes(receiver->writes[0].bytes, 0x5A));
 }
 
+// The answer came during the wait but brought no credit: from then on the
+// receiver's QoS decides, not the wait for the answer (CI saw a message that
+// waited for the answer counted as the receiver's block timeout).
+TEST_F(RdmaWriterTest, AMessageWaitingWhenTheAnswerComesWithoutCreditThenWaitsAsTheReceiversBlockSays) {
+  std::thread rdma_thread([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    answer(WireReliability::kReliable, WireOverflow::kBlockPublisher, 20'000'000'000);
+    std::this_thread::sleep_for(std::chrono::nanoseconds(kOpenAnswerWaitNs + 50'000'000));
+    send_grants(1);
+    link_a->pump();
+  });
+
+  const auto start = std::chrono::steady_clock::now();
+  const Published sent = publish(0x3C);
+  const auto waited = std::chrono::steady_clock::now() - start;
+  rdma_thread.join();
+  link_b->pump();
+
+  ASSERT_TRUE(sent.result.ok());
+  EXPECT_EQ(sent.result->delivered, 1U) << "the receiver blocks publishers: the wait went on past the answer's";
+  EXPECT_EQ(sent.result->dropped, 0U);
+  EXPECT_EQ(sent.result->timed_out, 0U);
+  EXPECT_GE(waited, std::chrono::nanoseconds(kOpenAnswerWaitNs + 40'000'000));
+  ASSERT_EQ(receiver->writes.size(), 1U);
+  EXPECT_TRUE(all_bytes(receiver->writes[0].bytes, 0x3C));
+}
+
+TEST_F(RdmaWriterTest, AMessageWaitingWhenABestEffortAnswerComesWithoutCreditIsDroppedAtOnceAsACreditDrop) {
+  std::thread rdma_thread([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    answer(WireReliability::kBestEffort, WireOverflow::kDefault);
+  });
+
+  const auto start = std::chrono::steady_clock::now();
+  const Published sent = publish(0x3D);
+  const auto waited = std::chrono::steady_clock::now() - start;
+  rdma_thread.join();
+
+  ASSERT_TRUE(sent.result.ok());
+  EXPECT_EQ(sent.result->dropped, 1U);
+  EXPECT_EQ(sent.result->timed_out, 0U);
+  EXPECT_EQ(sut->counters().credit_drops, 1U);
+  EXPECT_EQ(sut->counters().timed_out, 0U);
+  EXPECT_LT(waited, std::chrono::nanoseconds(kOpenAnswerWaitNs)) << "woken by the answer";
+  EXPECT_EQ(a.publisher->pins_of(sent.handle), 0U);
+}
+
 TEST_F(RdmaWriterTest, AReceiverThatNeverAnswersCostsThePublisherOneBoundedWaitThenDropsAreCounted) {
   const std::uint32_t free_before = a.free_chunks(kSmallClass);
 
