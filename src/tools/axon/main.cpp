@@ -29,13 +29,22 @@ int run(int argc, char** argv) {
   axon::tools::GlobalOptions globals;
   app.add_flag("--json", globals.json, "Print one JSON document instead of text");
 
-  std::vector<std::unique_ptr<Command>> commands;
-  commands.push_back(axon::tools::make_doctor_command());
+  // Command groups (`axon topic list`): a group names one of its commands, which does the work.
+  CLI::App& topic = *app.add_subcommand("topic", "Topics of the domain: list, info, echo, hz, bw");
+  CLI::App& node = *app.add_subcommand("node", "Nodes (participants) of the domain: list, info");
+  for (CLI::App* group : {&topic, &node}) {
+    group->require_subcommand(1, 1);
+    group->fallthrough();
+  }
+
+  // Each command with the group it belongs to (`app` for a command of its own).
+  std::vector<std::pair<CLI::App*, std::unique_ptr<Command>>> commands;
+  commands.emplace_back(&app, axon::tools::make_doctor_command());
 
   std::vector<std::pair<CLI::App*, Command*>> registered;
   registered.reserve(commands.size());
-  for (auto& command : commands) {
-    registered.emplace_back(&command->add_to(app), command.get());
+  for (auto& [group, command] : commands) {
+    registered.emplace_back(&command->add_to(*group), command.get());
   }
 
   try {
