@@ -9,5 +9,13 @@ namespace axon::tools {
 
 /// `axon doctor`: the real-time checklist of this host (doctor/doctor_command.cpp).
 [[nodiscard]] std::unique_ptr<Command> make_doctor_command();
+/// `axon topic list` / `axon topic info TOPIC` (graph/topic_*_command.cpp).
+[[nodiscard]] std::unique_ptr<Command> make_topic_list_command();
+[[nodiscard]] std::unique_ptr<Command> make_topic_info_command();
+/// `axon node list` / `axon node info NODE` (graph/node_*_command.cpp).
+[[nodiscard]] std::unique_ptr<Command> make_node_list_command();
+[[nodiscard]] std::unique_ptr<Command> make_node_info_command();
+/// `axon clean`: removes what dead processes left of a domain (graph/clean_command.cpp).
+[[nodiscard]] std::unique_ptr<Command> make_clean_command();
 
 }  // namespace axon::tools

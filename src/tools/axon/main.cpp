@@ -39,6 +39,11 @@ int run(int argc, char** argv) {
 
   // Each command with the group it belongs to (`app` for a command of its own).
   std::vector<std::pair<CLI::App*, std::unique_ptr<Command>>> commands;
+  commands.emplace_back(&topic, axon::tools::make_topic_list_command());
+  commands.emplace_back(&topic, axon::tools::make_topic_info_command());
+  commands.emplace_back(&node, axon::tools::make_node_list_command());
+  commands.emplace_back(&node, axon::tools::make_node_info_command());
+  commands.emplace_back(&app, axon::tools::make_clean_command());
   commands.emplace_back(&app, axon::tools::make_doctor_command());
 
   std::vector<std::pair<CLI::App*, Command*>> registered;

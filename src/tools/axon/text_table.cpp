@@ -54,6 +54,8 @@ std::string TextTable::render() const {
         }
       }
     }
+    // Empty cells at the end of a row leave padding behind: no line ends in spaces.
+    out.erase(out.find_last_not_of(' ') + 1);
     out += '\n';
   };
   print(header_);

@@ -17,6 +17,7 @@
 #include <string>
 #include <thread>
 
+#include "axon/domain_view.hpp"
 #include "axon/graph.hpp"
 #include "tests/support/child_process.hpp"
 #include "tests/support/common/temp_dir.hpp"
@@ -234,6 +235,49 @@ TEST_F(HeldDomainLockAndADeadPeer, TheServiceThreadWaitsForTheLockWithoutSpinnin
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   EXPECT_EQ(publishers_in_graph(), 0U) << "the dead peer was not reclaimed once the lock was free";
+}
+
+// The axon command's reads (read_domain_view) wait for the lock at most
+// about 100 ms, then read without it and say so; clean_domain gives up on it
+// with an error that says why, and refuses a domain whose node lives.
+TEST_F(HeldDomainLock, ADomainViewDoesNotWaitForItAndSaysItWasReadWithoutIt) {
+  const DomainAddress address{.domain_id = 3, .shm_dir = dir.path()};
+  {
+    LockHolder holder(lock_path());
+    ASSERT_TRUE(holder.holding());
+    const auto start = Clock::now();
+    auto view = read_domain_view(address);
+    const double waited_ms = ms_since(start);
+    ASSERT_TRUE(view) << view.error().message();
+    EXPECT_TRUE(view->exists);
+    EXPECT_FALSE(view->consistent);
+    EXPECT_LT(waited_ms, 5000.0) << "gave up on the lock after its patience";
+    ASSERT_EQ(view->topics.size(), 1U);
+    EXPECT_EQ(view->topics[0].name, "ticks");
+    EXPECT_EQ(view->publishers.size(), 1U);
+    EXPECT_EQ(view->subscribers.size(), 1U);
+
+    auto cleaned = clean_domain(address);
+    ASSERT_FALSE(cleaned);
+    EXPECT_EQ(cleaned.error().code(), ErrorCode::kInUse);
+    EXPECT_NE(cleaned.error().message().find("is stopped"), std::string::npos) << cleaned.error().message();
+    holder.release();
+  }
+  auto view = read_domain_view(address);
+  ASSERT_TRUE(view) << view.error().message();
+  EXPECT_TRUE(view->consistent);
+  ASSERT_EQ(view->participants.size(), 1U);
+  EXPECT_EQ(view->participants[0].name, "node");
+  EXPECT_EQ(view->participants[0].pid, ::getpid());
+  EXPECT_TRUE(view->participants[0].alive);
+  ASSERT_EQ(view->subscribers.size(), 1U);
+  EXPECT_EQ(view->subscribers[0].depth, 16U);
+
+  auto cleaned = clean_domain(address);
+  ASSERT_FALSE(cleaned);
+  EXPECT_EQ(cleaned.error().code(), ErrorCode::kInUse);
+  EXPECT_NE(cleaned.error().message().find("node 'node' (pid " + std::to_string(::getpid()) + ")"), std::string::npos)
+      << cleaned.error().message();
 }
 
 }  // namespace

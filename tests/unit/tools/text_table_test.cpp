@@ -16,6 +16,17 @@ TEST(TextTable, PadsColumnsToTheWidestCellTwoSpacesApart) {
             "camera_front  30    late\n");
 }
 
+TEST(TextTable, EmptyCellsAtTheEndOfARowLeaveNoTrailingSpaces) {
+  TextTable sut({"KIND", "NODE", "QOS"});
+  sut.add_row({"publisher", "camera", ""});
+  sut.add_row({"subscriber", "planner", "depth 8"});
+
+  EXPECT_EQ(sut.render(),
+            "KIND        NODE     QOS\n"
+            "publisher   camera\n"
+            "subscriber  planner  depth 8\n");
+}
+
 TEST(TextTable, RightAlignsColumnsAskedTo) {
   TextTable sut({"TOPIC", "HZ"});
   sut.set_align(1, Align::kRight);

@@ -1,0 +1,119 @@
+// A domain as an outside process sees it: its participants (nodes), topics,
+// publishers and subscribers on this host, read from the domain's registry
+// without joining the domain; and the removal of what dead processes left.
+// What the `axon` command shows (docs/tools.md); implemented by the
+// shared-memory transport, which owns the registry (transports/shm/
+// domain_reader.cpp, domain_cleaner.cpp).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "axon/result.hpp"
+#include "axon/transport.hpp"
+
+namespace axon {
+
+/// Where a domain's files are: `shm_dir` empty means what Node::create uses
+/// (AXON_SHM_DIR, else /dev/shm).
+struct DomainAddress {
+  std::uint32_t domain_id = 0;
+  std::string shm_dir;
+};
+
+/// A node (participant) of the domain.
+struct ParticipantView {
+  std::uint32_t slot = 0;  ///< Its registry entry, with `generation` the node's id in the domain.
+  std::uint32_t generation = 0;
+  std::string name;
+  std::int32_t pid = 0;
+  /// Its process runs (the pid and the process's start time both match):
+  /// false for a node that died and that no live node has reclaimed yet.
+  bool alive = false;
+  std::uint64_t pool_bytes = 0;  ///< The size of its shared-memory pool.
+  /// Connections and queue slots of its pool (what limits its publishers' subscribers).
+  std::uint32_t connections = 0;
+  std::uint32_t queue_slots = 0;
+};
+
+/// A topic with at least one endpoint on this host.
+struct TopicView {
+  std::uint32_t slot = 0;
+  std::string name;
+  std::string type_name;
+  std::string serializer;  ///< "raw", "flatbuffers", "protobuf", ...
+  std::uint64_t type_hash = 0;
+  std::uint32_t type_size = 0;  ///< Raw structs: sizeof; else 0.
+  std::uint32_t type_align = 0;
+  std::uint64_t max_payload_bytes = 0;  ///< 0: no bound.
+};
+
+/// A publisher or a subscriber, with the QoS its registry entry carries.
+struct EndpointView {
+  GraphEndpointKind kind = GraphEndpointKind::kPublisher;
+  /// As GraphEndpoint::endpoint_id: its slot and generation.
+  std::uint64_t endpoint_id = 0;
+  std::uint32_t topic_slot = 0;        ///< Index into DomainView::topics by TopicView::slot.
+  std::uint32_t participant_slot = 0;  ///< Likewise into DomainView::participants.
+  // Subscribers only: the queue as the subscriber resolved it.
+  std::uint32_t depth = 0;
+  /// The deployment file's words: "drop_oldest", "reject_newest",
+  /// "latest_only", "block_publisher" ("default" as written by an older node).
+  std::string overflow;
+  bool reliable = false;
+  std::int64_t block_timeout_ns = 0;
+  std::int64_t quarantine_after_ns = 0;  ///< 0: never quarantined.
+};
+
+/// The domain's sizes (the deployment file's `limits:`).
+struct DomainViewLimits {
+  std::uint32_t participants = 0;
+  std::uint32_t topics = 0;
+  std::uint32_t publishers = 0;
+  std::uint32_t subscribers = 0;
+};
+
+struct DomainView {
+  DomainAddress address;  ///< shm_dir resolved.
+  /// False: no node of the domain runs or ran on this host (no registry);
+  /// everything below is empty then.
+  bool exists = false;
+  /// True when the tables were copied under the domain lock. False when a
+  /// process held the lock past the read's patience (a stopped process, or
+  /// a node that is starting): the copy may mix two moments then.
+  bool consistent = false;
+  std::uint64_t incarnation = 0;  ///< Changes when the domain is created anew.
+  DomainViewLimits limits;
+  std::vector<ParticipantView> participants;  ///< Active entries, by slot.
+  std::vector<TopicView> topics;              ///< Active entries, by slot.
+  std::vector<EndpointView> publishers;
+  std::vector<EndpointView> subscribers;
+
+  /// The participant and topic of an endpoint (null when the copy was torn).
+  [[nodiscard]] const ParticipantView* participant(std::uint32_t slot) const noexcept;
+  [[nodiscard]] const TopicView* topic(std::uint32_t slot) const noexcept;
+};
+
+/// Reads the domain's registry on this host without joining the domain and
+/// without writing anything. The domain lock is taken (flock, never longer
+/// than one copy of the registry's tables) when it is free within about
+/// 100 ms, else the tables are read without it (consistent = false). Every
+/// entry is checked before it is used (indexes, names without their NUL,
+/// states). An error: the registry exists but cannot be read (permissions,
+/// another axon build's layout, a damaged head), with the fix.
+[[nodiscard]] Result<DomainView> read_domain_view(const DomainAddress& address);
+
+/// What clean_domain() removed.
+struct CleanReport {
+  DomainAddress address;             ///< shm_dir resolved.
+  std::vector<std::string> removed;  ///< Paths.
+};
+
+/// Removes every file the domain's processes left in the shm directory
+/// (axon_d<N>.lock, axon_d<N>_*), under the domain lock, when no process
+/// uses the domain any more. Refuses (kBusy, naming each live node with its
+/// pid) while one does. Nothing to remove is not an error.
+[[nodiscard]] Result<CleanReport> clean_domain(const DomainAddress& address);
+
+}  // namespace axon

@@ -1,0 +1,117 @@
+// `axon topic info TOPIC`: one topic's type and every endpoint with its node, process and QoS.
+#include <fmt/format.h>
+
+#include <memory>
+#include <string>
+
+#include "src/tools/axon/commands.hpp"
+#include "src/tools/axon/graph/domain_text.hpp"
+#include "src/tools/axon/text_table.hpp"
+
+namespace axon::tools {
+namespace {
+
+class TopicInfoCommand final : public Command {
+ public:
+  CLI::App& add_to(CLI::App& app) override {
+    CLI::App* sub = app.add_subcommand("info", "One topic: its type and every publisher and subscriber on this host");
+    sub->add_option("topic", topic_, "The topic's name, as `axon topic list` prints it")->required();
+    sub->footer(
+        "Exit status: 0, 1 when no such topic has an endpoint on this host (or the registry cannot be read), 2 on a "
+        "usage error.");
+    return *sub;
+  }
+
+  int run(const GlobalOptions& globals, std::FILE* out) override {
+    auto view = read_view(globals);
+    if (!view) {
+      return report_error(view.error());
+    }
+    const TopicView* topic = nullptr;
+    for (const TopicView& t : view->topics) {
+      if (t.name == topic_) {
+        topic = &t;
+      }
+    }
+    if (topic == nullptr) {
+      std::fprintf(stderr, "axon: no topic '%s' in domain %u on this host (axon topic list shows the topics)\n",
+                   topic_.c_str(), globals.domain_id);
+      print(stderr, view_notes(*view));
+      return kExitFailed;
+    }
+    if (globals.json) {
+      print(out, json_of(*view, *topic) + "\n");
+    } else {
+      print(out, text_of(*view, *topic));
+      print(out, view_notes(*view));
+    }
+    return kExitOk;
+  }
+
+ private:
+  static std::string type_line(const TopicView& t) {
+    std::string line = fmt::format("type {} ({}, hash {:016x}", t.type_name, t.serializer, t.type_hash);
+    if (t.type_size != 0) {
+      line += fmt::format(", {} bytes, align {}", t.type_size, t.type_align);
+    }
+    if (t.max_payload_bytes != 0) {
+      line += fmt::format(", at most {} bytes a message", t.max_payload_bytes);
+    }
+    return line + ")";
+  }
+
+  static std::string text_of(const DomainView& view, const TopicView& t) {
+    TextTable table({"KIND", "ENDPOINT", "NODE", "PID", "ALIVE", "QOS"});
+    for (const auto* list : {&view.publishers, &view.subscribers}) {
+      for (const EndpointView& e : *list) {
+        const ParticipantView* p = view.participant(e.participant_slot);
+        if (e.topic_slot != t.slot || p == nullptr) {
+          continue;
+        }
+        table.add_row({kind_word(e.kind), fmt::format("{:x}", e.endpoint_id), p->name, std::to_string(p->pid),
+                       alive_text(*p), qos_text(e)});
+      }
+    }
+    return fmt::format("topic {}\n{}\n\n{}", t.name, type_line(t), table.render());
+  }
+
+  static std::string json_of(const DomainView& view, const TopicView& t) {
+    JsonWriter json;
+    json.begin_object();
+    write_view_members(json, view);
+    json.member("name", t.name)
+        .member("type", t.type_name)
+        .member("serializer", t.serializer)
+        .member("type_hash", fmt::format("{:016x}", t.type_hash))
+        .member("type_size", t.type_size)
+        .member("type_align", t.type_align)
+        .member("max_payload_bytes", t.max_payload_bytes);
+    json.key("endpoints").begin_array();
+    for (const auto* list : {&view.publishers, &view.subscribers}) {
+      for (const EndpointView& e : *list) {
+        const ParticipantView* p = view.participant(e.participant_slot);
+        if (e.topic_slot != t.slot || p == nullptr) {
+          continue;
+        }
+        json.begin_object()
+            .member("kind", kind_word(e.kind))
+            .member("endpoint_id", fmt::format("{:x}", e.endpoint_id))
+            .member("node", p->name)
+            .member("pid", p->pid)
+            .member("alive", p->alive);
+        write_qos_members(json, e);
+        json.end_object();
+      }
+    }
+    json.end_array().end_object();
+    return json.text();
+  }
+
+  std::string topic_;
+};
+
+}  // namespace
+
+std::unique_ptr<Command> make_topic_info_command() { return std::make_unique<TopicInfoCommand>(); }
+
+}  // namespace axon::tools

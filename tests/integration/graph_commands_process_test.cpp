@@ -1,0 +1,228 @@
+// `axon topic list/info`, `axon node list/info` and `axon clean` against real node processes: what the children
+// advertised and subscribed shows with their pids and QoS; a killed node shows as dead until `axon clean`, which
+// refuses while a node lives and afterwards leaves nothing of the domain behind.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <unistd.h>
+#include <yaml-cpp/yaml.h>
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "axon/axon.hpp"
+#include "tests/support/child_process.hpp"
+#include "tests/support/common/run_command.hpp"
+#include "tests/support/test_messages.hpp"
+
+namespace axon::tools {
+namespace {
+
+using namespace std::chrono_literals;
+using test::ChildProcess;
+using test::TestMessage;
+
+const std::string kAxon = AXON_CLI;
+constexpr std::uint32_t kDomain = 9317;  // this test's own
+
+test::CommandOutput axon(std::vector<std::string> args) {
+  args.insert(args.begin(), {kAxon, "--domain", std::to_string(kDomain)});
+  return test::run_command(args);
+}
+
+/// A node named `name` that advertises "cli/objects" (publisher) or subscribes it with a depth of 8 and
+/// reject_newest (subscriber), says READY, and runs until killed.
+ChildProcess node_child(const std::string& name, bool publisher) {
+  return ChildProcess::fork_and_run([name, publisher]() -> int {
+    NodeOptions options;
+    options.domain_id = kDomain;
+    auto node = Node::create(name, options);
+    if (!node) {
+      return 1;
+    }
+    std::shared_ptr<Publisher<TestMessage>> pub;
+    std::shared_ptr<Subscriber<TestMessage>> sub;
+    if (publisher) {
+      auto made = (*node)->advertise<TestMessage>("cli/objects");
+      if (!made) {
+        return 2;
+      }
+      pub = *made;
+    } else {
+      SubscriberQos qos;
+      qos.depth = 8;
+      qos.overflow = Overflow::kRejectNewest;
+      auto made = (*node)->subscribe<TestMessage>("cli/objects", qos);
+      if (!made) {
+        return 3;
+      }
+      sub = *made;
+    }
+    std::printf("READY\n");
+    std::fflush(stdout);
+    for (;;) {
+      ::pause();
+    }
+  });
+}
+
+bool domain_files_left() {
+  const std::string prefix = "axon_d" + std::to_string(kDomain);
+  for (const auto& entry : std::filesystem::directory_iterator("/dev/shm")) {
+    const std::string name = entry.path().filename().string();
+    if (name.starts_with(prefix + "_") || name == prefix + ".lock") {
+      return true;
+    }
+  }
+  return false;
+}
+
+class AxonGraphCommands : public ::testing::Test {
+ protected:
+  void SetUp() override { ASSERT_EQ(axon({"clean"}).exit_code, 0) << "a previous run's files"; }
+  void TearDown() override {
+    children.clear();  // SIGKILL and reap
+    (void)axon({"clean"});
+  }
+  void start_both() {
+    children.push_back(node_child("cli_camera", true));
+    children.push_back(node_child("cli_planner", false));
+    for (ChildProcess& child : children) {
+      ASSERT_TRUE(child.wait_for_line("READY", 20s)) << child.output();
+    }
+  }
+  std::vector<ChildProcess> children;
+};
+
+TEST_F(AxonGraphCommands, TopicListShowsTheTopicWithItsTypeAndEndpoints) {
+  start_both();
+  const test::CommandOutput run = axon({"topic", "list", "--json"});
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  const YAML::Node doc = YAML::Load(run.output);
+  EXPECT_TRUE(doc["exists"].as<bool>());
+  EXPECT_EQ(doc["domain"].as<std::uint32_t>(), kDomain);
+  ASSERT_EQ(doc["topics"].size(), 1U) << run.output;
+  const YAML::Node topic = doc["topics"][0];
+  EXPECT_EQ(topic["name"].as<std::string>(), "cli/objects");
+  EXPECT_EQ(topic["type"].as<std::string>(), "axon_test::TestMessage");
+  EXPECT_EQ(topic["serializer"].as<std::string>(), "raw");
+  EXPECT_EQ(topic["publishers"].as<int>(), 1);
+  EXPECT_EQ(topic["subscribers"].as<int>(), 1);
+
+  const test::CommandOutput text = axon({"topic", "list"});
+  EXPECT_EQ(text.exit_code, 0);
+  EXPECT_NE(text.output.find("cli/objects  axon_test::TestMessage  raw"), std::string::npos) << text.output;
+}
+
+TEST_F(AxonGraphCommands, TopicInfoNamesEachEndpointsNodePidAndQueue) {
+  start_both();
+  const test::CommandOutput run = axon({"topic", "info", "cli/objects", "--json"});
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  const YAML::Node doc = YAML::Load(run.output);
+  EXPECT_EQ(doc["type_size"].as<int>(), static_cast<int>(sizeof(TestMessage)));
+  ASSERT_EQ(doc["endpoints"].size(), 2U) << run.output;
+  const YAML::Node pub = doc["endpoints"][0];
+  const YAML::Node sub = doc["endpoints"][1];
+  EXPECT_EQ(pub["kind"].as<std::string>(), "publisher");
+  EXPECT_EQ(pub["node"].as<std::string>(), "cli_camera");
+  EXPECT_EQ(pub["pid"].as<pid_t>(), children[0].pid());
+  EXPECT_TRUE(pub["alive"].as<bool>());
+  EXPECT_EQ(sub["kind"].as<std::string>(), "subscriber");
+  EXPECT_EQ(sub["node"].as<std::string>(), "cli_planner");
+  EXPECT_EQ(sub["pid"].as<pid_t>(), children[1].pid());
+  EXPECT_EQ(sub["depth"].as<int>(), 8);
+  EXPECT_EQ(sub["overflow"].as<std::string>(), "reject_newest");
+  EXPECT_EQ(sub["reliability"].as<std::string>(), "best_effort");
+
+  const test::CommandOutput missing = axon({"topic", "info", "cli/nothing"});
+  EXPECT_EQ(missing.exit_code, 1);
+  EXPECT_NE(missing.output.find("no topic 'cli/nothing' in domain 9317"), std::string::npos) << missing.output;
+}
+
+TEST_F(AxonGraphCommands, NodeListAndInfoShowTheProcessesAndTheirEndpoints) {
+  start_both();
+  const test::CommandOutput list = axon({"node", "list", "--json"});
+  ASSERT_EQ(list.exit_code, 0) << list.output;
+  const YAML::Node nodes = YAML::Load(list.output)["nodes"];
+  ASSERT_EQ(nodes.size(), 2U) << list.output;
+  for (const YAML::Node& n : nodes) {
+    const bool camera = n["name"].as<std::string>() == "cli_camera";
+    EXPECT_EQ(n["pid"].as<pid_t>(), children[camera ? 0 : 1].pid());
+    EXPECT_TRUE(n["alive"].as<bool>());
+    EXPECT_EQ(n["publishers"].as<int>(), camera ? 1 : 0);
+    EXPECT_EQ(n["subscribers"].as<int>(), camera ? 0 : 1);
+    EXPECT_GT(n["pool_bytes"].as<std::uint64_t>(), 0U);
+  }
+
+  const test::CommandOutput info = axon({"node", "info", "cli_planner"});
+  ASSERT_EQ(info.exit_code, 0) << info.output;
+  EXPECT_NE(info.output.find("pid " + std::to_string(children[1].pid()) + ", alive: yes"), std::string::npos)
+      << info.output;
+  EXPECT_NE(info.output.find("subscriber  cli/objects  axon_test::TestMessage  depth 8, reject_newest, best_effort"),
+            std::string::npos)
+      << info.output;
+  EXPECT_EQ(axon({"node", "info", "nobody"}).exit_code, 1);
+}
+
+TEST_F(AxonGraphCommands, CleanRefusesWhileANodeLivesThenRemovesWhatTheKilledOnesLeft) {
+  start_both();
+  const test::CommandOutput refused = axon({"clean"});
+  EXPECT_EQ(refused.exit_code, 1);
+  EXPECT_NE(refused.output.find("in use by"), std::string::npos) << refused.output;
+  EXPECT_NE(refused.output.find("node 'cli_camera' (pid " + std::to_string(children[0].pid()) + ")"), std::string::npos)
+      << refused.output;
+  EXPECT_TRUE(domain_files_left());
+
+  for (ChildProcess& child : children) {
+    child.kill(SIGKILL);
+    EXPECT_EQ(child.wait(10s), 128 + SIGKILL);
+  }
+  // The last one killed stays in the registry, shown dead (the other may have
+  // been reclaimed by it meanwhile): nobody is left to reclaim it.
+  const test::CommandOutput list = axon({"node", "list", "--json"});
+  ASSERT_EQ(list.exit_code, 0) << list.output;
+  const YAML::Node nodes = YAML::Load(list.output)["nodes"];
+  ASSERT_GE(nodes.size(), 1U) << list.output;
+  for (const YAML::Node& n : nodes) {
+    EXPECT_FALSE(n["alive"].as<bool>()) << list.output;
+  }
+
+  const test::CommandOutput cleaned = axon({"clean", "--json"});
+  ASSERT_EQ(cleaned.exit_code, 0) << cleaned.output;
+  const YAML::Node removed = YAML::Load(cleaned.output)["removed"];
+  bool registry = false;
+  for (const YAML::Node& path : removed) {
+    registry = registry || path.as<std::string>().ends_with("axon_d9317_registry");
+  }
+  EXPECT_TRUE(registry) << cleaned.output;
+  EXPECT_FALSE(domain_files_left());
+
+  const test::CommandOutput after = axon({"topic", "list", "--json"});
+  EXPECT_EQ(after.exit_code, 0);
+  EXPECT_FALSE(YAML::Load(after.output)["exists"].as<bool>()) << after.output;
+  const test::CommandOutput again = axon({"clean"});
+  EXPECT_EQ(again.exit_code, 0);
+  EXPECT_NE(again.output.find("nothing of domain 9317"), std::string::npos) << again.output;
+}
+
+TEST_F(AxonGraphCommands, ADamagedRegistryIsAnErrorThatNamesTheFile) {
+  const std::string path = "/dev/shm/axon_d" + std::to_string(kDomain) + "_registry";
+  {
+    std::FILE* f = std::fopen(path.c_str(), "w");
+    ASSERT_NE(f, nullptr);
+    const std::string junk(4096, 'x');
+    std::fwrite(junk.data(), 1, junk.size(), f);
+    std::fclose(f);
+  }
+  const test::CommandOutput run = axon({"topic", "list"});
+  EXPECT_EQ(run.exit_code, 1);
+  EXPECT_NE(run.output.find(path), std::string::npos) << run.output;
+  std::filesystem::remove(path);
+}
+
+}  // namespace
+}  // namespace axon::tools
