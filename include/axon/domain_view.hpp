@@ -104,6 +104,58 @@ struct DomainView {
 /// another axon build's layout, a damaged head), with the fix.
 [[nodiscard]] Result<DomainView> read_domain_view(const DomainAddress& address);
 
+/// Chunks of one class held by one subscriber (its queue, or samples it took
+/// and still holds).
+struct PoolHolderView {
+  std::uint64_t subscriber_id = 0;  ///< As EndpointView::endpoint_id; 0 when not in the registry now.
+  std::string node;                 ///< The subscriber's node ("?" when not in the registry now).
+  std::int32_t pid = 0;
+  std::string topic;
+  std::uint32_t chunks = 0;
+  std::int64_t oldest_age_ns = 0;  ///< Since the oldest of them was published.
+};
+
+/// Chunks of one class in use by one publisher of the pool's node.
+struct PoolPublisherShare {
+  std::uint64_t publisher_id = 0;  ///< As EndpointView::endpoint_id; 0 when not in the registry now.
+  std::string topic;
+  std::uint32_t chunks = 0;
+};
+
+/// One chunk class of a node's pool, as counted in one pass over its chunk
+/// headers (another process changes them meanwhile: each count is exact for
+/// its chunk at the moment it was read, the sums are a close estimate).
+struct PoolClassView {
+  std::uint32_t payload_bytes = 0;
+  std::uint32_t total_chunks = 0;
+  std::uint32_t free_chunks = 0;               ///< Free, or waiting unused in a publisher's cache or reservation.
+  std::uint32_t loaned = 0;                    ///< Loaned by a publisher and not published (yet).
+  std::uint32_t in_history = 0;                ///< Kept for late joiners (transient local).
+  std::uint32_t on_network = 0;                ///< Held for another host (UDP sends, RDMA writes).
+  std::uint32_t by_subscribers = 0;            ///< Held by at least one subscriber.
+  std::int64_t oldest_in_use_age_ns = -1;      ///< Of the published chunks in use; -1: none.
+  std::vector<PoolHolderView> holders;         ///< By subscriber.
+  std::vector<PoolPublisherShare> publishers;  ///< By publisher.
+};
+
+/// A node's pool, or why it could not be read.
+struct NodePoolView {
+  ParticipantView node;
+  /// Empty when `classes` was read; else why not (the node did not answer
+  /// within the patience: stopped or busy; it is dead; ...).
+  std::string unreadable;
+  std::uint64_t pool_bytes = 0;
+  std::vector<PoolClassView> classes;
+};
+
+/// The pools of the domain's nodes on this host (every node, or those named
+/// `node`). Each is asked for its pool's descriptor on its socket, as the
+/// nodes of the domain ask each other (at most `patience` per node: a
+/// stopped node costs that and is reported unreadable), mapped read-only,
+/// checked as a peer's pool is, counted, and unmapped. Writes nothing.
+[[nodiscard]] Result<std::vector<NodePoolView>> read_pool_views(const DomainAddress& address, const std::string& node,
+                                                                std::int64_t patience_ns);
+
 /// What clean_domain() removed.
 struct CleanReport {
   DomainAddress address;             ///< shm_dir resolved.

@@ -70,6 +70,70 @@ ChildProcess node_child(const std::string& name, bool publisher) {
   });
 }
 
+/// "cli_camera": publishes 5 messages on "cli/objects", each until one subscriber queued it, says PUBLISHED,
+/// and runs until killed.
+ChildProcess publishing_child() {
+  return ChildProcess::fork_and_run([]() -> int {
+    NodeOptions options;
+    options.domain_id = kDomain;
+    auto node = Node::create("cli_camera", options);
+    auto pub = node ? (*node)->advertise<TestMessage>("cli/objects") : Error(ErrorCode::kClosed, "no node");
+    if (!pub ||
+        !(*node)->wait_for_endpoints("cli/objects", GraphEndpointKind::kSubscriber, 1, std::chrono::seconds(20))) {
+      return 1;
+    }
+    for (int sent = 0; sent < 5;) {
+      auto loan = (*pub)->loan();
+      if (!loan) {
+        return 2;
+      }
+      const PublishResult result = (*pub)->publish(std::move(*loan));
+      sent += result.ok() && result.status().delivered == 1 ? 1 : 0;  // not yet connected: sent again
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    std::printf("PUBLISHED\n");
+    std::fflush(stdout);
+    for (;;) {
+      ::pause();
+    }
+  });
+}
+
+/// "cli_planner": subscribes "cli/objects" (depth 8), takes 3 messages and keeps them, says HELD, runs until
+/// killed.
+ChildProcess holding_child() {
+  return ChildProcess::fork_and_run([]() -> int {
+    NodeOptions options;
+    options.domain_id = kDomain;
+    auto node = Node::create("cli_planner", options);
+    SubscriberQos qos;
+    qos.depth = 8;
+    auto sub = node ? (*node)->subscribe<TestMessage>("cli/objects", qos) : Error(ErrorCode::kClosed, "no node");
+    if (!sub) {
+      return 1;
+    }
+    std::printf("READY\n");
+    std::fflush(stdout);
+    std::vector<Sample<TestMessage>> held;
+    const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+    while (held.size() < 3 && std::chrono::steady_clock::now() < give_up) {
+      if (auto sample = (*sub)->take()) {
+        held.push_back(std::move(*sample));
+      } else {
+        std::this_thread::sleep_for(std::chrono::milliseconds(2));
+      }
+    }
+    if (held.size() < 3) {
+      return 2;
+    }
+    std::printf("HELD\n");
+    std::fflush(stdout);
+    for (;;) {
+      ::pause();
+    }
+  });
+}
+
 bool domain_files_left() {
   const std::string prefix = "axon_d" + std::to_string(kDomain);
   for (const auto& entry : std::filesystem::directory_iterator("/dev/shm")) {
@@ -207,6 +271,60 @@ TEST_F(AxonGraphCommands, CleanRefusesWhileANodeLivesThenRemovesWhatTheKilledOne
   const test::CommandOutput again = axon({"clean"});
   EXPECT_EQ(again.exit_code, 0);
   EXPECT_NE(again.output.find("nothing of domain 9317"), std::string::npos) << again.output;
+}
+
+TEST_F(AxonGraphCommands, PoolNamesTheSubscriberThatHoldsChunksAndHowOldTheyAre) {
+  children.push_back(holding_child());
+  ASSERT_TRUE(children[0].wait_for_line("READY", 20s)) << children[0].output();
+  children.push_back(publishing_child());
+  ASSERT_TRUE(children[1].wait_for_line("PUBLISHED", 30s)) << children[1].output();
+  ASSERT_TRUE(children[0].wait_for_line("HELD", 30s)) << children[0].output();
+  std::this_thread::sleep_for(20ms);  // so the oldest is measurably old
+
+  const test::CommandOutput run = axon({"pool", "cli_camera", "--json"});
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  const YAML::Node pools = YAML::Load(run.output)["pools"];
+  ASSERT_EQ(pools.size(), 1U) << run.output;
+  EXPECT_TRUE(pools[0]["read"].as<bool>()) << run.output;
+  EXPECT_EQ(pools[0]["pid"].as<pid_t>(), children[1].pid());
+  std::uint32_t held_classes = 0;
+  for (const YAML::Node& c : pools[0]["classes"]) {
+    EXPECT_EQ(c["free"].as<std::uint32_t>() + c["by_subscribers"].as<std::uint32_t>() + c["loaned"].as<std::uint32_t>(),
+              c["total"].as<std::uint32_t>())
+        << run.output;
+    if (c["by_subscribers"].as<std::uint32_t>() == 0) {
+      EXPECT_EQ(c["holders"].size(), 0U);
+      continue;
+    }
+    ++held_classes;
+    EXPECT_GE(c["payload_bytes"].as<std::uint32_t>(), sizeof(TestMessage));
+    EXPECT_EQ(c["by_subscribers"].as<std::uint32_t>(), 5U) << "3 taken and held, 2 queued: " << run.output;
+    EXPECT_GE(c["oldest_in_use_age_ns"].as<std::int64_t>(), 20'000'000) << run.output;
+    ASSERT_EQ(c["holders"].size(), 1U) << run.output;
+    const YAML::Node holder = c["holders"][0];
+    EXPECT_EQ(holder["node"].as<std::string>(), "cli_planner");
+    EXPECT_EQ(holder["pid"].as<pid_t>(), children[0].pid());
+    EXPECT_EQ(holder["topic"].as<std::string>(), "cli/objects");
+    EXPECT_EQ(holder["chunks"].as<std::uint32_t>(), 5U);
+    ASSERT_EQ(c["publishers"].size(), 1U) << run.output;
+    EXPECT_EQ(c["publishers"][0]["topic"].as<std::string>(), "cli/objects");
+    EXPECT_EQ(c["publishers"][0]["chunks"].as<std::uint32_t>(), 5U);
+  }
+  EXPECT_EQ(held_classes, 1U) << run.output;
+
+  const test::CommandOutput text = axon({"pool", "cli_camera"});
+  EXPECT_EQ(text.exit_code, 0);
+  EXPECT_NE(text.output.find("5 chunks held by the subscriber of cli/objects in node cli_planner (pid " +
+                             std::to_string(children[0].pid()) + ")"),
+            std::string::npos)
+      << text.output;
+
+  // A stopped node cannot answer: reported, not waited for.
+  ASSERT_TRUE(children[1].stop(10s));
+  const test::CommandOutput stopped = axon({"pool", "cli_camera", "--patience-ms", "200"});
+  EXPECT_EQ(stopped.exit_code, 1);
+  EXPECT_NE(stopped.output.find("not read: no answer within 200 ms"), std::string::npos) << stopped.output;
+  children[1].kill(SIGCONT);
 }
 
 TEST_F(AxonGraphCommands, ADamagedRegistryIsAnErrorThatNamesTheFile) {

@@ -15,6 +15,8 @@ namespace axon::tools {
 /// `axon node list` / `axon node info NODE` (graph/node_*_command.cpp).
 [[nodiscard]] std::unique_ptr<Command> make_node_list_command();
 [[nodiscard]] std::unique_ptr<Command> make_node_info_command();
+/// `axon pool [NODE]`: chunks per class and who holds them (graph/pool_command.cpp).
+[[nodiscard]] std::unique_ptr<Command> make_pool_command();
 /// `axon clean`: removes what dead processes left of a domain (graph/clean_command.cpp).
 [[nodiscard]] std::unique_ptr<Command> make_clean_command();
 
