@@ -156,6 +156,36 @@ struct NodePoolView {
 [[nodiscard]] Result<std::vector<NodePoolView>> read_pool_views(const DomainAddress& address, const std::string& node,
                                                                 std::int64_t patience_ns);
 
+/// One publisher -> subscriber queue on this host, as the publisher's pool
+/// has it: the counters its publisher keeps (relaxed reads, each exact for
+/// its moment) and how full the queue is now.
+struct ConnectionView {
+  std::uint64_t publisher_id = 0;  ///< As EndpointView::endpoint_id.
+  std::uint64_t subscriber_id = 0;
+  std::uint64_t delivered = 0;        ///< Messages queued for the subscriber.
+  std::uint64_t dropped_full = 0;     ///< Rejected: the queue was full (reject newest).
+  std::uint64_t dropped_oldest = 0;   ///< Evicted unread to make room.
+  std::uint64_t dropped_timeout = 0;  ///< A blocking publish gave up.
+  std::uint64_t quarantines = 0;      ///< Times the queue was quarantined.
+  std::uint64_t rejected = 0;         ///< Taken but failed verification or decoding.
+  std::uint32_t high_water = 0;       ///< Most messages queued at once.
+  std::uint32_t queued = 0;           ///< Messages waiting now.
+  std::uint32_t depth = 0;            ///< How many may wait.
+  bool quarantined = false;
+};
+
+/// The queues of one topic's publishers on this host.
+struct TopicConnections {
+  std::vector<ConnectionView> connections;
+  /// "node 'x' (pid N): why" for each publishing node whose pool was not read.
+  std::vector<std::string> unreadable;
+};
+
+/// The queues of `topic`'s publishers: each publishing node's pool read as
+/// read_pool_views() reads it. `view` is a read_domain_view() of `address`.
+[[nodiscard]] Result<TopicConnections> read_topic_connections(const DomainAddress& address, const DomainView& view,
+                                                              const std::string& topic, std::int64_t patience_ns);
+
 /// What clean_domain() removed.
 struct CleanReport {
   DomainAddress address;             ///< shm_dir resolved.

@@ -319,8 +319,28 @@ TEST_F(AxonGraphCommands, PoolNamesTheSubscriberThatHoldsChunksAndHowOldTheyAre)
             std::string::npos)
       << text.output;
 
+  // The queue's counters, from the publisher's pool: all 5 delivered, 2 still queued of 8.
+  const test::CommandOutput info = axon({"topic", "info", "cli/objects", "--json"});
+  ASSERT_EQ(info.exit_code, 0) << info.output;
+  const YAML::Node doc = YAML::Load(info.output);
+  ASSERT_EQ(doc["queues"].size(), 1U) << info.output;
+  const YAML::Node queue = doc["queues"][0];
+  EXPECT_EQ(queue["delivered"].as<int>(), 5);
+  EXPECT_EQ(queue["queued"].as<int>(), 2);
+  EXPECT_EQ(queue["depth"].as<int>(), 8);
+  EXPECT_EQ(queue["dropped_full"].as<int>() + queue["dropped_oldest"].as<int>(), 0);
+  EXPECT_GE(queue["high_water"].as<int>(), 2) << "at least the 2 queued now" << info.output;
+  for (const YAML::Node& e : doc["endpoints"]) {
+    const char* id = e["kind"].as<std::string>() == "publisher" ? "publisher_id" : "subscriber_id";
+    EXPECT_EQ(e["endpoint_id"].as<std::string>(), queue[id].as<std::string>()) << info.output;
+  }
+
   // A stopped node cannot answer: reported, not waited for.
   ASSERT_TRUE(children[1].stop(10s));
+  const test::CommandOutput info_stopped = axon({"topic", "info", "cli/objects", "--patience-ms", "200"});
+  EXPECT_EQ(info_stopped.exit_code, 0) << info_stopped.output;
+  EXPECT_NE(info_stopped.output.find("note: counters not read from node 'cli_camera'"), std::string::npos)
+      << info_stopped.output;
   const test::CommandOutput stopped = axon({"pool", "cli_camera", "--patience-ms", "200"});
   EXPECT_EQ(stopped.exit_code, 1);
   EXPECT_NE(stopped.output.find("not read: no answer within 200 ms"), std::string::npos) << stopped.output;

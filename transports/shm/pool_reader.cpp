@@ -245,21 +245,64 @@ class ClassCounter {
   std::map<std::uint32_t, PoolPublisherShare> publishers_;
 };
 
+/// The socket of `node`, where it hands out its pool.
+std::string socket_of(const shm::DomainFiles& files, const ParticipantView& node) {
+  return fmt::format("{}/axon_d{}_p{}_g{}.sock", files.address.shm_dir, files.address.domain_id, node.slot,
+                     node.generation);
+}
+
+/// `node`'s pool, mapped read-only, or why not.
+Result<ReadOnlyPool> open_pool(const shm::DomainFiles& files, const ParticipantView& node, std::int64_t patience_ns) {
+  if (!node.alive) {
+    return Error(ErrorCode::kClosed, "its process is gone (not reclaimed yet)");
+  }
+  auto fd = ask_pool_fd(socket_of(files, node), patience_ns);
+  if (!fd) {
+    return fd.error();
+  }
+  return map_read_only(*fd, node, fmt::format("the pool of node '{}' (pid {})", node.name, node.pid));
+}
+
+/// The queues of publisher block `block` of `pool` (its publisher is `publisher`).
+void add_connections(const ReadOnlyPool& pool, std::uint32_t block, std::uint64_t publisher,
+                     std::vector<ConnectionView>& out) {
+  const PublisherBlock& b = pool.blocks[block];
+  // Acquire pairs with the creator's release of a connection's bit: its
+  // entry (connection_of_bit, the connection's fields) is written.
+  const shm::ConnectionSet active = shm::load_connections(b.active_bits, std::memory_order_acquire);
+  for (std::uint32_t w = 0; w < shm::kHolderWords; ++w) {
+    for (std::uint64_t bits = active.words[w]; bits != 0; bits &= bits - 1) {
+      const std::uint32_t bit = shm::connection_bit(w, static_cast<std::uint32_t>(__builtin_ctzll(bits)));
+      const std::uint16_t index = bit < shm::kMaxSubscribersPerPublisher
+                                      ? b.connection_of_bit[bit].load(std::memory_order_relaxed)
+                                      : shm::kNoConnection;
+      if (index == shm::kNoConnection || index >= pool.layout.connections) {
+        continue;  // another process wrote it: never an index unchecked
+      }
+      const Connection& c = pool.connections[index];
+      // Relaxed: statistics, each exact for its moment.
+      out.push_back(ConnectionView{
+          .publisher_id = publisher,
+          .subscriber_id = (std::uint64_t{c.subscriber_slot} << 32U) | c.subscriber_generation,
+          .delivered = c.delivered.load(std::memory_order_relaxed),
+          .dropped_full = c.dropped_full.load(std::memory_order_relaxed),
+          .dropped_oldest = c.dropped_oldest.load(std::memory_order_relaxed),
+          .dropped_timeout = c.dropped_timeout.load(std::memory_order_relaxed),
+          .quarantines = c.quarantines.load(std::memory_order_relaxed),
+          .rejected = c.rejected.load(std::memory_order_relaxed),
+          .high_water = c.high_water.load(std::memory_order_relaxed),
+          .queued = static_cast<std::uint32_t>(c.ring.observed_fill()),
+          .depth = c.ring.limit(),
+          .quarantined = c.quarantined.load(std::memory_order_relaxed) != 0,
+      });
+    }
+  }
+}
+
 NodePoolView read_one(const shm::DomainFiles& files, const DomainView& view, const ParticipantView& node,
                       std::int64_t patience_ns) {
   NodePoolView out{.node = node, .unreadable = {}, .pool_bytes = node.pool_bytes, .classes = {}};
-  if (!node.alive) {
-    out.unreadable = "its process is gone (not reclaimed yet)";
-    return out;
-  }
-  const std::string socket = fmt::format("{}/axon_d{}_p{}_g{}.sock", files.address.shm_dir, files.address.domain_id,
-                                         node.slot, node.generation);
-  auto fd = ask_pool_fd(socket, patience_ns);
-  if (!fd) {
-    out.unreadable = std::string(fd.error().message());
-    return out;
-  }
-  auto pool = map_read_only(*fd, node, fmt::format("the pool of node '{}' (pid {})", node.name, node.pid));
+  auto pool = open_pool(files, node, patience_ns);
   if (!pool) {
     out.unreadable = std::string(pool.error().message());
     return out;
@@ -287,6 +330,45 @@ Result<std::vector<NodePoolView>> read_pool_views(const DomainAddress& address, 
     }
   }
   return pools;
+}
+
+Result<TopicConnections> read_topic_connections(const DomainAddress& address, const DomainView& view,
+                                                const std::string& topic, std::int64_t patience_ns) {
+  const shm::DomainFiles files(address);
+  TopicConnections out;
+  const TopicView* t = nullptr;
+  for (const TopicView& candidate : view.topics) {
+    t = candidate.name == topic ? &candidate : t;
+  }
+  if (t == nullptr) {
+    return out;
+  }
+  for (const ParticipantView& node : view.participants) {
+    const bool publishes = std::any_of(view.publishers.begin(), view.publishers.end(), [&](const EndpointView& e) {
+      return e.participant_slot == node.slot && e.topic_slot == t->slot;
+    });
+    if (!publishes) {
+      continue;
+    }
+    auto pool = open_pool(files, node, patience_ns);
+    if (!pool) {
+      out.unreadable.push_back(fmt::format("node '{}' (pid {}): {}", node.name, node.pid, pool.error().message()));
+      continue;
+    }
+    for (std::uint32_t b = 0; b < pool->layout.publisher_blocks; ++b) {
+      const PublisherBlock& block = pool->blocks[b];
+      // Acquire pairs with the release that made the block active: its
+      // fields are written.
+      if (block.state.load(std::memory_order_acquire) != shm::BlockState::kActive) {
+        continue;
+      }
+      const EndpointView* e = find_endpoint(view.publishers, block.publisher_slot, block.publisher_generation);
+      if (e != nullptr && e->topic_slot == t->slot) {
+        add_connections(*pool, b, e->endpoint_id, out.connections);
+      }
+    }
+  }
+  return out;
 }
 
 }  // namespace axon

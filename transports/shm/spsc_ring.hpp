@@ -203,6 +203,17 @@ class SharedSpscRing {
   }
 
   [[nodiscard]] std::uint32_t limit() const noexcept { return limit_; }
+  /// Neither side: a tool that maps the pool read-only (axon topic info).
+  /// The entries queued as the two indices read now, at most limit(): an
+  /// estimate, both move meanwhile. Relaxed loads through atomic_ref keep a
+  /// read that races the producer's store of its index defined; nothing is
+  /// ordered by them.
+  [[nodiscard]] std::uint64_t observed_fill() const noexcept {
+    const std::uint64_t write =
+        std::atomic_ref<std::uint64_t>(const_cast<std::uint64_t&>(write_index_)).load(std::memory_order_relaxed);
+    const std::uint64_t read = read_index_.load(std::memory_order_relaxed);
+    return write > read ? std::min<std::uint64_t>(write - read, limit_) : 0;
+  }
   /// Producer: whether its range lies in `slots` (false: corrupt, never used).
   [[nodiscard]] bool producer_range_fits(RingSlots<Entry> slots) const noexcept {
     return std::uint64_t{first_} + mask_ < slots.count;
