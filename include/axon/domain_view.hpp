@@ -160,6 +160,7 @@ struct NodePoolView {
 /// has it: the counters its publisher keeps (relaxed reads, each exact for
 /// its moment) and how full the queue is now.
 struct ConnectionView {
+  std::uint32_t topic_slot = 0;    ///< As TopicView::slot.
   std::uint64_t publisher_id = 0;  ///< As EndpointView::endpoint_id.
   std::uint64_t subscriber_id = 0;
   std::uint64_t delivered = 0;        ///< Messages queued for the subscriber.
@@ -181,8 +182,9 @@ struct TopicConnections {
   std::vector<std::string> unreadable;
 };
 
-/// The queues of `topic`'s publishers: each publishing node's pool read as
-/// read_pool_views() reads it. `view` is a read_domain_view() of `address`.
+/// The queues of `topic`'s publishers (every topic's when `topic` is empty):
+/// each publishing node's pool read once, as read_pool_views() reads it.
+/// `view` is a read_domain_view() of `address`.
 [[nodiscard]] Result<TopicConnections> read_topic_connections(const DomainAddress& address, const DomainView& view,
                                                               const std::string& topic, std::int64_t patience_ns);
 

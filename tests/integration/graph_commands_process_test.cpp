@@ -134,6 +134,49 @@ ChildProcess holding_child() {
   });
 }
 
+/// "cli_ticker" publishes on "cli/ticks" every 5 ms (about 200 Hz) and "cli_drain" takes everything: a topic with a
+/// known rate.
+ChildProcess ticking_child() {
+  return ChildProcess::fork_and_run([]() -> int {
+    NodeOptions options;
+    options.domain_id = kDomain;
+    auto node = Node::create("cli_ticker", options);
+    auto pub = node ? (*node)->advertise<TestMessage>("cli/ticks") : Error(ErrorCode::kClosed, "no node");
+    if (!pub) {
+      return 1;
+    }
+    std::printf("READY\n");
+    std::fflush(stdout);
+    auto next = std::chrono::steady_clock::now();
+    for (;;) {
+      if (auto loan = (*pub)->loan()) {
+        (void)(*pub)->publish(std::move(*loan));
+      }
+      next += std::chrono::milliseconds(5);
+      std::this_thread::sleep_until(next);
+    }
+  });
+}
+
+ChildProcess draining_child() {
+  return ChildProcess::fork_and_run([]() -> int {
+    NodeOptions options;
+    options.domain_id = kDomain;
+    auto node = Node::create("cli_drain", options);
+    auto sub = node ? (*node)->subscribe<TestMessage>("cli/ticks") : Error(ErrorCode::kClosed, "no node");
+    if (!sub) {
+      return 1;
+    }
+    std::printf("READY\n");
+    std::fflush(stdout);
+    for (;;) {
+      while ((*sub)->take()) {
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    }
+  });
+}
+
 bool domain_files_left() {
   const std::string prefix = "axon_d" + std::to_string(kDomain);
   for (const auto& entry : std::filesystem::directory_iterator("/dev/shm")) {
@@ -345,6 +388,36 @@ TEST_F(AxonGraphCommands, PoolNamesTheSubscriberThatHoldsChunksAndHowOldTheyAre)
   EXPECT_EQ(stopped.exit_code, 1);
   EXPECT_NE(stopped.output.find("not read: no answer within 200 ms"), std::string::npos) << stopped.output;
   children[1].kill(SIGCONT);
+}
+
+TEST_F(AxonGraphCommands, MonitorMeasuresATopicsRateAndStopsByCountOrOnCtrlC) {
+  children.push_back(draining_child());
+  ASSERT_TRUE(children[0].wait_for_line("READY", 20s)) << children[0].output();
+  children.push_back(ticking_child());
+  ASSERT_TRUE(children[1].wait_for_line("READY", 20s)) << children[1].output();
+
+  const test::CommandOutput run = axon({"monitor", "--count", "4", "--interval", "0.5", "--json"});
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  const YAML::Node rounds = YAML::Load(run.output)["rounds"];
+  ASSERT_EQ(rounds.size(), 4U) << run.output;
+  EXPECT_TRUE(rounds[0]["topics"][0]["rate_hz"].IsNull()) << "no rate before a second look: " << run.output;
+  const YAML::Node last = rounds[3]["topics"][0];
+  EXPECT_EQ(last["name"].as<std::string>(), "cli/ticks");
+  EXPECT_EQ(last["publishers"].as<int>(), 1);
+  EXPECT_EQ(last["subscribers"].as<int>(), 1);
+  // About 200 Hz; wide bounds: the machine is shared and a sleep may run late.
+  EXPECT_GT(last["rate_hz"].as<double>(), 60.0) << run.output;
+  EXPECT_LT(last["rate_hz"].as<double>(), 600.0) << run.output;
+  EXPECT_DOUBLE_EQ(last["dropped_per_s"].as<double>(), 0.0) << run.output;
+
+  // Until Ctrl-C by default: SIGINT ends it with its one document.
+  ChildProcess monitor =
+      ChildProcess::spawn({kAxon, "--domain", std::to_string(kDomain), "monitor", "--json", "--interval", "0.1"});
+  std::this_thread::sleep_for(1500ms);  // past its start-up, when it handles SIGINT
+  monitor.kill(SIGINT);
+  EXPECT_EQ(monitor.wait(10s), 0) << monitor.output();
+  const YAML::Node doc = YAML::Load(monitor.output());
+  EXPECT_GE(doc["rounds"].size(), 1U) << monitor.output();
 }
 
 TEST_F(AxonGraphCommands, ADamagedRegistryIsAnErrorThatNamesTheFile) {

@@ -264,7 +264,7 @@ Result<ReadOnlyPool> open_pool(const shm::DomainFiles& files, const ParticipantV
 }
 
 /// The queues of publisher block `block` of `pool` (its publisher is `publisher`).
-void add_connections(const ReadOnlyPool& pool, std::uint32_t block, std::uint64_t publisher,
+void add_connections(const ReadOnlyPool& pool, std::uint32_t block, const EndpointView& publisher,
                      std::vector<ConnectionView>& out) {
   const PublisherBlock& b = pool.blocks[block];
   // Acquire pairs with the creator's release of a connection's bit: its
@@ -282,7 +282,8 @@ void add_connections(const ReadOnlyPool& pool, std::uint32_t block, std::uint64_
       const Connection& c = pool.connections[index];
       // Relaxed: statistics, each exact for its moment.
       out.push_back(ConnectionView{
-          .publisher_id = publisher,
+          .topic_slot = publisher.topic_slot,
+          .publisher_id = publisher.endpoint_id,
           .subscriber_id = (std::uint64_t{c.subscriber_slot} << 32U) | c.subscriber_generation,
           .delivered = c.delivered.load(std::memory_order_relaxed),
           .dropped_full = c.dropped_full.load(std::memory_order_relaxed),
@@ -340,12 +341,13 @@ Result<TopicConnections> read_topic_connections(const DomainAddress& address, co
   for (const TopicView& candidate : view.topics) {
     t = candidate.name == topic ? &candidate : t;
   }
-  if (t == nullptr) {
+  if (t == nullptr && !topic.empty()) {
     return out;
   }
+  const auto wanted = [t](std::uint32_t topic_slot) { return t == nullptr || topic_slot == t->slot; };
   for (const ParticipantView& node : view.participants) {
     const bool publishes = std::any_of(view.publishers.begin(), view.publishers.end(), [&](const EndpointView& e) {
-      return e.participant_slot == node.slot && e.topic_slot == t->slot;
+      return e.participant_slot == node.slot && wanted(e.topic_slot);
     });
     if (!publishes) {
       continue;
@@ -363,8 +365,8 @@ Result<TopicConnections> read_topic_connections(const DomainAddress& address, co
         continue;
       }
       const EndpointView* e = find_endpoint(view.publishers, block.publisher_slot, block.publisher_generation);
-      if (e != nullptr && e->topic_slot == t->slot) {
-        add_connections(*pool, b, e->endpoint_id, out.connections);
+      if (e != nullptr && wanted(e->topic_slot)) {
+        add_connections(*pool, b, *e, out.connections);
       }
     }
   }

@@ -44,6 +44,7 @@ int run(int argc, char** argv) {
   commands.emplace_back(&node, axon::tools::make_node_list_command());
   commands.emplace_back(&node, axon::tools::make_node_info_command());
   commands.emplace_back(&app, axon::tools::make_pool_command());
+  commands.emplace_back(&app, axon::tools::make_monitor_command());
   commands.emplace_back(&app, axon::tools::make_clean_command());
   commands.emplace_back(&app, axon::tools::make_doctor_command());
 

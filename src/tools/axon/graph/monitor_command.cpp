@@ -1,0 +1,235 @@
+// `axon monitor`: the domain's topics on this host refreshed every interval, with the message rate, what reached
+// the subscribers and what was dropped since the last look, and what waits in their queues.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <csignal>
+#include <map>
+#include <memory>
+#include <thread>
+#include <utility>
+
+#include "src/base/clock.hpp"
+#include "src/tools/axon/commands.hpp"
+#include "src/tools/axon/graph/domain_text.hpp"
+#include "src/tools/axon/text_table.hpp"
+
+namespace axon::tools {
+namespace {
+
+/// Set by SIGINT and SIGTERM: the monitor stops after its current round.
+volatile std::sig_atomic_t g_stop = 0;
+extern "C" void request_stop(int /*signal*/) { g_stop = 1; }
+
+/// One topic in one round.
+struct TopicRound {
+  std::string name;
+  std::size_t publishers = 0;
+  std::size_t subscribers = 0;
+  double rate_hz = -1;  ///< Messages its publishers sent per second (-1: not known yet, or no queue here).
+  double delivered_per_s = -1;
+  double dropped_per_s = -1;
+  std::uint64_t queued = 0;
+};
+
+struct Round {
+  double at_s = 0;  ///< Since the monitor started.
+  std::vector<TopicRound> topics;
+  std::vector<std::string> notes;
+};
+
+/// Counts of one queue at the last look.
+struct Seen {
+  std::uint64_t delivered = 0;
+  std::uint64_t dropped = 0;
+};
+
+class MonitorCommand final : public Command {
+ public:
+  CLI::App& add_to(CLI::App& app) override {
+    CLI::App* sub = app.add_subcommand("monitor", "The domain's topics with their rates, refreshed until Ctrl-C");
+    sub->add_option("--interval", interval_s_, "Seconds between two looks")->check(CLI::Range(0.05, 3600.0));
+    sub->add_option("--duration", duration_s_, "Stop after this many seconds (default: until Ctrl-C)")
+        ->check(CLI::Range(0.0, 1e9));
+    sub->add_option("--count", count_, "Stop after this many looks")->check(CLI::Range(1, 1'000'000'000));
+    sub->footer(
+        "RATE is what the topic's publishers on this host sent per second (each publisher's busiest queue: "
+        "delivered plus dropped), DELIVERED/s and DROPPED/s are summed over the subscribers on this host, QUEUED "
+        "is what waits in their queues now. A topic without a subscriber on this host shows no rate (its "
+        "messages leave the host or go nowhere). Counters come from the publishing nodes' pools, as in "
+        "`axon topic info`. With --json, one document when it stops. Exit status: 0, 1 when the registry cannot "
+        "be read, 2 on a usage error.");
+    return *sub;
+  }
+
+  int run(const GlobalOptions& globals, std::FILE* out) override {
+    g_stop = 0;
+    std::signal(SIGINT, request_stop);
+    std::signal(SIGTERM, request_stop);
+    const std::int64_t start_ns = monotonic_now_ns();
+    const auto interval_ns = static_cast<std::int64_t>(interval_s_ * 1e9);
+    std::vector<Round> rounds;
+    std::int64_t next_ns = start_ns;
+    for (std::uint64_t n = 0; g_stop == 0 && (count_ == 0 || n < count_); ++n) {
+      if (n > 0 && !sleep_until(next_ns, start_ns)) {
+        break;
+      }
+      auto round = look(globals, monotonic_now_ns(), start_ns);
+      if (!round) {
+        return report_error(round.error());
+      }
+      if (!globals.json) {
+        print(out, text_of(*round));
+        std::fflush(out);
+      }
+      rounds.push_back(std::move(*round));
+      next_ns += interval_ns;
+    }
+    if (globals.json) {
+      print(out, json_of(globals, rounds) + "\n");
+    }
+    return kExitOk;
+  }
+
+ private:
+  /// Sleeps until `deadline_ns` in short steps (Ctrl-C ends it); false when the duration is over or Ctrl-C came.
+  [[nodiscard]] bool sleep_until(std::int64_t deadline_ns, std::int64_t start_ns) const {
+    const std::int64_t end_ns =
+        duration_s_ > 0 ? start_ns + static_cast<std::int64_t>(duration_s_ * 1e9) : std::int64_t{INT64_MAX};
+    for (;;) {
+      const std::int64_t now_ns = monotonic_now_ns();
+      if (g_stop != 0 || now_ns >= end_ns) {
+        return false;
+      }
+      if (now_ns >= deadline_ns) {
+        return true;
+      }
+      const std::int64_t step_ns = std::min({deadline_ns, end_ns, now_ns + 50'000'000}) - now_ns;
+      std::this_thread::sleep_for(std::chrono::nanoseconds(step_ns));
+    }
+  }
+
+  Result<Round> look(const GlobalOptions& globals, std::int64_t now_ns, std::int64_t start_ns) {
+    const DomainAddress address{.domain_id = globals.domain_id, .shm_dir = {}};
+    auto view = read_view(globals);
+    if (!view) {
+      return view.error();
+    }
+    auto queues = read_topic_connections(address, *view, "", kPatienceNs);
+    if (!queues) {
+      return queues.error();
+    }
+    Round round{.at_s = static_cast<double>(now_ns - start_ns) / 1e9, .topics = {}, .notes = queues->unreadable};
+    if (const std::string notes = view_notes(*view); !notes.empty()) {
+      round.notes.push_back(notes.substr(0, notes.size() - 1));
+    }
+    const double dt_s = last_ns_ > 0 ? static_cast<double>(now_ns - last_ns_) / 1e9 : 0;
+    std::map<std::pair<std::uint64_t, std::uint64_t>, Seen> seen_now;
+    for (const TopicView& t : view->topics) {
+      TopicRound r{.name = t.name,
+                   .publishers = endpoints_of_topic(*view, GraphEndpointKind::kPublisher, t.slot),
+                   .subscribers = endpoints_of_topic(*view, GraphEndpointKind::kSubscriber, t.slot)};
+      std::map<std::uint64_t, double> busiest;  // per publisher: its busiest queue's messages per second
+      double delivered = 0;
+      double dropped = 0;
+      bool measured = false;
+      for (const ConnectionView& c : queues->connections) {
+        if (c.topic_slot != t.slot) {
+          continue;
+        }
+        const Seen now{.delivered = c.delivered, .dropped = c.dropped_full + c.dropped_oldest + c.dropped_timeout};
+        r.queued += c.queued;
+        const auto key = std::make_pair(c.publisher_id, c.subscriber_id);
+        seen_now[key] = now;
+        const auto before = seen_.find(key);
+        if (dt_s <= 0 || before == seen_.end()) {
+          continue;  // a new queue: its rate from the next look on
+        }
+        const auto d_delivered = static_cast<double>(now.delivered - before->second.delivered);
+        const auto d_dropped = static_cast<double>(now.dropped - before->second.dropped);
+        delivered += d_delivered / dt_s;
+        dropped += d_dropped / dt_s;
+        busiest[c.publisher_id] = std::max(busiest[c.publisher_id], (d_delivered + d_dropped) / dt_s);
+        measured = true;
+      }
+      if (measured) {
+        r.delivered_per_s = delivered;
+        r.dropped_per_s = dropped;
+        r.rate_hz = 0;
+        for (const auto& [publisher, rate] : busiest) {
+          r.rate_hz += rate;
+        }
+      }
+      round.topics.push_back(std::move(r));
+    }
+    seen_ = std::move(seen_now);
+    last_ns_ = now_ns;
+    return round;
+  }
+
+  static std::string rate_text(double value) { return value < 0 ? "-" : fmt::format("{:.1f}", value); }
+
+  static std::string text_of(const Round& round) {
+    TextTable table({"TOPIC", "PUBLISHERS", "SUBSCRIBERS", "RATE_HZ", "DELIVERED/S", "DROPPED/S", "QUEUED"});
+    for (std::size_t column = 1; column < 7; ++column) {
+      table.set_align(column, Align::kRight);
+    }
+    for (const TopicRound& t : round.topics) {
+      table.add_row({t.name, std::to_string(t.publishers), std::to_string(t.subscribers), rate_text(t.rate_hz),
+                     rate_text(t.delivered_per_s), rate_text(t.dropped_per_s), std::to_string(t.queued)});
+    }
+    std::string text = fmt::format("t={:.1f}s\n{}", round.at_s, table.rows() == 0 ? "no topics\n" : table.render());
+    for (const std::string& note : round.notes) {
+      text += "note: " + note + "\n";
+    }
+    return text + "\n";
+  }
+
+  static std::string json_of(const GlobalOptions& globals, const std::vector<Round>& rounds) {
+    JsonWriter json;
+    json.begin_object().member("domain", globals.domain_id).key("rounds").begin_array();
+    for (const Round& round : rounds) {
+      json.begin_object().member("t_s", round.at_s).key("topics").begin_array();
+      for (const TopicRound& t : round.topics) {
+        json.begin_object()
+            .member("name", t.name)
+            .member("publishers", t.publishers)
+            .member("subscribers", t.subscribers);
+        // Not measured yet: null, not a made-up zero.
+        for (const auto& [name, value] :
+             {std::pair{"rate_hz", t.rate_hz}, std::pair{"delivered_per_s", t.delivered_per_s},
+              std::pair{"dropped_per_s", t.dropped_per_s}}) {
+          json.key(name);
+          if (value < 0) {
+            json.null_value();
+          } else {
+            json.value(value);
+          }
+        }
+        json.member("queued", t.queued).end_object();
+      }
+      json.end_array().key("notes").begin_array();
+      for (const std::string& note : round.notes) {
+        json.value(note);
+      }
+      json.end_array().end_object();
+    }
+    json.end_array().end_object();
+    return json.text();
+  }
+
+  static constexpr std::int64_t kPatienceNs = 200'000'000;  ///< Per publishing node, per look.
+
+  double interval_s_ = 1.0;
+  double duration_s_ = 0;
+  std::uint64_t count_ = 0;
+  std::int64_t last_ns_ = 0;
+  std::map<std::pair<std::uint64_t, std::uint64_t>, Seen> seen_;
+};
+
+}  // namespace
+
+std::unique_ptr<Command> make_monitor_command() { return std::make_unique<MonitorCommand>(); }
+
+}  // namespace axon::tools
