@@ -31,6 +31,7 @@ enum class ErrorCode : std::uint8_t {
   kMalformed,          ///< Bytes that are not a valid message (verification or decoding failed).
   kRequirementNotMet,  ///< A QoS requirement (e.g. require_zero_copy) cannot be met.
   kNoServer,           ///< A service call found no server (none serves it, or it left mid-call).
+  kNotFound,           ///< What was named (a topic) does not exist.
 };
 
 /// Readable name of an error code ("pool_exhausted").

@@ -32,6 +32,7 @@ std::string_view to_string(ErrorCode code) noexcept {
     case ErrorCode::kMalformed: return "malformed";
     case ErrorCode::kRequirementNotMet: return "requirement_not_met";
     case ErrorCode::kNoServer: return "no_server";
+    case ErrorCode::kNotFound: return "not_found";
   }
   return "unknown";
 }
