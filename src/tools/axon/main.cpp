@@ -40,6 +40,9 @@ int run(int argc, char** argv) {
   // Each command with the group it belongs to (`app` for a command of its own).
   std::vector<std::pair<CLI::App*, std::unique_ptr<Command>>> commands;
   commands.emplace_back(&app, axon::tools::make_doctor_command());
+  commands.emplace_back(&topic, axon::tools::make_topic_echo_command());
+  commands.emplace_back(&topic, axon::tools::make_topic_hz_command());
+  commands.emplace_back(&topic, axon::tools::make_topic_bw_command());
 
   std::vector<std::pair<CLI::App*, Command*>> registered;
   registered.reserve(commands.size());
