@@ -37,7 +37,7 @@ struct TopicDescriptor {
 
 /// The largest schema a topic stores: a publisher with a larger one is
 /// refused (the message names the topic, the size and this bound).
-inline constexpr std::size_t kMaxSchemaBytes = 256 * 1024;
+inline constexpr std::size_t kMaxSchemaBytes = std::size_t{256} * 1024;
 
 /// A topic as the domain records it, for a program that does not know its
 /// C++ type (the `axon` tool): the identity its endpoints registered and the

@@ -16,6 +16,7 @@
 #include "axon/serializers/protobuf.hpp"
 #include "src/tools/axon/topic/message_printer.hpp"
 #include "tests/support/child_process.hpp"
+#include "tests/support/eventually.hpp"
 #include "tests/support/topic_messages.hpp"
 
 namespace axon::tools {
@@ -197,6 +198,38 @@ TEST_F(TopicWatchProcess, CtrlCStopsAWatchThatRunsWithoutEnd) {
   echo.kill(SIGINT);
 
   EXPECT_EQ(echo.wait(20s), 0) << echo.output();  // and TearDown finds no file of its node left
+}
+
+TEST(TopicWatchCrash, SchemaFilesOfAKilledPublisherGoWhenItIsReclaimed) {
+  const std::uint32_t domain = test::unique_domain();
+  // A node that stays: it reclaims the killed publisher, and keeps the domain alive meanwhile.
+  ChildProcess witness = ChildProcess::spawn({test::peer_path(), "node", "domain=" + std::to_string(domain)});
+  ASSERT_TRUE(witness.wait_for_line("READY", 10s)) << witness.output();
+  ChildProcess publisher = ChildProcess::spawn({AXON_TOPIC_PUBLISHER, "domain=" + std::to_string(domain), "rate=50"});
+  ASSERT_TRUE(publisher.wait_for_line("READY", 10s)) << publisher.output();
+  auto schema_files = [&] {
+    std::size_t count = 0;
+    for (const std::string& file : test::domain_files(domain)) {
+      count += file.ends_with(".schema") ? 1 : 0;
+    }
+    return count;
+  };
+  ASSERT_EQ(schema_files(), 2U);  // the Protobuf and FlatBuffers topics stored theirs; the raw one has none
+
+  publisher.kill(SIGKILL);
+  ASSERT_EQ(publisher.wait(10s), 128 + SIGKILL);
+
+  // The witness's liveness round frees the dead publisher's topics, their schema files with them.
+  EXPECT_TRUE(test::eventually([&] { return schema_files() == 0; }, 20s))
+      << "the dead publisher's topics still have schema files";
+
+  // The witness dies too; the tool reclaims it when it joins, waits in vain and leaves last: nothing stays.
+  witness.kill(SIGKILL);
+  ASSERT_EQ(witness.wait(10s), 128 + SIGKILL);
+  ChildProcess hz = ChildProcess::spawn(
+      {kAxon, "--domain", std::to_string(domain), "topic", "hz", std::string(topics::kProtobufTopic), "--wait", "0.2"});
+  EXPECT_EQ(hz.wait(20s), 1) << hz.output();
+  EXPECT_EQ(test::domain_files(domain), std::vector<std::string>{});
 }
 
 TEST(TopicWatchUsage, TopicWithoutPublisherExitsOneAfterTheWait) {
