@@ -200,6 +200,23 @@ TEST_F(TopicWatchProcess, CtrlCStopsAWatchThatRunsWithoutEnd) {
   EXPECT_EQ(echo.wait(20s), 0) << echo.output();  // and TearDown finds no file of its node left
 }
 
+TEST(TopicWatchLate, EchoStartedBeforeThePublisherWaitsForIt) {
+  const std::uint32_t domain = test::unique_domain();
+  ChildProcess echo = ChildProcess::spawn({kAxon, "--domain", std::to_string(domain), "topic", "echo",
+                                           std::string(topics::kProtobufTopic), "--once", "--field", "component"});
+  // Not there yet: the tool waits (without end by default) for the first publisher.
+  EXPECT_EQ(echo.wait(500ms), -1) << echo.output();
+
+  ChildProcess publisher = ChildProcess::spawn({AXON_TOPIC_PUBLISHER, "domain=" + std::to_string(domain), "rate=50"});
+  ASSERT_TRUE(publisher.wait_for_line("READY", 10s)) << publisher.output();
+
+  EXPECT_EQ(echo.wait(20s), 0) << echo.output();
+  EXPECT_EQ(echo.output(), "\"lidar-front\"\n");
+  publisher.kill(SIGTERM);
+  EXPECT_EQ(publisher.wait(10s), 0) << publisher.output();
+  EXPECT_EQ(test::domain_files(domain), std::vector<std::string>{});
+}
+
 TEST(TopicWatchCrash, SchemaFilesOfAKilledPublisherGoWhenItIsReclaimed) {
   const std::uint32_t domain = test::unique_domain();
   // A node that stays: it reclaims the killed publisher, and keeps the domain alive meanwhile.
