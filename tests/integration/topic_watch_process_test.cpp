@@ -200,6 +200,25 @@ TEST_F(TopicWatchProcess, CtrlCStopsAWatchThatRunsWithoutEnd) {
   EXPECT_EQ(echo.wait(20s), 0) << echo.output();  // and TearDown finds no file of its node left
 }
 
+TEST(TopicWatchQuiet, HzAndBwEndAtTheirDurationWhenNoMessageComes) {
+  const std::uint32_t domain = test::unique_domain();
+  ChildProcess publisher = ChildProcess::spawn({AXON_TOPIC_PUBLISHER, "domain=" + std::to_string(domain), "rate=0"});
+  ASSERT_TRUE(publisher.wait_for_line("READY", 10s)) << publisher.output();
+
+  for (const char* command : {"hz", "bw"}) {
+    const auto start = std::chrono::steady_clock::now();
+    ChildProcess run = ChildProcess::spawn({kAxon, "--domain", std::to_string(domain), "topic", command,
+                                            std::string(topics::kRawTopic), "--duration", "1.5", "--json"});
+    EXPECT_EQ(run.wait(20s), 0) << command << ": " << run.output();
+    EXPECT_LT(std::chrono::steady_clock::now() - start, 10s) << command;
+    const YAML::Node doc = parse(run.output());
+    EXPECT_EQ(doc["messages"].as<std::uint64_t>(), 0U) << command;
+  }
+  publisher.kill(SIGTERM);
+  EXPECT_EQ(publisher.wait(10s), 0) << publisher.output();
+  EXPECT_EQ(test::domain_files(domain), std::vector<std::string>{});
+}
+
 TEST(TopicWatchLate, EchoStartedBeforeThePublisherWaitsForIt) {
   const std::uint32_t domain = test::unique_domain();
   ChildProcess echo = ChildProcess::spawn({kAxon, "--domain", std::to_string(domain), "topic", "echo",

@@ -1,8 +1,8 @@
 // axon_topic_publisher: the publisher the `axon topic` tests watch (public API only).
 //   axon_topic_publisher domain=N rate=HZ
 // Publishes a Protobuf and a FlatBuffers Heartbeat and a raw Pose (tests/support/topic_messages.hpp) on
-// their three topics at `rate` messages a second each, prints "READY" once the publishers exist, and runs
-// until SIGINT or SIGTERM, then leaves the domain as usual (exit status 0).
+// their three topics at `rate` messages a second each (rate=0: none, the topics stay quiet), prints "READY" once
+// the publishers exist, and runs until SIGINT or SIGTERM, then leaves the domain as usual (exit status 0).
 #include <atomic>
 #include <chrono>
 #include <csignal>
@@ -56,8 +56,11 @@ int main(int argc, char** argv) {
     auto raw = or_exit(node->advertise<Pose>(kRawTopic));
     std::printf("READY\n");
     std::fflush(stdout);
-    const auto period =
-        std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(1.0 / rate));
+    while (rate <= 0 && !g_stop.load(std::memory_order_relaxed)) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    const auto period = std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+        std::chrono::duration<double>(rate > 0 ? 1.0 / rate : 1.0));
     auto next = std::chrono::steady_clock::now();
     axon::schemas::pb::Heartbeat heartbeat;
     for (std::uint64_t sequence = kFirstSequence; !g_stop.load(std::memory_order_relaxed); ++sequence) {

@@ -142,7 +142,9 @@ std::uint64_t run_watch(Watch& watch, const WatchOptions& options,
   auto next_second = start + std::chrono::seconds(1);
   std::uint64_t handed = 0;
   while (!StopOnSignals::requested()) {
-    for (;;) {
+    // At most a queue's worth per turn, so that a publisher faster than the printing still lets the clock,
+    // --duration and Ctrl-C be looked at.
+    for (std::uint32_t taken = 0; taken < kQueueDepth; ++taken) {
       auto sample = subscriber.take();
       if (!sample) {
         break;  // nothing queued (or a rejected message, counted by the subscriber)
@@ -161,8 +163,11 @@ std::uint64_t run_watch(Watch& watch, const WatchOptions& options,
       on_second();
       next_second += std::chrono::seconds(1);
     }
-    auto until = std::min({end, next_second, now + kPollSlice});
+    const auto until = std::min({end, on_second ? next_second : Clock::time_point::max(), now + kPollSlice});
     const auto slice = std::chrono::duration_cast<std::chrono::nanoseconds>(until - now);
+    if (slice <= std::chrono::nanoseconds::zero()) {
+      continue;  // a second or the end is due now (a negative wait would have no timeout)
+    }
     if (can_wait) {
       (void)waits.wait(slice);
     } else {
