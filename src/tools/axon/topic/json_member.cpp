@@ -1,5 +1,7 @@
 #include "src/tools/axon/topic/json_member.hpp"
 
+#include <fmt/format.h>
+
 #include <charconv>
 #include <cstddef>
 #include <cstdint>
@@ -114,7 +116,7 @@ std::optional<std::string_view> step_into(std::string_view value, std::string_vi
       }
     } while (in.eat(','));
     if (why != nullptr) {
-      *why = "no member '" + std::string(step) + "'";
+      *why = fmt::format("no member '{}'", step);
     }
     return std::nullopt;
   }
@@ -123,7 +125,7 @@ std::optional<std::string_view> step_into(std::string_view value, std::string_vi
     const auto [end, ec] = std::from_chars(step.data(), step.data() + step.size(), index);
     if (ec != std::errc() || end != step.data() + step.size()) {
       if (why != nullptr) {
-        *why = "'" + std::string(step) + "' names a member, but the value there is an array (use an index)";
+        *why = fmt::format("'{}' names a member, but the value there is an array (use an index)", step);
       }
       return std::nullopt;
     }
@@ -141,12 +143,12 @@ std::optional<std::string_view> step_into(std::string_view value, std::string_vi
       }
     }
     if (why != nullptr) {
-      *why = "the array has no element " + std::string(step);
+      *why = fmt::format("the array has no element {}", step);
     }
     return std::nullopt;
   }
   if (why != nullptr) {
-    *why = "'" + std::string(step) + "' steps into a value that is neither an object nor an array";
+    *why = fmt::format("'{}' steps into a value that is neither an object nor an array", step);
   }
   return std::nullopt;
 }
@@ -184,8 +186,9 @@ std::optional<std::string_view> json_member(std::string_view json, std::string_v
     if (!value) {
       if (why != nullptr) {
         const std::string_view walked = path.substr(0, static_cast<std::size_t>(step.data() - path.data()));
-        *why = (reason.empty() ? std::string("the text is not JSON") : reason) +
-               (walked.empty() ? std::string() : " after '" + std::string(walked.substr(0, walked.size() - 1)) + "'");
+        *why = fmt::format(
+            "{}{}", reason.empty() ? "the text is not JSON" : reason,
+            walked.empty() ? std::string() : fmt::format(" after '{}'", walked.substr(0, walked.size() - 1)));
       }
       return std::nullopt;
     }
