@@ -1,10 +1,15 @@
 # Code generation for message schemas, for axon itself and for projects that
 # use axon (installed with the package, included by axonConfig.cmake).
 #
-#   axon_add_flatbuffers_schemas(<target> SCHEMAS a.fbs b.fbs [INCLUDE_DIRS dir...])
+#   axon_add_flatbuffers_schemas(<target> SCHEMAS a.fbs b.fbs [INCLUDE_DIRS dir...] [NO_BINARY_SCHEMA])
 #     flatc --cpp for each schema, plus <name>_axon.h that gives every table
 #     its axon type identity (name + hash of the schema and its includes).
 #     <target> is an INTERFACE library: link it and include "<name>_axon.h".
+#     flatc also embeds each schema's binary schema (--bfbs-gen-embed,
+#     <name>_bfbs_generated.h), which the publishers of the tables of a schema
+#     with a root_type store with their topic so that tools (axon topic echo)
+#     print their messages (docs/design/schemas.md); NO_BINARY_SCHEMA leaves
+#     it out (the tools then print such messages as hex).
 #
 #   axon_add_protobuf_schemas(<target> PROTOS a.proto b.proto [IMPORT_DIRS dir...])
 #     protoc --cpp_out for each file; <target> is a static library of the
@@ -14,7 +19,7 @@ include_guard(GLOBAL)
 set(_AXON_SCHEMAS_DIR ${CMAKE_CURRENT_LIST_DIR})
 
 function(axon_add_flatbuffers_schemas target)
-  cmake_parse_arguments(ARG "" "" "SCHEMAS;INCLUDE_DIRS" ${ARGN})
+  cmake_parse_arguments(ARG "NO_BINARY_SCHEMA" "" "SCHEMAS;INCLUDE_DIRS" ${ARGN})
   if(NOT ARG_SCHEMAS)
     message(FATAL_ERROR "axon_add_flatbuffers_schemas(${target}): SCHEMAS is empty")
   endif()
@@ -33,18 +38,27 @@ function(axon_add_flatbuffers_schemas target)
     list(APPEND all_schemas ${schema})
   endforeach()
   set(outputs "")
+  set(embed_args "")
+  set(embed ON)
+  if(ARG_NO_BINARY_SCHEMA)
+    set(embed OFF)
+  endif()
   foreach(schema IN LISTS all_schemas)
     get_filename_component(name ${schema} NAME_WE)
     get_filename_component(schema_dir ${schema} DIRECTORY)
     set(generated ${out_dir}/${name}_generated.h ${out_dir}/${name}_axon.h)
+    if(embed)
+      set(embed_args --bfbs-gen-embed)
+      list(APPEND generated ${out_dir}/${name}_bfbs_generated.h)
+    endif()
     # A list cannot cross a custom command's argument boundary: join with '|'.
     string(JOIN "|" search_dirs ${schema_dir} ${ARG_INCLUDE_DIRS})
     add_custom_command(
       OUTPUT ${generated}
-      COMMAND flatbuffers::flatc --cpp --scoped-enums --gen-name-strings -I ${schema_dir} ${include_args}
+      COMMAND flatbuffers::flatc --cpp --scoped-enums --gen-name-strings ${embed_args} -I ${schema_dir} ${include_args}
               -o ${out_dir} ${schema}
       COMMAND ${CMAKE_COMMAND} -DSCHEMA=${schema} -DOUT=${out_dir}/${name}_axon.h
-              -DINCLUDE_DIRS=${search_dirs}
+              -DINCLUDE_DIRS=${search_dirs} -DEMBEDDED=${embed}
               -P ${_AXON_SCHEMAS_DIR}/AxonFlatbuffersIdentity.cmake
       DEPENDS ${all_schemas} ${_AXON_SCHEMAS_DIR}/AxonFlatbuffersIdentity.cmake
       COMMENT "flatc: ${name}.fbs"

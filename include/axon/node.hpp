@@ -15,6 +15,7 @@
 #include <utility>
 #include <vector>
 
+#include "axon/any_subscription.hpp"
 #include "axon/bytes.hpp"
 #include "axon/callback_subscription.hpp"
 #include "axon/client.hpp"
@@ -208,6 +209,16 @@ class Node {
     return make_subscriber<Bytes>(topic, qos, carries);
   }
 
+  /// A subscriber of `topic` for a program that does not know its type
+  /// (axon/any_subscription.hpp): it joins the topic as the type the domain
+  /// records for it (never a type mismatch), takes each message's bytes in
+  /// place, and comes with the topic's record (type and schema, as
+  /// Transport::find_topic() reads them). Waits for a publisher as
+  /// `options.wait_for_publisher` says; without a wait, a topic no endpoint
+  /// has yet is refused (kNotFound). Slow path: allocates, takes the domain
+  /// lock, reads the schema file.
+  Result<AnySubscription> subscribe_any(std::string_view topic, const AnySubscriptionOptions& options = {});
+
   [[nodiscard]] const std::string& name() const noexcept { return name_; }
   [[nodiscard]] std::uint32_t domain_id() const noexcept { return domain_id_; }
   /// Free and total chunks per class of this node's pool.
@@ -261,7 +272,8 @@ class Node {
     return TopicDescriptor{.name = std::string(topic),
                            .type = std::move(type),
                            .max_payload_bytes = max_payload_bytes,
-                           .allow_compatible_evolution = allow_evolution};
+                           .allow_compatible_evolution = allow_evolution,
+                           .schema = {}};
   }
   // "No QoS given" is std::nullopt, never a QoS that happens to equal the
   // defaults: a QoS written in code is used as it is. `carries`: the type a
@@ -278,8 +290,11 @@ class Node {
     if (qos.max_payload_bytes == 0 && type.serializer == "raw") {
       qos.max_payload_bytes = type.size;
     }
-    auto port =
-        transport_->advertise(describe(topic, type, qos.allow_compatible_evolution, qos.max_payload_bytes), qos);
+    TopicDescriptor descriptor = describe(topic, type, qos.allow_compatible_evolution, qos.max_payload_bytes);
+    if (!carries) {
+      descriptor.schema = detail::schema_of<T>();  // a bytes endpoint does not know the schema of what it carries
+    }
+    auto port = transport_->advertise(descriptor, qos);
     if (!port) {
       return port.error();
     }

@@ -32,6 +32,7 @@ enum class ErrorCode : std::uint8_t {
   kRequirementNotMet,  ///< A QoS requirement (e.g. require_zero_copy) cannot be met.
   kNoServer,           ///< A service call found no server (none serves it, or it left mid-call).
   kInUse,              ///< Live processes still use it (axon clean of a running domain).
+  kNotFound,           ///< What was named (a topic) does not exist.
 };
 
 /// Readable name of an error code ("pool_exhausted").

@@ -9,6 +9,7 @@
 #include <span>
 #include <string_view>
 #include <type_traits>
+#include <vector>
 
 #include "axon/result.hpp"
 #include "axon/transport.hpp"
@@ -144,6 +145,24 @@ template <ElementMessage T>
 struct ElementOf<T> {
   using type = typename Serializer<T>::Element;
 };
+
+/// Serializers that tell their type's schema, which a publisher stores with
+/// its topic for tools (docs/design/schemas.md): a FlatBuffers binary schema
+/// or a Protobuf FileDescriptorSet, as `static std::vector<std::byte> schema()`.
+template <class T>
+concept DescribesSchema = requires {
+  { Serializer<T>::schema() } -> std::same_as<std::vector<std::byte>>;
+};
+
+/// T's schema for its topic (empty: its serializer tells none).
+template <class T>
+std::vector<std::byte> schema_of() {
+  if constexpr (DescribesSchema<T>) {
+    return Serializer<T>::schema();
+  } else {
+    return {};
+  }
+}
 
 /// Whether T's endpoints may carry another type's identity (axon::Bytes).
 template <class T>

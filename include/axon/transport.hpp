@@ -28,6 +28,30 @@ struct TopicDescriptor {
   /// Same type name with another schema hash is accepted (FlatBuffers and
   /// Protobuf only): the endpoint opted in to compatible schema evolution.
   bool allow_compatible_evolution = false;
+  /// The type's schema, which a publisher stores with the topic for tools
+  /// (docs/design/schemas.md): a FlatBuffers binary schema (.bfbs) or a
+  /// serialized Protobuf FileDescriptorSet. Empty: none (raw structs, or a
+  /// table generated without an embedded schema). At most kMaxSchemaBytes.
+  std::vector<std::byte> schema;
+};
+
+/// The largest schema a topic stores: a publisher with a larger one is
+/// refused (the message names the topic, the size and this bound).
+inline constexpr std::size_t kMaxSchemaBytes = std::size_t{256} * 1024;
+
+/// A topic as the domain records it, for a program that does not know its
+/// C++ type (the `axon` tool): the identity its endpoints registered and the
+/// schema its first publisher that had one stored.
+struct TopicRecord {
+  std::string name;
+  /// name, hash, serializer, and for raw structs size and alignment, as
+  /// registered; version as registered (0 for other formats).
+  TypeIdentity type;
+  std::uint64_t max_payload_bytes = 0;
+  std::vector<std::byte> schema;  ///< Empty: none stored, or it failed its checks (schema_problem).
+  /// Why `schema` is empty when the topic has one that could not be read
+  /// (damaged or missing file), in words for the user; empty otherwise.
+  std::string schema_problem;
 };
 
 /// Metadata a subscriber sees with each sample.
@@ -278,6 +302,14 @@ class Transport {
   [[nodiscard]] virtual std::vector<PoolClassStats> pool_stats() const = 0;
   /// The domain's graph (nullptr: this transport does not tell it).
   [[nodiscard]] virtual GraphSource* graph() noexcept { return nullptr; }
+  /// `topic` as this host's domain records it, with its schema; kNotFound
+  /// when no endpoint of this host has it (kRequirementNotMet: this
+  /// transport keeps no record). Slow path: takes the domain lock, reads a
+  /// file, allocates.
+  virtual Result<TopicRecord> find_topic(std::string_view topic) {
+    return Error(ErrorCode::kRequirementNotMet,
+                 "topic '" + std::string(topic) + "': this transport keeps no record of topics");
+  }
 };
 
 }  // namespace axon

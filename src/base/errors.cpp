@@ -33,6 +33,7 @@ std::string_view to_string(ErrorCode code) noexcept {
     case ErrorCode::kRequirementNotMet: return "requirement_not_met";
     case ErrorCode::kNoServer: return "no_server";
     case ErrorCode::kInUse: return "in_use";
+    case ErrorCode::kNotFound: return "not_found";
   }
   return "unknown";
 }

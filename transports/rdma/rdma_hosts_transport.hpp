@@ -54,6 +54,8 @@ class RdmaHostsTransport final : public Transport {
   /// wait source (a spinning waiter polls the CQ).
   Result<std::shared_ptr<SubscriberPort>> subscribe(const TopicDescriptor& topic, const SubscriberQos& qos) override;
   [[nodiscard]] std::vector<PoolClassStats> pool_stats() const override { return udp_->pool_stats(); }
+  /// This host's record of the topic (schemas do not cross hosts).
+  Result<TopicRecord> find_topic(std::string_view topic) override { return udp_->find_topic(topic); }
   [[nodiscard]] GraphSource* graph() noexcept override { return udp_->graph(); }
 
  private:

@@ -91,6 +91,7 @@ void DomainMembership::leave(FdServer& server) noexcept {
     if (registry_.active_participants(held) == 0) {
       // Last one out: nothing of the domain stays in the shm directory.
       ::unlink(registry_path().c_str());
+      remove_stale_files(held);  // schema files of topics that outlived their endpoints
       lock_.unlink_while_locked(held);
     }
     logger().debug("node '{}' left domain {}", config_.node_name, config_.domain_id);

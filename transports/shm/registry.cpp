@@ -10,6 +10,7 @@
 
 #include "src/base/futex.hpp"
 #include "transports/shm/shared_checks.hpp"
+#include "transports/shm/topic_schema_file.hpp"
 
 namespace axon::shm {
 namespace {
@@ -194,12 +195,35 @@ Result<std::uint32_t> Registry::find_or_add_topic(const DomainLockGuard& /*held*
   t->type_hash = topic.type.hash;
   t->type_size = topic.type.size;
   t->type_align = topic.type.align;
+  t->type_version = topic.type.version;
+  t->schema_state = SchemaState::kNone;
+  t->schema_bytes = 0;
+  t->schema_hash = 0;
   t->max_payload_bytes = topic.max_payload_bytes;
   copy_name(t->name, topic.name);
   copy_name(t->type_name, topic.type.name);
   copy_name(t->serializer, topic.type.serializer);
   t->state = EntryState::kActive;
   return slot;
+}
+
+std::optional<std::uint32_t> Registry::find_topic(const DomainLockGuard& /*held*/, std::string_view name) const {
+  for (std::uint32_t i = 0; i < limits_.topics; ++i) {
+    const TopicEntry& t = topics_[i];
+    // strnlen: another process may have left the name without its NUL.
+    if (t.state == EntryState::kActive && name == std::string_view(t.name, ::strnlen(t.name, sizeof(t.name)))) {
+      return i;
+    }
+  }
+  return std::nullopt;
+}
+
+void Registry::set_topic_schema(const DomainLockGuard& /*held*/, std::uint32_t topic, SchemaState state,
+                                std::uint32_t bytes, std::uint64_t hash) noexcept {
+  TopicEntry& t = topics_[topic];
+  t.schema_bytes = bytes;
+  t.schema_hash = hash;
+  t.schema_state = state;
 }
 
 Result<SlotRef> Registry::add_publisher(const DomainLockGuard& held, std::uint32_t topic, SlotRef participant,
@@ -337,7 +361,13 @@ void Registry::release_topic_if_unused(const DomainLockGuard& /*held*/, std::uin
   if (std::none_of(publishers_, publishers_ + limits_.publishers, uses) &&
       std::none_of(subscribers_, subscribers_ + limits_.subscribers, uses)) {
     // The version keeps counting across reuse so a stale reader still rescans.
-    topics_[topic].state = EntryState::kFree;
+    TopicEntry& t = topics_[topic];
+    // kWriting too: its writer may have died between creating and recording the file.
+    if (t.schema_state != SchemaState::kNone && !schema_dir_.empty()) {
+      unlink_schema_file(schema_dir_.c_str(), domain_id_, topic, t.generation);
+    }
+    t.schema_state = SchemaState::kNone;
+    t.state = EntryState::kFree;
   }
 }
 

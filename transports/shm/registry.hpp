@@ -5,7 +5,10 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
+#include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "axon/options.hpp"
@@ -91,9 +94,26 @@ class Registry {
   /// Active participants whose process is gone (checks /proc).
   [[nodiscard]] std::vector<std::uint32_t> dead_participants(const DomainLockGuard& held) const;
 
+  /// Where schema files of this domain's topics lie (topic_schema_file.hpp):
+  /// a topic freed with a schema state other than kNone has its file
+  /// unlinked. Unset (tests of the tables alone): no file is touched.
+  void set_schema_files(std::string shm_dir, std::uint32_t domain_id) {
+    schema_dir_ = std::move(shm_dir);
+    domain_id_ = domain_id;
+  }
+
   /// The topic `topic.name`, created with `topic`'s type when new; an error
   /// naming both types when it exists with another type.
   Result<std::uint32_t> find_or_add_topic(const DomainLockGuard& held, const TopicDescriptor& topic);
+  /// The active topic named `name`, if any.
+  [[nodiscard]] std::optional<std::uint32_t> find_topic(const DomainLockGuard& held, std::string_view name) const;
+  /// Records the state of `topic`'s schema file (and, once kStored, its size
+  /// and hash, which readers check the file against).
+  void set_topic_schema(const DomainLockGuard& held, std::uint32_t topic, SchemaState state, std::uint32_t bytes = 0,
+                        std::uint64_t hash = 0) noexcept;
+  /// Frees `topic` when no publisher or subscriber uses it (with its schema
+  /// file): for a caller that created it and then failed.
+  void release_topic_if_unused(const DomainLockGuard& held, std::uint32_t topic) noexcept;
 
   Result<SlotRef> add_publisher(const DomainLockGuard& held, std::uint32_t topic, SlotRef participant,
                                 std::uint32_t pool_block);
@@ -141,7 +161,6 @@ class Registry {
   void bump_version(std::uint32_t topic) noexcept;
   /// An endpoint entry was added or removed: moves the graph word, wakes its waiters.
   void graph_changed() noexcept;
-  void release_topic_if_unused(const DomainLockGuard& held, std::uint32_t topic) noexcept;
 
   RegistrySegment* seg_ = nullptr;
   RegistryLimits limits_{};
@@ -150,6 +169,8 @@ class Registry {
   EndpointEntry* publishers_ = nullptr;
   EndpointEntry* subscribers_ = nullptr;
   SubscriberWake* subscriber_wake_ = nullptr;
+  std::string schema_dir_;  ///< Empty: no schema files (set_schema_files()).
+  std::uint32_t domain_id_ = 0;
 };
 
 }  // namespace axon::shm

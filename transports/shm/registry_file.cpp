@@ -137,6 +137,7 @@ std::string DomainMembership::attach_tables(std::size_t file_bytes) {
                        file_bytes);
   }
   registry_ = Registry(registry_segment_, layout);
+  registry_.set_schema_files(config_.shm_dir, config_.domain_id);
   return {};
 }
 
@@ -206,9 +207,12 @@ void DomainMembership::remove_stale_files(const DomainLockGuard& /*held*/) const
     return;
   }
   const std::string prefix = fmt::format("axon_d{}_p", config_.domain_id);
+  // Topics' schema files (topic_schema_file.hpp) of a domain whose registry is gone.
+  const std::string schema_prefix = fmt::format("axon_d{}_t", config_.domain_id);
   while (const dirent* entry = ::readdir(dir)) {  // NOLINT(concurrency-mt-unsafe): own DIR stream
     const std::string_view name = entry->d_name;
-    if (name.starts_with(prefix) && name.ends_with(".sock")) {
+    if ((name.starts_with(prefix) && name.ends_with(".sock")) ||
+        (name.starts_with(schema_prefix) && name.ends_with(".schema"))) {
       ::unlink(fmt::format("{}/{}", config_.shm_dir, name).c_str());
     }
   }
@@ -231,6 +235,7 @@ Result<void> DomainMembership::create_registry(const DomainLockGuard& /*held*/) 
   registry_segment_->incarnation =
       (std::uint64_t{entropy()} << 32) ^ entropy() ^ static_cast<std::uint64_t>(monotonic_now_ns());
   registry_ = Registry(registry_segment_, layout);
+  registry_.set_schema_files(config_.shm_dir, config_.domain_id);
   // Release pairs with the acquire in open_or_create_registry().
   registry_segment_->header.ready.store(1, std::memory_order_release);
   return {};

@@ -16,6 +16,9 @@ namespace axon::shm {
 
 enum class EntryState : std::uint32_t { kFree = 0, kActive = 1 };
 
+/// Whether a topic's schema file exists (TopicEntry::schema_state).
+enum class SchemaState : std::uint32_t { kNone = 0, kWriting = 1, kStored = 2 };
+
 struct ParticipantEntry {
   EntryState state = EntryState::kFree;
   std::uint32_t generation = 0;  ///< Bumped each time the slot is taken.
@@ -45,6 +48,15 @@ struct alignas(kCacheLine) TopicEntry {
   char name[kMaxTopicNameBytes] = {};
   char type_name[kMaxTypeNameBytes] = {};
   char serializer[16] = {};
+  std::uint32_t type_version = 0;  ///< TypeIdentity::version of the first endpoint.
+  /// The topic's schema file (topic_schema_file.hpp, docs/design/schemas.md):
+  /// kNone, or kWriting from before its first byte is written (so that a
+  /// writer that dies leaves a name to unlink), then kStored with its size
+  /// and hash, which a reader checks the file against.
+  SchemaState schema_state = SchemaState::kNone;
+  std::uint32_t schema_bytes = 0;
+  std::uint32_t reserved = 0;
+  std::uint64_t schema_hash = 0;
 };
 
 struct EndpointEntry {
@@ -143,11 +155,11 @@ struct RegistryLayout {
 };
 
 // The registry bytes per limit that shm_constants.hpp and the docs state.
-static_assert(sizeof(ParticipantEntry) == 104 && sizeof(TopicEntry) == 320 && sizeof(EndpointEntry) == 56 &&
+static_assert(sizeof(ParticipantEntry) == 104 && sizeof(TopicEntry) == 384 && sizeof(EndpointEntry) == 56 &&
                   sizeof(SubscriberWake) == 64,
               "update the registry's memory cost in shm_constants.hpp and docs/design/shm-core.md");
 static_assert(sizeof(RegistrySegment) == 192, "the registry's head: update the docs' size formula");
-static_assert(RegistryLayout::of({}).total_bytes == 1'403'072, "the default registry's size the docs state");
+static_assert(RegistryLayout::of({}).total_bytes == 1'534'144, "the default registry's size the docs state");
 static_assert(alignof(TopicEntry) == kCacheLine && alignof(SubscriberWake) == kCacheLine,
               "RegistryLayout rounds the offsets of these tables up to a cache line");
 static_assert(std::is_standard_layout_v<RegistrySegment>, "shared-memory layout must be standard");

@@ -10,6 +10,7 @@
 #include "transports/shm/endpoint_limits.hpp"
 #include "transports/shm/liveness.hpp"
 #include "transports/shm/shm_ports.hpp"
+#include "transports/shm/topic_schemas.hpp"
 
 namespace axon::shm {
 namespace {
@@ -116,6 +117,9 @@ Result<std::shared_ptr<PublisherPort>> ShmTransport::advertise(const TopicDescri
   if (auto ok = check_publisher_qos(topic, qos, *own_->pool(), config_.node_name); !ok) {
     return ok.error();
   }
+  if (auto ok = check_schema_size(topic); !ok) {
+    return ok.error();
+  }
   std::vector<SlotRef> subscriber_nodes;
   std::shared_ptr<ShmPublisherPort> port;
   {
@@ -156,23 +160,31 @@ Result<std::shared_ptr<ShmPublisherPort>> ShmTransport::add_publisher(const Doma
   if (!topic_slot) {
     return topic_slot.error();
   }
+  // A topic this call created goes again when the call fails (with the schema file it may have written).
+  auto fail = [&](Error error) -> Result<std::shared_ptr<ShmPublisherPort>> {
+    registry.release_topic_if_unused(held, *topic_slot);
+    return error;
+  };
   // Refused now rather than accepted and never connected to some subscriber.
   if (auto room = check_advertise_limits(held, registry, *topic_slot, topic.name, self.slot, config_.node_name);
       !room) {
-    return room.error();
+    return fail(room.error());
   }
   const std::uint32_t block_index = own_->free_block(held);
   if (block_index == kNoBlock) {
-    return Error(ErrorCode::kLimitReached,
-                 fmt::format("node '{}' already has {} publishers, its pool.publishers: raise pool.publishers of "
-                             "node '{}' in the config (or NodeOptions::pool_publishers, at most {}) or advertise "
-                             "'{}' from another node",
-                             config_.node_name, own_->pool()->block_count(), config_.node_name, kMaxPublishersPerNode,
-                             topic.name));
+    return fail(Error(ErrorCode::kLimitReached,
+                      fmt::format("node '{}' already has {} publishers, its pool.publishers: raise pool.publishers of "
+                                  "node '{}' in the config (or NodeOptions::pool_publishers, at most {}) or advertise "
+                                  "'{}' from another node",
+                                  config_.node_name, own_->pool()->block_count(), config_.node_name,
+                                  kMaxPublishersPerNode, topic.name)));
+  }
+  if (auto stored = store_topic_schema(held, registry, domain_, *topic_slot, topic.schema); !stored) {
+    return fail(stored.error());
   }
   auto pub = registry.add_publisher(held, *topic_slot, self, block_index);
   if (!pub) {
-    return pub.error();
+    return fail(pub.error());
   }
   MappedPool& own = *own_->pool();
   PublisherBlock& block = own.block(block_index);
@@ -242,10 +254,12 @@ Result<std::shared_ptr<SubscriberPort>> ShmTransport::subscribe(const TopicDescr
     }
     // Refused now rather than accepted and never connected to some publisher.
     if (auto room = check_subscribe_limits(*held, registry, *topic_slot, topic.name, queue->depth); !room) {
+      registry.release_topic_if_unused(*held, *topic_slot);  // when this call created it
       return room.error();
     }
     auto sub = registry.add_subscriber(*held, *topic_slot, domain_.self(), qos, *queue);
     if (!sub) {
+      registry.release_topic_if_unused(*held, *topic_slot);
       return sub.error();
     }
     port = std::make_shared<ShmSubscriberPort>(
@@ -268,5 +282,7 @@ Result<std::shared_ptr<SubscriberPort>> ShmTransport::subscribe(const TopicDescr
 }
 
 std::vector<PoolClassStats> ShmTransport::pool_stats() const { return own_->stats(); }
+
+Result<TopicRecord> ShmTransport::find_topic(std::string_view topic) { return read_topic_record(domain_, topic); }
 
 }  // namespace axon::shm

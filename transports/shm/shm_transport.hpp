@@ -44,6 +44,9 @@ class ShmTransport final : public Transport, public std::enable_shared_from_this
 
   /// Free and total chunks per class of this participant's pool.
   [[nodiscard]] std::vector<PoolClassStats> pool_stats() const override;
+  /// `topic`'s type as registered and the schema its first publisher with
+  /// one stored (docs/design/schemas.md).
+  Result<TopicRecord> find_topic(std::string_view topic) override;
   /// The domain's graph, from the registry (docs/design/graph-events.md).
   [[nodiscard]] GraphSource* graph() noexcept override { return &graph_; }
   /// The same, for a wrapping transport that adds endpoints of its own (udp::UdpGraph).

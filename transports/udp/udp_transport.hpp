@@ -30,6 +30,8 @@ class UdpTransport final : public Transport {
   Result<std::shared_ptr<PublisherPort>> advertise(const TopicDescriptor& topic, const PublisherQos& qos) override;
   Result<std::shared_ptr<SubscriberPort>> subscribe(const TopicDescriptor& topic, const SubscriberQos& qos) override;
   [[nodiscard]] std::vector<PoolClassStats> pool_stats() const override { return shm_->pool_stats(); }
+  /// This host's record of the topic (schemas do not cross hosts).
+  Result<TopicRecord> find_topic(std::string_view topic) override { return shm_->find_topic(topic); }
   /// This host's graph plus the publishers and subscribers other hosts
   /// announced (docs/design/graph-events.md, "Other hosts").
   [[nodiscard]] GraphSource* graph() noexcept override { return &graph_; }

@@ -22,4 +22,11 @@ namespace axon::tools {
 /// `axon clean`: removes what dead processes left of a domain (graph/clean_command.cpp).
 [[nodiscard]] std::unique_ptr<Command> make_clean_command();
 
+/// `axon topic echo`: a topic's messages as JSON, from its stored schema (topic/echo_command.cpp).
+[[nodiscard]] std::unique_ptr<Command> make_topic_echo_command();
+/// `axon topic hz`: a topic's rate and period (topic/hz_command.cpp).
+[[nodiscard]] std::unique_ptr<Command> make_topic_hz_command();
+/// `axon topic bw`: a topic's bytes per second and message sizes (topic/bw_command.cpp).
+[[nodiscard]] std::unique_ptr<Command> make_topic_bw_command();
+
 }  // namespace axon::tools

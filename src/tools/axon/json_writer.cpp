@@ -117,6 +117,12 @@ JsonWriter& JsonWriter::value(double number) {
   return *this;
 }
 
+JsonWriter& JsonWriter::json_value(std::string_view json) {
+  before_value();
+  out_ += json;
+  return *this;
+}
+
 JsonWriter& JsonWriter::null_value() {
   before_value();
   out_ += "null";

@@ -40,6 +40,9 @@ class JsonWriter {
   /// A finite number in its shortest exact form; NaN and infinities (which JSON cannot hold) as null.
   JsonWriter& value(double number);
   JsonWriter& null_value();
+  /// A value that is JSON already (what FlatBuffers' and Protobuf's printers wrote for a message), as is:
+  /// the caller vouches that it is one complete JSON value.
+  JsonWriter& json_value(std::string_view json);
   /// key(name) then value(v).
   template <class T>
   JsonWriter& member(std::string_view name, const T& v) {

@@ -41,6 +41,9 @@ int run(int argc, char** argv) {
   std::vector<std::pair<CLI::App*, std::unique_ptr<Command>>> commands;
   commands.emplace_back(&topic, axon::tools::make_topic_list_command());
   commands.emplace_back(&topic, axon::tools::make_topic_info_command());
+  commands.emplace_back(&topic, axon::tools::make_topic_echo_command());
+  commands.emplace_back(&topic, axon::tools::make_topic_hz_command());
+  commands.emplace_back(&topic, axon::tools::make_topic_bw_command());
   commands.emplace_back(&node, axon::tools::make_node_list_command());
   commands.emplace_back(&node, axon::tools::make_node_info_command());
   commands.emplace_back(&app, axon::tools::make_pool_command());

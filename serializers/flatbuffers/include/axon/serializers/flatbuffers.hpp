@@ -13,6 +13,7 @@
 #include <string>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 #include "axon/outcome.hpp"
 #include "axon/result.hpp"
@@ -199,6 +200,19 @@ struct Serializer<T> {
     id.hash = FlatBuffersSchema<T>::kSchemaHash;
     id.serializer = std::string(kName);
     return id;
+  }
+
+  /// The binary schema (.bfbs) flatc embedded for T's schema file
+  /// (axon_add_flatbuffers_schemas() without NO_BINARY_SCHEMA, and a
+  /// root_type), which its publishers store for tools; empty without one.
+  static std::vector<std::byte> schema() {
+    if constexpr (requires { FlatBuffersSchema<T>::binary_schema(); }) {
+      const std::span<const std::uint8_t> bfbs = FlatBuffersSchema<T>::binary_schema();
+      const auto* first = reinterpret_cast<const std::byte*>(bfbs.data());
+      return {first, first + bfbs.size()};
+    } else {
+      return {};
+    }
   }
 
   /// The root table in place; nullptr when verification fails.

@@ -6,10 +6,12 @@
 #include <google/protobuf/descriptor.h>
 #include <google/protobuf/message.h>
 
+#include <cstddef>
 #include <cstdint>
 #include <span>
 #include <string_view>
 #include <type_traits>
+#include <vector>
 
 #include "axon/serializer.hpp"
 #include "axon/type_identity.hpp"
@@ -21,6 +23,12 @@ namespace detail {
 /// Full name of the message type, and a hash of its file's
 /// FileDescriptorProto and those of every file it imports.
 TypeIdentity protobuf_identity(const google::protobuf::Descriptor* descriptor);
+
+/// The schema a Protobuf topic stores for tools (docs/design/schemas.md): a
+/// serialized google::protobuf::FileDescriptorSet of the message's file and
+/// every file it imports, each after the files it imports (the order a
+/// DescriptorPool builds them in).
+std::vector<std::byte> protobuf_schema(const google::protobuf::Descriptor* descriptor);
 
 template <class T>
 concept ProtobufMessage = std::is_base_of_v<google::protobuf::Message, T>;
@@ -36,6 +44,11 @@ struct Serializer<T> {
   static TypeIdentity identity() {
     static const TypeIdentity kIdentity = detail::protobuf_identity(T::descriptor());
     return kIdentity;
+  }
+  /// The FileDescriptorSet of T's file and its imports (built once).
+  static std::vector<std::byte> schema() {
+    static const std::vector<std::byte> kSchema = detail::protobuf_schema(T::descriptor());
+    return kSchema;
   }
   /// Also caches the sizes that encode() relies on.
   static std::size_t encoded_size(const T& value) { return value.ByteSizeLong(); }

@@ -1,0 +1,38 @@
+// Node::subscribe_any(): a subscription to a topic of whatever type the
+// domain records for it (axon/any_subscription.hpp).
+#include <chrono>
+#include <string>
+
+#include "axon/any_subscription.hpp"
+#include "axon/node.hpp"
+
+namespace axon {
+
+Result<AnySubscription> Node::subscribe_any(std::string_view topic, const AnySubscriptionOptions& options) {
+  if (topic.empty()) {
+    return Error(ErrorCode::kInvalidArgument, "subscribe_any(): the topic name is empty");
+  }
+  if (options.wait_for_publisher != std::chrono::nanoseconds::zero()) {
+    auto waited = wait_for_endpoints(topic, GraphEndpointKind::kPublisher, 1, options.wait_for_publisher);
+    if (!waited) {
+      return waited.error();
+    }
+    if (*waited == GraphWait::kTimedOut) {
+      const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(options.wait_for_publisher).count();
+      return Error(ErrorCode::kTimeout, "topic '" + std::string(topic) + "' of domain " + std::to_string(domain_id_) +
+                                            " had no publisher within " + std::to_string(ms) +
+                                            " ms: check the name and the domain, or start its publisher");
+    }
+  }
+  auto record = transport_->find_topic(topic);
+  if (!record) {
+    return record.error();
+  }
+  auto subscriber = subscribe_bytes(topic, record->type, options.qos);
+  if (!subscriber) {
+    return subscriber.error();
+  }
+  return AnySubscription{.subscriber = std::move(*subscriber), .topic = std::move(*record)};
+}
+
+}  // namespace axon

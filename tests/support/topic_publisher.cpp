@@ -1,0 +1,80 @@
+// axon_topic_publisher: the publisher the `axon topic` tests watch (public API only).
+//   axon_topic_publisher domain=N rate=HZ
+// Publishes a Protobuf and a FlatBuffers Heartbeat and a raw Pose (tests/support/topic_messages.hpp) on
+// their three topics at `rate` messages a second each (rate=0: none, the topics stay quiet), prints "READY" once
+// the publishers exist, and runs until SIGINT or SIGTERM, then leaves the domain as usual (exit status 0).
+#include <atomic>
+#include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <string_view>
+#include <thread>
+
+#include "axon/axon.hpp"
+#include "axon/serializers/flatbuffers.hpp"
+#include "axon/serializers/protobuf.hpp"
+#include "tests/support/topic_messages.hpp"
+
+namespace {
+
+std::atomic<bool> g_stop{false};  // relaxed: only "stop soon"; lock-free, so the handler may set it
+extern "C" void request_stop(int /*signal*/) { g_stop.store(true, std::memory_order_relaxed); }
+
+std::string argument(int argc, char** argv, std::string_view key, std::string fallback) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view arg = argv[i];
+    if (arg.size() > key.size() && arg.substr(0, key.size()) == key && arg[key.size()] == '=') {
+      return std::string(arg.substr(key.size() + 1));
+    }
+  }
+  return fallback;
+}
+
+template <class T>
+T or_exit(axon::Result<T> result) {
+  if (!result) {
+    std::printf("ERROR %s\n", std::string(result.error().message()).c_str());
+    std::exit(2);
+  }
+  return std::move(*result);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using namespace axon::test::topics;
+  std::signal(SIGINT, request_stop);
+  std::signal(SIGTERM, request_stop);
+  const auto domain = static_cast<std::uint32_t>(std::stoul(argument(argc, argv, "domain", "0")));
+  const double rate = std::stod(argument(argc, argv, "rate", "50"));
+  {
+    auto node = or_exit(axon::Node::create("topic-publisher", axon::NodeOptions{.domain_id = domain}));
+    auto pb = or_exit(node->advertise<axon::schemas::pb::Heartbeat>(kProtobufTopic));
+    auto fb = or_exit(node->advertise<axon::schemas::fb::Heartbeat>(kFlatBuffersTopic));
+    auto raw = or_exit(node->advertise<Pose>(kRawTopic));
+    std::printf("READY\n");
+    std::fflush(stdout);
+    while (rate <= 0 && !g_stop.load(std::memory_order_relaxed)) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    const auto period = std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+        std::chrono::duration<double>(rate > 0 ? 1.0 / rate : 1.0));
+    auto next = std::chrono::steady_clock::now();
+    axon::schemas::pb::Heartbeat heartbeat;
+    for (std::uint64_t sequence = kFirstSequence; !g_stop.load(std::memory_order_relaxed); ++sequence) {
+      fill_heartbeat(heartbeat, sequence);
+      (void)pb->publish(heartbeat);
+      if (auto loan = fb->loan_builder(256)) {
+        auto root = build_heartbeat(loan->builder(), sequence);
+        (void)fb->publish(std::move(*loan), root);
+      }
+      (void)raw->publish(pose_for(sequence));
+      next += period;
+      std::this_thread::sleep_until(next);
+    }
+  }
+  std::printf("LEFT\n");
+  return 0;
+}
