@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <csignal>
 #include <map>
 #include <memory>
 #include <thread>
@@ -14,13 +13,10 @@
 #include "src/tools/axon/commands.hpp"
 #include "src/tools/axon/graph/domain_text.hpp"
 #include "src/tools/axon/text_table.hpp"
+#include "src/tools/axon/topic/watch.hpp"
 
 namespace axon::tools {
 namespace {
-
-/// Set by SIGINT and SIGTERM: the monitor stops after its current round.
-volatile std::sig_atomic_t g_stop = 0;
-extern "C" void request_stop(int /*signal*/) { g_stop = 1; }
 
 /// One topic in one round.
 struct TopicRound {
@@ -64,14 +60,12 @@ class MonitorCommand final : public Command {
   }
 
   int run(const GlobalOptions& globals, std::FILE* out) override {
-    g_stop = 0;
-    std::signal(SIGINT, request_stop);
-    std::signal(SIGTERM, request_stop);
+    const StopOnSignals stop;  // Ctrl-C ends the monitor after its current look
     const std::int64_t start_ns = monotonic_now_ns();
     const auto interval_ns = static_cast<std::int64_t>(interval_s_ * 1e9);
     std::vector<Round> rounds;
     std::int64_t next_ns = start_ns;
-    for (std::uint64_t n = 0; g_stop == 0 && (count_ == 0 || n < count_); ++n) {
+    for (std::uint64_t n = 0; !StopOnSignals::requested() && (count_ == 0 || n < count_); ++n) {
       if (n > 0 && !sleep_until(next_ns, start_ns)) {
         break;
       }
@@ -99,7 +93,7 @@ class MonitorCommand final : public Command {
         duration_s_ > 0 ? start_ns + static_cast<std::int64_t>(duration_s_ * 1e9) : std::int64_t{INT64_MAX};
     for (;;) {
       const std::int64_t now_ns = monotonic_now_ns();
-      if (g_stop != 0 || now_ns >= end_ns) {
+      if (StopOnSignals::requested() || now_ns >= end_ns) {
         return false;
       }
       if (now_ns >= deadline_ns) {
