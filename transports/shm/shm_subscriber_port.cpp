@@ -23,6 +23,12 @@ bool publisher_registered(const DomainLockGuard& held, const Registry& registry,
   return entry.state == EntryState::kActive && entry.generation == pub.generation;
 }
 
+/// The depth of the queue `qos` gets (subscribe() refused a QoS without one).
+std::uint32_t queue_depth(const SubscriberQos& qos) {
+  const auto queue = effective_queue(qos);
+  return queue ? queue->depth : qos.depth;
+}
+
 }  // namespace
 
 ShmSubscriberPort::ShmSubscriberPort(NodeParts node, SlotRef registry_ref, std::uint32_t topic, std::string topic_name,
@@ -38,8 +44,8 @@ ShmSubscriberPort::ShmSubscriberPort(NodeParts node, SlotRef registry_ref, std::
       links_(std::make_unique<Link[]>(max_links_)),
       stats_(node.stats),
       stats_slot_(stats_slot),
-      entry_(node.stats.open_subscriber(
-          stats_slot, stats_identity(registry_ref.slot, registry_ref.generation, topic, topic_name_, qos.depth))),
+      entry_(node.stats.open_subscriber(stats_slot, stats_identity(registry_ref.slot, registry_ref.generation, topic,
+                                                                   topic_name_, queue_depth(qos)))),
       latency_(&entry_.latency) {
   stats_.add_source(this);
 }
