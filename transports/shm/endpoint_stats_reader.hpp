@@ -47,7 +47,9 @@ struct EndpointStatsSnapshot {
   std::uint32_t fill = 0;        ///< Subscribers: messages queued for it as of refreshed_at_ns.
   std::uint32_t publishers = 0;  ///< Subscribers: connected publishers as of refreshed_at_ns.
   /// Subscribers: the latency from SampleInfo::publish_time_ns to take()
-  /// over the last kLatencyWindows seconds.
+  /// over the last kLatencyWindows seconds, of every take of messages
+  /// published 10 us or more apart and a sample of faster ones
+  /// (kLatencyMeasureGapNs): `latency.count` <= `subscriber.taken`.
   LatencySummary latency;
 
   /// CLOCK_MONOTONIC when the node's service thread last copied the counters

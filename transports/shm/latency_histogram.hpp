@@ -24,6 +24,13 @@ inline constexpr std::uint32_t kLatencyLastOctave = 36;
 /// The windows of the ring: the current second and the ten before it.
 inline constexpr std::uint32_t kLatencyWindows = 11;
 inline constexpr std::int64_t kLatencyWindowNs = 1'000'000'000;
+/// Of the messages of one publisher, take() measures the first published at
+/// least this long after the last one it measured: every take while they are
+/// published 10 us or more apart, at most 100,000 a second above that rate.
+/// The choice depends on publish stamps only, never on the latency, so the
+/// measured takes are an unbiased sample of the rest (docs/design/
+/// live-stats.md, "The clock at take()").
+inline constexpr std::int64_t kLatencyMeasureGapNs = 10'000;
 
 /// The bucket of a latency of `ns` nanoseconds.
 constexpr std::uint32_t latency_bucket(std::uint64_t ns) noexcept {
@@ -133,7 +140,7 @@ class LatencyRecorder {
 /// bucket that holds it (nearest rank), at most `max_ns`: at most 50 % above
 /// the true value, never below it.
 struct LatencySummary {
-  std::uint64_t count = 0;  ///< Takes in the windows read.
+  std::uint64_t count = 0;  ///< Measured takes in the windows read (kLatencyMeasureGapNs).
   std::uint64_t p50_ns = 0;
   std::uint64_t p90_ns = 0;
   std::uint64_t p99_ns = 0;

@@ -31,10 +31,10 @@ inline constexpr std::uint32_t kMaxTopicsLimit = 65536;
 inline constexpr std::uint32_t kMaxPublishersLimit = 65536;
 inline constexpr std::uint32_t kMaxSubscribersLimit = 65536;
 /// Publishers one subscriber reads from (limits.publishers_per_topic): the
-/// size of each subscriber's link table, 96 bytes a link in the subscriber's
+/// size of each subscriber's link table, 104 bytes a link in the subscriber's
 /// process (ShmSubscriberPort::Link), allocated when it subscribes; nothing
 /// in shared memory but this number in the registry's head. take() walks
-/// the links in use, so the maximum bounds that walk: 1024 links are 96 KiB
+/// the links in use, so the maximum bounds that walk: 1024 links are 104 KiB
 /// per subscriber.
 inline constexpr std::uint32_t kDefaultPublishersPerTopic = 64;
 inline constexpr std::uint32_t kMaxPublishersPerTopicLimit = 1024;

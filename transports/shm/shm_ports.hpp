@@ -280,13 +280,16 @@ class ShmSubscriberPort final : public SubscriberPort, public StatsSource {
     /// thread): held = taken - released, with no read-modify-write on take.
     std::uint64_t taken = 0;
     std::atomic<std::uint64_t> released{0};
+    /// The next message of this link whose take is measured is the first
+    /// published from then on (kLatencyMeasureGapNs; taking thread only).
+    std::int64_t measure_from_ns = 0;
     [[nodiscard]] std::uint64_t held() const noexcept {
       // Acquire pairs with the release increment in release(): the sample's
       // last use of the pool happens before the link may be closed or reused.
       return taken - released.load(std::memory_order_acquire);
     }
   };
-  static_assert(sizeof(Link) == 96, "update the link's cost in shm_constants.hpp and docs/configuration.md");
+  static_assert(sizeof(Link) == 104, "update the link's cost in shm_constants.hpp and docs/configuration.md");
 
   /// take() and has_data(): rescan when the topic's publishers changed, the
   /// node mapped a peer pool, or a failed lock is due for a retry. Two loads
