@@ -39,6 +39,7 @@ void make_free(Entry& entry) noexcept {
   entry.state.store(word & ~kStatsLiveBit, std::memory_order_release);
 }
 
+// Relaxed: only inside make_live()'s two stores of the state word, which order them for readers.
 void zero(std::atomic<std::uint64_t>& a) noexcept { a.store(0, std::memory_order_relaxed); }
 void zero(std::atomic<std::int64_t>& a) noexcept { a.store(0, std::memory_order_relaxed); }
 void zero(std::atomic<std::uint32_t>& a) noexcept { a.store(0, std::memory_order_relaxed); }
