@@ -4,6 +4,8 @@
 #include <cpuid.h>
 #endif
 
+#include <climits>
+
 #include "src/base/clock.hpp"
 
 namespace axon::shm {
@@ -34,12 +36,26 @@ bool TakeClock::counter_usable() noexcept {
 }
 
 std::int64_t TakeClock::rebase() noexcept {
-  const std::int64_t ns = monotonic_now_ns();
 #if defined(__x86_64__)
   if (!counter_usable()) {
-    return ns;  // rebase_ticks_ stays 0: every call reads the monotonic clock
+    return monotonic_now_ns();  // rebase_ticks_ stays 0: every call reads the monotonic clock
   }
-  const std::uint64_t tsc = __rdtsc();
+  // The pair (clock, counter) of three reads with the fewest ticks around the
+  // clock read: a preemption between the two would skew the anchor, and the
+  // rate measured from it, by its length.
+  std::int64_t ns = 0;
+  std::uint64_t tsc = 0;
+  std::uint64_t narrowest = UINT64_MAX;
+  for (int attempt = 0; attempt < 3; ++attempt) {
+    const std::uint64_t before = __rdtsc();
+    const std::int64_t now = monotonic_now_ns();
+    const std::uint64_t after = __rdtsc();
+    if (after - before < narrowest) {
+      narrowest = after - before;
+      ns = now;
+      tsc = before + ((after - before) / 2);
+    }
+  }
   const std::int64_t rate_ns = ns - rate_ns_;
   if (rate_tsc_ == 0 || tsc <= rate_tsc_ || rate_ns <= 0) {
     // First call, or the counter went back (another core's): start over.
@@ -71,8 +87,10 @@ std::int64_t TakeClock::rebase() noexcept {
   }
   anchor_tsc_ = tsc;
   anchor_ns_ = ns;
-#endif
   return ns;
+#else
+  return monotonic_now_ns();
+#endif
 }
 
 }  // namespace axon::shm
