@@ -182,14 +182,14 @@ TEST_F(CrashRecovery, TheNextParticipantRemovesFilesLeftByDeadParticipants) {
     ASSERT_EQ(second.wait(10s), 128 + SIGKILL);
   }
   const auto left = test::domain_files(domain);
-  ASSERT_EQ(left.size(), 4U) << "registry, lock and two sockets stay after SIGKILL";
+  ASSERT_EQ(left.size(), 6U) << "registry, lock, two sockets and two statistics segments stay after SIGKILL";
   {
     auto node = make_node("next");
-    // A fresh domain: the newcomer's own socket, and no second one.
+    // A fresh domain: the newcomer's own socket and statistics, no second ones.
     const auto files = test::domain_files(domain);
-    EXPECT_EQ(files.size(), 3U);
+    EXPECT_EQ(files.size(), 4U);
     for (const auto& f : files) {
-      EXPECT_EQ(f.find("_p1_"), std::string::npos) << "a dead participant's socket was left: " << f;
+      EXPECT_EQ(f.find("_p1_"), std::string::npos) << "a dead participant's file was left: " << f;
     }
   }
   // TearDown checks that nothing is left once the newcomer leaves.

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "src/base/log.hpp"
+#include "transports/shm/endpoint_stats.hpp"
 #include "transports/shm/peer_watch.hpp"
 
 namespace axon::shm {
@@ -83,6 +84,7 @@ void Domain::reclaim_dead_participants(const DomainLockGuard& held, const PeerWa
     logger().warn("participant '{}' (pid {}) of domain {} is gone; reclaiming what it held",
                   std::string_view(p.name, ::strnlen(p.name, sizeof(p.name))), p.pid, config_.domain_id);
     ::unlink(socket_path(participant, p.generation).c_str());
+    ::unlink(stats_path(config_.shm_dir, config_.domain_id, participant, p.generation).c_str());
     registry_.remove_participant(held, participant);
   }
 }

@@ -58,7 +58,7 @@ class DomainMembership final : public Domain {
   /// Replaces the damaged registry behind `fd` when no live participant
   /// holds it (flock); otherwise an error that says `what` and the fix.
   Result<void> replace_if_abandoned(const DomainLockGuard& held, int fd, const std::string& what);
-  /// Removes the socket files of the domain's participants.
+  /// Removes the socket and statistics files of the domain's participants.
   void remove_stale_files(const DomainLockGuard& held) const;
   /// leave() of a registry damaged while we ran.
   void leave_damaged(FdServer& server, const DomainLockGuard& held) noexcept;

@@ -238,6 +238,7 @@ Result<SlotRef> Registry::add_publisher(const DomainLockGuard& held, std::uint32
   e->participant = participant.slot;
   e->participant_generation = participant.generation;
   e->pool_block = pool_block;
+  e->stats_slot = pool_block;  // a publisher's statistics entry is its block's
   e->state = EntryState::kActive;
   bump_version(topic);
   // Sleeping subscribers connect to the new publisher now, not on their
@@ -248,7 +249,8 @@ Result<SlotRef> Registry::add_publisher(const DomainLockGuard& held, std::uint32
 }
 
 Result<SlotRef> Registry::add_subscriber(const DomainLockGuard& /*held*/, std::uint32_t topic, SlotRef participant,
-                                         const SubscriberQos& qos, const EffectiveQueue& queue) {
+                                         const SubscriberQos& qos, const EffectiveQueue& queue,
+                                         std::uint32_t stats_slot) {
   std::uint32_t slot = 0;
   EndpointEntry* e = first_free(subscribers_, limits_.subscribers, slot);
   if (e == nullptr) {
@@ -263,6 +265,7 @@ Result<SlotRef> Registry::add_subscriber(const DomainLockGuard& /*held*/, std::u
   e->block_timeout_ns = qos.block_timeout_ns;
   e->quarantine_after_ns = qos.quarantine_after_ns;
   e->reliable = qos.reliability == Reliability::kReliable ? 1 : 0;
+  e->stats_slot = stats_slot;
   // A waiter of a crashed predecessor may have left its count behind.
   subscriber_wake_[slot].word.waiters.store(0, std::memory_order_relaxed);
   e->state = EntryState::kActive;

@@ -117,8 +117,10 @@ class Registry {
 
   Result<SlotRef> add_publisher(const DomainLockGuard& held, std::uint32_t topic, SlotRef participant,
                                 std::uint32_t pool_block);
+  /// `stats_slot`: its entry in this participant's statistics segment.
   Result<SlotRef> add_subscriber(const DomainLockGuard& held, std::uint32_t topic, SlotRef participant,
-                                 const SubscriberQos& qos, const EffectiveQueue& queue = {});
+                                 const SubscriberQos& qos, const EffectiveQueue& queue = {},
+                                 std::uint32_t stats_slot = kNoStatsSlot);
   /// The futex word of a subscriber slot.
   [[nodiscard]] WakeWord& subscriber_wake(std::uint32_t slot) noexcept { return subscriber_wake_[slot].word; }
   /// The domain's graph word (lock-free): moves whenever an endpoint entry

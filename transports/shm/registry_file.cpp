@@ -211,7 +211,7 @@ void DomainMembership::remove_stale_files(const DomainLockGuard& /*held*/) const
   const std::string schema_prefix = fmt::format("axon_d{}_t", config_.domain_id);
   while (const dirent* entry = ::readdir(dir)) {  // NOLINT(concurrency-mt-unsafe): own DIR stream
     const std::string_view name = entry->d_name;
-    if ((name.starts_with(prefix) && name.ends_with(".sock")) ||
+    if ((name.starts_with(prefix) && (name.ends_with(".sock") || name.ends_with(".stats"))) ||
         (name.starts_with(schema_prefix) && name.ends_with(".schema"))) {
       ::unlink(fmt::format("{}/{}", config_.shm_dir, name).c_str());
     }

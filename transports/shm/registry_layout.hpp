@@ -71,8 +71,15 @@ struct EndpointEntry {
   std::int64_t block_timeout_ns = 0;     ///< ... how long a publisher may block ...
   std::int64_t quarantine_after_ns = 0;  ///< ... when a full queue is quarantined ...
   std::uint32_t reliable = 0;            ///< ... and whether it is Reliability::kReliable.
-  std::uint32_t reserved = 0;
+  /// Its entry in its participant's statistics segment (stats_layout.hpp,
+  /// docs/design/live-stats.md): publishers' = pool_block, subscribers' a
+  /// slot of that segment's subscriber table; kNoStatsSlot: none. Only a
+  /// reader's hint, checked against that segment's capacity before use.
+  std::uint32_t stats_slot = 0;
 };
+
+/// EndpointEntry::stats_slot of an endpoint without statistics.
+inline constexpr std::uint32_t kNoStatsSlot = ~std::uint32_t{0};
 
 /// A subscriber's futex word, on a line of its own: publishers of any
 /// process signal it, the subscriber's executor sleeps on it.

@@ -15,7 +15,7 @@
 
 namespace axon::shm {
 
-enum class SegmentKind : std::uint32_t { kRegistry = 1, kPool = 2 };
+enum class SegmentKind : std::uint32_t { kRegistry = 1, kPool = 2, kStats = 3 };
 
 inline constexpr std::uint64_t kSegmentMagic = 0x4E4F5841'4D485331ULL;  // "1SHMAXON"
 

@@ -1,6 +1,7 @@
 #include "transports/shm/service_thread.hpp"
 
 #include <algorithm>
+#include <climits>
 #include <span>
 
 #include "src/base/clock.hpp"
@@ -41,11 +42,18 @@ void ServiceThread::loop() noexcept {
   const std::int64_t sweep_ns = period_ns * kSweepPeriods;
   std::int64_t next_round = 0;  // the first round watches the participants there are
   std::int64_t last_round = 0;
+  std::int64_t next_refresh = 0;
   while (!stopping_.load(std::memory_order_relaxed)) {
+    // The statistics wake an idle node once a second only while it has endpoints.
+    const std::int64_t refresh_at = parts_.stats.has_sources() ? next_refresh : INT64_MAX;
     const bool activity =
-        wait(std::min({next_round, parts_.server.next_deadline_ns(), parts_.peers.next_deadline_ns()}));
+        wait(std::min({next_round, refresh_at, parts_.server.next_deadline_ns(), parts_.peers.next_deadline_ns()}));
     serve_and_fetch();
     const std::int64_t now = monotonic_now_ns();
+    if (now >= next_refresh) {
+      parts_.stats.refresh();
+      next_refresh = now + EndpointStats::kRefreshPeriodNs;
+    }
     if (watch_.exit_pending()) {
       next_round = now;  // a watched peer exited: reclaim it now
     } else if (activity) {

@@ -17,6 +17,7 @@
 
 #include "transports/shm/domain.hpp"
 #include "transports/shm/durable_publishers.hpp"
+#include "transports/shm/endpoint_stats.hpp"
 #include "transports/shm/fd_channel.hpp"
 #include "transports/shm/own_pool.hpp"
 #include "transports/shm/peer_pools.hpp"
@@ -33,6 +34,7 @@ struct ServiceParts {
   PeerPools& peers;
   DurablePublishers& durable;
   const ServiceWake& wake;
+  EndpointStats& stats;  ///< Refreshed once a second while the node has endpoints.
 };
 
 /// Thread safety: constructed and destroyed by the node's owner thread.

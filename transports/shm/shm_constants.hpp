@@ -13,7 +13,8 @@ inline constexpr std::uint32_t kLayoutVersion =
     11;  ///< 5: pools sized by config, larger registry; 6: the registry's graph word; 7: registry tables sized by
          ///< the domain's limits (stored in its head); 8: the wide holder ledger; 9: publisher blocks sized by
          ///< pool.publishers (their count stored in the pool segment); 10: publishers per topic in the
-         ///< registry's limits; 11: the topic's type version and schema file in TopicEntry.
+         ///< registry's limits; 11: the topic's type version and schema file in TopicEntry,
+         ///< the endpoint's statistics slot in EndpointEntry.
 
 /// Registry tables (one registry per domain), sized per domain by its limits
 /// (RegistryLimits: NodeOptions::domain_limits, the deployment file's
@@ -31,10 +32,10 @@ inline constexpr std::uint32_t kMaxTopicsLimit = 65536;
 inline constexpr std::uint32_t kMaxPublishersLimit = 65536;
 inline constexpr std::uint32_t kMaxSubscribersLimit = 65536;
 /// Publishers one subscriber reads from (limits.publishers_per_topic): the
-/// size of each subscriber's link table, 96 bytes a link in the subscriber's
+/// size of each subscriber's link table, 104 bytes a link in the subscriber's
 /// process (ShmSubscriberPort::Link), allocated when it subscribes; nothing
 /// in shared memory but this number in the registry's head. take() walks
-/// the links in use, so the maximum bounds that walk: 1024 links are 96 KiB
+/// the links in use, so the maximum bounds that walk: 1024 links are 104 KiB
 /// per subscriber.
 inline constexpr std::uint32_t kDefaultPublishersPerTopic = 64;
 inline constexpr std::uint32_t kMaxPublishersPerTopicLimit = 1024;

@@ -15,9 +15,12 @@
 #include "transports/shm/chunk_reservation.hpp"
 #include "transports/shm/domain.hpp"
 #include "transports/shm/durable_publishers.hpp"
+#include "transports/shm/endpoint_stats.hpp"
+#include "transports/shm/latency_histogram.hpp"
 #include "transports/shm/mapped_pool.hpp"
 #include "transports/shm/own_pool.hpp"
 #include "transports/shm/peer_pools.hpp"
+#include "transports/shm/take_clock.hpp"
 
 namespace axon::shm {
 
@@ -30,7 +33,7 @@ namespace axon::shm {
 /// go), the next loan() of that size takes it back directly. Subscribers
 /// thus never touch the shared free lists, and chunks do not bounce between
 /// the publisher's and the subscribers' caches through them.
-class ShmPublisherPort final : public PublisherPort {
+class ShmPublisherPort final : public PublisherPort, public StatsSource {
  public:
   /// What a publisher uses of its node, and nothing more.
   struct NodeParts {
@@ -41,6 +44,7 @@ class ShmPublisherPort final : public PublisherPort {
     BlockBusy& busy;                   ///< The flag of `block`.
     DurablePublishers& durable;        ///< Lists a transient-local publisher.
     OwnPool& own;                      ///< Who holds which chunks (stats, explain_exhausted()).
+    EndpointStats& stats;              ///< The node's statistics segment (entry of `block`).
   };
   ShmPublisherPort(NodeParts node, std::uint32_t block, SlotRef registry_ref, std::uint32_t topic,
                    std::string topic_name, const PublisherQos& qos);
@@ -79,6 +83,10 @@ class ShmPublisherPort final : public PublisherPort {
   [[nodiscard]] PublisherCounters counters() const noexcept override;
   void on_backpressure(std::function<void(const BackpressureEvent&)> handler) override;
   [[nodiscard]] std::string_view topic_name() const noexcept override { return topic_name_; }
+
+  /// Copies the connections' quarantines, high water, rejections and fill
+  /// into the statistics entry (the service thread, once a second).
+  void refresh_stats() noexcept override;
 
   /// Transient-local publishers: hands the history to subscribers that joined
   /// since the last publish, unless publish() is running (then it does).
@@ -180,12 +188,12 @@ class ShmPublisherPort final : public PublisherPort {
 
   std::uint32_t high_water_percent_ = 75;
   std::function<void(const BackpressureEvent&)> backpressure_;
-  std::atomic<std::uint64_t> published_{0};
+  /// The node's statistics segment, and this publisher's entry in it: the
+  /// one place published and the totals are counted (counters() reads them
+  /// back), written by publish() alone.
+  EndpointStats& stats_;
+  PublisherStats& entry_;
   struct Totals {
-    std::atomic<std::uint64_t> delivered{0};
-    std::atomic<std::uint64_t> dropped_full{0};
-    std::atomic<std::uint64_t> dropped_oldest{0};
-    std::atomic<std::uint64_t> dropped_timeout{0};
     /// Rejections of the subscribers of connections already reclaimed.
     std::atomic<std::uint64_t> rejected_reclaimed{0};
   } totals_;
@@ -212,16 +220,19 @@ class ShmPublisherPort final : public PublisherPort {
 /// topic's publishers changed. Reads from at most the domain's
 /// limits.publishers_per_topic publishers: its link table, allocated once
 /// when it is created.
-class ShmSubscriberPort final : public SubscriberPort {
+class ShmSubscriberPort final : public SubscriberPort, public StatsSource {
  public:
   /// What a subscriber uses of its node, and nothing more.
   struct NodeParts {
     std::shared_ptr<const void> owner;  ///< Keeps the node (and the parts below) alive.
     Domain& domain;                     ///< The lock and the registry, the topic version.
     PeerPoolsForPorts peers;            ///< The publishers' pools.
+    EndpointStats& stats;               ///< The node's statistics segment.
   };
+  /// `stats_slot`: its entry in the node's statistics segment, reserved
+  /// (EndpointStats::reserve_subscriber()); the port opens and frees it.
   ShmSubscriberPort(NodeParts node, SlotRef registry_ref, std::uint32_t topic, std::string topic_name,
-                    const SubscriberQos& qos);
+                    const SubscriberQos& qos, std::uint32_t stats_slot);
   ~ShmSubscriberPort() override;
   ShmSubscriberPort(const ShmSubscriberPort&) = delete;
   ShmSubscriberPort& operator=(const ShmSubscriberPort&) = delete;
@@ -247,6 +258,10 @@ class ShmSubscriberPort final : public SubscriberPort {
   void rescan() noexcept;
   /// The last rescan met a live publisher whose pool is still being fetched.
   [[nodiscard]] bool missing_pools() const noexcept { return missing_pools_; }
+  /// Copies the queue counters and fill of its connections into the
+  /// statistics entry (the service thread, once a second; takes the links
+  /// mutex, which take() never does).
+  void refresh_stats() noexcept override;
 
  private:
   /// The subscriber's end of one connection. Stable address: samples refer
@@ -265,13 +280,16 @@ class ShmSubscriberPort final : public SubscriberPort {
     /// thread): held = taken - released, with no read-modify-write on take.
     std::uint64_t taken = 0;
     std::atomic<std::uint64_t> released{0};
+    /// The next message of this link whose take is measured is the first
+    /// published from then on (kLatencyMeasureGapNs; taking thread only).
+    std::int64_t measure_from_ns = 0;
     [[nodiscard]] std::uint64_t held() const noexcept {
       // Acquire pairs with the release increment in release(): the sample's
       // last use of the pool happens before the link may be closed or reused.
       return taken - released.load(std::memory_order_acquire);
     }
   };
-  static_assert(sizeof(Link) == 96, "update the link's cost in shm_constants.hpp and docs/configuration.md");
+  static_assert(sizeof(Link) == 104, "update the link's cost in shm_constants.hpp and docs/configuration.md");
 
   /// take() and has_data(): rescan when the topic's publishers changed, the
   /// node mapped a peer pool, or a failed lock is due for a retry. Two loads
@@ -322,6 +340,14 @@ class ShmSubscriberPort final : public SubscriberPort {
   /// Allocated once by the constructor, never resized: take() and release()
   /// index it without allocating or locking.
   std::unique_ptr<Link[]> links_;
+  /// The node's statistics segment and this subscriber's entry: taken,
+  /// rejected and publishers_lost are stored there by the taking thread, the
+  /// latency of each take is recorded in its windows.
+  EndpointStats& stats_;
+  std::uint32_t stats_slot_;
+  SubscriberStats& entry_;
+  LatencyRecorder latency_;
+  TakeClock clock_;  ///< The taking thread's; stamps the latencies.
 };
 
 }  // namespace axon::shm

@@ -26,11 +26,16 @@ ShmPublisherPort::ShmPublisherPort(NodeParts node, std::uint32_t block, SlotRef 
       fallback_(node.domain.config().chunk_fallback),
       pin_counts_(std::make_unique<std::atomic<std::uint32_t>[]>(pool_->pool.total_chunks())),
       high_water_percent_(qos.high_water_percent),
+      stats_(node.stats),
+      entry_(node.stats.open_publisher(
+          block, stats_identity(registry_ref.slot, registry_ref.generation, topic, topic_name_, 0))),
       history_depth_(block_->history_depth),
       busy_(node.busy),
       domain_(node.domain),
       durable_(node.durable),
-      own_(node.own) {}
+      own_(node.own) {
+  stats_.add_source(this);
+}
 
 Result<void> ShmPublisherPort::reserve(std::size_t max_payload_bytes, const PublisherQos& qos) {
   beyond_reservation_ = qos.beyond_reservation;
@@ -53,6 +58,8 @@ Result<void> ShmPublisherPort::reserve(std::size_t max_payload_bytes, const Publ
 }
 
 ShmPublisherPort::~ShmPublisherPort() {
+  stats_.remove_source(this);  // first: the service thread refreshes no more
+  stats_.close_publisher(block_index_);
   if (history_depth_ > 0) {
     durable_.forget(this);
   }

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <string>
 
+#include "src/base/clock.hpp"
 #include "transports/shm/shared_checks.hpp"
 #include "transports/shm/shm_ports.hpp"
 
@@ -113,11 +114,12 @@ std::size_t ShmPublisherPort::subscriber_fill(std::span<SubscriberFill> out) con
 PublisherCounters ShmPublisherPort::counters() const noexcept {
   PublisherCounters result;
   // Relaxed: statistics with a single writer.
-  result.published = published_.load(std::memory_order_relaxed);
-  result.totals.queued = totals_.delivered.load(std::memory_order_relaxed);
-  result.totals.dropped_full = totals_.dropped_full.load(std::memory_order_relaxed);
-  result.totals.dropped_oldest = totals_.dropped_oldest.load(std::memory_order_relaxed);
-  result.totals.dropped_timeout = totals_.dropped_timeout.load(std::memory_order_relaxed);
+  // (in our statistics entry, written by publish()).
+  result.published = entry_.live.published.load(std::memory_order_relaxed);
+  result.totals.queued = entry_.live.queued.load(std::memory_order_relaxed);
+  result.totals.dropped_full = entry_.live.dropped_full.load(std::memory_order_relaxed);
+  result.totals.dropped_oldest = entry_.live.dropped_oldest.load(std::memory_order_relaxed);
+  result.totals.dropped_timeout = entry_.live.dropped_timeout.load(std::memory_order_relaxed);
   // Relaxed: statistics (ours, and the service thread's for this block).
   result.rejected_by_subscribers = totals_.rejected_reclaimed.load(std::memory_order_relaxed) +
                                    busy_.rejected_reclaimed.load(std::memory_order_relaxed);
@@ -163,6 +165,35 @@ std::uint32_t ShmPublisherPort::unconnected_subscribers() const noexcept {
   }
   last_unconnected_.store(unconnected, std::memory_order_relaxed);  // a statistic
   return unconnected;
+}
+
+void ShmPublisherPort::refresh_stats() noexcept {
+  std::uint64_t quarantined = 0;
+  std::uint64_t rejected = totals_.rejected_reclaimed.load(std::memory_order_relaxed) +
+                           busy_.rejected_reclaimed.load(std::memory_order_relaxed);  // statistics
+  std::uint32_t high_water = 0;
+  std::uint32_t subscribers = 0;
+  // Acquire: see create_connection().
+  load_connections(block_->active_bits, std::memory_order_acquire).for_each([&](std::uint32_t bit) {
+    const Connection& conn = connection(bit);
+    if (conn.state.load(std::memory_order_acquire) != ConnectionState::kActive) {
+      return;
+    }
+    // Relaxed: statistics (see Connection). Not the ring's fill: its write
+    // index is the publishing thread's own, plain field.
+    quarantined += conn.quarantines.load(std::memory_order_relaxed);
+    rejected += conn.rejected.load(std::memory_order_relaxed);
+    high_water = std::max(high_water, conn.high_water.load(std::memory_order_relaxed));
+    ++subscribers;
+  });
+  // Relaxed stores: this thread is the only writer of the refreshed part;
+  // readers take each value on its own.
+  PublisherStats::Refreshed& out = entry_.refreshed;
+  out.quarantined.store(quarantined, std::memory_order_relaxed);
+  out.rejected_by_subscribers.store(rejected, std::memory_order_relaxed);
+  out.high_water.store(high_water, std::memory_order_relaxed);
+  out.subscribers.store(subscribers, std::memory_order_relaxed);
+  out.at_ns.store(monotonic_now_ns(), std::memory_order_relaxed);
 }
 
 void ShmPublisherPort::on_backpressure(std::function<void(const BackpressureEvent&)> handler) {

@@ -389,11 +389,13 @@ void ShmPublisherPort::wake(const ConnectionSet& delivered) noexcept {
 }
 
 void ShmPublisherPort::count(const PublishStatus& status) noexcept {
-  bump(published_);
-  add(totals_.delivered, status.delivered);
-  add(totals_.dropped_full, status.dropped - status.timed_out);
-  add(totals_.dropped_oldest, status.evicted);
-  add(totals_.dropped_timeout, status.timed_out);
+  // The statistics entry is the only copy (counters() reads it back).
+  PublisherStats::Live& live = entry_.live;
+  bump(live.published);
+  add(live.queued, status.delivered);
+  add(live.dropped_full, status.dropped - status.timed_out);
+  add(live.dropped_oldest, status.evicted);
+  add(live.dropped_timeout, status.timed_out);
 }
 
 std::uint64_t ShmPublisherPort::remember(ChunkHeader* chunk, const RingEntry& entry) noexcept {

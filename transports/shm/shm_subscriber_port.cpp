@@ -23,10 +23,16 @@ bool publisher_registered(const DomainLockGuard& held, const Registry& registry,
   return entry.state == EntryState::kActive && entry.generation == pub.generation;
 }
 
+/// The depth of the queue `qos` gets (subscribe() refused a QoS without one).
+std::uint32_t queue_depth(const SubscriberQos& qos) {
+  const auto queue = effective_queue(qos);
+  return queue ? queue->depth : qos.depth;
+}
+
 }  // namespace
 
 ShmSubscriberPort::ShmSubscriberPort(NodeParts node, SlotRef registry_ref, std::uint32_t topic, std::string topic_name,
-                                     const SubscriberQos& qos)
+                                     const SubscriberQos& qos, std::uint32_t stats_slot)
     : owner_(std::move(node.owner)),
       domain_(node.domain),
       peers_(node.peers),
@@ -35,9 +41,18 @@ ShmSubscriberPort::ShmSubscriberPort(NodeParts node, SlotRef registry_ref, std::
       topic_name_(std::move(topic_name)),
       qos_(qos),
       max_links_(domain_.limits().publishers_per_topic),
-      links_(std::make_unique<Link[]>(max_links_)) {}
+      links_(std::make_unique<Link[]>(max_links_)),
+      stats_(node.stats),
+      stats_slot_(stats_slot),
+      entry_(node.stats.open_subscriber(stats_slot, stats_identity(registry_ref.slot, registry_ref.generation, topic,
+                                                                   topic_name_, queue_depth(qos)))),
+      latency_(&entry_.latency) {
+  stats_.add_source(this);
+}
 
 ShmSubscriberPort::~ShmSubscriberPort() {
+  stats_.remove_source(this);  // first: the service thread refreshes no more
+  stats_.close_subscriber(stats_slot_);
   // Samples keep the port alive, so nothing is held any more: close every
   // link (the publishers reclaim what is still queued) and leave.
   for (std::uint32_t i = 0; i < link_count_; ++i) {
@@ -90,6 +105,15 @@ TakeResult<ReceivedChunk> ShmSubscriberPort::take() noexcept {
     next_link_ = i + 1;
     ++link.taken;
     taken_.store(taken + 1, std::memory_order_relaxed);
+    // Relaxed: a copy for readers of the statistics (single writer); ours
+    // stays the one take() trusts, since other processes can write the file.
+    entry_.live.taken.store(taken + 1, std::memory_order_relaxed);
+    // One take per kLatencyMeasureGapNs of the publisher's stamps pays for
+    // the clock and the histogram; the rest pay one compare.
+    if (entry.publish_time_ns >= link.measure_from_ns) {
+      link.measure_from_ns = entry.publish_time_ns + kLatencyMeasureGapNs;
+      latency_.record(clock_.now_ns(), entry.publish_time_ns);
+    }
     ReceivedChunk received;
     received.payload = chunks.payload(chunk) + entry.payload_offset;
     received.info = SampleInfo{.sequence = entry.sequence,
@@ -116,6 +140,7 @@ void ShmSubscriberPort::release(const ReceivedChunk& received) noexcept {
 void ShmSubscriberPort::reject(const ReceivedChunk& received, std::string_view reason) noexcept {
   const std::uint64_t rejected = rejected_.load(std::memory_order_relaxed) + 1;
   rejected_.store(rejected, std::memory_order_relaxed);
+  entry_.live.rejected.store(rejected, std::memory_order_relaxed);  // the readers' copy
   // counters().taken counts what reached user code only.
   rejected_taken_.store(rejected_taken_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
   // Tell the publisher (its counters().rejected_by_subscribers): the message
@@ -159,6 +184,36 @@ void ShmSubscriberPort::accumulate(QueueCounters& sum, const Connection& conn) n
   sum.dropped_timeout += conn.dropped_timeout.load(std::memory_order_relaxed);
   sum.quarantined += conn.quarantines.load(std::memory_order_relaxed);
   sum.high_water = std::max(sum.high_water, conn.high_water.load(std::memory_order_relaxed));
+}
+
+void ShmSubscriberPort::refresh_stats() noexcept {
+  QueueCounters queue;
+  std::uint64_t fill = 0;
+  std::uint32_t publishers = 0;
+  {
+    // The links mutex: the taking thread (dis)connects links under it.
+    std::lock_guard<std::mutex> guard(links_mutex_);
+    queue = closed_links_;
+    for (std::uint32_t i = 0; i < link_count_; ++i) {
+      if (links_[i].conn != nullptr) {
+        accumulate(queue, *links_[i].conn);
+        fill += links_[i].conn->ring.size_for_consumer(links_[i].slots);
+        publishers += links_[i].orphaned ? 0 : 1;
+      }
+    }
+  }
+  // Relaxed stores: this thread is the only writer of the refreshed part;
+  // readers take each value on its own.
+  SubscriberStats::Refreshed& out = entry_.refreshed;
+  out.queued.store(queue.queued, std::memory_order_relaxed);
+  out.dropped_full.store(queue.dropped_full, std::memory_order_relaxed);
+  out.dropped_oldest.store(queue.dropped_oldest, std::memory_order_relaxed);
+  out.dropped_timeout.store(queue.dropped_timeout, std::memory_order_relaxed);
+  out.quarantined.store(queue.quarantined, std::memory_order_relaxed);
+  out.high_water.store(queue.high_water, std::memory_order_relaxed);
+  out.fill.store(static_cast<std::uint32_t>(std::min<std::uint64_t>(fill, UINT32_MAX)), std::memory_order_relaxed);
+  out.publishers.store(publishers, std::memory_order_relaxed);
+  out.at_ns.store(monotonic_now_ns(), std::memory_order_relaxed);
 }
 
 bool ShmSubscriberPort::has_data() noexcept {
@@ -225,8 +280,11 @@ void ShmSubscriberPort::rescan(const DomainLockGuard& held) noexcept {
   for (std::uint32_t i = 0; i < link_count_; ++i) {
     if (links_[i].conn != nullptr && !links_[i].seen && !links_[i].orphaned) {
       links_[i].orphaned = true;  // deliver what it queued, then close
-      // Relaxed: a statistic read by the executor's liveliness check.
-      publishers_lost_.fetch_add(1, std::memory_order_relaxed);
+      // Relaxed: a statistic read by the executor's liveliness check; this
+      // thread (holding the domain lock) is its only writer.
+      const std::uint64_t lost = publishers_lost_.load(std::memory_order_relaxed) + 1;
+      publishers_lost_.store(lost, std::memory_order_relaxed);
+      entry_.live.publishers_lost.store(lost, std::memory_order_relaxed);  // the readers' copy
     }
   }
 }
@@ -382,6 +440,7 @@ std::uint32_t ShmSubscriberPort::link(std::shared_ptr<MappedPool> pool, Connecti
   link.bit = holder_bit(std::min(conn->bit, kMaxSubscribersPerPublisher - 1));
   link.publisher = pub_ref;
   link.publisher_id = (std::uint64_t{pub_ref.slot} << 32) | pub_ref.generation;
+  link.measure_from_ns = 0;
   link.orphaned = orphaned;
   link_count_ = std::max(link_count_, slot + 1);
   return slot;

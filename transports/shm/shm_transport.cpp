@@ -86,6 +86,18 @@ Result<void> ShmTransport::join() {
   }
   own_ = std::make_unique<OwnPool>(domain_, *pool);
   const SlotRef self = domain_.self();
+  auto stats =
+      EndpointStats::create(stats_path(config_.shm_dir, config_.domain_id, self.slot, self.generation),
+                            StatsOwner{.domain_id = config_.domain_id,
+                                       .participant_slot = self.slot,
+                                       .participant_generation = self.generation,
+                                       .process = self_identity(),
+                                       .node_name = config_.node_name},
+                            (*pool)->block_count(), domain_.limits().subscribers, config_.file_mode, config_.group);
+  if (!stats) {
+    return fail(stats.error());
+  }
+  stats_ = std::move(*stats);
   auto server = FdServer::listen(domain_.socket_path(self.slot, self.generation), config_.file_mode,
                                  (*pool)->mapping.fd(), *group);
   if (!server) {
@@ -96,14 +108,22 @@ Result<void> ShmTransport::join() {
     return fail(opened.error());
   }
   peers_ = std::make_unique<PeerPools>(domain_, *pool, wake_);
-  service_ = std::make_unique<ServiceThread>(ServiceParts{
-      .domain = domain_, .own = *own_, .server = fd_server_, .peers = *peers_, .durable = durable_, .wake = wake_});
+  service_ = std::make_unique<ServiceThread>(ServiceParts{.domain = domain_,
+                                                          .own = *own_,
+                                                          .server = fd_server_,
+                                                          .peers = *peers_,
+                                                          .durable = durable_,
+                                                          .wake = wake_,
+                                                          .stats = *stats_});
   logger().debug("node '{}' joined domain {} as participant {}", config_.node_name, config_.domain_id, self.slot);
   return {};
 }
 
 ShmTransport::~ShmTransport() {
   service_.reset();  // stops and joins the service thread first
+  if (stats_) {
+    stats_->remove();  // before we leave: a reader never finds it without its participant
+  }
   domain_.leave(fd_server_);
 }
 
@@ -221,7 +241,8 @@ Result<std::shared_ptr<ShmPublisherPort>> ShmTransport::add_publisher(const Doma
                                                                              .pool = own_->pool(),
                                                                              .busy = own_->busy(block_index),
                                                                              .durable = durable_,
-                                                                             .own = *own_},
+                                                                             .own = *own_,
+                                                                             .stats = *stats_},
                                                  block_index, *pub, *topic_slot, topic.name, qos);
   if (block.history_depth > 0) {
     durable_.add(port.get());  // until its destructor calls forget()
@@ -257,15 +278,21 @@ Result<std::shared_ptr<SubscriberPort>> ShmTransport::subscribe(const TopicDescr
       registry.release_topic_if_unused(*held, *topic_slot);  // when this call created it
       return room.error();
     }
-    auto sub = registry.add_subscriber(*held, *topic_slot, domain_.self(), qos, *queue);
+    auto stats_slot = stats_->reserve_subscriber();
+    if (!stats_slot) {
+      return Error(stats_slot.error().code(), fmt::format("topic '{}': {}", topic.name, stats_slot.error().message()));
+    }
+    auto sub = registry.add_subscriber(*held, *topic_slot, domain_.self(), qos, *queue, *stats_slot);
     if (!sub) {
+      stats_->close_subscriber(*stats_slot);
       registry.release_topic_if_unused(*held, *topic_slot);
       return sub.error();
     }
+    // The port opens the statistics entry and frees it when destroyed.
     port = std::make_shared<ShmSubscriberPort>(
         ShmSubscriberPort::NodeParts{
-            .owner = shared_from_this(), .domain = domain_, .peers = PeerPoolsForPorts(*peers_)},
-        *sub, *topic_slot, topic.name, qos);
+            .owner = shared_from_this(), .domain = domain_, .peers = PeerPoolsForPorts(*peers_), .stats = *stats_},
+        *sub, *topic_slot, topic.name, qos, *stats_slot);
     port->rescan(*held);
   }
   // Pools of publishers this process has not mapped yet are being fetched by

@@ -16,6 +16,7 @@
 #include "transports/shm/chunk_area.hpp"
 #include "transports/shm/domain_membership.hpp"
 #include "transports/shm/durable_publishers.hpp"
+#include "transports/shm/endpoint_stats.hpp"
 #include "transports/shm/fd_channel.hpp"
 #include "transports/shm/mapped_pool.hpp"
 #include "transports/shm/own_pool.hpp"
@@ -76,6 +77,8 @@ class ShmTransport final : public Transport, public std::enable_shared_from_this
   ShmGraph graph_{domain_};
   /// The parts below exist once join() succeeded.
   std::unique_ptr<OwnPool> own_;
+  /// This participant's statistics segment (docs/design/live-stats.md).
+  std::unique_ptr<EndpointStats> stats_;
   FdServer fd_server_;
   ServiceWake wake_;
   std::unique_ptr<PeerPools> peers_;

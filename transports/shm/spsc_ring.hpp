@@ -196,6 +196,23 @@ class SharedSpscRing {
     return slot != nullptr && slot->turn.load(std::memory_order_acquire) == read + 1;
   }
 
+  /// Entries ready for the consumer now, counted by their turns from the
+  /// consumer's read index: a statistic, callable from any thread (a racing
+  /// pop or push makes it one off, never out of the ring's range).
+  [[nodiscard]] std::uint64_t size_for_consumer(RingSlots<Entry> slots) const noexcept {
+    // Relaxed: a statistic; the turns below are checked one by one.
+    const std::uint64_t read = read_index_.load(std::memory_order_relaxed);
+    std::uint64_t n = 0;
+    for (; n <= std::uint64_t{consumer_mask_}; ++n) {
+      const Slot* slot = consumer_slot(slots, read + n);
+      // Relaxed: only compared, no entry is read.
+      if (slot == nullptr || slot->turn.load(std::memory_order_relaxed) != read + n + 1) {
+        break;
+      }
+    }
+    return n;
+  }
+
   /// Producer: entries queued now (the consumer may have taken some since).
   [[nodiscard]] std::uint64_t size_for_producer() const noexcept {
     // Acquire: see try_push().

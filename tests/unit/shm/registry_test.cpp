@@ -95,6 +95,19 @@ TEST_F(RegistryFixture, FreesATopicWhenItsLastEndpointLeavesSoTheTypeMayChange) 
   EXPECT_TRUE(sut.find_or_add_topic(held(), topic("a", "New", 2)).ok());
 }
 
+TEST_F(RegistryFixture, EndpointEntriesNameTheirStatisticsEntry) {
+  auto p = sut.add_participant(held(), self_identity(), "test", 0);
+  auto t = sut.find_or_add_topic(held(), topic("a", "T", 1));
+  auto pub = sut.add_publisher(held(), *t, *p, 5);
+  auto sub = sut.add_subscriber(held(), *t, *p, {}, {}, 7);
+  ASSERT_TRUE(pub.ok() && sub.ok());
+  EXPECT_EQ(sut.publisher(held(), pub->slot).stats_slot, 5U) << "a publisher's is its pool block";
+  EXPECT_EQ(sut.subscriber(held(), sub->slot).stats_slot, 7U);
+  auto unnamed = sut.add_subscriber(held(), *t, *p, {});
+  ASSERT_TRUE(unnamed.ok());
+  EXPECT_EQ(sut.subscriber(held(), unnamed->slot).stats_slot, kNoStatsSlot);
+}
+
 TEST_F(RegistryFixture, RemovingAParticipantRemovesItsEndpoints) {
   auto p = sut.add_participant(held(), self_identity(), "test", 0);
   auto t = sut.find_or_add_topic(held(), topic("a", "T", 1));
