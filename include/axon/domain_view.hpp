@@ -188,6 +188,33 @@ struct TopicConnections {
 [[nodiscard]] Result<TopicConnections> read_topic_connections(const DomainAddress& address, const DomainView& view,
                                                               const std::string& topic, std::int64_t patience_ns);
 
+/// One subscriber's latency, from each message's publish time to its take(),
+/// over the last seconds its node's statistics segment keeps (about 10 s).
+/// Percentiles are the upper edges of log buckets (two per power of two).
+struct SubscriberLatencyView {
+  std::uint64_t subscriber_id = 0;  ///< As EndpointView::endpoint_id.
+  std::string node;
+  std::int32_t pid = 0;
+  std::uint64_t taken = 0;  ///< Every take of the subscriber's life.
+  /// Takes measured in the window: every take of a stream of up to 100 kHz
+  /// per publisher, a sample of faster ones (docs/design/live-stats.md).
+  std::uint64_t count = 0;
+  std::uint64_t p50_ns = 0;
+  std::uint64_t p90_ns = 0;
+  std::uint64_t p99_ns = 0;
+  std::uint64_t p999_ns = 0;
+  std::uint64_t max_ns = 0;
+  std::uint64_t mean_ns = 0;
+  std::uint32_t seconds = 0;  ///< Seconds of the window that had takes.
+};
+
+/// The latency of every subscriber of `topic` on this host, read from the
+/// nodes' statistics segments (read-only, no lock). `problems`: files that
+/// could not be read, with why.
+[[nodiscard]] Result<std::vector<SubscriberLatencyView>> read_topic_latency(const DomainAddress& address,
+                                                                            const std::string& topic,
+                                                                            std::vector<std::string>& problems);
+
 /// What clean_domain() removed.
 struct CleanReport {
   DomainAddress address;             ///< shm_dir resolved.

@@ -9,6 +9,7 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <string>
 #include <thread>
@@ -27,19 +28,25 @@ using test::ChildProcess;
 using test::TestMessage;
 
 const std::string kAxon = AXON_CLI;
-constexpr std::uint32_t kDomain = 9317;  // this test's own
+/// Each test's own domain (ctest runs the tests of this file in parallel, each in its own process): 9300 and up,
+/// from the test's name.
+std::uint32_t test_domain() {
+  const std::string name = ::testing::UnitTest::GetInstance()->current_test_info()->name();
+  return 9300 + static_cast<std::uint32_t>(std::hash<std::string>{}(name) % 600);
+}
 
 test::CommandOutput axon(std::vector<std::string> args) {
-  args.insert(args.begin(), {kAxon, "--domain", std::to_string(kDomain)});
+  args.insert(args.begin(), {kAxon, "--domain", std::to_string(test_domain())});
   return test::run_command(args);
 }
 
 /// A node named `name` that advertises "cli/objects" (publisher) or subscribes it with a depth of 8 and
 /// reject_newest (subscriber), says READY, and runs until killed.
 ChildProcess node_child(const std::string& name, bool publisher) {
-  return ChildProcess::fork_and_run([name, publisher]() -> int {
+  const std::uint32_t domain = test_domain();
+  return ChildProcess::fork_and_run([name, publisher, domain]() -> int {
     NodeOptions options;
-    options.domain_id = kDomain;
+    options.domain_id = domain;
     auto node = Node::create(name, options);
     if (!node) {
       return 1;
@@ -73,9 +80,10 @@ ChildProcess node_child(const std::string& name, bool publisher) {
 /// "cli_camera": publishes 5 messages on "cli/objects", each until one subscriber queued it, says PUBLISHED,
 /// and runs until killed.
 ChildProcess publishing_child() {
-  return ChildProcess::fork_and_run([]() -> int {
+  const std::uint32_t domain = test_domain();
+  return ChildProcess::fork_and_run([domain]() -> int {
     NodeOptions options;
-    options.domain_id = kDomain;
+    options.domain_id = domain;
     auto node = Node::create("cli_camera", options);
     auto pub = node ? (*node)->advertise<TestMessage>("cli/objects") : Error(ErrorCode::kClosed, "no node");
     if (!pub ||
@@ -102,9 +110,10 @@ ChildProcess publishing_child() {
 /// "cli_planner": subscribes "cli/objects" (depth 8), takes 3 messages and keeps them, says HELD, runs until
 /// killed.
 ChildProcess holding_child() {
-  return ChildProcess::fork_and_run([]() -> int {
+  const std::uint32_t domain = test_domain();
+  return ChildProcess::fork_and_run([domain]() -> int {
     NodeOptions options;
-    options.domain_id = kDomain;
+    options.domain_id = domain;
     auto node = Node::create("cli_planner", options);
     SubscriberQos qos;
     qos.depth = 8;
@@ -137,9 +146,10 @@ ChildProcess holding_child() {
 /// "cli_ticker" publishes on "cli/ticks" every 5 ms (about 200 Hz) and "cli_drain" takes everything: a topic with a
 /// known rate.
 ChildProcess ticking_child() {
-  return ChildProcess::fork_and_run([]() -> int {
+  const std::uint32_t domain = test_domain();
+  return ChildProcess::fork_and_run([domain]() -> int {
     NodeOptions options;
-    options.domain_id = kDomain;
+    options.domain_id = domain;
     auto node = Node::create("cli_ticker", options);
     auto pub = node ? (*node)->advertise<TestMessage>("cli/ticks") : Error(ErrorCode::kClosed, "no node");
     if (!pub) {
@@ -159,9 +169,10 @@ ChildProcess ticking_child() {
 }
 
 ChildProcess draining_child() {
-  return ChildProcess::fork_and_run([]() -> int {
+  const std::uint32_t domain = test_domain();
+  return ChildProcess::fork_and_run([domain]() -> int {
     NodeOptions options;
-    options.domain_id = kDomain;
+    options.domain_id = domain;
     auto node = Node::create("cli_drain", options);
     auto sub = node ? (*node)->subscribe<TestMessage>("cli/ticks") : Error(ErrorCode::kClosed, "no node");
     if (!sub) {
@@ -178,7 +189,7 @@ ChildProcess draining_child() {
 }
 
 bool domain_files_left() {
-  const std::string prefix = "axon_d" + std::to_string(kDomain);
+  const std::string prefix = "axon_d" + std::to_string(test_domain());
   for (const auto& entry : std::filesystem::directory_iterator("/dev/shm")) {
     const std::string name = entry.path().filename().string();
     if (name.starts_with(prefix + "_") || name == prefix + ".lock") {
@@ -211,7 +222,7 @@ TEST_F(AxonGraphCommands, TopicListShowsTheTopicWithItsTypeAndEndpoints) {
   ASSERT_EQ(run.exit_code, 0) << run.output;
   const YAML::Node doc = YAML::Load(run.output);
   EXPECT_TRUE(doc["exists"].as<bool>());
-  EXPECT_EQ(doc["domain"].as<std::uint32_t>(), kDomain);
+  EXPECT_EQ(doc["domain"].as<std::uint32_t>(), test_domain());
   ASSERT_EQ(doc["topics"].size(), 1U) << run.output;
   const YAML::Node topic = doc["topics"][0];
   EXPECT_EQ(topic["name"].as<std::string>(), "cli/objects");
@@ -247,7 +258,8 @@ TEST_F(AxonGraphCommands, TopicInfoNamesEachEndpointsNodePidAndQueue) {
 
   const test::CommandOutput missing = axon({"topic", "info", "cli/nothing"});
   EXPECT_EQ(missing.exit_code, 1);
-  EXPECT_NE(missing.output.find("no topic 'cli/nothing' in domain 9317"), std::string::npos) << missing.output;
+  EXPECT_NE(missing.output.find("no topic 'cli/nothing' in domain " + std::to_string(test_domain())), std::string::npos)
+      << missing.output;
 }
 
 TEST_F(AxonGraphCommands, NodeListAndInfoShowTheProcessesAndTheirEndpoints) {
@@ -303,7 +315,7 @@ TEST_F(AxonGraphCommands, CleanRefusesWhileANodeLivesThenRemovesWhatTheKilledOne
   const YAML::Node removed = YAML::Load(cleaned.output)["removed"];
   bool registry = false;
   for (const YAML::Node& path : removed) {
-    registry = registry || path.as<std::string>().ends_with("axon_d9317_registry");
+    registry = registry || path.as<std::string>().ends_with("axon_d" + std::to_string(test_domain()) + "_registry");
   }
   EXPECT_TRUE(registry) << cleaned.output;
   EXPECT_FALSE(domain_files_left());
@@ -313,7 +325,7 @@ TEST_F(AxonGraphCommands, CleanRefusesWhileANodeLivesThenRemovesWhatTheKilledOne
   EXPECT_FALSE(YAML::Load(after.output)["exists"].as<bool>()) << after.output;
   const test::CommandOutput again = axon({"clean"});
   EXPECT_EQ(again.exit_code, 0);
-  EXPECT_NE(again.output.find("nothing of domain 9317"), std::string::npos) << again.output;
+  EXPECT_NE(again.output.find("nothing of domain " + std::to_string(test_domain())), std::string::npos) << again.output;
 }
 
 TEST_F(AxonGraphCommands, PoolNamesTheSubscriberThatHoldsChunksAndHowOldTheyAre) {
@@ -412,7 +424,7 @@ TEST_F(AxonGraphCommands, MonitorMeasuresATopicsRateAndStopsByCountOrOnCtrlC) {
 
   // Until Ctrl-C by default: SIGINT ends it with its one document.
   ChildProcess monitor =
-      ChildProcess::spawn({kAxon, "--domain", std::to_string(kDomain), "monitor", "--json", "--interval", "0.1"});
+      ChildProcess::spawn({kAxon, "--domain", std::to_string(test_domain()), "monitor", "--json", "--interval", "0.1"});
   std::this_thread::sleep_for(1500ms);  // past its start-up, when it handles SIGINT
   monitor.kill(SIGINT);
   EXPECT_EQ(monitor.wait(10s), 0) << monitor.output();
@@ -420,8 +432,37 @@ TEST_F(AxonGraphCommands, MonitorMeasuresATopicsRateAndStopsByCountOrOnCtrlC) {
   EXPECT_GE(doc["rounds"].size(), 1U) << monitor.output();
 }
 
+TEST_F(AxonGraphCommands, DelayShowsEachSubscribersLatencyFromItsNodesLiveStatistics) {
+  children.push_back(draining_child());
+  ASSERT_TRUE(children[0].wait_for_line("READY", 20s)) << children[0].output();
+  children.push_back(ticking_child());
+  ASSERT_TRUE(children[1].wait_for_line("READY", 20s)) << children[1].output();
+  std::this_thread::sleep_for(1500ms);  // some takes measured
+
+  const test::CommandOutput run = axon({"topic", "delay", "cli/ticks", "--count", "2", "--interval", "0.2", "--json"});
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  const YAML::Node rounds = YAML::Load(run.output)["rounds"];
+  ASSERT_EQ(rounds.size(), 2U) << run.output;
+  const YAML::Node subscribers = rounds[1]["subscribers"];
+  ASSERT_EQ(subscribers.size(), 1U) << run.output;
+  const YAML::Node s = subscribers[0];
+  EXPECT_EQ(s["node"].as<std::string>(), "cli_drain");
+  EXPECT_EQ(s["pid"].as<pid_t>(), children[0].pid());
+  const auto count = s["count"].as<std::uint64_t>();
+  EXPECT_GT(count, 0U) << run.output;
+  EXPECT_LE(count, s["taken"].as<std::uint64_t>()) << run.output;
+  EXPECT_GT(s["p50_ns"].as<std::uint64_t>(), 0U);
+  EXPECT_LE(s["p50_ns"].as<std::uint64_t>(), s["p99_ns"].as<std::uint64_t>());
+  EXPECT_LE(s["p99_ns"].as<std::uint64_t>(), s["max_ns"].as<std::uint64_t>());
+  EXPECT_EQ(rounds[1]["problems"].size(), 0U) << run.output;
+
+  const test::CommandOutput text = axon({"topic", "delay", "cli/nothing", "--count", "1"});
+  EXPECT_EQ(text.exit_code, 0);
+  EXPECT_NE(text.output.find("no subscriber of it on this host"), std::string::npos) << text.output;
+}
+
 TEST_F(AxonGraphCommands, ADamagedRegistryIsAnErrorThatNamesTheFile) {
-  const std::string path = "/dev/shm/axon_d" + std::to_string(kDomain) + "_registry";
+  const std::string path = "/dev/shm/axon_d" + std::to_string(test_domain()) + "_registry";
   {
     std::FILE* f = std::fopen(path.c_str(), "w");
     ASSERT_NE(f, nullptr);

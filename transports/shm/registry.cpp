@@ -248,6 +248,15 @@ Result<SlotRef> Registry::add_publisher(const DomainLockGuard& held, std::uint32
   return SlotRef{slot, e->generation};
 }
 
+Result<void> Registry::subscriber_room(const DomainLockGuard& /*held*/) const {
+  for (std::uint32_t i = 0; i < limits_.subscribers; ++i) {
+    if (subscribers_[i].state == EntryState::kFree) {
+      return {};
+    }
+  }
+  return table_full(limits_.subscribers, "subscribers", "subscribers", "");
+}
+
 Result<SlotRef> Registry::add_subscriber(const DomainLockGuard& /*held*/, std::uint32_t topic, SlotRef participant,
                                          const SubscriberQos& qos, const EffectiveQueue& queue,
                                          std::uint32_t stats_slot) {

@@ -118,6 +118,10 @@ class Registry {
   Result<SlotRef> add_publisher(const DomainLockGuard& held, std::uint32_t topic, SlotRef participant,
                                 std::uint32_t pool_block);
   /// `stats_slot`: its entry in this participant's statistics segment.
+  /// The error add_subscriber() would give for a full table, or nothing:
+  /// asked before anything else is reserved for the subscriber, so that a
+  /// full domain is named as such (limits.subscribers).
+  [[nodiscard]] Result<void> subscriber_room(const DomainLockGuard& held) const;
   Result<SlotRef> add_subscriber(const DomainLockGuard& held, std::uint32_t topic, SlotRef participant,
                                  const SubscriberQos& qos, const EffectiveQueue& queue = {},
                                  std::uint32_t stats_slot = kNoStatsSlot);

@@ -278,8 +278,13 @@ Result<std::shared_ptr<SubscriberPort>> ShmTransport::subscribe(const TopicDescr
       registry.release_topic_if_unused(*held, *topic_slot);  // when this call created it
       return room.error();
     }
+    if (auto room = registry.subscriber_room(*held); !room) {
+      registry.release_topic_if_unused(*held, *topic_slot);  // when this call created it
+      return room.error();
+    }
     auto stats_slot = stats_->reserve_subscriber();
     if (!stats_slot) {
+      registry.release_topic_if_unused(*held, *topic_slot);
       return Error(stats_slot.error().code(), fmt::format("topic '{}': {}", topic.name, stats_slot.error().message()));
     }
     auto sub = registry.add_subscriber(*held, *topic_slot, domain_.self(), qos, *queue, *stats_slot);

@@ -12,6 +12,8 @@ namespace axon::tools {
 /// `axon topic list` / `axon topic info TOPIC` (graph/topic_*_command.cpp).
 [[nodiscard]] std::unique_ptr<Command> make_topic_list_command();
 [[nodiscard]] std::unique_ptr<Command> make_topic_info_command();
+/// `axon topic delay TOPIC`: the subscribers' latency histograms (graph/topic_delay_command.cpp).
+[[nodiscard]] std::unique_ptr<Command> make_topic_delay_command();
 /// `axon node list` / `axon node info NODE` (graph/node_*_command.cpp).
 [[nodiscard]] std::unique_ptr<Command> make_node_list_command();
 [[nodiscard]] std::unique_ptr<Command> make_node_info_command();

@@ -44,6 +44,7 @@ int run(int argc, char** argv) {
   commands.emplace_back(&topic, axon::tools::make_topic_echo_command());
   commands.emplace_back(&topic, axon::tools::make_topic_hz_command());
   commands.emplace_back(&topic, axon::tools::make_topic_bw_command());
+  commands.emplace_back(&topic, axon::tools::make_topic_delay_command());
   commands.emplace_back(&node, axon::tools::make_node_list_command());
   commands.emplace_back(&node, axon::tools::make_node_info_command());
   commands.emplace_back(&app, axon::tools::make_pool_command());

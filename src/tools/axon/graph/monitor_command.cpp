@@ -12,6 +12,7 @@
 #include "src/base/clock.hpp"
 #include "src/tools/axon/commands.hpp"
 #include "src/tools/axon/graph/domain_text.hpp"
+#include "src/tools/axon/graph/rounds.hpp"
 #include "src/tools/axon/text_table.hpp"
 #include "src/tools/axon/topic/watch.hpp"
 
@@ -66,7 +67,7 @@ class MonitorCommand final : public Command {
     std::vector<Round> rounds;
     std::int64_t next_ns = start_ns;
     for (std::uint64_t n = 0; !StopOnSignals::requested() && (count_ == 0 || n < count_); ++n) {
-      if (n > 0 && !sleep_until(next_ns, start_ns)) {
+      if (n > 0 && !sleep_until(next_ns, end_of(start_ns, duration_s_))) {
         break;
       }
       auto round = look(globals, monotonic_now_ns(), start_ns);
@@ -87,23 +88,6 @@ class MonitorCommand final : public Command {
   }
 
  private:
-  /// Sleeps until `deadline_ns` in short steps (Ctrl-C ends it); false when the duration is over or Ctrl-C came.
-  [[nodiscard]] bool sleep_until(std::int64_t deadline_ns, std::int64_t start_ns) const {
-    const std::int64_t end_ns =
-        duration_s_ > 0 ? start_ns + static_cast<std::int64_t>(duration_s_ * 1e9) : std::int64_t{INT64_MAX};
-    for (;;) {
-      const std::int64_t now_ns = monotonic_now_ns();
-      if (StopOnSignals::requested() || now_ns >= end_ns) {
-        return false;
-      }
-      if (now_ns >= deadline_ns) {
-        return true;
-      }
-      const std::int64_t step_ns = std::min({deadline_ns, end_ns, now_ns + 50'000'000}) - now_ns;
-      std::this_thread::sleep_for(std::chrono::nanoseconds(step_ns));
-    }
-  }
-
   Result<Round> look(const GlobalOptions& globals, std::int64_t now_ns, std::int64_t start_ns) {
     const DomainAddress address{.domain_id = globals.domain_id, .shm_dir = {}};
     auto view = read_view(globals);

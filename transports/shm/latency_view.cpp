@@ -1,0 +1,43 @@
+// read_topic_latency(): the public view of the subscribers' latency
+// histograms (endpoint_stats_reader.hpp), for the axon command.
+#include "axon/domain_view.hpp"
+#include "transports/shm/domain_files.hpp"
+#include "transports/shm/endpoint_stats_reader.hpp"
+
+namespace axon {
+
+Result<std::vector<SubscriberLatencyView>> read_topic_latency(const DomainAddress& address, const std::string& topic,
+                                                              std::vector<std::string>& problems) {
+  const shm::DomainFiles files(address);
+  auto stats = shm::read_domain_stats(files.address.domain_id, files.address.shm_dir);
+  if (!stats) {
+    return stats.error();
+  }
+  problems = stats->problems;
+  std::vector<SubscriberLatencyView> out;
+  for (const shm::ParticipantStatsSnapshot& p : stats->participants) {
+    for (const shm::EndpointStatsSnapshot& e : p.endpoints) {
+      if (e.kind != shm::StatsEndpointKind::kSubscriber || e.topic != topic) {
+        continue;
+      }
+      out.push_back(SubscriberLatencyView{.subscriber_id = e.endpoint_id,
+                                          .node = p.node_name,
+                                          .pid = p.pid,
+                                          .taken = e.subscriber.taken,
+                                          .count = e.latency.count,
+                                          .p50_ns = e.latency.p50_ns,
+                                          .p90_ns = e.latency.p90_ns,
+                                          .p99_ns = e.latency.p99_ns,
+                                          .p999_ns = e.latency.p999_ns,
+                                          .max_ns = e.latency.max_ns,
+                                          .mean_ns = e.latency.mean_ns,
+                                          .seconds = e.latency.windows});
+    }
+    for (const std::string& skipped : p.skipped) {
+      problems.push_back(p.path + ": " + skipped);
+    }
+  }
+  return out;
+}
+
+}  // namespace axon
