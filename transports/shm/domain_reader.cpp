@@ -82,7 +82,7 @@ class Tables {
 
  private:
   template <class T>
-  const T& at(std::size_t offset, std::uint32_t i) const noexcept {
+  [[nodiscard]] const T& at(std::size_t offset, std::uint32_t i) const noexcept {
     // The layout came from limits checked against the copy's size.
     return *reinterpret_cast<const T*>(base_ + offset + std::size_t{i} * sizeof(T));  // NOLINT
   }

@@ -22,14 +22,14 @@ constexpr std::int64_t kRatePeriodNs = 1'000'000'000;
 
 bool TakeClock::counter_usable() noexcept {
 #if defined(__x86_64__)
-  static const bool usable = [] {
+  static const bool kUsable = [] {
     unsigned eax = 0;
     unsigned ebx = 0;
     unsigned ecx = 0;
     unsigned edx = 0;
     return __get_cpuid(0x80000007, &eax, &ebx, &ecx, &edx) != 0 && (edx & (1U << 8)) != 0;
   }();
-  return usable;
+  return kUsable;
 #else
   return false;
 #endif

@@ -69,8 +69,8 @@ class TopicDelayCommand final : public Command {
   }
 
  private:
-  std::string text_of(double at_s, const std::vector<SubscriberLatencyView>& subscribers,
-                      const std::vector<std::string>& problems) const {
+  [[nodiscard]] std::string text_of(double at_s, const std::vector<SubscriberLatencyView>& subscribers,
+                                    const std::vector<std::string>& problems) const {
     std::string text = fmt::format("t={:.1f}s topic {} (microseconds)\n", at_s, topic_);
     if (subscribers.empty()) {
       text += "no subscriber of it on this host\n";
