@@ -3,10 +3,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <chrono>
 #include <map>
 #include <memory>
-#include <thread>
 #include <utility>
 
 #include "src/base/clock.hpp"
@@ -46,10 +44,7 @@ class MonitorCommand final : public Command {
  public:
   CLI::App& add_to(CLI::App& app) override {
     CLI::App* sub = app.add_subcommand("monitor", "The domain's topics with their rates, refreshed until Ctrl-C");
-    sub->add_option("--interval", interval_s_, "Seconds between two looks")->check(CLI::Range(0.05, 3600.0));
-    sub->add_option("--duration", duration_s_, "Stop after this many seconds (default: until Ctrl-C)")
-        ->check(CLI::Range(0.0, 1e9));
-    sub->add_option("--count", count_, "Stop after this many looks")->check(CLI::Range(1, 1'000'000'000));
+    rounds_.add_to(*sub);
     sub->footer(
         "RATE is what the topic's publishers on this host sent per second (each publisher's busiest queue: "
         "delivered plus dropped), DELIVERED/s and DROPPED/s are summed over the subscribers on this host, QUEUED "
@@ -62,24 +57,21 @@ class MonitorCommand final : public Command {
 
   int run(const GlobalOptions& globals, std::FILE* out) override {
     const StopOnSignals stop;  // Ctrl-C ends the monitor after its current look
-    const std::int64_t start_ns = monotonic_now_ns();
-    const auto interval_ns = static_cast<std::int64_t>(interval_s_ * 1e9);
     std::vector<Round> rounds;
-    std::int64_t next_ns = start_ns;
-    for (std::uint64_t n = 0; !StopOnSignals::requested() && (count_ == 0 || n < count_); ++n) {
-      if (n > 0 && !sleep_until(next_ns, end_of(start_ns, duration_s_))) {
-        break;
-      }
+    auto ran = rounds_.run([&](std::int64_t start_ns) -> Result<void> {
       auto round = look(globals, monotonic_now_ns(), start_ns);
       if (!round) {
-        return report_error(round.error());
+        return round.error();
       }
       if (!globals.json) {
         print(out, text_of(*round));
         std::fflush(out);
       }
       rounds.push_back(std::move(*round));
-      next_ns += interval_ns;
+      return {};
+    });
+    if (!ran) {
+      return report_error(ran.error());
     }
     if (globals.json) {
       print(out, json_of(globals, rounds) + "\n");
@@ -199,9 +191,7 @@ class MonitorCommand final : public Command {
 
   static constexpr std::int64_t kPatienceNs = 200'000'000;  ///< Per publishing node, per look.
 
-  double interval_s_ = 1.0;
-  double duration_s_ = 0;
-  std::uint64_t count_ = 0;
+  RoundOptions rounds_;
   std::int64_t last_ns_ = 0;
   std::map<std::pair<std::uint64_t, std::uint64_t>, Seen> seen_;
 };

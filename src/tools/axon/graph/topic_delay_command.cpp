@@ -22,10 +22,7 @@ class TopicDelayCommand final : public Command {
   CLI::App& add_to(CLI::App& app) override {
     CLI::App* sub = app.add_subcommand("delay", "Each subscriber's latency from publish to take (p50 ... max)");
     sub->add_option("topic", topic_, "The topic's name, as `axon topic list` prints it")->required();
-    sub->add_option("--interval", interval_s_, "Seconds between two looks")->check(CLI::Range(0.05, 3600.0));
-    sub->add_option("--duration", duration_s_, "Stop after this many seconds (default: until Ctrl-C)")
-        ->check(CLI::Range(0.0, 1e9));
-    sub->add_option("--count", count_, "Stop after this many looks")->check(CLI::Range(1, 1'000'000'000));
+    rounds_.add_to(*sub);
     sub->footer(
         "Latency from each message's publish time to its take(), over the last 10 s or so that each node's "
         "statistics segment keeps (docs/design/live-stats.md): percentiles in microseconds, the upper edges of "
@@ -38,19 +35,13 @@ class TopicDelayCommand final : public Command {
 
   int run(const GlobalOptions& globals, std::FILE* out) override {
     const StopOnSignals stop;
-    const std::int64_t start_ns = monotonic_now_ns();
-    const std::int64_t end_ns = end_of(start_ns, duration_s_);
     JsonWriter json;
     json.begin_object().member("domain", globals.domain_id).member("topic", topic_).key("rounds").begin_array();
-    std::int64_t next_ns = start_ns;
-    for (std::uint64_t n = 0; !StopOnSignals::requested() && (count_ == 0 || n < count_); ++n) {
-      if (n > 0 && !sleep_until(next_ns, end_ns)) {
-        break;
-      }
+    auto ran = rounds_.run([&](std::int64_t start_ns) -> Result<void> {
       std::vector<std::string> problems;
       auto latency = read_topic_latency(DomainAddress{.domain_id = globals.domain_id, .shm_dir = {}}, topic_, problems);
       if (!latency) {
-        return report_error(latency.error());
+        return latency.error();
       }
       const double at_s = static_cast<double>(monotonic_now_ns() - start_ns) / 1e9;
       if (globals.json) {
@@ -59,7 +50,10 @@ class TopicDelayCommand final : public Command {
         print(out, text_of(at_s, *latency, problems));
         std::fflush(out);
       }
-      next_ns += static_cast<std::int64_t>(interval_s_ * 1e9);
+      return {};
+    });
+    if (!ran) {
+      return report_error(ran.error());
     }
     json.end_array().end_object();
     if (globals.json) {
@@ -120,9 +114,7 @@ class TopicDelayCommand final : public Command {
   }
 
   std::string topic_;
-  double interval_s_ = 1.0;
-  double duration_s_ = 0;
-  std::uint64_t count_ = 0;
+  RoundOptions rounds_;
 };
 
 }  // namespace
