@@ -5,6 +5,7 @@
 #include <string>
 
 #include "src/tools/axon/commands.hpp"
+#include "src/tools/axon/doctor/check.hpp"
 #include "src/tools/axon/graph/domain_text.hpp"
 #include "src/tools/axon/text_table.hpp"
 
@@ -63,9 +64,9 @@ class NodeInfoCommand final : public Command {
         }
       }
     }
-    return fmt::format("node {}\npid {}, alive: {}, pool {:.1f} MiB ({} connections, {} queue slots)\n\n{}\n", p.name,
-                       p.pid, alive_text(p), static_cast<double>(p.pool_bytes) / (1024.0 * 1024.0), p.connections,
-                       p.queue_slots, table.rows() == 0 ? std::string("no endpoints\n") : table.render());
+    return fmt::format("node {}\npid {}, alive: {}, pool {} ({} connections, {} queue slots)\n\n{}\n", p.name, p.pid,
+                       alive_text(p), doctor::format_bytes(p.pool_bytes), p.connections, p.queue_slots,
+                       table.rows() == 0 ? std::string("no endpoints\n") : table.render());
   }
 
   static void add_json(JsonWriter& json, const DomainView& view, const ParticipantView& p) {

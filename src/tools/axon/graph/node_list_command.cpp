@@ -4,6 +4,7 @@
 #include <memory>
 
 #include "src/tools/axon/commands.hpp"
+#include "src/tools/axon/doctor/check.hpp"
 #include "src/tools/axon/graph/domain_text.hpp"
 #include "src/tools/axon/text_table.hpp"
 
@@ -53,7 +54,7 @@ class NodeListCommand final : public Command {
       table.add_row({p.name, std::to_string(p.pid), alive_text(p),
                      std::to_string(endpoints_of_node(*view, GraphEndpointKind::kPublisher, p.slot)),
                      std::to_string(endpoints_of_node(*view, GraphEndpointKind::kSubscriber, p.slot)),
-                     fmt::format("{:.1f} MiB", static_cast<double>(p.pool_bytes) / (1024.0 * 1024.0))});
+                     doctor::format_bytes(p.pool_bytes)});
     }
     if (view->exists) {
       print(out, table.rows() == 0 ? fmt::format("no nodes in domain {}\n", globals.domain_id) : table.render());

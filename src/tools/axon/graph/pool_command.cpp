@@ -6,6 +6,7 @@
 #include <string>
 
 #include "src/tools/axon/commands.hpp"
+#include "src/tools/axon/doctor/check.hpp"
 #include "src/tools/axon/graph/domain_text.hpp"
 #include "src/tools/axon/text_table.hpp"
 
@@ -77,8 +78,8 @@ class PoolCommand final : public Command {
 
  private:
   static std::string text_of(const NodePoolView& pool) {
-    std::string text = fmt::format("node {} (pid {}): pool {:.1f} MiB\n", pool.node.name, pool.node.pid,
-                                   static_cast<double>(pool.pool_bytes) / (1024.0 * 1024.0));
+    std::string text = fmt::format("node {} (pid {}): pool {}\n", pool.node.name, pool.node.pid,
+                                   doctor::format_bytes(pool.pool_bytes));
     if (!pool.unreadable.empty()) {
       return text + "  not read: " + pool.unreadable + "\n\n";
     }
