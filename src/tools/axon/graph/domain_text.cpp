@@ -82,6 +82,20 @@ std::size_t endpoints_of_node(const DomainView& view, GraphEndpointKind kind, st
       std::count_if(list.begin(), list.end(), [node](const EndpointView& e) { return e.participant_slot == node; }));
 }
 
+void for_each_endpoint(
+    const DomainView& view, const std::function<bool(const EndpointView&)>& keep,
+    const std::function<void(const EndpointView&, const TopicView&, const ParticipantView&)>& visit) {
+  for (const auto* list : {&view.publishers, &view.subscribers}) {
+    for (const EndpointView& e : *list) {
+      const TopicView* t = view.topic(e.topic_slot);
+      const ParticipantView* p = view.participant(e.participant_slot);
+      if (t != nullptr && p != nullptr && keep(e)) {
+        visit(e, *t, *p);
+      }
+    }
+  }
+}
+
 void print(std::FILE* out, const std::string& text) { std::fputs(text.c_str(), out); }
 
 }  // namespace axon::tools

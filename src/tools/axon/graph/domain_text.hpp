@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdio>
+#include <functional>
 #include <string>
 
 #include "axon/domain_view.hpp"
@@ -41,6 +42,11 @@ void write_qos_members(JsonWriter& json, const EndpointView& endpoint);
 /// How many of `view`'s endpoints of `kind` belong to topic slot `topic` (or participant slot `node`).
 [[nodiscard]] std::size_t endpoints_of_topic(const DomainView& view, GraphEndpointKind kind, std::uint32_t topic);
 [[nodiscard]] std::size_t endpoints_of_node(const DomainView& view, GraphEndpointKind kind, std::uint32_t node);
+
+/// Calls `visit(endpoint, topic, node)` for every publisher, then every subscriber, of `view` that `keep` accepts,
+/// with its topic and node (an endpoint whose topic or node is not in the view, a torn copy, is left out).
+void for_each_endpoint(const DomainView& view, const std::function<bool(const EndpointView&)>& keep,
+                       const std::function<void(const EndpointView&, const TopicView&, const ParticipantView&)>& visit);
 
 /// Writes `text` to `out`.
 void print(std::FILE* out, const std::string& text);

@@ -56,14 +56,11 @@ class NodeInfoCommand final : public Command {
  private:
   static std::string text_of(const DomainView& view, const ParticipantView& p) {
     TextTable table({"KIND", "TOPIC", "TYPE", "QOS"});
-    for (const auto* list : {&view.publishers, &view.subscribers}) {
-      for (const EndpointView& e : *list) {
-        const TopicView* t = view.topic(e.topic_slot);
-        if (e.participant_slot == p.slot && t != nullptr) {
-          table.add_row({kind_word(e.kind), t->name, t->type_name, qos_text(e)});
-        }
-      }
-    }
+    for_each_endpoint(
+        view, [&p](const EndpointView& e) { return e.participant_slot == p.slot; },
+        [&table](const EndpointView& e, const TopicView& t, const ParticipantView& /*node*/) {
+          table.add_row({kind_word(e.kind), t.name, t.type_name, qos_text(e)});
+        });
     return fmt::format("node {}\npid {}, alive: {}, pool {} ({} connections, {} queue slots)\n\n{}\n", p.name, p.pid,
                        alive_text(p), doctor::format_bytes(p.pool_bytes), p.connections, p.queue_slots,
                        table.rows() == 0 ? std::string("no endpoints\n") : table.render());
@@ -78,17 +75,13 @@ class NodeInfoCommand final : public Command {
         .member("connections", p.connections)
         .member("queue_slots", p.queue_slots);
     json.key("endpoints").begin_array();
-    for (const auto* list : {&view.publishers, &view.subscribers}) {
-      for (const EndpointView& e : *list) {
-        const TopicView* t = view.topic(e.topic_slot);
-        if (e.participant_slot != p.slot || t == nullptr) {
-          continue;
-        }
-        json.begin_object().member("kind", kind_word(e.kind)).member("topic", t->name).member("type", t->type_name);
-        write_qos_members(json, e);
-        json.end_object();
-      }
-    }
+    for_each_endpoint(
+        view, [&p](const EndpointView& e) { return e.participant_slot == p.slot; },
+        [&json](const EndpointView& e, const TopicView& t, const ParticipantView& /*node*/) {
+          json.begin_object().member("kind", kind_word(e.kind)).member("topic", t.name).member("type", t.type_name);
+          write_qos_members(json, e);
+          json.end_object();
+        });
     json.end_array().end_object();
   }
 

@@ -97,20 +97,16 @@ class TopicInfoCommand final : public Command {
     for (std::size_t column : {5U, 6U, 7U}) {
       table.set_align(column, Align::kRight);
     }
-    for (const auto* list : {&view.publishers, &view.subscribers}) {
-      for (const EndpointView& e : *list) {
-        const ParticipantView* p = view.participant(e.participant_slot);
-        if (e.topic_slot != t.slot || p == nullptr) {
-          continue;
-        }
-        const QueueSums sums = sums_of(e, queues);
-        const bool subscriber = e.kind == GraphEndpointKind::kSubscriber;
-        table.add_row({kind_word(e.kind), fmt::format("{:x}", e.endpoint_id), p->name, std::to_string(p->pid),
-                       alive_text(*p), std::to_string(sums.delivered), std::to_string(sums.dropped),
-                       subscriber && sums.queues > 0 ? fmt::format("{}/{}", sums.queued, sums.depth) : "",
-                       qos_text(e)});
-      }
-    }
+    for_each_endpoint(
+        view, [&t](const EndpointView& e) { return e.topic_slot == t.slot; },
+        [&](const EndpointView& e, const TopicView& /*topic*/, const ParticipantView& p) {
+          const QueueSums sums = sums_of(e, queues);
+          const bool subscriber = e.kind == GraphEndpointKind::kSubscriber;
+          table.add_row({kind_word(e.kind), fmt::format("{:x}", e.endpoint_id), p.name, std::to_string(p.pid),
+                         alive_text(p), std::to_string(sums.delivered), std::to_string(sums.dropped),
+                         subscriber && sums.queues > 0 ? fmt::format("{}/{}", sums.queued, sums.depth) : "",
+                         qos_text(e)});
+        });
     return fmt::format("topic {}\n{}\n\n{}", t.name, type_line(t), table.render());
   }
 
@@ -126,22 +122,18 @@ class TopicInfoCommand final : public Command {
         .member("type_align", t.type_align)
         .member("max_payload_bytes", t.max_payload_bytes);
     json.key("endpoints").begin_array();
-    for (const auto* list : {&view.publishers, &view.subscribers}) {
-      for (const EndpointView& e : *list) {
-        const ParticipantView* p = view.participant(e.participant_slot);
-        if (e.topic_slot != t.slot || p == nullptr) {
-          continue;
-        }
-        json.begin_object()
-            .member("kind", kind_word(e.kind))
-            .member("endpoint_id", fmt::format("{:x}", e.endpoint_id))
-            .member("node", p->name)
-            .member("pid", p->pid)
-            .member("alive", p->alive);
-        write_qos_members(json, e);
-        json.end_object();
-      }
-    }
+    for_each_endpoint(
+        view, [&t](const EndpointView& e) { return e.topic_slot == t.slot; },
+        [&json](const EndpointView& e, const TopicView& /*topic*/, const ParticipantView& p) {
+          json.begin_object()
+              .member("kind", kind_word(e.kind))
+              .member("endpoint_id", fmt::format("{:x}", e.endpoint_id))
+              .member("node", p.name)
+              .member("pid", p.pid)
+              .member("alive", p.alive);
+          write_qos_members(json, e);
+          json.end_object();
+        });
     json.end_array().key("queues").begin_array();
     for (const ConnectionView& c : queues.connections) {
       json.begin_object()
