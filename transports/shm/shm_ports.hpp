@@ -301,6 +301,8 @@ class ShmSubscriberPort final : public SubscriberPort, public StatsSource {
   /// kNoLink when every slot is in use (the connection is closed then).
   std::uint32_t link(std::shared_ptr<MappedPool> pool, Connection* conn, SlotRef pub_ref, bool orphaned) noexcept;
   static void accumulate(QueueCounters& sum, const Connection& conn) noexcept;
+  /// Sets a link's `orphaned` (taking thread), under the links mutex when it changes.
+  void set_orphaned(Link& link, bool orphaned) noexcept;
   void close_drained_orphans() noexcept;
   void close_link(Link& link) noexcept;
 
@@ -331,8 +333,9 @@ class ShmSubscriberPort final : public SubscriberPort, public StatsSource {
   std::atomic<std::uint64_t> publishers_lost_{0};
   /// Publishers the last rescan could not connect to (retried; a statistic).
   std::atomic<std::uint32_t> publishers_unconnected_{0};
-  /// Guards link (dis)connection against counters() on other threads; the
-  /// data path (take, release) never takes it.
+  /// Guards link (dis)connection and a link's `orphaned` against counters()
+  /// and refresh_stats() on other threads; the data path (take, release)
+  /// never takes it.
   mutable std::mutex links_mutex_;
   QueueCounters closed_links_;  ///< Counters of links closed so far.
   /// The domain's limits.publishers_per_topic: links_ has this many.

@@ -279,7 +279,7 @@ void ShmSubscriberPort::rescan(const DomainLockGuard& held) noexcept {
   publishers_unconnected_.store(unconnected, std::memory_order_relaxed);  // a statistic
   for (std::uint32_t i = 0; i < link_count_; ++i) {
     if (links_[i].conn != nullptr && !links_[i].seen && !links_[i].orphaned) {
-      links_[i].orphaned = true;  // deliver what it queued, then close
+      set_orphaned(links_[i], true);  // deliver what it queued, then close
       // Relaxed: a statistic read by the executor's liveliness check; this
       // thread (holding the domain lock) is its only writer.
       const std::uint64_t lost = publishers_lost_.load(std::memory_order_relaxed) + 1;
@@ -308,7 +308,7 @@ bool ShmSubscriberPort::link_publisher(const DomainLockGuard& held, std::uint32_
   }
   if (existing != kNoLink) {
     links_[existing].seen = true;
-    links_[existing].orphaned = false;  // registered: it drains only once it leaves
+    set_orphaned(links_[existing], false);  // registered: it drains only once it leaves
     return true;
   }
   // Never fetched here: we hold the domain lock, and the owner may be
@@ -444,6 +444,15 @@ std::uint32_t ShmSubscriberPort::link(std::shared_ptr<MappedPool> pool, Connecti
   link.orphaned = orphaned;
   link_count_ = std::max(link_count_, slot + 1);
   return slot;
+}
+
+void ShmSubscriberPort::set_orphaned(Link& link, bool orphaned) noexcept {
+  // Read here without the mutex: this (taking) thread is its only writer.
+  if (link.orphaned != orphaned) {
+    // refresh_stats() counts the live publishers on the service thread.
+    const std::lock_guard<std::mutex> guard(links_mutex_);
+    link.orphaned = orphaned;
+  }
 }
 
 void ShmSubscriberPort::close_drained_orphans() noexcept {
