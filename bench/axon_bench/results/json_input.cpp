@@ -81,6 +81,7 @@ CaseResult case_of(const YAML::Node& r) {
   c.ratio_to_raw_udp = number_of(r, "ratio_to_raw_udp");
   c.ratio_to_perftest = number_of(r, "ratio_to_perftest");
   c.ratio_to_send_lat = number_of(r, "ratio_to_send_lat");
+  c.ratio_to_floor = number_of(r, "ratio_to_floor");
   c.ratio_to_busy_spin_p50 = number_of(r, "ratio_to_busy_spin_p50");
   c.ratio_to_futex_p50 = number_of(r, "ratio_to_futex_p50");
   c.dropped = count_of(r, "dropped").value_or(0);

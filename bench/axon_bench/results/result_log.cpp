@@ -153,6 +153,7 @@ std::string case_json(const CaseResult& c) {
   o.num("ratio_to_raw_udp", c.ratio_to_raw_udp);
   o.num("ratio_to_perftest", c.ratio_to_perftest);
   o.num("ratio_to_send_lat", c.ratio_to_send_lat);
+  o.num("ratio_to_floor", c.ratio_to_floor);
   o.integer("dropped", c.dropped);
   o.raw("subscribers", integer_or_null(c.subscribers));
   o.raw("received_per_subscriber", c.received_per_subscriber.empty() ? "null" : array(c.received_per_subscriber));

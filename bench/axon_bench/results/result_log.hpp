@@ -49,7 +49,9 @@ struct CaseResult {
   /// p50 / ib_write_lat's typical; MiB/s / ib_write_bw's average).
   std::optional<double> ratio_to_perftest;
   std::optional<double> ratio_to_send_lat;  ///< Rdma: one-way p50 / the same boot's ib_send_lat typical.
-  std::uint64_t dropped = 0;                ///< Messages lost (rate mode: queue full).
+  /// Rdma: one-way p50 / (the same boot's ib_send_lat typical + axon's shared-memory one-way p50 of the size).
+  std::optional<double> ratio_to_floor;
+  std::uint64_t dropped = 0;  ///< Messages lost (rate mode: queue full).
   // Throughput.
   std::optional<std::uint32_t> subscribers;
   std::vector<std::uint64_t> received_per_subscriber;
