@@ -19,7 +19,8 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   # Libraries the core and the tools link; LZ4 and Zstandard for MCAP chunks (src/tools/mcap).
   libfmt-dev libspdlog-dev libcli11-dev libyaml-cpp-dev liblz4-dev libzstd-dev
-  # Node.js, for the check of axon's MCAP files against the MCAP project's own library (tests/mcap_js).
+  # Node.js (Debian 12's is v18; a NodeSource build also does), for the check of axon's MCAP files against the
+  # MCAP project's own library (tests/mcap_js); npm below.
   nodejs
   # Lint.
   clang-format clang-tidy
@@ -56,6 +57,10 @@ for pkg in "${packages[@]}"; do
     missing+=("${pkg}")
   fi
 done
+# Debian packages npm apart from nodejs; NodeSource's nodejs brings its own (and conflicts with Debian's npm).
+if ! command -v npm >/dev/null 2>&1; then
+  missing+=(npm)
+fi
 
 if [[ ${#missing[@]} -eq 0 ]]; then
   echo "install-deps: all ${#packages[@]} packages are installed"

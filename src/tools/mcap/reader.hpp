@@ -11,10 +11,10 @@
 
 #include <cstdint>
 #include <memory>
-#include <queue>
 #include <string>
 #include <vector>
 
+#include "src/tools/mcap/message_cursor.hpp"
 #include "src/tools/mcap/records.hpp"
 #include "src/tools/mcap/summary.hpp"
 
@@ -26,42 +26,6 @@ struct ReaderOptions {
   std::uint64_t max_chunk_bytes = std::uint64_t{1} << 30;
   /// false: scan the data section even when the file has a summary.
   bool use_summary = true;
-};
-
-/// One chunk's records, decompressed and checked: its messages' (log time, offset in `records`).
-struct LoadedChunk {
-  std::vector<std::uint8_t> records;
-  std::vector<std::pair<std::uint64_t, std::size_t>> messages;
-};
-
-class Reader;
-
-/// Messages in log-time order (file order among equal times). A message's data stays valid until the next
-/// call of next().
-class MessageCursor {
- public:
-  /// The next message into `out`: true, or false at the end; an error for a chunk that is corrupt.
-  [[nodiscard]] Result<bool> next(Message& out);
-
- private:
-  friend class Reader;
-  explicit MessageCursor(Reader& reader);
-  struct Entry {
-    std::uint64_t log_time;
-    std::size_t chunk;
-    std::size_t message;
-    bool operator>(const Entry& other) const {
-      return log_time != other.log_time ? log_time > other.log_time
-                                        : (chunk != other.chunk ? chunk > other.chunk : message > other.message);
-    }
-  };
-  Reader* reader_;
-  std::vector<std::size_t> order_;  // chunk numbers by start time
-  std::size_t next_chunk_ = 0;
-  std::vector<std::unique_ptr<LoadedChunk>> loaded_;
-  std::vector<std::size_t> remaining_;
-  std::priority_queue<Entry, std::vector<Entry>, std::greater<>> heap_;
-  std::size_t finished_chunk_ = SIZE_MAX;
 };
 
 class Reader {
