@@ -16,14 +16,14 @@ Error codec_error(const char* codec, const char* what, const char* detail) {
 class NoneCompressor final : public ChunkCompressor {
  public:
   Result<void> begin() override {
-    used_ = 0;
+    clear();
     return {};
   }
   // Kept for completeness (the writer writes uncompressed chunks from the caller's memory instead).
   Result<void> feed(std::span<const std::uint8_t> bytes) override {
     std::uint8_t* at = reserve(bytes.size());
     std::copy(bytes.begin(), bytes.end(), at);
-    used_ += bytes.size();
+    commit(bytes.size());
     return {};
   }
   Result<void> finish() override { return {}; }
@@ -43,13 +43,13 @@ class Lz4Compressor final : public ChunkCompressor {
     return {};
   }
   Result<void> begin() override {
-    used_ = 0;
+    clear();
     std::uint8_t* at = reserve(LZ4F_HEADER_SIZE_MAX);
     const std::size_t n = LZ4F_compressBegin(ctx_, at, LZ4F_HEADER_SIZE_MAX, &prefs_);
     if (LZ4F_isError(n)) {
       return codec_error("lz4", "begin", LZ4F_getErrorName(n));
     }
-    used_ += n;
+    commit(n);
     return {};
   }
   Result<void> feed(std::span<const std::uint8_t> bytes) override {
@@ -59,7 +59,7 @@ class Lz4Compressor final : public ChunkCompressor {
     if (LZ4F_isError(n)) {
       return codec_error("lz4", "compress", LZ4F_getErrorName(n));
     }
-    used_ += n;
+    commit(n);
     return {};
   }
   Result<void> finish() override {
@@ -69,7 +69,7 @@ class Lz4Compressor final : public ChunkCompressor {
     if (LZ4F_isError(n)) {
       return codec_error("lz4", "end", LZ4F_getErrorName(n));
     }
-    used_ += n;
+    commit(n);
     return {};
   }
 
@@ -97,7 +97,7 @@ class ZstdCompressor final : public ChunkCompressor {
     return {};
   }
   Result<void> begin() override {
-    used_ = 0;
+    clear();
     const std::size_t rc = ZSTD_CCtx_reset(ctx_, ZSTD_reset_session_only);
     if (ZSTD_isError(rc)) {
       return codec_error("zstd", "reset", ZSTD_getErrorName(rc));
@@ -135,7 +135,7 @@ class ZstdCompressor final : public ChunkCompressor {
     if (ZSTD_isError(rc)) {
       return codec_error("zstd", "compress", ZSTD_getErrorName(rc));
     }
-    used_ += out.pos;
+    commit(out.pos);
     return rc;
   }
 

@@ -41,6 +41,12 @@ class ChunkCompressor {
   ChunkCompressor() = default;
   /// Makes room for `bytes` more after what is used; returns where they go.
   std::uint8_t* reserve(std::size_t bytes);
+  /// `bytes` more of the room reserve() made are used.
+  void commit(std::size_t bytes) noexcept { used_ += bytes; }
+  /// Starts the output over (the buffer is kept).
+  void clear() noexcept { used_ = 0; }
+
+ private:
   std::vector<std::uint8_t> out_;
   std::size_t used_ = 0;
 };

@@ -11,11 +11,13 @@
 #include <cstring>
 #include <utility>
 
+#include "src/tools/mcap/errno_text.hpp"
+
 namespace axon::mcap {
 namespace {
 
 std::string format_bytes(std::uint64_t bytes) {
-  constexpr std::uint64_t kMiB = 1024 * 1024;
+  constexpr std::uint64_t kMiB = std::uint64_t{1} << 20;
   if (bytes >= kMiB) {
     return std::to_string(bytes / kMiB) + " MiB";
   }
@@ -35,7 +37,7 @@ std::string directory_of(const std::string& path) {
 Result<FileSink> FileSink::create(const std::string& path) {
   const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) {
-    return Error(ErrorCode::kSystem, "cannot create " + path + ": " + std::strerror(errno) +
+    return Error(ErrorCode::kSystem, "cannot create " + path + ": " + errno_text(errno) +
                                          " (check that its directory exists and is writable)");
   }
   return FileSink(fd, path);
@@ -77,7 +79,7 @@ Error FileSink::write_error(int error_number) const {
   if (fd_ < 0) {
     return {ErrorCode::kClosed, "writing " + path_ + ": the file is already closed"};
   }
-  return {ErrorCode::kSystem, "writing " + path_ + ": " + std::strerror(error_number)};
+  return {ErrorCode::kSystem, "writing " + path_ + ": " + errno_text(error_number)};
 }
 
 Result<void> FileSink::write(std::span<const std::uint8_t> bytes) {
@@ -129,10 +131,10 @@ Result<void> FileSink::close() {
   if (::fsync(fd) != 0 && errno != EINVAL) {
     const int e = errno;
     ::close(fd);
-    return Error(ErrorCode::kSystem, "flushing " + path_ + ": " + std::strerror(e));
+    return Error(ErrorCode::kSystem, "flushing " + path_ + ": " + errno_text(e));
   }
   if (::close(fd) != 0) {
-    return Error(ErrorCode::kSystem, "closing " + path_ + ": " + std::strerror(errno));
+    return Error(ErrorCode::kSystem, "closing " + path_ + ": " + errno_text(errno));
   }
   return {};
 }

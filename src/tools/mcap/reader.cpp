@@ -11,19 +11,20 @@
 
 #include "src/tools/mcap/compression.hpp"
 #include "src/tools/mcap/crc32.hpp"
+#include "src/tools/mcap/errno_text.hpp"
 
 namespace axon::mcap {
 
 Result<std::unique_ptr<Reader>> Reader::open(const std::string& path, ReaderOptions options) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
-    return Error(ErrorCode::kNotFound, "cannot open " + path + ": " + std::strerror(errno));
+    return Error(ErrorCode::kNotFound, "cannot open " + path + ": " + errno_text(errno));
   }
   struct stat st {};
   if (::fstat(fd, &st) != 0) {
     const int e = errno;
     ::close(fd);
-    return Error(ErrorCode::kSystem, "cannot stat " + path + ": " + std::strerror(e));
+    return Error(ErrorCode::kSystem, "cannot stat " + path + ": " + errno_text(e));
   }
   std::unique_ptr<Reader> reader(new Reader(fd, path, static_cast<std::uint64_t>(st.st_size), options));
   if (auto r = reader->read_header(); !r.ok()) {
@@ -64,7 +65,7 @@ Result<std::vector<std::uint8_t>> Reader::read(std::uint64_t offset, std::uint64
       continue;
     }
     if (n <= 0) {
-      return Error(ErrorCode::kSystem, "reading " + path_ + ": " + (n < 0 ? std::strerror(errno) : "file shrank"));
+      return Error(ErrorCode::kSystem, "reading " + path_ + ": " + (n < 0 ? errno_text(errno) : "file shrank"));
     }
     done += static_cast<std::size_t>(n);
   }

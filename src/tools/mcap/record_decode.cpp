@@ -71,8 +71,8 @@ class Fields {
   std::vector<std::pair<Key, Value>> pairs(const char* field) {
     std::vector<std::pair<Key, Value>> out;
     entries(field, [&] {
-      const Key key = get<Key>(field);
-      const Value value = get<Value>(field);
+      const auto key = get<Key>(field);
+      const auto value = get<Value>(field);
       out.emplace_back(key, value);
     });
     return out;

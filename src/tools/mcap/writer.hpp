@@ -38,7 +38,7 @@ struct WriterOptions {
   Compression compression = Compression::kZstd;
   int zstd_level = 1;
   /// A chunk is written once its uncompressed records reach this size.
-  std::uint64_t chunk_bytes = 4 * 1024 * 1024;
+  std::uint64_t chunk_bytes = std::uint64_t{4} << 20;
   /// ... or once it holds this many messages (bounds the payloads an uncompressed writer holds).
   std::size_t chunk_messages = 1024;
   /// Write the summary section (false: DataEnd and a footer that names no summary).
