@@ -83,7 +83,9 @@ async function readIndexed(path, handlers) {
 
 async function readStream(path, handlers) {
   const reader = new McapStreamReader({ includeChunks: true, decompressHandlers: handlers, validateCrcs: true });
-  reader.append(await fs.readFile(path));
+  const file = await fs.readFile(path);
+  reader.append(file);
+  let dataCrcOk = null;
   let header;
   const compressions = [];
   const schemas = new Map();
@@ -107,6 +109,12 @@ async function readStream(path, handlers) {
       case "Message":
         messages.push(record);
         break;
+      case "DataEnd":
+        // Without a summary, DataEnd is the record before the footer (29 bytes) and the magic (8 bytes).
+        if (record.dataSectionCrc !== 0) {
+          dataCrcOk = crc32(file.subarray(0, file.length - 8 - 29 - 13)) === record.dataSectionCrc;
+        }
+        break;
       default:
         break;
     }
@@ -122,7 +130,7 @@ async function readStream(path, handlers) {
     schemas: schemas.values(),
     channels: channels.values(),
     messages,
-    dataCrcOk: null,
+    dataCrcOk,
   });
 }
 
