@@ -47,6 +47,8 @@ axon_rule(src SEES src/base include/axon)
 # The tools (the axon command, axon_tools and axon_cli): the public API and the base, as any program that links
 # libaxon; no transport (what they show of one comes through the API).
 axon_rule(src/tools SEES include/axon src/base)
+# The MCAP format module (axon_mcap, used by the record and play commands): axon's Result and nothing else.
+axon_rule(src/tools/mcap SEES include/axon/result.hpp)
 # The composition root (in axon): the one file that knows the transports.
 axon_rule(src/node_transport.cpp SEES src/base src/config include/axon transports/shm transports/udp transports/rdma)
 

@@ -17,8 +17,11 @@ packages=(
   libconcurrentqueue-dev libibverbs-dev librdmacm-dev
   # Tests and benchmarks.
   libgtest-dev libgmock-dev libbenchmark-dev
-  # Libraries the core and the tools link.
-  libfmt-dev libspdlog-dev libcli11-dev libyaml-cpp-dev
+  # Libraries the core and the tools link; LZ4 and Zstandard for MCAP chunks (src/tools/mcap).
+  libfmt-dev libspdlog-dev libcli11-dev libyaml-cpp-dev liblz4-dev libzstd-dev
+  # Node.js (Debian 12's is v18; a NodeSource build also does), for the check of axon's MCAP files against the
+  # MCAP project's own library (tests/mcap_js); npm below.
+  nodejs
   # Lint.
   clang-format clang-tidy
   # Fuzzing (the fuzz stage of scripts/run-tests.sh, scripts/run-fuzz.sh): clang,
@@ -56,15 +59,28 @@ for pkg in "${packages[@]}"; do
     missing+=("${pkg}")
   fi
 done
+# Debian packages npm apart from nodejs; NodeSource's nodejs brings its own (and conflicts with Debian's npm).
+if ! command -v npm >/dev/null 2>&1; then
+  missing+=(npm)
+fi
 
 if [[ ${#missing[@]} -eq 0 ]]; then
   echo "install-deps: all ${#packages[@]} packages are installed"
-  exit 0
+else
+  echo "install-deps: installing ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  "${as_root[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update -q
+  "${as_root[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends \
+    -o Dpkg::Options::=--force-confdef -o Dpkg::Options::=--force-confold "${missing[@]}" </dev/null
 fi
 
-echo "install-deps: installing ${missing[*]}"
-export DEBIAN_FRONTEND=noninteractive
-"${as_root[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update -q
-"${as_root[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends \
-  -o Dpkg::Options::=--force-confdef -o Dpkg::Options::=--force-confold "${missing[@]}" </dev/null
+# The MCAP project's TypeScript library (@mcap/core, @mcap/nodejs, @mcap/support) at the versions of
+# tests/mcap_js/package-lock.json; `npm ci` again only when the lockfile differs from the one last installed.
+mcap_js="$(cd "$(dirname "${BASH_SOURCE[0]}")/../tests/mcap_js" && pwd)"
+lock_sum="$(sha256sum "${mcap_js}/package-lock.json" | cut -d' ' -f1)"
+if [[ "$(cat "${mcap_js}/node_modules/.axon-lockfile.sha256" 2>/dev/null || true)" != "${lock_sum}" ]]; then
+  echo "install-deps: npm ci in tests/mcap_js"
+  (cd "${mcap_js}" && npm ci --no-audit --no-fund --ignore-scripts)
+  echo "${lock_sum}" >"${mcap_js}/node_modules/.axon-lockfile.sha256"
+fi
 echo "install-deps: done"
