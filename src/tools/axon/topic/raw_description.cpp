@@ -18,8 +18,8 @@ using raw::Kind;
 using raw::StructDescription;
 
 Error damaged(const std::string& what) {
-  return Error(ErrorCode::kMalformed,
-               "its raw field description is damaged: " + what + "; restart the topic's publishers to store it again");
+  return {ErrorCode::kMalformed,
+          "its raw field description is damaged: " + what + "; restart the topic's publishers to store it again"};
 }
 
 /// Reads the description front to back; every read checks that the bytes are there.
