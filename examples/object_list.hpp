@@ -5,12 +5,18 @@
 // leaves 16 bytes per target. Targets are therefore fixed-point, with the
 // unit in each field's name: centimetres cover ±327 m of lidar range and
 // decimetres cover boxes up to 25.5 m (a truck with its trailer).
+//
+// Both structs describe their fields (axon::RawFields, below), so that
+// `axon topic echo perception/objects` prints them as JSON instead of hex.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <string_view>
+#include <tuple>
 #include <type_traits>
+
+#include "axon/raw_fields.hpp"
 
 namespace examples {
 
@@ -66,3 +72,34 @@ static_assert(offsetof(ObjectList, targets) == 40);
 static_assert(sizeof(ObjectList) == 40 + 128 * 16, "an ObjectList is 2 KiB of targets plus a 40-byte header");
 
 }  // namespace examples
+
+// The field descriptions tools print from: each field's name and member; axon
+// derives offsets, kinds and counts, and checks them at compile time. Members
+// left out (`reserved`) are not printed.
+template <>
+struct axon::RawFields<examples::LidarTarget> {
+  using T = examples::LidarTarget;
+  static constexpr auto kFields = std::tuple{
+      axon::raw_field("x_cm", &T::x_cm),
+      axon::raw_field("y_cm", &T::y_cm),
+      axon::raw_field("vx_cm_per_s", &T::vx_cm_per_s),
+      axon::raw_field("vy_cm_per_s", &T::vy_cm_per_s),
+      axon::raw_field("track_id", &T::track_id),
+      axon::raw_field("z_dm", &T::z_dm),
+      axon::raw_field("length_dm", &T::length_dm),
+      axon::raw_field("width_dm", &T::width_dm),
+      axon::raw_field("height_dm", &T::height_dm),
+      axon::raw_field("confidence_pct", &T::confidence_pct),
+      axon::raw_field("object_class", &T::object_class),  // an enum: printed as its number
+  };
+};
+
+template <>
+struct axon::RawFields<examples::ObjectList> {
+  using T = examples::ObjectList;
+  static constexpr auto kFields = std::tuple{
+      axon::raw_field("sequence", &T::sequence), axon::raw_field("scan_time_ns", &T::scan_time_ns),
+      axon::raw_field("frame_id", &T::frame_id), axon::raw_field("target_count", &T::target_count),
+      axon::raw_field("targets", &T::targets),
+  };
+};

@@ -11,6 +11,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "axon/raw_fields.hpp"
 #include "axon/result.hpp"
 #include "axon/transport.hpp"
 #include "axon/type_identity.hpp"
@@ -147,8 +148,9 @@ struct ElementOf<T> {
 };
 
 /// Serializers that tell their type's schema, which a publisher stores with
-/// its topic for tools (docs/design/schemas.md): a FlatBuffers binary schema
-/// or a Protobuf FileDescriptorSet, as `static std::vector<std::byte> schema()`.
+/// its topic for tools (docs/design/schemas.md): a FlatBuffers binary schema,
+/// a Protobuf FileDescriptorSet or a raw struct's field description
+/// (axon::RawFields), as `static std::vector<std::byte> schema()`.
 template <class T>
 concept DescribesSchema = requires {
   { Serializer<T>::schema() } -> std::same_as<std::vector<std::byte>>;
@@ -236,6 +238,9 @@ struct Serializer<T> {
   static constexpr bool kLoansValue = true;  ///< Publisher::loan() gives a T in shared memory.
 
   static TypeIdentity identity() { return raw_type_identity<T>(); }
+  /// A struct described with axon::RawFields<T> (axon/raw_fields.hpp) stores its field description with its
+  /// topic, so that tools print its fields; an undescribed one has no schema().
+  static std::vector<std::byte> schema() requires DescribedRawStruct<T> { return raw_fields_schema<T>(); }
   static std::size_t encoded_size(const T& /*value*/) noexcept { return sizeof(T); }
   static std::size_t encode(const T& value, std::span<std::byte> out) noexcept {
     std::memcpy(out.data(), &value, sizeof(T));

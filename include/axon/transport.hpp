@@ -29,9 +29,11 @@ struct TopicDescriptor {
   /// Protobuf only): the endpoint opted in to compatible schema evolution.
   bool allow_compatible_evolution = false;
   /// The type's schema, which a publisher stores with the topic for tools
-  /// (docs/design/schemas.md): a FlatBuffers binary schema (.bfbs) or a
-  /// serialized Protobuf FileDescriptorSet. Empty: none (raw structs, or a
-  /// table generated without an embedded schema). At most kMaxSchemaBytes.
+  /// (docs/design/schemas.md): a FlatBuffers binary schema (.bfbs), a
+  /// serialized Protobuf FileDescriptorSet, or a raw struct's field
+  /// description (axon/raw_fields.hpp). Empty: none (an undescribed raw
+  /// struct, or a table generated without an embedded schema). At most
+  /// kMaxSchemaBytes.
   std::vector<std::byte> schema;
 };
 

@@ -236,6 +236,53 @@ TEST_F(AxonGraphCommands, TopicListShowsTheTopicWithItsTypeAndEndpoints) {
   EXPECT_NE(text.output.find("cli/objects  axon_test::TestMessage  raw"), std::string::npos) << text.output;
 }
 
+TEST_F(AxonGraphCommands, TopicListMeasuresEachTopicsRateOverItsWindow) {
+  children.push_back(draining_child());
+  ASSERT_TRUE(children[0].wait_for_line("READY", 20s)) << children[0].output();
+  children.push_back(ticking_child());
+  ASSERT_TRUE(children[1].wait_for_line("READY", 20s)) << children[1].output();
+
+  const test::CommandOutput run = axon({"topic", "list", "--window", "2", "--json"});
+
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  const YAML::Node doc = YAML::Load(run.output);
+  EXPECT_EQ(doc["rate_window_s"].as<double>(), 2.0);
+  ASSERT_EQ(doc["topics"].size(), 1U) << run.output;
+  const YAML::Node topic = doc["topics"][0];
+  EXPECT_EQ(topic["name"].as<std::string>(), "cli/ticks");
+  // The ticker publishes every 5 ms on an absolute schedule (a late tick is made up at once), so 2 s hold about
+  // 400 messages whatever the load; the bound covers the time the two reads of the counters take.
+  EXPECT_NEAR(topic["rate_hz"].as<double>(), 200.0, 20.0) << run.output;
+
+  const test::CommandOutput text = axon({"topic", "list", "--window", "0.5"});
+  EXPECT_EQ(text.exit_code, 0);
+  EXPECT_NE(text.output.find("RATE_HZ"), std::string::npos) << text.output;
+  const std::size_t row = text.output.find("cli/ticks");
+  ASSERT_NE(row, std::string::npos) << text.output;
+  const std::string line = text.output.substr(row, text.output.find('\n', row) - row);
+  const std::string last_column = line.substr(line.find_last_of(' ') + 1);
+  ASSERT_NE(last_column, "-") << text.output;
+  EXPECT_GT(std::stod(last_column), 100.0) << text.output;  // a short window: only its order of magnitude
+  EXPECT_LT(std::stod(last_column), 400.0) << text.output;
+
+  const test::CommandOutput unmeasured = axon({"topic", "list", "--window", "0", "--json"});
+  ASSERT_EQ(unmeasured.exit_code, 0) << unmeasured.output;
+  EXPECT_TRUE(YAML::Load(unmeasured.output)["topics"][0]["rate_hz"].IsNull()) << unmeasured.output;
+}
+
+TEST_F(AxonGraphCommands, TopicListShowsNoRateForATopicWithoutSubscriberHere) {
+  children.push_back(ticking_child());
+  ASSERT_TRUE(children[0].wait_for_line("READY", 20s)) << children[0].output();
+
+  const test::CommandOutput run = axon({"topic", "list", "--json"});
+
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  const YAML::Node doc = YAML::Load(run.output);
+  ASSERT_EQ(doc["topics"].size(), 1U) << run.output;
+  EXPECT_EQ(doc["topics"][0]["subscribers"].as<int>(), 0);
+  EXPECT_TRUE(doc["topics"][0]["rate_hz"].IsNull()) << "no queue on this host, no rate: " << run.output;
+}
+
 TEST_F(AxonGraphCommands, TopicInfoNamesEachEndpointsNodePidAndQueue) {
   start_both();
   const test::CommandOutput run = axon({"topic", "info", "cli/objects", "--json"});

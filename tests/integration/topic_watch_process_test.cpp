@@ -1,7 +1,7 @@
 // `axon topic echo`, `hz` and `bw` as processes against a real publisher (axon_topic_publisher: a Protobuf and a
-// FlatBuffers Heartbeat and a raw Pose at a known rate): what they print is what was published, the rate is
-// the publisher's within a wide margin (the machine is shared), sizes are exact, the exit statuses are the
-// documented ones, and nothing of the domain is left in /dev/shm afterwards.
+// FlatBuffers Heartbeat, a raw Pose and a described raw Odometry at a known rate): what they print is what was
+// published, the rate is the publisher's within a wide margin (the machine is shared), sizes are exact, the exit
+// statuses are the documented ones, and nothing of the domain is left in /dev/shm afterwards.
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <yaml-cpp/yaml.h>
@@ -136,6 +136,45 @@ TEST_F(TopicWatchProcess, EchoPrintsRawStructsAsTheirBytesInHex) {
   EXPECT_EQ(hex, to_hex(std::as_bytes(std::span(&expected, 1))));
 }
 
+TEST_F(TopicWatchProcess, EchoPrintsADescribedRawStructsFieldsAsPublished) {
+  const Run run =
+      axon({"topic", "echo", std::string(topics::kDescribedTopic), "--count", "1", "--json", "--wait", "10"});
+
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  const YAML::Node doc = parse(run.output);
+  EXPECT_EQ(doc["type"].as<std::string>(), "axon.test.Odometry");
+  EXPECT_EQ(doc["serializer"].as<std::string>(), "raw");
+  EXPECT_EQ(doc["printed_as"].as<std::string>(), "fields");
+  ASSERT_EQ(doc["messages"].size(), 1U) << run.output;
+  const YAML::Node message = doc["messages"][0]["message"];
+  const auto sequence = message["sequence"].as<std::uint64_t>();
+  EXPECT_GE(sequence, topics::kFirstSequence);
+  const topics::Odometry expected = topics::odometry_for(sequence);
+  EXPECT_EQ(message["stamp_ns"].as<std::int64_t>(), expected.stamp_ns);
+  EXPECT_EQ(message["position"]["x"].as<float>(), expected.position.x);
+  EXPECT_EQ(message["position"]["y"].as<float>(), expected.position.y);
+  EXPECT_EQ(message["position"]["z"].as<float>(), expected.position.z);
+  ASSERT_EQ(message["velocities"].size(), 2U) << run.output;
+  EXPECT_EQ(message["velocities"][1]["z"].as<float>(), expected.velocities[1].z);
+  EXPECT_EQ(message["frame_id"].as<std::string>(), "base_link");
+  ASSERT_EQ(message["wheel_ticks"].size(), 4U) << run.output;
+  for (std::size_t i = 0; i < 4; ++i) {
+    EXPECT_EQ(message["wheel_ticks"][i].as<std::int16_t>(), expected.wheel_ticks[i]);
+  }
+  EXPECT_EQ(message["mode"].as<int>(), static_cast<int>(topics::DriveMode::kAuto));
+  EXPECT_TRUE(message["moving"].as<bool>());
+  EXPECT_EQ(message["battery_v"].as<double>(), expected.battery_v);
+  EXPECT_FALSE(message["reserved"]) << "not described, not printed: " << run.output;
+}
+
+TEST_F(TopicWatchProcess, EchoFieldNamesADescribedRawStructsNestedField) {
+  const Run run = axon({"topic", "echo", std::string(topics::kDescribedTopic), "--count", "2", "--field",
+                        "velocities.1.y", "--wait", "10"});
+
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  EXPECT_EQ(run.output, "-1\n-1\n");
+}
+
 TEST_F(TopicWatchProcess, EchoFieldPrintsOneValuePerLine) {
   const Run run = axon({"topic", "echo", std::string(topics::kFlatBuffersTopic), "--count", "2", "--field",
                         "header.frame_id", "--wait", "10"});
@@ -250,7 +289,8 @@ TEST(TopicWatchCrash, SchemaFilesOfAKilledPublisherGoWhenItIsReclaimed) {
     }
     return count;
   };
-  ASSERT_EQ(schema_files(), 2U);  // the Protobuf and FlatBuffers topics stored theirs; the raw one has none
+  // The Protobuf, FlatBuffers and described raw topics stored theirs; the undescribed raw one has none.
+  ASSERT_EQ(schema_files(), 3U);
 
   publisher.kill(SIGKILL);
   ASSERT_EQ(publisher.wait(10s), 128 + SIGKILL);

@@ -1,8 +1,9 @@
 // axon_topic_publisher: the publisher the `axon topic` tests watch (public API only).
 //   axon_topic_publisher domain=N rate=HZ
-// Publishes a Protobuf and a FlatBuffers Heartbeat and a raw Pose (tests/support/topic_messages.hpp) on
-// their three topics at `rate` messages a second each (rate=0: none, the topics stay quiet), prints "READY" once
-// the publishers exist, and runs until SIGINT or SIGTERM, then leaves the domain as usual (exit status 0).
+// Publishes a Protobuf and a FlatBuffers Heartbeat, a raw Pose and a described raw Odometry
+// (tests/support/topic_messages.hpp) on their four topics at `rate` messages a second each (rate=0: none, the topics
+// stay quiet), prints "READY" once the publishers exist, and runs until SIGINT or SIGTERM, then leaves the domain as
+// usual (exit status 0).
 #include <atomic>
 #include <chrono>
 #include <csignal>
@@ -54,6 +55,7 @@ int main(int argc, char** argv) {
     auto pb = or_exit(node->advertise<axon::schemas::pb::Heartbeat>(kProtobufTopic));
     auto fb = or_exit(node->advertise<axon::schemas::fb::Heartbeat>(kFlatBuffersTopic));
     auto raw = or_exit(node->advertise<Pose>(kRawTopic));
+    auto described = or_exit(node->advertise<Odometry>(kDescribedTopic));
     std::printf("READY\n");
     std::fflush(stdout);
     while (rate <= 0 && !g_stop.load(std::memory_order_relaxed)) {
@@ -71,6 +73,7 @@ int main(int argc, char** argv) {
         (void)fb->publish(std::move(*loan), root);
       }
       (void)raw->publish(pose_for(sequence));
+      (void)described->publish(odometry_for(sequence));
       next += period;
       std::this_thread::sleep_until(next);
     }

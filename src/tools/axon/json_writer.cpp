@@ -117,6 +117,15 @@ JsonWriter& JsonWriter::value(double number) {
   return *this;
 }
 
+JsonWriter& JsonWriter::value(float number) {
+  if (!std::isfinite(number)) {
+    return null_value();
+  }
+  before_value();
+  out_ += fmt::format("{}", number);
+  return *this;
+}
+
 JsonWriter& JsonWriter::json_value(std::string_view json) {
   before_value();
   out_ += json;

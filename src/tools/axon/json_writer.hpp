@@ -39,6 +39,8 @@ class JsonWriter {
   }
   /// A finite number in its shortest exact form; NaN and infinities (which JSON cannot hold) as null.
   JsonWriter& value(double number);
+  /// A float in its shortest form as a float (0.1F prints 0.1, not the double 0.10000000149011612).
+  JsonWriter& value(float number);
   JsonWriter& null_value();
   /// A value that is JSON already (what FlatBuffers' and Protobuf's printers wrote for a message), as is:
   /// the caller vouches that it is one complete JSON value.

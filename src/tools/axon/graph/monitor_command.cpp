@@ -2,14 +2,13 @@
 // the subscribers and what was dropped since the last look, and what waits in their queues.
 #include <fmt/format.h>
 
-#include <algorithm>
-#include <map>
 #include <memory>
 #include <utility>
 
 #include "src/base/clock.hpp"
 #include "src/tools/axon/commands.hpp"
 #include "src/tools/axon/graph/domain_text.hpp"
+#include "src/tools/axon/graph/queue_rates.hpp"
 #include "src/tools/axon/graph/rounds.hpp"
 #include "src/tools/axon/text_table.hpp"
 #include "src/tools/axon/topic/watch.hpp"
@@ -32,12 +31,6 @@ struct Round {
   double at_s = 0;  ///< Since the monitor started.
   std::vector<TopicRound> topics;
   std::vector<std::string> notes;
-};
-
-/// Counts of one queue at the last look.
-struct Seen {
-  std::uint64_t delivered = 0;
-  std::uint64_t dropped = 0;
 };
 
 class MonitorCommand final : public Command {
@@ -94,47 +87,20 @@ class MonitorCommand final : public Command {
     if (const std::string notes = view_notes(*view); !notes.empty()) {
       round.notes.push_back(notes.substr(0, notes.size() - 1));
     }
-    const double dt_s = last_ns_ > 0 ? static_cast<double>(now_ns - last_ns_) / 1e9 : 0;
-    std::map<std::pair<std::uint64_t, std::uint64_t>, Seen> seen_now;
     for (const TopicView& t : view->topics) {
       TopicRound r{.name = t.name,
                    .publishers = endpoints_of_topic(*view, GraphEndpointKind::kPublisher, t.slot),
                    .subscribers = endpoints_of_topic(*view, GraphEndpointKind::kSubscriber, t.slot)};
-      std::map<std::uint64_t, double> busiest;  // per publisher: its busiest queue's messages per second
-      double delivered = 0;
-      double dropped = 0;
-      bool measured = false;
       for (const ConnectionView& c : queues->connections) {
-        if (c.topic_slot != t.slot) {
-          continue;
-        }
-        const Seen now{.delivered = c.delivered, .dropped = c.dropped_full + c.dropped_oldest + c.dropped_timeout};
-        r.queued += c.queued;
-        const auto key = std::make_pair(c.publisher_id, c.subscriber_id);
-        seen_now[key] = now;
-        const auto before = seen_.find(key);
-        if (dt_s <= 0 || before == seen_.end()) {
-          continue;  // a new queue: its rate from the next look on
-        }
-        const auto d_delivered = static_cast<double>(now.delivered - before->second.delivered);
-        const auto d_dropped = static_cast<double>(now.dropped - before->second.dropped);
-        delivered += d_delivered / dt_s;
-        dropped += d_dropped / dt_s;
-        busiest[c.publisher_id] = std::max(busiest[c.publisher_id], (d_delivered + d_dropped) / dt_s);
-        measured = true;
+        r.queued += c.topic_slot == t.slot ? c.queued : 0;
       }
-      if (measured) {
-        r.delivered_per_s = delivered;
-        r.dropped_per_s = dropped;
-        r.rate_hz = 0;
-        for (const auto& [publisher, rate] : busiest) {
-          r.rate_hz += rate;
-        }
-      }
+      const TopicRates rates = topic_rates(t.slot, seen_, queues->connections, now_ns);
+      r.rate_hz = rates.rate_hz;
+      r.delivered_per_s = rates.delivered_per_s;
+      r.dropped_per_s = rates.dropped_per_s;
       round.topics.push_back(std::move(r));
     }
-    seen_ = std::move(seen_now);
-    last_ns_ = now_ns;
+    seen_ = sample_queues(queues->connections, now_ns);
     return round;
   }
 
@@ -192,8 +158,7 @@ class MonitorCommand final : public Command {
   static constexpr std::int64_t kPatienceNs = 200'000'000;  ///< Per publishing node, per look.
 
   RoundOptions rounds_;
-  std::int64_t last_ns_ = 0;
-  std::map<std::pair<std::uint64_t, std::uint64_t>, Seen> seen_;
+  QueueSample seen_;  ///< The queues at the last look.
 };
 
 }  // namespace

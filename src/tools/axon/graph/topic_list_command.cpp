@@ -1,22 +1,45 @@
-// `axon topic list`: the domain's topics on this host, with their type and how many publish and subscribe.
+// `axon topic list`: the domain's topics on this host, with their type, how many publish and subscribe, and the
+// rate their publishers send at, measured over a short window (queue_rates.hpp).
 #include <fmt/format.h>
 
+#include <chrono>
 #include <memory>
+#include <optional>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
 
+#include "src/base/clock.hpp"
 #include "src/tools/axon/commands.hpp"
 #include "src/tools/axon/graph/domain_text.hpp"
+#include "src/tools/axon/graph/queue_rates.hpp"
 #include "src/tools/axon/text_table.hpp"
 
 namespace axon::tools {
 namespace {
 
+/// The queues at one moment: the view they were read with, their counters, and whose pool was not read.
+struct QueuesRead {
+  DomainView view;
+  std::vector<ConnectionView> connections;
+  std::vector<std::string> unreadable;
+  std::int64_t at_ns = 0;  ///< Halfway through the read: the counters were read somewhere in it.
+};
+
 class TopicListCommand final : public Command {
  public:
   CLI::App& add_to(CLI::App& app) override {
-    CLI::App* sub = app.add_subcommand("list", "The domain's topics on this host: type, serializer, endpoints");
+    CLI::App* sub = app.add_subcommand("list", "The domain's topics on this host: type, serializer, endpoints, rate");
+    sub->add_option("--window", window_s_,
+                    "Seconds over which to measure each topic's rate (default 0.5; 0: do not measure, print '-')")
+        ->check(CLI::Range(0.0, 60.0));
     sub->footer(
-        "Read from the domain's registry without joining the domain. Exit status: 0 (also when no node runs), 1 "
-        "when the registry cannot be read, 2 on a usage error.");
+        "Read from the domain's registry without joining the domain. RATE_HZ is what the topic's publishers on "
+        "this host sent per second over the window (each publisher's busiest queue: delivered plus dropped, as in "
+        "`axon monitor`; use `axon topic hz` for the period's spread). A topic without a subscriber on this host "
+        "shows '-' (its messages leave the host or go nowhere), as does every topic with --window 0. Exit "
+        "status: 0 (also when no node runs), 1 when the registry cannot be read, 2 on a usage error.");
     return *sub;
   }
 
@@ -25,39 +48,109 @@ class TopicListCommand final : public Command {
     if (!view) {
       return report_error(view.error());
     }
-    if (globals.json) {
-      JsonWriter json;
-      json.begin_object();
-      write_view_members(json, *view);
-      json.key("topics").begin_array();
-      for (const TopicView& t : view->topics) {
-        json.begin_object()
-            .member("name", t.name)
-            .member("type", t.type_name)
-            .member("serializer", t.serializer)
-            .member("type_hash", fmt::format("{:016x}", t.type_hash))
-            .member("publishers", endpoints_of_topic(*view, GraphEndpointKind::kPublisher, t.slot))
-            .member("subscribers", endpoints_of_topic(*view, GraphEndpointKind::kSubscriber, t.slot))
-            .end_object();
+    // The rates: the queues read twice, `window` apart; the table shows the topics of the second read.
+    std::vector<TopicRates> rates;
+    std::vector<std::string> notes;
+    if (window_s_ > 0 && view->exists && !view->topics.empty()) {
+      auto first = read_queues(globals, std::move(*view));
+      if (!first) {
+        return report_error(first.error());
       }
-      json.end_array().end_object();
-      print(out, json.text() + "\n");
+      std::this_thread::sleep_for(std::chrono::duration<double>(window_s_));
+      auto second = read_queues(globals, std::nullopt);
+      if (!second) {
+        return report_error(second.error());
+      }
+      const QueueSample before = sample_queues(first->connections, first->at_ns);
+      for (const TopicView& t : second->view.topics) {
+        rates.push_back(topic_rates(t.slot, before, second->connections, second->at_ns));
+      }
+      notes = std::move(second->unreadable);
+      *view = std::move(second->view);
+    }
+    rates.resize(view->topics.size());  // not measured: -1
+    if (globals.json) {
+      print(out, json_of(*view, rates, notes) + "\n");
       return kExitOk;
     }
-    TextTable table({"TOPIC", "TYPE", "SERIALIZER", "PUBLISHERS", "SUBSCRIBERS"});
-    table.set_align(3, Align::kRight);
-    table.set_align(4, Align::kRight);
-    for (const TopicView& t : view->topics) {
+    TextTable table({"TOPIC", "TYPE", "SERIALIZER", "PUBLISHERS", "SUBSCRIBERS", "RATE_HZ"});
+    for (std::size_t column = 3; column < 6; ++column) {
+      table.set_align(column, Align::kRight);
+    }
+    for (std::size_t i = 0; i < view->topics.size(); ++i) {
+      const TopicView& t = view->topics[i];
       table.add_row({t.name, t.type_name, t.serializer,
                      std::to_string(endpoints_of_topic(*view, GraphEndpointKind::kPublisher, t.slot)),
-                     std::to_string(endpoints_of_topic(*view, GraphEndpointKind::kSubscriber, t.slot))});
+                     std::to_string(endpoints_of_topic(*view, GraphEndpointKind::kSubscriber, t.slot)),
+                     rates[i].rate_hz < 0 ? "-" : fmt::format("{:.1f}", rates[i].rate_hz)});
     }
     if (view->exists) {
       print(out, table.rows() == 0 ? fmt::format("no topics in domain {}\n", globals.domain_id) : table.render());
     }
+    for (const std::string& note : notes) {
+      print(out, "note: rate not measured for " + note + "\n");
+    }
     print(out, view_notes(*view));
     return kExitOk;
   }
+
+ private:
+  /// The domain's queues, read after `view` (or a view read now).
+  static Result<QueuesRead> read_queues(const GlobalOptions& globals, std::optional<DomainView> view) {
+    const std::int64_t start_ns = monotonic_now_ns();
+    if (!view) {
+      auto read = read_view(globals);
+      if (!read) {
+        return read.error();
+      }
+      view = std::move(*read);
+    }
+    const DomainAddress address{.domain_id = globals.domain_id, .shm_dir = {}};
+    auto queues = read_topic_connections(address, *view, "", kPatienceNs);
+    if (!queues) {
+      return queues.error();
+    }
+    const std::int64_t end_ns = monotonic_now_ns();
+    return QueuesRead{.view = std::move(*view),
+                      .connections = std::move(queues->connections),
+                      .unreadable = std::move(queues->unreadable),
+                      .at_ns = start_ns + (end_ns - start_ns) / 2};
+  }
+
+  [[nodiscard]] std::string json_of(const DomainView& view, const std::vector<TopicRates>& rates,
+                                    const std::vector<std::string>& notes) const {
+    JsonWriter json;
+    json.begin_object();
+    write_view_members(json, view);
+    json.member("rate_window_s", window_s_).key("topics").begin_array();
+    for (std::size_t i = 0; i < view.topics.size(); ++i) {
+      const TopicView& t = view.topics[i];
+      json.begin_object()
+          .member("name", t.name)
+          .member("type", t.type_name)
+          .member("serializer", t.serializer)
+          .member("type_hash", fmt::format("{:016x}", t.type_hash))
+          .member("publishers", endpoints_of_topic(view, GraphEndpointKind::kPublisher, t.slot))
+          .member("subscribers", endpoints_of_topic(view, GraphEndpointKind::kSubscriber, t.slot))
+          .key("rate_hz");
+      if (rates[i].rate_hz < 0) {
+        json.null_value();  // not measured: null, not a made-up zero
+      } else {
+        json.value(rates[i].rate_hz);
+      }
+      json.end_object();
+    }
+    json.end_array().key("notes").begin_array();
+    for (const std::string& note : notes) {
+      json.value(note);
+    }
+    json.end_array().end_object();
+    return json.text();
+  }
+
+  static constexpr std::int64_t kPatienceNs = 200'000'000;  ///< Per publishing node, per read (as `axon monitor`).
+
+  double window_s_ = 0.5;
 };
 
 }  // namespace

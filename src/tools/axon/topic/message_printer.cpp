@@ -13,6 +13,7 @@
 #include <utility>
 
 #include "src/tools/axon/json_writer.hpp"
+#include "src/tools/axon/topic/raw_description.hpp"
 
 namespace axon::tools {
 
@@ -128,18 +129,52 @@ class ProtobufFormat final : public MessagePrinter::Format {
   std::unique_ptr<google::protobuf::Message> message_;
 };
 
+/// Raw structs described with axon::RawFields: the description read back and checked (raw_description.hpp),
+/// each message its fields when it has the described struct's size.
+class RawFieldsFormat final : public MessagePrinter::Format {
+ public:
+  RawFieldsFormat(std::span<const std::byte> schema, const TypeIdentity& type, std::string& reason) {
+    auto decoded = decode_raw_description(schema);
+    if (!decoded) {
+      reason = std::string(decoded.error().message());
+      return;
+    }
+    const detail::raw_fields::StructDescription& root = decoded->structs[0];
+    if (root.size_bytes != type.size || root.type_name != type.name) {
+      reason = "its raw field description is of '" + root.type_name + "' (" + std::to_string(root.size_bytes) +
+               " bytes), not of the topic's type '" + type.name + "' (" + std::to_string(type.size) + " bytes)";
+      return;
+    }
+    description_ = std::move(*decoded);
+  }
+
+  Result<std::string> to_json(std::span<const std::byte> message) const override {
+    if (message.size() != description_.structs[0].size_bytes) {
+      return Error(ErrorCode::kMalformed, "a message does not have the described struct's size; printed as hex");
+    }
+    JsonWriter json;
+    write_raw_message(json, description_, message);
+    return json.text();
+  }
+
+ private:
+  RawDescription description_;
+};
+
 }  // namespace
 
 MessagePrinter::MessagePrinter(const TopicRecord& topic) : type_(topic.type) {
   const std::string& serializer = topic.type.serializer;
-  const bool has_schema_format = serializer == "flatbuffers" || serializer == "protobuf";
+  const bool has_schema_format = serializer == "flatbuffers" || serializer == "protobuf" || serializer == "raw";
   if (!has_schema_format) {
-    hex_reason_ = serializer == "raw" ? "it carries a raw struct, whose fields no schema describes"
-                                      : "its messages are " + serializer + " (no schema describes their fields)";
+    hex_reason_ = "its messages are " + serializer + " (no schema describes their fields)";
     return;
   }
   if (topic.schema.empty()) {
     hex_reason_ = !topic.schema_problem.empty() ? topic.schema_problem
+                  : serializer == "raw"
+                      ? "it carries a raw struct that no publisher described (specialize axon::RawFields<T> for "
+                        "its type, axon/raw_fields.hpp, to print its fields)"
                   : serializer == "flatbuffers"
                       ? "no publisher stored a schema for it (its FlatBuffers code was generated without an "
                         "embedded binary schema: NO_BINARY_SCHEMA, or a schema file without root_type)"
@@ -149,8 +184,10 @@ MessagePrinter::MessagePrinter(const TopicRecord& topic) : type_(topic.type) {
   std::string reason;
   if (serializer == "flatbuffers") {
     format_ = std::make_unique<FlatBuffersFormat>(topic.schema, topic.type.name, reason);
-  } else {
+  } else if (serializer == "protobuf") {
     format_ = std::make_unique<ProtobufFormat>(topic.schema, topic.type.name, reason);
+  } else {
+    format_ = std::make_unique<RawFieldsFormat>(topic.schema, topic.type, reason);
   }
   if (!reason.empty()) {
     format_.reset();

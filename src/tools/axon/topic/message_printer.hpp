@@ -1,7 +1,8 @@
 // Turns a topic's messages into JSON without their C++ types, from the schema the topic stores
 // (docs/design/schemas.md), with the formats' own reflection: FlatBuffers' Parser (the binary schema
 // deserialized, GenerateText), Protobuf's DescriptorPool and DynamicMessageFactory (MessageToJsonString).
-// Raw structs, and messages whose schema is not stored, print as their bytes in hex.
+// Raw structs described with axon::RawFields print their fields from the stored description; undescribed raw
+// structs, and messages whose schema is not stored, print as their bytes in hex.
 //
 // Thread safety: none (one printer per thread). Allocates.
 #pragma once
@@ -28,8 +29,9 @@ class MessagePrinter {
   MessagePrinter& operator=(MessagePrinter&&) = delete;
 
   /// One message as compact JSON: the message's fields (FlatBuffers: names as in the .fbs, default values
-  /// included; Protobuf: names as in the .proto, every field), or {"type":..,"size":..,"hex":".."} when it
-  /// prints hex. kMalformed when the bytes are not a valid message of the schema.
+  /// included; Protobuf: names as in the .proto, every field; a described raw struct: the fields its
+  /// axon::RawFields lists), or {"type":..,"size":..,"hex":".."} when it prints hex. kMalformed when the bytes
+  /// are not a valid message of the schema (a raw struct: not exactly its size).
   [[nodiscard]] Result<std::string> to_json(std::span<const std::byte> message) const;
   /// The message as {"type":..,"size":..,["version":..,]"hex":".."} (what to_json() prints without a schema).
   [[nodiscard]] std::string hex_json(std::span<const std::byte> message) const;
