@@ -20,7 +20,8 @@ namespace {
 class MonitorCommand final : public Command {
  public:
   CLI::App& add_to(CLI::App& app) override {
-    CLI::App* sub = app.add_subcommand("monitor", "The domain's topics with their rates, refreshed until Ctrl-C");
+    CLI::App* sub = app.add_subcommand(
+        "monitor", "The domain's topics with their rate, bandwidth, latency and queues, redrawn like top until Ctrl-C");
     rounds_.add_to(*sub);
     sub->add_option("--sort", sort_,
                     "Order of the topics: name (A..Z), or largest first: rate, bandwidth, p99, "
