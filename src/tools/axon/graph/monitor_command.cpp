@@ -4,7 +4,11 @@
 #include <unistd.h>
 
 #include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
 #include <utility>
+#include <vector>
 
 #include "src/base/clock.hpp"
 #include "src/tools/axon/commands.hpp"
@@ -151,8 +155,10 @@ class MonitorCommand final : public Command {
     for (const std::string& problem : stats->problems) {
       round.notes.push_back("statistics not read: " + problem);
     }
-    if (const std::string notes = view_notes(*view); !notes.empty()) {
-      round.notes.push_back(notes.substr(0, notes.size() - 1));
+    if (std::string notes = view_notes(*view); !notes.empty()) {
+      notes.pop_back();                               // its newline: the notes are printed one per line
+      constexpr std::string_view kPrefix = "note: ";  // the lock note has it already; printed with it below
+      round.notes.push_back(notes.starts_with(kPrefix) ? notes.substr(kPrefix.size()) : notes);
     }
     return round;
   }
