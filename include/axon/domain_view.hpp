@@ -193,6 +193,7 @@ struct TopicConnections {
 /// Percentiles are the upper edges of log buckets (two per power of two).
 struct SubscriberLatencyView {
   std::uint64_t subscriber_id = 0;  ///< As EndpointView::endpoint_id.
+  std::string topic;
   std::string node;
   std::int32_t pid = 0;
   std::uint64_t taken = 0;  ///< Every take of the subscriber's life.
@@ -214,6 +215,33 @@ struct SubscriberLatencyView {
 [[nodiscard]] Result<std::vector<SubscriberLatencyView>> read_topic_latency(const DomainAddress& address,
                                                                             const std::string& topic,
                                                                             std::vector<std::string>& problems);
+
+/// One publisher's traffic, as the publishing thread counts it in its
+/// node's statistics segment (live: each count exact for its moment).
+struct PublisherTrafficView {
+  std::uint64_t publisher_id = 0;  ///< As EndpointView::endpoint_id.
+  std::string topic;
+  std::string node;
+  std::int32_t pid = 0;
+  std::uint64_t published = 0;  ///< Messages published, whether any subscriber queued them or not.
+  /// Their payload bytes as published (a serialized message's encoded size,
+  /// a raw struct's sizeof); chunk headers and unused chunk space not counted.
+  std::uint64_t published_bytes = 0;
+};
+
+/// What the nodes' statistics segments on this host say (read-only, no
+/// lock): every publisher's traffic and every subscriber's latency.
+struct LiveStatsView {
+  std::vector<PublisherTrafficView> publishers;
+  std::vector<SubscriberLatencyView> subscribers;
+  /// Files or entries that could not be read, with why.
+  std::vector<std::string> problems;
+};
+
+/// Reads every statistics segment of the domain once (the whole of what
+/// read_topic_latency() filters by topic). An error only when the shm
+/// directory cannot be listed.
+[[nodiscard]] Result<LiveStatsView> read_live_stats(const DomainAddress& address);
 
 /// What clean_domain() removed.
 struct CleanReport {

@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <functional>
 #include <memory>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -18,6 +19,7 @@
 #include "axon/axon.hpp"
 #include "tests/support/child_process.hpp"
 #include "tests/support/common/run_command.hpp"
+#include "tests/support/pty_child.hpp"
 #include "tests/support/test_messages.hpp"
 
 namespace axon::tools {
@@ -144,14 +146,14 @@ ChildProcess holding_child() {
 }
 
 /// "cli_ticker" publishes on "cli/ticks" every 5 ms (about 200 Hz) and "cli_drain" takes everything: a topic with a
-/// known rate.
-ChildProcess ticking_child() {
+/// known rate. Another `topic` and `period` make another ticker.
+ChildProcess ticking_child(const std::string& topic = "cli/ticks", std::chrono::milliseconds period = 5ms) {
   const std::uint32_t domain = test_domain();
-  return ChildProcess::fork_and_run([domain]() -> int {
+  return ChildProcess::fork_and_run([domain, topic, period]() -> int {
     NodeOptions options;
     options.domain_id = domain;
     auto node = Node::create("cli_ticker", options);
-    auto pub = node ? (*node)->advertise<TestMessage>("cli/ticks") : Error(ErrorCode::kClosed, "no node");
+    auto pub = node ? (*node)->advertise<TestMessage>(topic) : Error(ErrorCode::kClosed, "no node");
     if (!pub) {
       return 1;
     }
@@ -162,7 +164,7 @@ ChildProcess ticking_child() {
       if (auto loan = (*pub)->loan()) {
         (void)(*pub)->publish(std::move(*loan));
       }
-      next += std::chrono::milliseconds(5);
+      next += period;
       std::this_thread::sleep_until(next);
     }
   });
@@ -186,6 +188,21 @@ ChildProcess draining_child() {
       std::this_thread::sleep_for(std::chrono::milliseconds(2));
     }
   });
+}
+
+/// Waits (at most 20 s) until a subscriber of `topic` has a measured take in its node's statistics: the drain's
+/// connection to a new publisher may take a liveness round on a loaded machine.
+bool takes_measured(const std::string& topic) {
+  const auto give_up = std::chrono::steady_clock::now() + 20s;
+  while (std::chrono::steady_clock::now() < give_up) {
+    const test::CommandOutput delay = axon({"topic", "delay", topic, "--count", "1", "--json"});
+    const YAML::Node subscribers = YAML::Load(delay.output)["rounds"][0]["subscribers"];
+    if (delay.exit_code == 0 && subscribers.size() > 0 && subscribers[0]["count"].as<std::uint64_t>() > 0) {
+      return true;
+    }
+    std::this_thread::sleep_for(100ms);
+  }
+  return false;
 }
 
 bool domain_files_left() {
@@ -454,9 +471,11 @@ TEST_F(AxonGraphCommands, MonitorMeasuresATopicsRateAndStopsByCountOrOnCtrlC) {
   ASSERT_TRUE(children[0].wait_for_line("READY", 20s)) << children[0].output();
   children.push_back(ticking_child());
   ASSERT_TRUE(children[1].wait_for_line("READY", 20s)) << children[1].output();
+  ASSERT_TRUE(takes_measured("cli/ticks"));
 
   const test::CommandOutput run = axon({"monitor", "--count", "4", "--interval", "0.5", "--json"});
   ASSERT_EQ(run.exit_code, 0) << run.output;
+  SCOPED_TRACE(run.output);  // a member that is null where a number is expected throws
   const YAML::Node rounds = YAML::Load(run.output)["rounds"];
   ASSERT_EQ(rounds.size(), 4U) << run.output;
   EXPECT_TRUE(rounds[0]["topics"][0]["rate_hz"].IsNull()) << "no rate before a second look: " << run.output;
@@ -468,6 +487,14 @@ TEST_F(AxonGraphCommands, MonitorMeasuresATopicsRateAndStopsByCountOrOnCtrlC) {
   EXPECT_GT(last["rate_hz"].as<double>(), 60.0) << run.output;
   EXPECT_LT(last["rate_hz"].as<double>(), 600.0) << run.output;
   EXPECT_DOUBLE_EQ(last["dropped_per_s"].as<double>(), 0.0) << run.output;
+  // Bandwidth: the same publishes counted in payload bytes (read a moment apart: a message may fall between).
+  const double bytes_per_message = last["bandwidth_bytes_per_s"].as<double>() / last["rate_hz"].as<double>();
+  EXPECT_NEAR(bytes_per_message, static_cast<double>(sizeof(TestMessage)), 0.1 * sizeof(TestMessage)) << run.output;
+  // Latency from the drain's takes, and its queue (default depth) as the fullest.
+  EXPECT_GT(last["latency_p50_ns"].as<std::int64_t>(), 0) << run.output;
+  EXPECT_LE(last["latency_p50_ns"].as<std::int64_t>(), last["latency_p99_ns"].as<std::int64_t>()) << run.output;
+  EXPECT_EQ(last["fullest_queue"]["depth"].as<std::uint32_t>(), SubscriberQos{}.depth) << run.output;
+  EXPECT_LE(last["fullest_queue"]["queued"].as<std::uint32_t>(), SubscriberQos{}.depth) << run.output;
 
   // Until Ctrl-C by default: SIGINT ends it with its one document.
   ChildProcess monitor =
@@ -477,6 +504,121 @@ TEST_F(AxonGraphCommands, MonitorMeasuresATopicsRateAndStopsByCountOrOnCtrlC) {
   EXPECT_EQ(monitor.wait(10s), 0) << monitor.output();
   const YAML::Node doc = YAML::Load(monitor.output());
   EXPECT_GE(doc["rounds"].size(), 1U) << monitor.output();
+}
+
+TEST_F(AxonGraphCommands, MonitorSortsTopicsByTheChosenFigureAndPrintsATablePerLookOverAPipe) {
+  children.push_back(ticking_child("cli/b_fast", 5ms));  // about 200 Hz; second by name, first by rate
+  ASSERT_TRUE(children[0].wait_for_line("READY", 20s)) << children[0].output();
+  children.push_back(ticking_child("cli/a_slow", 50ms));  // about 20 Hz
+  ASSERT_TRUE(children[1].wait_for_line("READY", 20s)) << children[1].output();
+
+  const auto names = [](const YAML::Node& topics) {
+    std::vector<std::string> out;
+    for (const YAML::Node& t : topics) {
+      out.push_back(t["name"].as<std::string>());
+    }
+    return out;
+  };
+  const test::CommandOutput by_name = axon({"monitor", "--count", "2", "--interval", "0.5", "--json"});
+  ASSERT_EQ(by_name.exit_code, 0) << by_name.output;
+  EXPECT_EQ(YAML::Load(by_name.output)["sort"].as<std::string>(), "name");
+  EXPECT_EQ(names(YAML::Load(by_name.output)["rounds"][1]["topics"]),
+            (std::vector<std::string>{"cli/a_slow", "cli/b_fast"}));
+
+  const test::CommandOutput by_rate =
+      axon({"monitor", "--count", "2", "--interval", "0.5", "--sort", "rate", "--json"});
+  ASSERT_EQ(by_rate.exit_code, 0) << by_rate.output;
+  const YAML::Node topics = YAML::Load(by_rate.output)["rounds"][1]["topics"];
+  ASSERT_EQ(names(topics), (std::vector<std::string>{"cli/b_fast", "cli/a_slow"})) << by_rate.output;
+  EXPECT_GT(topics[0]["rate_hz"].as<double>(), topics[1]["rate_hz"].as<double>()) << by_rate.output;
+  // Bandwidth follows the rate: the same order.
+  const test::CommandOutput by_bandwidth =
+      axon({"monitor", "--count", "2", "--interval", "0.5", "--sort", "bandwidth", "--json"});
+  ASSERT_EQ(by_bandwidth.exit_code, 0) << by_bandwidth.output;
+  EXPECT_EQ(names(YAML::Load(by_bandwidth.output)["rounds"][1]["topics"]),
+            (std::vector<std::string>{"cli/b_fast", "cli/a_slow"}));
+
+  EXPECT_EQ(axon({"monitor", "--sort", "colour", "--count", "1"}).exit_code, 2) << "an unknown key is a usage error";
+
+  // Over a pipe: one table per look, no terminal control sequences.
+  const test::CommandOutput text = axon({"monitor", "--count", "2", "--interval", "0.3", "--sort", "rate"});
+  ASSERT_EQ(text.exit_code, 0) << text.output;
+  EXPECT_EQ(text.output.find('\x1b'), std::string::npos) << text.output;
+  std::size_t tables = 0;
+  for (std::size_t at = text.output.find("TOPIC"); at != std::string::npos; at = text.output.find("TOPIC", at + 1)) {
+    ++tables;
+  }
+  EXPECT_EQ(tables, 2U) << text.output;
+  for (const char* column : {"RATE_HZ", "BANDWIDTH", "P50_US", "P99_US", "DROPPED/S", "FULLEST"}) {
+    EXPECT_NE(text.output.find(column), std::string::npos) << column << " in " << text.output;
+  }
+  const std::size_t second = text.output.rfind("TOPIC");
+  EXPECT_LT(text.output.find("cli/b_fast", second), text.output.find("cli/a_slow", second)) << text.output;
+}
+
+/// The last screen a terminal program drew: what follows its last "home, clear screen".
+std::string last_screen(const std::string& output) {
+  const std::string clear = "\x1b[H\x1b[2J";
+  const std::size_t at = output.rfind(clear);
+  return at == std::string::npos ? std::string() : output.substr(at + clear.size());
+}
+
+/// The number in column `column` (0: the topic) of the row of `topic` on `screen`; negative when there is none.
+double screen_figure(const std::string& screen, const std::string& topic, std::size_t column) {
+  std::istringstream lines(screen);
+  for (std::string line; std::getline(lines, line);) {
+    std::istringstream cells(line);
+    std::vector<std::string> row;
+    for (std::string cell; cells >> cell;) {
+      row.push_back(cell);
+    }
+    if (row.size() > column && row[0] == topic) {
+      try {
+        return std::stod(row[column]);
+      } catch (const std::exception&) {
+        return -1;  // "-": not measured yet
+      }
+    }
+  }
+  return -1;
+}
+
+TEST_F(AxonGraphCommands, MonitorOnATerminalRedrawsOneScreenInPlaceAndCtrlCRestoresTheTerminal) {
+  children.push_back(draining_child());
+  ASSERT_TRUE(children[0].wait_for_line("READY", 20s)) << children[0].output();
+  children.push_back(ticking_child());
+  ASSERT_TRUE(children[1].wait_for_line("READY", 20s)) << children[1].output();
+
+  test::PtyChild monitor = test::PtyChild::spawn(
+      {kAxon, "--domain", std::to_string(test_domain()), "monitor", "--interval", "0.3"}, 160, 30);
+  // A screen whose cli/ticks row has a rate (the second look on).
+  ASSERT_TRUE(monitor.read_until(
+      [](const std::string& out) { return screen_figure(last_screen(out), "cli/ticks", 3) >= 0; }, 20s))
+      << monitor.output();
+  EXPECT_EQ(monitor.output().find("\x1b[?1049h"), 0U) << "the alternate screen first";
+  const std::string screen = last_screen(monitor.output());
+  EXPECT_NE(screen.find("axon monitor - domain " + std::to_string(test_domain())), std::string::npos) << screen;
+  EXPECT_NE(screen.find("every 0.3 s - sorted by name"), std::string::npos) << screen;
+  EXPECT_NE(screen.find("TOPIC"), std::string::npos) << screen;
+  // About 200 Hz; wide bounds: the machine is shared and a sleep may run late.
+  const double rate = screen_figure(screen, "cli/ticks", 3);
+  EXPECT_GT(rate, 60.0) << screen;
+  EXPECT_LT(rate, 600.0) << screen;
+  EXPECT_EQ(monitor.output().find("t="), std::string::npos) << "no pipe tables on a terminal";
+
+  // A key changes the order at once.
+  monitor.type("r");
+  EXPECT_TRUE(monitor.read_until(
+      [](const std::string& out) { return last_screen(out).find("sorted by rate") != std::string::npos; }, 10s))
+      << monitor.output();
+
+  monitor.type("\x03");  // Ctrl-C: the terminal sends SIGINT
+  EXPECT_EQ(monitor.wait(10s), 0) << monitor.output();
+  const std::string& out = monitor.output();
+  const std::size_t restored = out.rfind("\x1b[?1049l");
+  ASSERT_NE(restored, std::string::npos) << "the screen from before: " << out;
+  EXPECT_GT(restored, out.rfind("\x1b[H\x1b[2J")) << "after the last screen";
+  EXPECT_NE(out.find("\x1b[?25h", out.rfind("\x1b[H\x1b[2J")), std::string::npos) << "the cursor shown again";
 }
 
 TEST_F(AxonGraphCommands, DelayShowsEachSubscribersLatencyFromItsNodesLiveStatistics) {

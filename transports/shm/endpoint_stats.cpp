@@ -146,6 +146,7 @@ PublisherStats& EndpointStats::open_publisher(std::uint32_t block, const StatsId
     zero(entry.live.dropped_full);
     zero(entry.live.dropped_oldest);
     zero(entry.live.dropped_timeout);
+    zero(entry.live.published_bytes);
     zero(entry.refreshed.quarantined);
     zero(entry.refreshed.rejected_by_subscribers);
     zero(entry.refreshed.at_ns);

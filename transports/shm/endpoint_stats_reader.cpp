@@ -70,6 +70,7 @@ void copy_counters(const PublisherStats& e, EndpointStatsSnapshot& out) noexcept
   out.publisher.totals.dropped_full = e.live.dropped_full.load(std::memory_order_relaxed);
   out.publisher.totals.dropped_oldest = e.live.dropped_oldest.load(std::memory_order_relaxed);
   out.publisher.totals.dropped_timeout = e.live.dropped_timeout.load(std::memory_order_relaxed);
+  out.published_bytes = e.live.published_bytes.load(std::memory_order_relaxed);
   out.publisher.totals.quarantined = e.refreshed.quarantined.load(std::memory_order_relaxed);
   out.publisher.totals.high_water = e.refreshed.high_water.load(std::memory_order_relaxed);
   out.publisher.rejected_by_subscribers = e.refreshed.rejected_by_subscribers.load(std::memory_order_relaxed);

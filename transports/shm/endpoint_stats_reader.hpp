@@ -39,7 +39,8 @@ struct EndpointStatsSnapshot {
   /// live; quarantined, high_water and rejected_by_subscribers as of
   /// `refreshed_at_ns`; subscribers_unconnected is not kept (0).
   PublisherCounters publisher;
-  std::uint32_t subscribers = 0;  ///< Publishers: connected subscribers as of refreshed_at_ns.
+  std::uint32_t subscribers = 0;      ///< Publishers: connected subscribers as of refreshed_at_ns.
+  std::uint64_t published_bytes = 0;  ///< Publishers: the payload bytes of `publisher.published` (live).
 
   /// Subscribers: taken, rejected and publishers_lost are live; the queue
   /// counters as of `refreshed_at_ns`; publishers_unconnected is not kept (0).

@@ -120,7 +120,7 @@ class ShmPublisherPort final : public PublisherPort, public StatsSource {
   void release_undelivered(ChunkHeader* chunk, const ConnectionSet& not_delivered) noexcept;
   void quarantine(Connection& conn) noexcept;
   void wake(const ConnectionSet& delivered) noexcept;
-  void count(const PublishStatus& status) noexcept;
+  void count(const PublishStatus& status, std::size_t payload_bytes) noexcept;
   std::uint64_t remember(ChunkHeader* chunk, const RingEntry& entry) noexcept;
   void adopt_joiners() noexcept;
   static std::uint64_t subscriber_id(const Connection& conn) noexcept;

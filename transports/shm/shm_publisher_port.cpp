@@ -226,7 +226,7 @@ PublishResult ShmPublisherPort::publish_with(LoanedChunk loaned, std::size_t pay
   if (delivery.not_delivered.any()) {
     release_undelivered(chunk, delivery.not_delivered);
   }
-  count(status);
+  count(status, payload_bytes);
   put_back(chunk, (history_bit | network_bit) == 0);
   // Subscribers that stayed full for their whole block_timeout_ns (reliable
   // ones too) are in status.timed_out: an outcome, never an error.
@@ -388,10 +388,11 @@ void ShmPublisherPort::wake(const ConnectionSet& delivered) noexcept {
   });
 }
 
-void ShmPublisherPort::count(const PublishStatus& status) noexcept {
+void ShmPublisherPort::count(const PublishStatus& status, std::size_t payload_bytes) noexcept {
   // The statistics entry is the only copy (counters() reads it back).
   PublisherStats::Live& live = entry_.live;
   bump(live.published);
+  add(live.published_bytes, payload_bytes);  // the same cache line as `published`: no extra line written
   add(live.queued, status.delivered);
   add(live.dropped_full, status.dropped - status.timed_out);
   add(live.dropped_oldest, status.evicted);

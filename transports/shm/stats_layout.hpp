@@ -74,6 +74,9 @@ struct alignas(kCacheLine) PublisherStats {
     std::atomic<std::uint64_t> dropped_full{0};
     std::atomic<std::uint64_t> dropped_oldest{0};
     std::atomic<std::uint64_t> dropped_timeout{0};
+    /// Payload bytes of the messages counted in `published` (their
+    /// payload_bytes as published; chunk headers and unused space not).
+    std::atomic<std::uint64_t> published_bytes{0};
   } live;
   /// Copied from the connections in the pool by the node's service thread
   /// once a second (relaxed stores, single writer).
@@ -165,7 +168,8 @@ static_assert(std::is_trivially_destructible_v<PublisherStats> && std::is_trivia
               "nothing to destroy in shared memory");
 
 /// Changes with anything above (checked by readers through the header's ABI hash).
-inline constexpr std::uint32_t kStatsLayoutVersion = 1;
+/// 2: PublisherStats::Live::published_bytes (in the line's spare bytes: the sizes did not change).
+inline constexpr std::uint32_t kStatsLayoutVersion = 2;
 
 constexpr std::uint64_t stats_abi_hash() noexcept {
   std::uint64_t h = 0xcbf29ce484222325ULL;

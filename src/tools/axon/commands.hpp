@@ -19,7 +19,7 @@ namespace axon::tools {
 [[nodiscard]] std::unique_ptr<Command> make_node_info_command();
 /// `axon pool [NODE]`: chunks per class and who holds them (graph/pool_command.cpp).
 [[nodiscard]] std::unique_ptr<Command> make_pool_command();
-/// `axon monitor`: every topic's rate, deliveries, drops and queued messages, refreshed (graph/monitor_command.cpp).
+/// `axon monitor`: every topic's rate, bandwidth, latency, drops and queues, refreshed like top (graph/monitor_*.cpp).
 [[nodiscard]] std::unique_ptr<Command> make_monitor_command();
 /// `axon clean`: removes what dead processes left of a domain (graph/clean_command.cpp).
 [[nodiscard]] std::unique_ptr<Command> make_clean_command();

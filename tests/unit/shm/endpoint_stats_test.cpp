@@ -140,6 +140,7 @@ TEST(EndpointStats, AReaderProcessSeesTheCountersAndLatencyOfAnotherProcessWitho
   ASSERT_NE(pub, nullptr);
   EXPECT_EQ(pub->topic, "stats/ticks");
   EXPECT_EQ(pub->publisher.published, kMessages + kBurst);
+  EXPECT_EQ(pub->published_bytes, (kMessages + kBurst) * sizeof(Tick));
   EXPECT_EQ(pub->publisher.totals.queued, kMessages + kBurst);
   EXPECT_EQ(pub->publisher.totals.dropped_full + pub->publisher.totals.dropped_oldest, 0U);
   EXPECT_EQ(pub->subscribers, 1U);

@@ -1,63 +1,78 @@
-// `axon monitor`: the domain's topics on this host refreshed every interval, with the message rate, what reached
-// the subscribers and what was dropped since the last look, and what waits in their queues.
-#include <fmt/format.h>
+// `axon monitor`: the domain's topics on this host, looked at every interval: each topic's rate and bandwidth,
+// its subscribers' latency, what reached them and what was dropped since the last look, and what waits in their
+// queues. On a terminal one screen redrawn in place (like top), over a pipe a table per look.
+#include <unistd.h>
 
 #include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
 #include <utility>
+#include <vector>
 
 #include "src/base/clock.hpp"
 #include "src/tools/axon/commands.hpp"
 #include "src/tools/axon/graph/domain_text.hpp"
-#include "src/tools/axon/graph/queue_rates.hpp"
+#include "src/tools/axon/graph/monitor_round.hpp"
+#include "src/tools/axon/graph/monitor_screen.hpp"
 #include "src/tools/axon/graph/rounds.hpp"
-#include "src/tools/axon/text_table.hpp"
 #include "src/tools/axon/topic/watch.hpp"
 
 namespace axon::tools {
 namespace {
 
-/// One topic in one round.
-struct TopicRound {
-  std::string name;
-  std::size_t publishers = 0;
-  std::size_t subscribers = 0;
-  double rate_hz = -1;  ///< Messages its publishers sent per second (-1: not known yet, or no queue here).
-  double delivered_per_s = -1;
-  double dropped_per_s = -1;
-  std::uint64_t queued = 0;
-};
-
-struct Round {
-  double at_s = 0;  ///< Since the monitor started.
-  std::vector<TopicRound> topics;
-  std::vector<std::string> notes;
-};
-
 class MonitorCommand final : public Command {
  public:
   CLI::App& add_to(CLI::App& app) override {
-    CLI::App* sub = app.add_subcommand("monitor", "The domain's topics with their rates, refreshed until Ctrl-C");
+    CLI::App* sub = app.add_subcommand(
+        "monitor", "The domain's topics with their rate, bandwidth, latency and queues, redrawn like top until Ctrl-C");
     rounds_.add_to(*sub);
+    sub->add_option("--sort", sort_,
+                    "Order of the topics: name (A..Z), or largest first: rate, bandwidth, p99, "
+                    "drops, queued")
+        ->check(CLI::IsMember(sort_words()))
+        ->capture_default_str();
     sub->footer(
-        "RATE is what the topic's publishers on this host sent per second (each publisher's busiest queue: "
-        "delivered plus dropped), DELIVERED/s and DROPPED/s are summed over the subscribers on this host, QUEUED "
-        "is what waits in their queues now. A topic without a subscriber on this host shows no rate (its "
-        "messages leave the host or go nowhere). Counters come from the publishing nodes' pools, as in "
-        "`axon topic info`. With --json, one document when it stops. Exit status: 0, 1 when the registry cannot "
-        "be read, 2 on a usage error.");
+        "Columns (per topic, for its endpoints on this host):\n"
+        "  PUB, SUB      publishers and subscribers.\n"
+        "  RATE_HZ       messages its publishers published per second (whether a subscriber queued them or not).\n"
+        "  BANDWIDTH     their payload bytes per second, as published: a serialized message's encoded size, a raw\n"
+        "                struct's sizeof; chunk headers and unused chunk space are not counted.\n"
+        "  P50_US/P99_US latency from publish to take() in microseconds over the last 10 s or so, the largest over\n"
+        "                the topic's subscribers (upper edges of log buckets, as `axon topic delay` prints them).\n"
+        "  DELIVERED/S   messages queued for its subscribers per second, summed over them.\n"
+        "  DROPPED/S     messages not queued for them per second (queue full, oldest evicted, blocking publish timed\n"
+        "                out), summed over them.\n"
+        "  QUEUED        messages waiting in their queues now; FULLEST the fullest queue as queued/depth.\n"
+        "Rates need two looks: '-' (null with --json) until then, and for a topic without a publisher (or, for\n"
+        "DELIVERED/S and DROPPED/S, without a subscriber) on this host. Rate and bandwidth come from the publishing\n"
+        "threads' counters and latency from the takes, in each node's statistics segment (docs/design/live-stats.md);\n"
+        "the queue figures from the publishing nodes' pools, as in `axon topic info`.\n\n"
+        "On a terminal the screen is redrawn in place every interval and keys change the order (n r b p d u: name,\n"
+        "rate, bandwidth, p99, drops, queued; q quits); over a pipe, a table per look; with --json, one document\n"
+        "when it stops. Exit status: 0, 1 when the registry cannot be read, 2 on a usage error.");
     return *sub;
   }
 
   int run(const GlobalOptions& globals, std::FILE* out) override {
-    const StopOnSignals stop;  // Ctrl-C ends the monitor after its current look
+    const StopOnSignals stop;  // Ctrl-C ends the monitor after its current look (and puts the terminal back)
+    sort_key_ = *parse_sort(sort_);
+    if (!globals.json && ::isatty(::fileno(out)) == 1) {
+      Result<void> ran;
+      {
+        TerminalScreen screen(out);
+        ran = run_on_screen(globals, screen);
+      }  // the terminal as it was before the error is printed
+      return ran ? kExitOk : report_error(ran.error());
+    }
     std::vector<Round> rounds;
     auto ran = rounds_.run([&](std::int64_t start_ns) -> Result<void> {
-      auto round = look(globals, monotonic_now_ns(), start_ns);
+      auto round = look(globals, start_ns);
       if (!round) {
         return round.error();
       }
       if (!globals.json) {
-        print(out, text_of(*round));
+        print(out, monitor_pipe_text(*round));
         std::fflush(out);
       }
       rounds.push_back(std::move(*round));
@@ -67,13 +82,60 @@ class MonitorCommand final : public Command {
       return report_error(ran.error());
     }
     if (globals.json) {
-      print(out, json_of(globals, rounds) + "\n");
+      print(out, monitor_json(globals.domain_id, sort_key_, rounds) + "\n");
     }
     return kExitOk;
   }
 
  private:
-  Result<Round> look(const GlobalOptions& globals, std::int64_t now_ns, std::int64_t start_ns) {
+  Result<void> run_on_screen(const GlobalOptions& globals, TerminalScreen& screen) {
+    Round last;
+    auto draw = [&] {
+      const ScreenHeader header{.domain_id = globals.domain_id,
+                                .interval_s = rounds_.interval_s,
+                                .sort = sort_key_,
+                                .keys = screen.reads_keys()};
+      screen.draw(monitor_screen_text(last, header, screen.rows()));
+    };
+    return rounds_.run(
+        [&](std::int64_t start_ns) -> Result<void> {
+          auto round = look(globals, start_ns);
+          if (!round) {
+            return round.error();
+          }
+          last = std::move(*round);
+          draw();
+          return {};
+        },
+        [&] {
+          while (const auto key = screen.key()) {
+            if (*key == 'q') {
+              return false;
+            }
+            if (const auto sort = sort_for_key(*key)) {
+              sort_key_ = *sort;
+              sort_topics(last.topics, sort_key_);
+              draw();  // at once, with the figures of the last look
+            }
+          }
+          return true;
+        });
+  }
+
+  static std::optional<MonitorSort> sort_for_key(char key) noexcept {
+    switch (key) {
+      case 'n': return MonitorSort::kName;
+      case 'r': return MonitorSort::kRate;
+      case 'b': return MonitorSort::kBandwidth;
+      case 'p': return MonitorSort::kP99;
+      case 'd': return MonitorSort::kDrops;
+      case 'u': return MonitorSort::kQueued;
+      default: return std::nullopt;
+    }
+  }
+
+  /// Reads the registry, the publishers' queues and the live statistics once.
+  Result<Round> look(const GlobalOptions& globals, std::int64_t start_ns) {
     const DomainAddress address{.domain_id = globals.domain_id, .shm_dir = {}};
     auto view = read_view(globals);
     if (!view) {
@@ -83,82 +145,30 @@ class MonitorCommand final : public Command {
     if (!queues) {
       return queues.error();
     }
-    Round round{.at_s = static_cast<double>(now_ns - start_ns) / 1e9, .topics = {}, .notes = queues->unreadable};
-    if (const std::string notes = view_notes(*view); !notes.empty()) {
-      round.notes.push_back(notes.substr(0, notes.size() - 1));
+    auto stats = read_live_stats(address);
+    if (!stats) {
+      return stats.error();
     }
-    for (const TopicView& t : view->topics) {
-      TopicRound r{.name = t.name,
-                   .publishers = endpoints_of_topic(*view, GraphEndpointKind::kPublisher, t.slot),
-                   .subscribers = endpoints_of_topic(*view, GraphEndpointKind::kSubscriber, t.slot)};
-      for (const ConnectionView& c : queues->connections) {
-        r.queued += c.topic_slot == t.slot ? c.queued : 0;
-      }
-      const TopicRates rates = topic_rates(t.slot, seen_, queues->connections, now_ns);
-      r.rate_hz = rates.rate_hz;
-      r.delivered_per_s = rates.delivered_per_s;
-      r.dropped_per_s = rates.dropped_per_s;
-      round.topics.push_back(std::move(r));
+    Round round = counters_.look(*view, *queues, *stats, monotonic_now_ns(), start_ns);
+    sort_topics(round.topics, sort_key_);
+    round.notes = queues->unreadable;
+    for (const std::string& problem : stats->problems) {
+      round.notes.push_back("statistics not read: " + problem);
     }
-    seen_ = sample_queues(queues->connections, now_ns);
+    if (std::string notes = view_notes(*view); !notes.empty()) {
+      notes.pop_back();                               // its newline: the notes are printed one per line
+      constexpr std::string_view kPrefix = "note: ";  // the lock note has it already; printed with it below
+      round.notes.push_back(notes.starts_with(kPrefix) ? notes.substr(kPrefix.size()) : notes);
+    }
     return round;
-  }
-
-  static std::string rate_text(double value) { return value < 0 ? "-" : fmt::format("{:.1f}", value); }
-
-  static std::string text_of(const Round& round) {
-    TextTable table({"TOPIC", "PUBLISHERS", "SUBSCRIBERS", "RATE_HZ", "DELIVERED/S", "DROPPED/S", "QUEUED"});
-    for (std::size_t column = 1; column < 7; ++column) {
-      table.set_align(column, Align::kRight);
-    }
-    for (const TopicRound& t : round.topics) {
-      table.add_row({t.name, std::to_string(t.publishers), std::to_string(t.subscribers), rate_text(t.rate_hz),
-                     rate_text(t.delivered_per_s), rate_text(t.dropped_per_s), std::to_string(t.queued)});
-    }
-    std::string text = fmt::format("t={:.1f}s\n{}", round.at_s, table.rows() == 0 ? "no topics\n" : table.render());
-    for (const std::string& note : round.notes) {
-      text += "note: " + note + "\n";
-    }
-    return text + "\n";
-  }
-
-  static std::string json_of(const GlobalOptions& globals, const std::vector<Round>& rounds) {
-    JsonWriter json;
-    json.begin_object().member("domain", globals.domain_id).key("rounds").begin_array();
-    for (const Round& round : rounds) {
-      json.begin_object().member("t_s", round.at_s).key("topics").begin_array();
-      for (const TopicRound& t : round.topics) {
-        json.begin_object()
-            .member("name", t.name)
-            .member("publishers", t.publishers)
-            .member("subscribers", t.subscribers);
-        // Not measured yet: null, not a made-up zero.
-        for (const auto& [name, value] :
-             {std::pair{"rate_hz", t.rate_hz}, std::pair{"delivered_per_s", t.delivered_per_s},
-              std::pair{"dropped_per_s", t.dropped_per_s}}) {
-          json.key(name);
-          if (value < 0) {
-            json.null_value();
-          } else {
-            json.value(value);
-          }
-        }
-        json.member("queued", t.queued).end_object();
-      }
-      json.end_array().key("notes").begin_array();
-      for (const std::string& note : round.notes) {
-        json.value(note);
-      }
-      json.end_array().end_object();
-    }
-    json.end_array().end_object();
-    return json.text();
   }
 
   static constexpr std::int64_t kPatienceNs = 200'000'000;  ///< Per publishing node, per look.
 
   RoundOptions rounds_;
-  QueueSample seen_;  ///< The queues at the last look.
+  std::string sort_ = "name";
+  MonitorSort sort_key_ = MonitorSort::kName;
+  MonitorCounters counters_;
 };
 
 }  // namespace

@@ -31,14 +31,16 @@ struct RoundOptions {
   }
 
   /// Calls `look(start_ns)` at once, then every interval, until --count looks, --duration or Ctrl-C (which a
-  /// StopOnSignals of the caller catches); the first error a look returns ends it and is returned.
-  Result<void> run(const std::function<Result<void>(std::int64_t start_ns)>& look) const {
+  /// StopOnSignals of the caller catches); the first error a look returns ends it and is returned. `idle` (when
+  /// set) runs every 50 ms or so between looks (the monitor reads keys there); false from it stops like Ctrl-C.
+  Result<void> run(const std::function<Result<void>(std::int64_t start_ns)>& look,
+                   const std::function<bool()>& idle = {}) const {
     const std::int64_t start_ns = monotonic_now_ns();
     const std::int64_t end_ns = duration_s > 0 ? start_ns + static_cast<std::int64_t>(duration_s * 1e9)
                                                : std::numeric_limits<std::int64_t>::max();
     std::int64_t next_ns = start_ns;
     for (std::uint64_t n = 0; !StopOnSignals::requested() && (count == 0 || n < count); ++n) {
-      if (n > 0 && !sleep_until(next_ns, end_ns)) {
+      if (n > 0 && !sleep_until(next_ns, end_ns, idle)) {
         break;
       }
       if (auto looked = look(start_ns); !looked) {
@@ -51,11 +53,12 @@ struct RoundOptions {
 
  private:
   /// Sleeps until `deadline_ns` in steps of at most 50 ms, so that Ctrl-C ends it soon; false when `end_ns` came
-  /// first or Ctrl-C did (StopOnSignals::requested()).
-  [[nodiscard]] static bool sleep_until(std::int64_t deadline_ns, std::int64_t end_ns) {
+  /// first, Ctrl-C did (StopOnSignals::requested()) or `idle` said stop.
+  [[nodiscard]] static bool sleep_until(std::int64_t deadline_ns, std::int64_t end_ns,
+                                        const std::function<bool()>& idle) {
     for (;;) {
       const std::int64_t now_ns = monotonic_now_ns();
-      if (StopOnSignals::requested() || now_ns >= end_ns) {
+      if (StopOnSignals::requested() || now_ns >= end_ns || (idle && !idle())) {
         return false;
       }
       if (now_ns >= deadline_ns) {
