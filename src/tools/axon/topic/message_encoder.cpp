@@ -37,7 +37,7 @@ class FlatBuffersEncoder final : public MessageEncoder {
 
   [[nodiscard]] std::size_t size() const override { return parser_.builder_.GetSize(); }
 
-  std::size_t write(std::span<std::byte> out) const override {
+  [[nodiscard]] std::size_t write(std::span<std::byte> out) const override {
     const std::size_t bytes = size();
     std::memcpy(out.data(), parser_.builder_.GetBufferPointer(), bytes);
     return bytes;
@@ -91,7 +91,7 @@ class ProtobufEncoder final : public MessageEncoder {
 
   [[nodiscard]] std::size_t size() const override { return size_; }
 
-  std::size_t write(std::span<std::byte> out) const override {
+  [[nodiscard]] std::size_t write(std::span<std::byte> out) const override {
     (void)message_->SerializeToArray(out.data(), static_cast<int>(size_));  // sized by ByteSizeLong() above
     return size_;
   }

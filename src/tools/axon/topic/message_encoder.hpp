@@ -35,7 +35,7 @@ class MessageEncoder {
   [[nodiscard]] virtual std::size_t size() const = 0;
   /// Writes the message parse() read into `out` (at least size() bytes: a loaned chunk). Returns the bytes
   /// written (size()).
-  virtual std::size_t write(std::span<std::byte> out) const = 0;
+  [[nodiscard]] virtual std::size_t write(std::span<std::byte> out) const = 0;
 
  protected:
   MessageEncoder() = default;
