@@ -1,8 +1,10 @@
-// Node::subscribe_any(): a subscription to a topic of whatever type the
-// domain records for it (axon/any_subscription.hpp).
+// Node::subscribe_any() and Node::advertise_any(): a subscription to, and a
+// publication on, a topic of whatever type the domain records for it
+// (axon/any_subscription.hpp, axon/any_publication.hpp).
 #include <chrono>
 #include <string>
 
+#include "axon/any_publication.hpp"
 #include "axon/any_subscription.hpp"
 #include "axon/node.hpp"
 
@@ -33,6 +35,30 @@ Result<AnySubscription> Node::subscribe_any(std::string_view topic, const AnySub
     return subscriber.error();
   }
   return AnySubscription{.subscriber = std::move(*subscriber), .topic = std::move(*record)};
+}
+
+Result<AnyPublication> Node::advertise_any(std::string_view topic, const AnyPublicationOptions& options) {
+  if (topic.empty()) {
+    return Error(ErrorCode::kInvalidArgument, "advertise_any(): the topic name is empty");
+  }
+  auto record = transport_->find_topic(topic);
+  if (!record) {
+    return record.error();
+  }
+  // The largest payload the topic declares (its first endpoint's
+  // max_payload_bytes) unless the QoS names one: refused up front, like any
+  // publisher of the topic, when this node's pool has no chunk that large.
+  PublisherQos qos = publisher_qos_for(topic, options.qos);
+  if (qos.max_payload_bytes == 0) {
+    qos.max_payload_bytes = record->max_payload_bytes;
+  }
+  // The recorded identity as it is (name, serializer, hash, and a raw
+  // struct's size): the type check every endpoint of the topic passed.
+  auto publisher = make_publisher<Bytes>(topic, qos, record->type);
+  if (!publisher) {
+    return publisher.error();
+  }
+  return AnyPublication{.publisher = std::move(*publisher), .topic = std::move(*record)};
 }
 
 }  // namespace axon

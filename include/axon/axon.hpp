@@ -1,6 +1,7 @@
 // axon: zero-copy publish/subscribe. Include this one header.
 #pragma once
 
+#include "axon/any_publication.hpp"        // IWYU pragma: export
 #include "axon/any_subscription.hpp"       // IWYU pragma: export
 #include "axon/block_pool.hpp"             // IWYU pragma: export
 #include "axon/bytes.hpp"                  // IWYU pragma: export

@@ -15,6 +15,7 @@
 #include <utility>
 #include <vector>
 
+#include "axon/any_publication.hpp"
 #include "axon/any_subscription.hpp"
 #include "axon/bytes.hpp"
 #include "axon/callback_subscription.hpp"
@@ -219,6 +220,23 @@ class Node {
   /// lock, reads the schema file.
   Result<AnySubscription> subscribe_any(std::string_view topic, const AnySubscriptionOptions& options = {});
 
+  /// A publisher of `topic` for a program that does not know its type
+  /// (axon/any_publication.hpp): a bytes publisher that joins the topic as
+  /// the type the domain records for it (never a type mismatch: typed
+  /// subscribers take its messages as a typed publisher's, after their usual
+  /// verification), with the topic's record (type and schema, as
+  /// Transport::find_topic() reads them) to encode messages from. A topic no
+  /// endpoint has yet is refused (kNotFound: there is no type to adopt). QoS
+  /// and limits as advertise(); loans as advertise_bytes() (a raw struct's
+  /// exactly its size). Slow path: allocates, takes the domain lock, reads
+  /// the schema file.
+  Result<AnyPublication> advertise_any(std::string_view topic, const AnyPublicationOptions& options = {});
+  /// `topic` as the domain records it (Transport::find_topic()): its type
+  /// identity as registered and the schema its first endpoint with one
+  /// stored, for a program that checks a topic before it joins it.
+  /// kNotFound when no endpoint of this host has it. Slow path, as above.
+  Result<TopicRecord> find_topic(std::string_view topic) { return transport_->find_topic(topic); }
+
   [[nodiscard]] const std::string& name() const noexcept { return name_; }
   [[nodiscard]] std::uint32_t domain_id() const noexcept { return domain_id_; }
   /// Free and total chunks per class of this node's pool.
@@ -314,8 +332,14 @@ class Node {
     if (auto ok = check_data_path(topic, Serializer<T>::kDataPath, qos.require_zero_copy, "subscriber"); !ok) {
       return ok.error();
     }
-    auto port = transport_->subscribe(
-        describe(topic, carries ? *carries : Serializer<T>::identity(), qos.allow_compatible_evolution, 0), qos);
+    TopicDescriptor descriptor =
+        describe(topic, carries ? *carries : Serializer<T>::identity(), qos.allow_compatible_evolution, 0);
+    if (!carries) {
+      // A typed subscriber stores its schema too when no publisher did yet, so that a tool can publish to
+      // it (`axon topic pub`) before any publisher runs.
+      descriptor.schema = detail::schema_of<T>();
+    }
+    auto port = transport_->subscribe(descriptor, qos);
     if (!port) {
       return port.error();
     }

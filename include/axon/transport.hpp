@@ -28,7 +28,7 @@ struct TopicDescriptor {
   /// Same type name with another schema hash is accepted (FlatBuffers and
   /// Protobuf only): the endpoint opted in to compatible schema evolution.
   bool allow_compatible_evolution = false;
-  /// The type's schema, which a publisher stores with the topic for tools
+  /// The type's schema, which an endpoint stores with the topic for tools
   /// (docs/design/schemas.md): a FlatBuffers binary schema (.bfbs), a
   /// serialized Protobuf FileDescriptorSet, or a raw struct's field
   /// description (axon/raw_fields.hpp). Empty: none (an undescribed raw
@@ -43,7 +43,8 @@ inline constexpr std::size_t kMaxSchemaBytes = std::size_t{256} * 1024;
 
 /// A topic as the domain records it, for a program that does not know its
 /// C++ type (the `axon` tool): the identity its endpoints registered and the
-/// schema its first publisher that had one stored.
+/// schema its first endpoint that had one stored (a publisher, or a typed
+/// subscriber).
 struct TopicRecord {
   std::string name;
   /// name, hash, serializer, and for raw structs size and alignment, as

@@ -257,6 +257,9 @@ Result<std::shared_ptr<SubscriberPort>> ShmTransport::subscribe(const TopicDescr
     return Error(queue.error().code(), fmt::format("topic '{}': {}", topic.name, queue.error().message()));
   }
   static_assert(kRingCapacity == 256, "effective_queue() checks depth against 256");
+  if (auto ok = check_schema_size(topic); !ok) {
+    return ok.error();
+  }
   // Read first: a fetch that ends after it wakes the wait below.
   std::uint64_t events = peers_->fetch_events();
   std::shared_ptr<ShmSubscriberPort> port;
@@ -281,6 +284,11 @@ Result<std::shared_ptr<SubscriberPort>> ShmTransport::subscribe(const TopicDescr
     if (auto room = registry.subscriber_room(*held); !room) {
       registry.release_topic_if_unused(*held, *topic_slot);  // when this call created it
       return room.error();
+    }
+    // As a publisher does: the first endpoint with a schema stores it (docs/design/schemas.md).
+    if (auto stored = store_topic_schema(*held, registry, domain_, *topic_slot, topic.schema); !stored) {
+      registry.release_topic_if_unused(*held, *topic_slot);
+      return stored.error();
     }
     auto stats_slot = stats_->reserve_subscriber();
     if (!stats_slot) {

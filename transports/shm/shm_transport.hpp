@@ -45,7 +45,7 @@ class ShmTransport final : public Transport, public std::enable_shared_from_this
 
   /// Free and total chunks per class of this participant's pool.
   [[nodiscard]] std::vector<PoolClassStats> pool_stats() const override;
-  /// `topic`'s type as registered and the schema its first publisher with
+  /// `topic`'s type as registered and the schema its first endpoint with
   /// one stored (docs/design/schemas.md).
   Result<TopicRecord> find_topic(std::string_view topic) override;
   /// The domain's graph, from the registry (docs/design/graph-events.md).

@@ -34,7 +34,7 @@ Result<void> store_topic_schema(const DomainLockGuard& held, Registry& registry,
                                 std::uint32_t topic_slot, std::span<const std::byte> schema) {
   const TopicEntry& entry = registry.topic(held, topic_slot);
   if (schema.empty() || entry.schema_state != SchemaState::kNone) {
-    return {};  // written once: the first publisher that has a schema wins
+    return {};  // written once: the first endpoint (publisher or typed subscriber) that has a schema wins
   }
   const ShmConfig& config = domain.config();
   const std::string path = schema_file_path(config.shm_dir, config.domain_id, topic_slot, entry.generation);

@@ -1,5 +1,5 @@
 // The schemas topics carry (docs/design/schemas.md): stored by a topic's
-// first publisher that has one, in a file named from the topic's slot, and
+// first endpoint (publisher or typed subscriber) that has one, in a file named from the topic's slot, and
 // read back with the topic's record for programs that do not know its type.
 #pragma once
 

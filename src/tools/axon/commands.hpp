@@ -30,5 +30,7 @@ namespace axon::tools {
 [[nodiscard]] std::unique_ptr<Command> make_topic_hz_command();
 /// `axon topic bw`: a topic's bytes per second and message sizes (topic/bw_command.cpp).
 [[nodiscard]] std::unique_ptr<Command> make_topic_bw_command();
+/// `axon topic pub`: publishes a message given as JSON, built from the topic's stored schema (topic/pub_command.cpp).
+[[nodiscard]] std::unique_ptr<Command> make_topic_pub_command();
 
 }  // namespace axon::tools

@@ -30,7 +30,7 @@ int run(int argc, char** argv) {
   app.add_flag("--json", globals.json, "Print one JSON document instead of text");
 
   // Command groups (`axon topic list`): a group names one of its commands, which does the work.
-  CLI::App& topic = *app.add_subcommand("topic", "Topics of the domain: list, info, echo, hz, bw");
+  CLI::App& topic = *app.add_subcommand("topic", "Topics of the domain: list, info, echo, hz, bw, delay, pub");
   CLI::App& node = *app.add_subcommand("node", "Nodes (participants) of the domain: list, info");
   for (CLI::App* group : {&topic, &node}) {
     group->require_subcommand(1, 1);
@@ -44,6 +44,7 @@ int run(int argc, char** argv) {
   commands.emplace_back(&topic, axon::tools::make_topic_echo_command());
   commands.emplace_back(&topic, axon::tools::make_topic_hz_command());
   commands.emplace_back(&topic, axon::tools::make_topic_bw_command());
+  commands.emplace_back(&topic, axon::tools::make_topic_pub_command());
   commands.emplace_back(&topic, axon::tools::make_topic_delay_command());
   commands.emplace_back(&node, axon::tools::make_node_list_command());
   commands.emplace_back(&node, axon::tools::make_node_info_command());

@@ -1,5 +1,5 @@
-// The schema a topic carries (docs/design/schemas.md): stored by its first publisher that has one, in a file
-// of the shm directory that readers check, bounded, and gone with the topic.
+// The schema a topic carries (docs/design/schemas.md): stored by its first endpoint (publisher or typed
+// subscriber) that has one, in a file of the shm directory that readers check, bounded, and gone with the topic.
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -86,6 +86,31 @@ TEST_F(TopicSchema, FirstPublisherWithOneWinsAndLaterOnesKeepIt) {
 
   ASSERT_TRUE(sut.ok()) << sut.error().message();
   EXPECT_EQ(sut->schema, pattern(10));
+}
+
+TEST_F(TopicSchema, SubscriberStoresItWhenNoPublisherDidAndAPublisherKeepsIt) {
+  auto subscriber_node = join("reader");
+  auto sub = subscriber_node->subscribe(described("from_subscriber", pattern(300)), SubscriberQos{});
+  ASSERT_TRUE(sub.ok()) << sub.error().message();
+  auto publisher_node = join("writer");
+  auto pub = publisher_node->advertise(described("from_subscriber", pattern(400)), PublisherQos{});
+  ASSERT_TRUE(pub.ok()) << pub.error().message();
+
+  auto sut = publisher_node->find_topic("from_subscriber");
+
+  ASSERT_TRUE(sut.ok()) << sut.error().message();
+  EXPECT_EQ(sut->schema, pattern(300));  // the first endpoint's, written once
+  EXPECT_EQ(schema_files(dir.path()).size(), 1U);
+}
+
+TEST_F(TopicSchema, SubscriberPastTheBoundIsRefused) {
+  auto node = join("reader");
+
+  auto sut = node->subscribe(described("sub_past_bound", pattern(kMaxSchemaBytes + 1)), SubscriberQos{});
+
+  ASSERT_FALSE(sut.ok());
+  EXPECT_EQ(sut.error().code(), ErrorCode::kInvalidArgument);
+  EXPECT_EQ(node->find_topic("sub_past_bound").error().code(), ErrorCode::kNotFound);
 }
 
 TEST_F(TopicSchema, RawTypeKeepsItsNameSizeAndVersion) {

@@ -3,7 +3,6 @@
 #include <flatbuffers/idl.h>
 #include <flatbuffers/reflection.h>
 #include <google/protobuf/descriptor.h>
-#include <google/protobuf/descriptor.pb.h>
 #include <google/protobuf/dynamic_message.h>
 #include <google/protobuf/util/json_util.h>
 
@@ -14,6 +13,7 @@
 
 #include "src/tools/axon/json_writer.hpp"
 #include "src/tools/axon/topic/raw_description.hpp"
+#include "src/tools/axon/topic/schema_loader.hpp"
 
 namespace axon::tools {
 
@@ -36,20 +36,15 @@ class FlatBuffersFormat final : public MessagePrinter::Format {
   /// Empty reason: ready.
   FlatBuffersFormat(std::span<const std::byte> bfbs, const std::string& type_name, std::string& reason)
       : bfbs_(bytes_of(bfbs), bytes_of(bfbs) + bfbs.size()), parser_(options()) {
-    flatbuffers::Verifier verifier(bfbs_.data(), bfbs_.size());
-    if (!reflection::VerifySchemaBuffer(verifier)) {
-      reason = "its stored FlatBuffers binary schema does not verify";
+    // From our copy, which outlives the parser (the reflection objects below point into it).
+    if (auto loaded = load_flatbuffers_schema(parser_, std::as_bytes(std::span(bfbs_)), type_name); !loaded) {
+      reason = loaded.error().message();
       return;
     }
-    schema_ = reflection::GetSchema(bfbs_.data());
-    if (!parser_.Deserialize(bfbs_.data(), bfbs_.size())) {
-      reason = "flatbuffers::Parser could not read its stored binary schema";
-      return;
-    }
+    schema_ = reflection::GetSchema(bfbs_.data());  // verified by load_flatbuffers_schema()
     root_ = schema_->objects()->LookupByKey(type_name.c_str());
-    if (root_ == nullptr || !parser_.SetRootType(type_name.c_str())) {
+    if (root_ == nullptr) {
       reason = "its stored FlatBuffers binary schema has no table '" + type_name + "'";
-      return;
     }
   }
 
@@ -85,23 +80,12 @@ class FlatBuffersFormat final : public MessagePrinter::Format {
 class ProtobufFormat final : public MessagePrinter::Format {
  public:
   ProtobufFormat(std::span<const std::byte> schema, const std::string& type_name, std::string& reason) {
-    google::protobuf::FileDescriptorSet set;
-    if (schema.size() > INT_MAX || !set.ParseFromArray(schema.data(), static_cast<int>(schema.size()))) {
-      reason = "its stored Protobuf FileDescriptorSet does not parse";
+    auto descriptor = load_protobuf_schema(pool_, schema, type_name);
+    if (!descriptor) {
+      reason = descriptor.error().message();
       return;
     }
-    for (const google::protobuf::FileDescriptorProto& file : set.file()) {
-      if (pool_.BuildFile(file) == nullptr) {
-        reason = "its stored FileDescriptorSet's file '" + file.name() + "' does not build";
-        return;
-      }
-    }
-    const google::protobuf::Descriptor* descriptor = pool_.FindMessageTypeByName(type_name);
-    if (descriptor == nullptr) {
-      reason = "its stored FileDescriptorSet has no message '" + type_name + "'";
-      return;
-    }
-    prototype_ = factory_.GetPrototype(descriptor);
+    prototype_ = factory_.GetPrototype(*descriptor);
     message_.reset(prototype_->New());
   }
 

@@ -1,0 +1,71 @@
+// Node::advertise_any(): a bytes publisher that joins a topic as the type the domain records for it, so that the
+// topic's typed subscribers take its messages as a typed publisher's; refused for a topic no endpoint has, and held
+// to the recorded type's size rule.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <string>
+
+#include "axon/node.hpp"
+#include "axon/serializers/protobuf.hpp"
+#include "tests/support/one_node_test.hpp"
+#include "tests/support/topic_messages.hpp"
+
+namespace axon {
+namespace {
+
+class AdvertiseAny : public test::OneNodeTest {
+ protected:
+  AdvertiseAny() : OneNodeTest("any_publication", {{.payload_bytes = 256, .count = 16}}) {}
+};
+
+TEST_F(AdvertiseAny, JoinsAsTheRecordedTypeSoATypedSubscriberTakesItsMessages) {
+  auto typed = node->subscribe<schemas::pb::Heartbeat>("any/heartbeat");
+  ASSERT_TRUE(typed.ok()) << typed.error().message();
+
+  auto sut = node->advertise_any("any/heartbeat");
+
+  ASSERT_TRUE(sut.ok()) << sut.error().message();
+  const TypeIdentity expected = type_identity_of<schemas::pb::Heartbeat>();
+  EXPECT_EQ(sut->topic.type.name, expected.name);
+  EXPECT_EQ(sut->topic.type.hash, expected.hash);
+  EXPECT_EQ(sut->topic.type.serializer, "protobuf");
+  EXPECT_EQ(sut->topic.schema, detail::schema_of<schemas::pb::Heartbeat>());  // the subscriber stored it
+  schemas::pb::Heartbeat message;
+  test::topics::fill_heartbeat(message, test::topics::kFirstSequence);
+  const std::string bytes = message.SerializeAsString();
+  auto loan = sut->publisher->loan(bytes.size());
+  ASSERT_TRUE(loan.ok());
+  std::memcpy((*loan).data(), bytes.data(), bytes.size());
+  const PublishResult published = sut->publisher->publish(std::move(*loan));
+  ASSERT_TRUE(published.ok()) << published.error().message();
+  EXPECT_EQ(published->delivered, 1U);
+  auto taken = (*typed)->take();
+  ASSERT_TRUE(taken.ok());
+  EXPECT_EQ((*taken)->SerializeAsString(), bytes);
+}
+
+TEST_F(AdvertiseAny, RefusesATopicNoEndpointHas) {
+  auto sut = node->advertise_any("any/nobody");
+
+  ASSERT_FALSE(sut.ok());
+  EXPECT_EQ(sut.error().code(), ErrorCode::kNotFound);
+  EXPECT_NE(sut.error().message().find("'any/nobody' does not exist"), std::string::npos) << sut.error().message();
+}
+
+TEST_F(AdvertiseAny, HoldsLoansToARawTypesSize) {
+  auto typed = node->subscribe<test::topics::Pose>("any/pose");
+  ASSERT_TRUE(typed.ok()) << typed.error().message();
+  auto sut = node->advertise_any("any/pose");
+  ASSERT_TRUE(sut.ok()) << sut.error().message();
+
+  auto wrong = sut->publisher->loan(sizeof(test::topics::Pose) - 1);
+  auto right = sut->publisher->loan(sizeof(test::topics::Pose));
+
+  ASSERT_TRUE(wrong.failed());
+  EXPECT_EQ(wrong.error().code(), ErrorCode::kInvalidArgument);
+  EXPECT_TRUE(right.ok());
+}
+
+}  // namespace
+}  // namespace axon
