@@ -75,7 +75,7 @@ YAML::Node json_doc(const std::string& output) {
 
 // Set by SIGTERM in a child (relaxed: only "stop soon"; lock-free, so the handler may set it).
 std::atomic<bool> g_stop{false};
-extern "C" void request_stop(int /*signal*/) { g_stop.store(true, std::memory_order_relaxed); }
+extern "C" void pub_test_subscriber_stop(int /*signal*/) { g_stop.store(true, std::memory_order_relaxed); }
 
 /// Ends a child that runs until stopped: SIGTERM, then its exit status (0: it left the domain as usual).
 int stop(ChildProcess& child) {
@@ -91,7 +91,7 @@ ChildProcess subscriber_child(const char* topic, std::uint64_t count,
                               std::function<std::string(const Sample<T>&)> describe) {
   const std::uint32_t domain = test_domain();
   return ChildProcess::fork_and_run([topic, count, describe, domain]() -> int {
-    std::signal(SIGTERM, request_stop);
+    std::signal(SIGTERM, pub_test_subscriber_stop);
     auto node = Node::create("pub_test_subscriber", NodeOptions{.domain_id = domain});
     if (!node) {
       std::printf("ERROR %s\n", std::string(node.error().message()).c_str());
@@ -294,7 +294,7 @@ TEST(TopicPub, MessageLargerThanTheTopicsChunksIsRefused) {
   const std::uint32_t domain = test_domain();
   // A publisher that declares 64-byte messages for the topic (PublisherQos::max_payload_bytes).
   ChildProcess publisher = ChildProcess::fork_and_run([domain]() -> int {
-    std::signal(SIGTERM, request_stop);
+    std::signal(SIGTERM, pub_test_subscriber_stop);
     auto node = Node::create("pub_test_small", NodeOptions{.domain_id = domain});
     auto pub = node ? (*node)->advertise<schemas::fb::Heartbeat>(kFbTopic, PublisherQos{.max_payload_bytes = 64})
                     : Error(ErrorCode::kClosed, "no node");
