@@ -62,9 +62,11 @@ case "${1:-}" in
         fi
         # A depfile's paths are relative to the build directory and pass
         # through the layers' include views (symbolic links): resolved first.
+        # grep -c reads to the end: with -q it would stop at the first match
+        # and realpath's SIGPIPE would fail the pipeline (pipefail).
         if [[ -n "${changed}" ]] &&
           tr -s ' \\\n' '\n\n\n' <"${depfile}" | grep -v -e ':$' -e '^/usr/' -e '^$' |
-          (cd "${build_dir}" && xargs realpath -m --) | grep -Fxq -f <(printf '%s\n' "${changed}"); then
+          (cd "${build_dir}" && xargs realpath -m --) | grep -Fxc -f <(printf '%s\n' "${changed}") >/dev/null; then
           files+=("${file}")
         fi
       done
