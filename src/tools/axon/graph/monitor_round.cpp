@@ -62,7 +62,6 @@ Round MonitorCounters::look(const DomainView& view, const TopicConnections& queu
   Round round{.at_s = static_cast<double>(now_ns - start_ns) / 1e9, .topics = {}, .notes = {}};
   const double dt_s = last_ns_ > 0 && now_ns > last_ns_ ? static_cast<double>(now_ns - last_ns_) / 1e9 : 0;
   std::map<std::uint64_t, Published> publishers_now;
-  std::map<std::pair<std::uint64_t, std::uint64_t>, Queue> queues_now;
   for (const TopicView& t : view.topics) {
     TopicRound r{.name = t.name,
                  .publishers = static_cast<std::size_t>(std::ranges::count_if(
@@ -97,9 +96,6 @@ Round MonitorCounters::look(const DomainView& view, const TopicConnections& queu
     }
 
     // Deliveries, drops and fill: the queues in the publishers' pools.
-    double delivered = 0;
-    double dropped = 0;
-    bool counted = false;
     for (const ConnectionView& c : queues.connections) {
       if (c.topic_slot != t.slot) {
         continue;
@@ -111,25 +107,10 @@ Round MonitorCounters::look(const DomainView& view, const TopicConnections& queu
         r.fullest_queued = c.queued;
         r.fullest_depth = c.depth;
       }
-      const Queue now{.delivered = c.delivered, .dropped = c.dropped_full + c.dropped_oldest + c.dropped_timeout};
-      const auto key = std::make_pair(c.publisher_id, c.subscriber_id);
-      queues_now[key] = now;
-      const auto before = queues_.find(key);
-      if (dt_s <= 0 || before == queues_.end()) {
-        continue;  // a new queue: its rates from the next look on
-      }
-      const double d = per_s(now.delivered, before->second.delivered, dt_s);
-      const double x = per_s(now.dropped, before->second.dropped, dt_s);
-      if (d >= 0 && x >= 0) {
-        delivered += d;
-        dropped += x;
-        counted = true;
-      }
     }
-    if (counted) {
-      r.delivered_per_s = delivered;
-      r.dropped_per_s = dropped;
-    }
+    const TopicRates rates = topic_rates(t.slot, queues_, queues.connections, now_ns);
+    r.delivered_per_s = rates.delivered_per_s;
+    r.dropped_per_s = rates.dropped_per_s;
 
     // Latency: the worst subscriber's, of those with a measured take in the window.
     for (const SubscriberLatencyView& s : stats.subscribers) {
@@ -141,7 +122,7 @@ Round MonitorCounters::look(const DomainView& view, const TopicConnections& queu
     round.topics.push_back(std::move(r));
   }
   publishers_ = std::move(publishers_now);
-  queues_ = std::move(queues_now);
+  queues_ = sample_queues(queues.connections, now_ns);
   last_ns_ = now_ns;
   return round;
 }

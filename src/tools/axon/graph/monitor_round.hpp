@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "axon/domain_view.hpp"
+#include "src/tools/axon/graph/queue_rates.hpp"
 
 namespace axon::tools {
 
@@ -62,13 +63,9 @@ class MonitorCounters {
     std::uint64_t messages = 0;
     std::uint64_t bytes = 0;
   };
-  struct Queue {
-    std::uint64_t delivered = 0;
-    std::uint64_t dropped = 0;
-  };
   std::int64_t last_ns_ = 0;
-  std::map<std::uint64_t, Published> publishers_;                    ///< By publisher id.
-  std::map<std::pair<std::uint64_t, std::uint64_t>, Queue> queues_;  ///< By (publisher id, subscriber id).
+  std::map<std::uint64_t, Published> publishers_;  ///< By publisher id.
+  QueueSample queues_;                             ///< The queues' counts at the last look (queue_rates.hpp).
 };
 
 }  // namespace axon::tools
