@@ -21,7 +21,11 @@ namespace {
 std::atomic<bool> g_stop{false};
 static_assert(std::atomic<bool>::is_always_lock_free, "the signal handler needs a lock-free flag");
 
-extern "C" void request_stop(int /*signal*/) { g_stop.store(true, std::memory_order_relaxed); }
+// Static: a C-linkage name ignores the unnamed namespace, and a program linking the tools (the topic tests) may
+// have a request_stop of its own.
+extern "C" {
+static void request_stop(int /*signal*/) { g_stop.store(true, std::memory_order_relaxed); }
+}
 
 struct sigaction g_previous_int {};
 struct sigaction g_previous_term {};
