@@ -78,8 +78,10 @@ struct NetworkCounters {
   /// Messages not written because the post failed or the link went under them.
   std::uint64_t rdma_send_failures = 0;
   /// Messages not written to a host that discovery named as a receiver but
-  /// no RDMA stream reaches yet (its link still connecting, or its receiver
-  /// refused the stream): one per message and host.
+  /// no RDMA stream reaches (its link still connecting 100 ms after it was
+  /// named, its link lost, or its receiver refused the stream): one per
+  /// message and host. A message published within those 100 ms waits for
+  /// the stream instead.
   std::uint64_t rdma_no_stream_drops = 0;
   /// RDMA completions (writes received, sends done) that a busy-spinning
   /// subscriber's thread polled and handled itself: no wake-up of the RDMA

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "src/base/clock.hpp"
 #include "src/base/log.hpp"
 
 namespace axon::rdma {
@@ -49,15 +50,20 @@ std::vector<OutboundStreams::Route>::const_iterator OutboundStreams::route_of(co
 void OutboundStreams::count_unreached() noexcept {
   for (const Registered& registered : writers_) {
     std::uint32_t unreached = 0;
+    std::int64_t wait_until_ns = 0;
     if (registered.peers) {  // nullopt (every link): no host is named that a link could miss
-      for (const std::uint64_t peer : *registered.peers) {
+      for (std::size_t i = 0; i < registered.peers->size(); ++i) {
+        const std::uint64_t peer = (*registered.peers)[i];
         const bool reached = std::any_of(links_.begin(), links_.end(), [&](const LinkStreams& s) {
           return s.link->peer() == peer && route_of(s, *registered.writer) != s.routes.end();
         });
-        unreached += reached ? 0 : 1;
+        if (!reached) {
+          ++unreached;
+          wait_until_ns = std::max(wait_until_ns, registered.named_at_ns[i] + kOpenAnswerWaitNs);
+        }
       }
     }
-    registered.writer->set_unreached_peers(unreached);
+    registered.writer->set_unreached_peers(unreached, wait_until_ns);
   }
 }
 
@@ -65,10 +71,27 @@ bool OutboundStreams::Registered::sends_to(std::uint64_t peer) const noexcept {
   return !peers || std::find(peers->begin(), peers->end(), peer) != peers->end();
 }
 
+void OutboundStreams::Registered::name(std::vector<std::uint64_t> named, std::int64_t now_ns) {
+  std::vector<std::int64_t> since(named.size(), now_ns);
+  if (peers) {
+    for (std::size_t i = 0; i < named.size(); ++i) {
+      const auto before = std::find(peers->begin(), peers->end(), named[i]);
+      if (before != peers->end()) {
+        since[i] = named_at_ns[static_cast<std::size_t>(before - peers->begin())];
+      }
+    }
+  }
+  peers = std::move(named);
+  named_at_ns = std::move(since);
+}
+
 void OutboundStreams::add_writer(std::shared_ptr<RdmaWriter> writer, std::optional<std::vector<std::uint64_t>> peers) {
   const std::lock_guard lock(mutex_);
-  writers_.push_back(Registered{.writer = std::move(writer), .peers = std::move(peers)});
-  const Registered& added = writers_.back();
+  Registered& added =
+      writers_.emplace_back(Registered{.writer = std::move(writer), .peers = std::nullopt, .named_at_ns = {}});
+  if (peers) {
+    added.name(std::move(*peers), monotonic_now_ns());
+  }
   for (LinkStreams& streams : links_) {
     if (added.sends_to(streams.link->peer())) {
       open(streams, *added.writer);
@@ -84,7 +107,7 @@ void OutboundStreams::set_peers(const RdmaWriter& writer, std::vector<std::uint6
   if (found == writers_.end()) {
     return;
   }
-  found->peers = std::move(peers);
+  found->name(std::move(peers), monotonic_now_ns());
   for (LinkStreams& streams : links_) {
     const bool wanted = found->sends_to(streams.link->peer());
     const auto route = route_of(streams, writer);

@@ -105,7 +105,12 @@ class OutboundStreams final : public LinkHandler {
   struct Registered {
     std::shared_ptr<RdmaWriter> writer;
     std::optional<std::vector<std::uint64_t>> peers;  ///< nullopt: every link.
+    /// When discovery first named each of `peers` (same order; monotonic
+    /// ns): its messages wait kOpenAnswerWaitNs from then for its stream.
+    std::vector<std::int64_t> named_at_ns;
     [[nodiscard]] bool sends_to(std::uint64_t peer) const noexcept;
+    /// Sets `peers`, keeping the naming time of those named before.
+    void name(std::vector<std::uint64_t> named, std::int64_t now_ns);
   };
   std::vector<Registered> writers_;
   RdmaWriterCounters retired_;  ///< Of the writers removed; guarded by mutex_.

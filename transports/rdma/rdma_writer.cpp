@@ -72,6 +72,10 @@ PublishResult RdmaWriter::publish(LoanedChunk chunk, std::size_t payload_bytes, 
     return now_ns;
   };
 
+  // Relaxed: see unreached_peers_. Zero in the steady state: no wait, no clock.
+  if (unreached_peers_.load(std::memory_order_relaxed) != 0) {
+    wait_for_streams();
+  }
   // Acquire pairs with add_destination()'s release: the slots below it are set up.
   const std::uint32_t limit = slot_limit_.load(std::memory_order_acquire);
   enter();
@@ -297,6 +301,22 @@ bool RdmaWriter::replan_after_answer(Plan& p, const std::byte* local, std::uint3
       return false;
   }
   return false;
+}
+
+void RdmaWriter::wait_for_streams() noexcept {
+  for (;;) {
+    std::array<WakeWord*, 1> words{&credit_word_};
+    futex::Waiter waiter(words);  // counted (seq_cst) before the looks below
+    // seq_cst: see unreached_peers_.
+    if (unreached_peers_.load(std::memory_order_seq_cst) == 0) {
+      return;
+    }
+    const std::int64_t remaining_ns = unreached_wait_until_ns_.load(std::memory_order_seq_cst) - monotonic_now_ns();
+    if (remaining_ns <= 0) {
+      return;  // counted as no_stream_drops by publish()
+    }
+    (void)waiter.wait(remaining_ns);
+  }
 }
 
 void RdmaWriter::wait_for_credit(Plan* plans, std::uint32_t count, const std::byte* local, std::uint32_t length,

@@ -66,6 +66,8 @@ inline constexpr std::uint32_t kMaxRdmaDestinations = 32;
 /// How long after its OPEN a new stream's messages wait for the receiver's
 /// answer (and the grants that come with it): the default block timeout of
 /// a RELIABLE subscriber. Past it, they are dropped (counted) until it comes.
+/// Also how long after discovery names a receiving host its messages wait
+/// for a stream to reach it (its link connecting, then the OPEN).
 inline constexpr std::int64_t kOpenAnswerWaitNs = 100'000'000;
 
 /// What a writer does for a destination that has no credit when a message
@@ -174,10 +176,11 @@ class RdmaWriter {
   /// False when there is no such stream.
   bool on_open_answer(LinkPort& link, std::uint32_t stream_id, const OpenFields& answer) noexcept;
   /// How many hosts this writer is to send to (discovery named them) that
-  /// no stream reaches now: each message counts one drop per such host.
-  void set_unreached_peers(std::uint32_t count) noexcept {
-    unreached_peers_.store(count, std::memory_order_relaxed);  // relaxed: see unreached_peers_
-  }
+  /// no stream reaches now, and until when a message waits for them (the
+  /// latest of their naming times + kOpenAnswerWaitNs): publish() waits
+  /// until no host is unreached or that time, then counts one drop per host
+  /// still unreached. A publisher waiting is woken.
+  void set_unreached_peers(std::uint32_t count, std::int64_t wait_until_ns) noexcept;
 
   [[nodiscard]] const RdmaWriterFields& fields() const noexcept { return fields_; }
   [[nodiscard]] RdmaWriterCounters counters() const noexcept;
@@ -224,6 +227,9 @@ class RdmaWriter {
                            PublishStatus& status) noexcept;
   void wait_for_credit(Plan* plans, std::uint32_t count, const std::byte* local, std::uint32_t length, void* handle,
                        PublishStatus& status) noexcept;
+  /// Before a message is planned: sleeps while a named host is unreached
+  /// and its wait has not run out (set_unreached_peers()).
+  void wait_for_streams() noexcept;
   /// Streams side: a pending message written into `grant` (held under the
   /// destination's pending flag). False when it could not be posted.
   bool post_pending(Destination& d, const GrantEntry& grant) noexcept;
@@ -259,10 +265,15 @@ class RdmaWriter {
     std::atomic<std::uint64_t> pending_dropped{0};
     std::atomic<std::uint64_t> no_stream_drops{0};
   } counters_;
-  /// Hosts the writer is to send to that no destination reaches (set by
-  /// OutboundStreams under its mutex, read by publish()). Relaxed: a count
-  /// seen late is one message counted one way rather than the other.
+  /// Hosts the writer is to send to that no destination reaches, and until
+  /// when a message waits for them (set by OutboundStreams under its mutex,
+  /// read by publish()). publish()'s first look is relaxed: a count seen
+  /// late is one message counted one way rather than the other. A waiting
+  /// publisher reads both seq_cst after futex::Waiter's seq_cst count, and
+  /// set_unreached_peers() stores them before wake_waiters()'s full fence:
+  /// a change the waiter did not see wakes it.
   std::atomic<std::uint32_t> unreached_peers_{0};
+  std::atomic<std::int64_t> unreached_wait_until_ns_{0};
 };
 
 }  // namespace axon::rdma

@@ -105,6 +105,15 @@ std::int32_t RdmaWriter::find(const LinkPort& link, std::uint32_t stream_id) con
   return -1;
 }
 
+void RdmaWriter::set_unreached_peers(std::uint32_t count, std::int64_t wait_until_ns) noexcept {
+  // Relaxed stores, ordered before the waiter count's load by wake_waiters()'s
+  // fence (see unreached_peers_).
+  unreached_wait_until_ns_.store(wait_until_ns, std::memory_order_relaxed);
+  if (unreached_peers_.exchange(count, std::memory_order_relaxed) != count) {
+    wake_waiters();
+  }
+}
+
 void RdmaWriter::wake_waiters() noexcept {
   // Orders the caller's offers (or the generation bump) before the load of
   // the waiter count, pairing with futex::Waiter's seq_cst increment.

@@ -771,23 +771,40 @@ TEST_F(RdmaWriterTest, AWriterSendsOnlyToThePeersItIsGivenAndFollowsTheirChanges
   outbound->remove_writer(*second);
 }
 
-TEST_F(RdmaWriterTest, AMessageForAPeerDiscoveryNamedButNotYetReachedIsCountedDropped) {
+// A host discovery names is reached once its link is up and the stream
+// opened: a message published in between waits for that (up to
+// kOpenAnswerWaitNs after the host was named, as one published before the
+// receiver's answer does), and is dropped and counted only past it.
+TEST_F(RdmaWriterTest, AMessageForAPeerDiscoveryNamedButNeverReachedWaitsThenIsCountedDropped) {
   answer(WireReliability::kBestEffort, WireOverflow::kRejectNewest);
   auto second = std::make_shared<RdmaWriter>(
       a.publisher,
       RdmaWriterFields{
           .topic_id = kTopicId, .type_hash = kTypeHash, .writer_id = kWriterId + 1, .largest_message_bytes = kLargest},
       8);
-  outbound->add_writer(second, std::vector<std::uint64_t>{0xC});  // a host whose link is not up (yet)
+  outbound->add_writer(second, std::vector<std::uint64_t>{0xC});  // a host whose link never comes up here
 
   auto loan = a.publisher->loan(100);
   ASSERT_TRUE(loan.ok());
+  const auto start = std::chrono::steady_clock::now();
   const PublishResult sent = second->publish(*loan, 100, 0);
+  const auto waited = std::chrono::steady_clock::now() - start;
   ASSERT_TRUE(sent.ok());
+  EXPECT_GE(waited, std::chrono::nanoseconds(kOpenAnswerWaitNs - 10'000'000)) << "not dropped before its wait ran out";
   EXPECT_EQ(sent->dropped, 1U) << "the host discovery named got nothing: counted, not silent";
   EXPECT_EQ(sent->delivered, 0U);
   EXPECT_EQ(second->counters().no_stream_drops, 1U);
   EXPECT_EQ(a.publisher->pins_of(loan->handle), 0U);
+
+  auto again = a.publisher->loan(100);
+  ASSERT_TRUE(again.ok());
+  const auto second_start = std::chrono::steady_clock::now();
+  const PublishResult later = second->publish(*again, 100, 0);
+  const auto second_wait = std::chrono::steady_clock::now() - second_start;
+  ASSERT_TRUE(later.ok());
+  EXPECT_EQ(later->dropped, 1U);
+  EXPECT_EQ(second->counters().no_stream_drops, 2U);
+  EXPECT_LT(second_wait, std::chrono::nanoseconds(kOpenAnswerWaitNs)) << "the host's wait ran out once, for good";
 
   outbound->set_peers(*second, {0xB});  // now a peer with a link: a stream, nothing unreached
   link_b->pump();
@@ -795,8 +812,64 @@ TEST_F(RdmaWriterTest, AMessageForAPeerDiscoveryNamedButNotYetReachedIsCountedDr
   ASSERT_TRUE(next.ok());
   const PublishResult opening = second->publish(*next, 100, 0);  // waits for the answer that never comes here
   ASSERT_TRUE(opening.ok());
-  EXPECT_EQ(second->counters().no_stream_drops, 1U) << "a peer with a stream is not counted unreached";
+  EXPECT_EQ(second->counters().no_stream_drops, 2U) << "a peer with a stream is not counted unreached";
   outbound->remove_writer(*second);
+}
+
+TEST_F(RdmaWriterTest, AMessagePublishedWhileANamedHostsLinkComesUpWaitsForItsStreamAndIsWritten) {
+  auto pair = LoopbackLink::make_pair(a.transport->own_chunk_area(), 0xA, b.transport->own_chunk_area(), 0xB);
+  Receiver late_receiver(*b.publisher);
+  auto late_outbound = std::make_unique<OutboundStreams>();
+  pair.first->set_handler(late_outbound.get());
+  pair.second->set_handler(&late_receiver);
+  auto writer = std::make_shared<RdmaWriter>(
+      a.publisher,
+      RdmaWriterFields{
+          .topic_id = kTopicId, .type_hash = kTypeHash, .writer_id = kWriterId + 1, .largest_message_bytes = kLargest},
+      8);
+  late_outbound->add_writer(writer, std::vector<std::uint64_t>{0xB});  // named; its link is still connecting
+
+  std::thread rdma_thread([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(30));
+    pair.first->up();  // the link is up: the writer's stream opens (OPEN)
+    pair.second->pump();
+    const std::uint32_t id = late_outbound->stream_of(*pair.first, *writer);
+    std::array<std::byte, kOpenBytes> open{};
+    const std::size_t open_bytes = encode_open(open, id,
+                                               OpenFields{.topic_id = kTopicId,
+                                                          .type_hash = kTypeHash,
+                                                          .writer_id = kWriterId + 1,
+                                                          .largest_message_bytes = kLargest,
+                                                          .reliability = WireReliability::kReliable,
+                                                          .overflow = WireOverflow::kDefault,
+                                                          .block_timeout_ns = 20'000'000'000});
+    EXPECT_TRUE(pair.second->send_control(std::span(open).first(open_bytes)).ok());
+    const GrantEntry entry = late_receiver.grant_chunk(*pair.second, id, 100);
+    std::array<std::byte, kControlSlotBytes> grant{};
+    const std::size_t grant_bytes = encode_grant(grant, id, std::span(&entry, 1), pair.first->peer_region());
+    EXPECT_TRUE(pair.second->send_control(std::span(grant).first(grant_bytes)).ok());
+    pair.first->pump();  // the answer and the grant
+  });
+
+  auto loan = a.publisher->loan(100);
+  ASSERT_TRUE(loan.ok());
+  std::memset(loan->payload, 0x6B, 100);
+  const auto start = std::chrono::steady_clock::now();
+  const PublishResult sent = writer->publish(*loan, 100, 0);
+  const auto waited = std::chrono::steady_clock::now() - start;
+  rdma_thread.join();
+  pair.second->pump();  // the write
+
+  ASSERT_TRUE(sent.ok());
+  EXPECT_EQ(sent->delivered, 1U) << "not dropped because the host's link was still connecting";
+  EXPECT_EQ(sent->dropped, 0U);
+  EXPECT_EQ(writer->counters().no_stream_drops, 0U);
+  EXPECT_GE(waited, std::chrono::milliseconds(25));
+  ASSERT_EQ(late_receiver.writes.size(), 1U);
+  EXPECT_TRUE(all_bytes(late_receiver.writes[0].bytes, 0x6B));
+  pair.first->pump();  // the write's completion unpins the chunk
+  late_outbound->remove_writer(*writer);
+  late_outbound.reset();
 }
 
 TEST(RdmaNoCreditPolicy, FollowsTheReceiversOverflowAndReliability) {

@@ -226,9 +226,9 @@ inline std::uint64_t publish_blocks(Publisher<Block>& pub, std::uint64_t from, s
 }
 
 /// Publishes message `next` (then `next` + 1 ... with kNextSequence) until a
-/// publish reports it written to a remote host: before the receiver's answer
-/// a stream drops whatever its QoS, and a destination without credit may
-/// drop or keep the message pending. Every status goes into `tally`; `next`
+/// publish reports it written to a remote host: a host whose link or answer
+/// takes longer than kOpenAnswerWaitNs gets nothing (counted), and a
+/// destination without credit may drop or keep the message pending. Every status goes into `tally`; `next`
 /// ends after the message written. False: not written within kWait.
 inline bool publish_until_written(Publisher<Block>& pub, std::uint64_t& next, Retry retry, SentTally& tally) {
   const auto until = Clock::now() + kWait;
