@@ -94,7 +94,9 @@ YAML::Node topic_entry(const YAML::Node& doc, const std::string& topic) {
 
 // Set by SIGTERM in a child (relaxed: only "stop soon"; lock-free, so the handler may set it).
 std::atomic<bool> g_stop{false};
-extern "C" void play_test_subscriber_stop(int /*signal*/) { g_stop.store(true, std::memory_order_relaxed); }
+extern "C" {
+static void play_test_subscriber_stop(int /*signal*/) { g_stop.store(true, std::memory_order_relaxed); }
+}
 
 /// A node that subscribes `topic` as T (depth 256), says READY, prints each message it takes as "MSG " and
 /// `describe(sample)`, and exits 0 after `count` messages (2 when they did not come within 30 s; with 0, it runs

@@ -16,12 +16,15 @@ volatile std::sig_atomic_t g_saved_valid = 0;
 
 constexpr int kFatalSignals[] = {SIGHUP, SIGQUIT, SIGABRT, SIGSEGV};
 
-extern "C" void play_restore_terminal_and_die(int signal) {
+// Static: a C-linkage name ignores the unnamed namespace, and a program linking the tools may have one like it.
+extern "C" {
+static void play_restore_terminal_and_die(int signal) {
   if (g_saved_valid != 0) {
     (void)::tcsetattr(STDIN_FILENO, TCSANOW, &g_saved);  // async-signal-safe
   }
   std::signal(signal, SIG_DFL);
   (void)std::raise(signal);
+}
 }
 
 }  // namespace
