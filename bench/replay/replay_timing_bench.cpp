@@ -124,7 +124,9 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "could not write %s\n", path.c_str());
     return 1;
   }
-  auto node = axon::Node::create("replay_timing_bench", axon::NodeOptions{.domain_id = domain});
+  axon::NodeOptions node_options;
+  node_options.domain_id = domain;
+  auto node = axon::Node::create("replay_timing_bench", node_options);
   if (!node) {
     std::fprintf(stderr, "%s\n", std::string(node.error().message()).c_str());
     return 1;
@@ -132,9 +134,13 @@ int main(int argc, char** argv) {
   axon::WaitSet waits;
   std::vector<std::shared_ptr<axon::Subscriber<Tick>>> subs;
   for (const char* topic : {"bench/replay_1khz", "bench/replay_10hz"}) {
-    auto sub = (*node)->subscribe<Tick>(topic, axon::SubscriberQos{.depth = 1024});
-    if (!sub || !waits.attach(*sub)) {
-      std::fprintf(stderr, "cannot subscribe %s\n", topic);
+    auto sub = (*node)->subscribe<Tick>(topic, axon::SubscriberQos{.depth = 256});
+    if (!sub) {
+      std::fprintf(stderr, "cannot subscribe %s: %s\n", topic, std::string(sub.error().message()).c_str());
+      return 1;
+    }
+    if (auto attached = waits.attach(*sub); !attached) {
+      std::fprintf(stderr, "cannot wait for %s: %s\n", topic, std::string(attached.error().message()).c_str());
       return 1;
     }
     subs.push_back(*sub);

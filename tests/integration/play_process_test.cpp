@@ -52,6 +52,15 @@ std::string temp_file(const std::string& tag) {
   return ::testing::TempDir() + "play_" + name + "_" + tag + "_" + std::to_string(::getpid()) + ".mcap";
 }
 
+/// A file removed when the test ends.
+struct ScopedFile {
+  explicit ScopedFile(std::string file) : path(std::move(file)) {}
+  std::string path;
+  ScopedFile(const ScopedFile&) = delete;
+  ScopedFile& operator=(const ScopedFile&) = delete;
+  ~ScopedFile() { (void)std::remove(path.c_str()); }
+};
+
 std::vector<std::string> axon_args(std::vector<std::string> args) {
   args.insert(args.begin(), {kAxon, "--domain", std::to_string(test_domain())});
   return args;
@@ -229,7 +238,8 @@ bool wait_for_topic(const std::string& topic) {
 
 TEST(Play, TypedSubscribersTakeFlatBuffersProtobufAndRawMessagesFieldForFieldInOrder) {
   constexpr std::uint64_t kCount = 30;
-  const std::string path = temp_file("three");
+  const ScopedFile path_file{temp_file("three")};
+  const std::string& path = path_file.path;
   {
     RecordedFile file(path);
     const auto fb = file.add_topic(test::recorded_topic<schemas::fb::Heartbeat>("rec/heartbeat_fb"));
@@ -280,8 +290,10 @@ TEST(Play, TypedSubscribersTakeFlatBuffersProtobufAndRawMessagesFieldForFieldInO
 
 TEST(Play, TwoFilesAreMergedInLogTimeOrder) {
   constexpr std::uint64_t kCount = 40;
-  const std::string even = temp_file("even");
-  const std::string odd = temp_file("odd");
+  const ScopedFile even_file{temp_file("even")};
+  const std::string& even = even_file.path;
+  const ScopedFile odd_file{temp_file("odd")};
+  const std::string& odd = odd_file.path;
   {
     RecordedFile file(even);
     add_poses(file, "rec/pose", 0, 2, kCount / 2);
@@ -308,7 +320,8 @@ TEST(Play, TwoFilesAreMergedInLogTimeOrder) {
 
 TEST(Play, TopicsPicksAndRemapRenames) {
   constexpr std::uint64_t kCount = 10;
-  const std::string path = temp_file("pick");
+  const ScopedFile path_file{temp_file("pick")};
+  const std::string& path = path_file.path;
   {
     RecordedFile file(path);
     add_poses(file, "rec/pose", 0, 1, kCount);
@@ -333,7 +346,8 @@ TEST(Play, TopicsPicksAndRemapRenames) {
 }
 
 TEST(Play, RateTwoTakesAboutHalfTheTime) {
-  const std::string path = temp_file("rate");
+  const ScopedFile path_file{temp_file("rate")};
+  const std::string& path = path_file.path;
   {
     RecordedFile file(path);
     add_poses(file, "rec/pose", 0, 100, 11);  // 0 .. 1000 ms
@@ -357,7 +371,8 @@ TEST(Play, RateTwoTakesAboutHalfTheTime) {
 
 TEST(Play, LoopReplaysAgainUntilCtrlC) {
   constexpr std::uint64_t kCount = 5;
-  const std::string path = temp_file("loop");
+  const ScopedFile path_file{temp_file("loop")};
+  const std::string& path = path_file.path;
   {
     RecordedFile file(path);
     add_poses(file, "rec/pose", 0, 1, kCount);
@@ -380,7 +395,8 @@ TEST(Play, LoopReplaysAgainUntilCtrlC) {
 }
 
 TEST(Play, ChannelsThatCannotBeReplayedAreSkippedWithTheirReason) {
-  const std::string path = temp_file("foreign");
+  const ScopedFile path_file{temp_file("foreign")};
+  const std::string& path = path_file.path;
   {
     RecordedFile file(path);
     const std::string text = "std_msgs/String";
@@ -414,7 +430,8 @@ TEST(Play, ChannelsThatCannotBeReplayedAreSkippedWithTheirReason) {
 }
 
 TEST(Play, MessageLargerThanTheLargestChunkClassIsSkippedAndNamed) {
-  const std::string path = temp_file("large");
+  const ScopedFile path_file{temp_file("large")};
+  const std::string& path = path_file.path;
   constexpr std::size_t kLarge = std::size_t{17} << 20;  // the default pool's largest class holds 16 MiB
   {
     RecordedFile file(path);
@@ -440,7 +457,8 @@ TEST(Play, MessageLargerThanTheLargestChunkClassIsSkippedAndNamed) {
 
 TEST(Play, IntoAnEmptyDomainASubscriberStartedLaterTakesTheMessages) {
   constexpr std::uint64_t kCount = 60;  // 3 s at 20 Hz
-  const std::string path = temp_file("empty");
+  const ScopedFile path_file{temp_file("empty")};
+  const std::string& path = path_file.path;
   {
     RecordedFile file(path);
     const auto fb = file.add_topic(test::recorded_topic<schemas::fb::Heartbeat>("rec/heartbeat_fb"));
@@ -477,7 +495,8 @@ TEST(Play, IntoAnEmptyDomainASubscriberStartedLaterTakesTheMessages) {
 
 TEST(Play, PausedPublishesOneMessagePerStepKeyAndResumesOnSpace) {
   constexpr std::uint64_t kCount = 4;
-  const std::string path = temp_file("paused");
+  const ScopedFile path_file{temp_file("paused")};
+  const std::string& path = path_file.path;
   {
     RecordedFile file(path);
     add_poses(file, "rec/pose", 0, 1, kCount);

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <string>
 #include <vector>
 
@@ -30,7 +31,9 @@ TEST(MergedMessages, GivesTheFilesMessagesInLogTimeOrder) {
   std::vector<std::unique_ptr<mcap::Reader>> readers;
   for (const auto& [tag, times] : std::vector<std::pair<std::string, std::vector<std::uint8_t>>>{
            {"a", {1, 4, 4, 9}}, {"b", {2, 3, 4, 10, 11}}, {"c", {}}}) {
-    auto reader = mcap::Reader::open(write_file(tag, times));
+    const std::string path = write_file(tag, times);
+    auto reader = mcap::Reader::open(path);
+    (void)std::remove(path.c_str());  // the reader keeps it open
     ASSERT_TRUE(reader.ok()) << reader.error().message();
     readers.push_back(std::move(*reader));
   }

@@ -122,6 +122,9 @@ class PlayCommand final : public Command {
     node_options.domain_id = globals.domain_id;
     node_options.pool_publishers =
         static_cast<std::uint32_t>(std::clamp<std::size_t>(player.channel_count() + 1, 1, kMaxPublishers));
+    // Every page of the pool populated up front: the first publish into a chunk would otherwise page-fault, and
+    // that message would go out milliseconds late.
+    node_options.prefault_memory = true;
     auto node = Node::create("axon-play-" + std::to_string(::getpid()), node_options);
     if (!node) {
       return node.error();

@@ -258,7 +258,9 @@ bool Player::play_once(Node& node, KeyInput& keys, ReplayClock& clock) {
     }
     bool stepped = false;
     bool was_paused = false;
-    if (keys.active() && keys.poll(0ms) == Key::kTogglePause) {
+    // A key typed since the last message (while a chunk was read, say) counts here, the step key included.
+    const Key key = keys.active() ? keys.poll(0ms) : Key::kNone;
+    if (key == Key::kTogglePause) {
       paused_ = !paused_;
       announce(keys, paused_ ? "paused: space resumes, s publishes the next message" : "resumed");
       if (!paused_) {
@@ -267,7 +269,9 @@ bool Player::play_once(Node& node, KeyInput& keys, ReplayClock& clock) {
     }
     if (paused_) {
       was_paused = true;
-      if (!wait_paused(keys, clock, log_time, stepped)) {
+      if (key == Key::kStep) {
+        stepped = true;
+      } else if (!wait_paused(keys, clock, log_time, stepped)) {
         return false;
       }
     }
