@@ -1,9 +1,10 @@
 // `axon play` as a process against typed subscriber processes, with files written as `axon record` writes them
 // (tests/support/recorded_file.hpp): FlatBuffers, Protobuf and raw topics arrive field for field and in order per
 // topic; two files merge in log-time order; --topics and --remap pick and rename; --rate 2 takes about half the
-// time; --loop replays again until Ctrl-C; channels that cannot be replayed are skipped with their reason; a
-// message larger than the largest chunk class is skipped and named; play into an empty domain creates the topics
-// as their recorded types, so a subscriber started afterwards takes the messages; --paused steps on a key.
+// time; --start and --duration pick a window; --loop replays again until Ctrl-C; channels that cannot be replayed are
+// skipped with their reason; a message larger than the largest chunk class is skipped and named; play into an empty
+// domain creates the topics as their recorded types, so a subscriber started afterwards takes the messages; --paused
+// steps on a key.
 #include <gtest/gtest.h>
 #include <unistd.h>
 #include <yaml-cpp/yaml.h>
@@ -367,6 +368,25 @@ TEST(Play, RateTwoTakesAboutHalfTheTime) {
   EXPECT_GE(doubled_s, 0.495);
   EXPECT_LT(doubled_s, normal_s * 0.8) << "rate 2 took " << doubled_s << " s, rate 1 " << normal_s << " s";
   EXPECT_EQ(json_doc(doubled.output)["topics"][0]["published"].as<int>(), 11);
+}
+
+TEST(Play, StartAndDurationSelectAWindowOfTheRecording) {
+  const ScopedFile path_file{temp_file("window")};
+  const std::string& path = path_file.path;
+  {
+    RecordedFile file(path);
+    add_poses(file, "rec/pose", 0, 10, 10);  // 0, 10, ... 90 ms
+    file.close();
+  }
+  ChildProcess sub = subscriber_child<topics::Pose>("rec/pose", 3, describe_pose);
+  ASSERT_TRUE(sub.wait_for_line("READY", 20s)) << sub.output();
+
+  const auto run = axon({"play", path, "--start", "0.025", "--duration", "0.03", "--json"});
+
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  expect_messages(sub, 3, [](std::uint64_t i) { return expected_pose(30 + 10 * i); });  // 30, 40, 50 ms
+  EXPECT_EQ(sub.wait(20s), 0) << sub.output();
+  EXPECT_EQ(json_doc(run.output)["published"].as<int>(), 3) << run.output;
 }
 
 TEST(Play, LoopReplaysAgainUntilCtrlC) {

@@ -1,11 +1,10 @@
 #include "src/tools/axon/play/player.hpp"
 
-#include <time.h>
-
 #include <algorithm>
 #include <cinttypes>
 #include <cstdio>
 #include <cstring>
+#include <ctime>
 #include <limits>
 
 #include "src/tools/axon/play/merged_messages.hpp"
@@ -109,7 +108,7 @@ int Player::resolve(Node& node, std::size_t file, const mcap::Channel& channel) 
   if (const auto* reason = std::get_if<SkipReason>(&type)) {
     return skip(reason->text);
   }
-  ReplayType& replay = std::get<ReplayType>(type);
+  auto& replay = std::get<ReplayType>(type);
   const std::string name = published_name(recorded);
   if (const auto same = output_by_topic_.find(name); same != output_by_topic_.end()) {
     const Output& existing = outputs_[same->second];
@@ -223,7 +222,7 @@ bool Player::play_once(Node& node, KeyInput& keys, ReplayClock& clock) {
     }
     auto more = merged.next(current);
     if (!more) {
-      report_.problems.push_back(std::string(more.error().message()));
+      report_.problems.emplace_back(more.error().message());
       continue;  // the file goes on after its corrupt chunk
     }
     if (!*more) {

@@ -1,9 +1,8 @@
 #include "src/tools/axon/play/replay_clock.hpp"
 
-#include <time.h>
-
 #include <algorithm>
 #include <cmath>
+#include <ctime>
 
 #include "src/base/cpu_relax.hpp"
 
