@@ -441,12 +441,33 @@ TEST(Play, ChannelsThatCannotBeReplayedAreSkippedWithTheirReason) {
   EXPECT_EQ(doc["skipped_channels"][1]["topic"].as<std::string>(), "other/heartbeat");
   EXPECT_NE(doc["skipped_channels"][1]["reason"].as<std::string>().find("no schema"), std::string::npos) << run.output;
   EXPECT_EQ(doc["published"].as<int>(), 3);
+  EXPECT_TRUE(doc["error"].IsNull());
   // The text says it too, naming the channel and the file.
   const auto text = axon({"play", path});
   EXPECT_EQ(text.exit_code, 0) << text.output;
   EXPECT_NE(text.output.find("skipped channel 'ros/chatter' of " + path + ": message encoding 'cdr'"),
             std::string::npos)
       << text.output;
+}
+
+TEST(Play, FileWithNothingReplayableExitsOneSayingWhy) {
+  const ScopedFile path_file{temp_file("nothing")};
+  const std::string& path = path_file.path;
+  {
+    RecordedFile file(path);
+    const auto cdr = file.add_foreign_channel("ros/chatter", "cdr", "", "", {});
+    const std::uint8_t bytes[2] = {1, 2};
+    file.add(cdr, kT0, bytes, sizeof(bytes));
+    file.close();
+  }
+
+  const auto run = axon({"play", path, "--json"});
+
+  EXPECT_EQ(run.exit_code, 1) << run.output;
+  const YAML::Node doc = json_doc(run.output);
+  EXPECT_EQ(doc["error"].as<std::string>(), "no channel of the files can be replayed (the skipped ones say why)");
+  EXPECT_EQ(doc["skipped_channels"].size(), 1U);
+  EXPECT_EQ(doc["published"].as<int>(), 0);
 }
 
 TEST(Play, MessageLargerThanTheLargestChunkClassIsSkippedAndNamed) {

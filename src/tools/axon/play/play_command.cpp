@@ -103,7 +103,8 @@ class PlayCommand final : public Command {
                        skipped.file.c_str(), skipped.reason.c_str());
         }
       }
-      std::fprintf(stderr, "axon: %s\n", std::string(ok.error().message()).c_str());
+      report.error = std::string(ok.error().message());
+      std::fprintf(stderr, "axon: %s\n", report.error.c_str());
     }
     if (globals.json) {
       print_play_json(report, out);

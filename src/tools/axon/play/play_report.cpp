@@ -91,7 +91,13 @@ void print_play_json(const PlayReport& report, std::FILE* out) {
       .member("loops", report.loops)
       .member("interrupted", report.interrupted)
       .member("wall_s", report.wall_s)
-      .key("timing");
+      .key("error");
+  if (report.error.empty()) {
+    doc.null_value();
+  } else {
+    doc.value(report.error);
+  }
+  doc.key("timing");
   if (report.rate && report.timing.samples != 0) {
     doc.begin_object()
         .member("samples", report.timing.samples)

@@ -38,6 +38,7 @@ struct PlayReport {
   std::vector<std::string> problems;  ///< Said once each: a message too large for a topic, a corrupt chunk.
   std::uint64_t loops = 0;            ///< Passes over the files completed.
   bool interrupted = false;           ///< Ctrl-C (or SIGTERM) ended it.
+  std::string error;                  ///< Why play did not replay (a file unreadable, ...); empty when it did.
   double wall_s = 0;
   /// Timed replays: the error of each message's publish time against its deadline, the clock's first base
   /// (CLOCK_MONOTONIC ns) and the log time due then.
