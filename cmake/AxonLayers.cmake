@@ -62,6 +62,8 @@ axon_rule(bench SEES ${AXON_API} schemas
   src/base/cpu_relax.hpp)
 # The support library both link sees the public API only.
 axon_rule(tests/support/common SEES include/axon)
+# The replay timing benchmark writes its recording with the MCAP module, as `axon record` would.
+axon_rule(bench/replay SEES ${AXON_API} src/tools/mcap)
 axon_rule(bench/micro SEES bench ${AXON_API} schemas transports/shm src/base/cpu_relax.hpp)
 axon_rule(examples SEES ${AXON_API} schemas)
 

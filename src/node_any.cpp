@@ -41,6 +41,9 @@ Result<AnyPublication> Node::advertise_any(std::string_view topic, const AnyPubl
   if (topic.empty()) {
     return Error(ErrorCode::kInvalidArgument, "advertise_any(): the topic name is empty");
   }
+  if (options.declared) {
+    return advertise_declared(topic, options);
+  }
   auto record = transport_->find_topic(topic);
   if (!record) {
     return record.error();
@@ -57,6 +60,34 @@ Result<AnyPublication> Node::advertise_any(std::string_view topic, const AnyPubl
   auto publisher = make_publisher<Bytes>(topic, qos, record->type);
   if (!publisher) {
     return publisher.error();
+  }
+  return AnyPublication{.publisher = std::move(*publisher), .topic = std::move(*record)};
+}
+
+Result<AnyPublication> Node::advertise_declared(std::string_view topic, const AnyPublicationOptions& options) {
+  const DeclaredType& declared = *options.declared;
+  PublisherQos qos = publisher_qos_for(topic, options.qos);
+  // The transport creates the topic as the declared type when no endpoint has it, stores the schema when the
+  // topic has none, and refuses a topic of another hash with the type-mismatch error a typed endpoint gets.
+  // Evolution is off: a replayed message must be exactly the type the topic's subscribers read.
+  qos.allow_compatible_evolution = false;
+  if (qos.max_payload_bytes == 0) {
+    qos.max_payload_bytes = declared.max_payload_bytes;
+  }
+  auto publisher = make_publisher<Bytes>(topic, qos, declared.type, declared.schema);
+  if (!publisher) {
+    return publisher.error();
+  }
+  // The topic as the domain now records it (the schema another endpoint stored first, say); a transport that
+  // keeps no record gets the declared one.
+  auto record = transport_->find_topic(topic);
+  if (!record) {
+    return AnyPublication{.publisher = std::move(*publisher),
+                          .topic = TopicRecord{.name = std::string(topic),
+                                               .type = declared.type,
+                                               .max_payload_bytes = qos.max_payload_bytes,
+                                               .schema = declared.schema,
+                                               .schema_problem = {}}};
   }
   return AnyPublication{.publisher = std::move(*publisher), .topic = std::move(*record)};
 }

@@ -226,7 +226,10 @@ class Node {
   /// subscribers take its messages as a typed publisher's, after their usual
   /// verification), with the topic's record (type and schema, as
   /// Transport::find_topic() reads them) to encode messages from. A topic no
-  /// endpoint has yet is refused (kNotFound: there is no type to adopt). QoS
+  /// endpoint has yet is refused (kNotFound: there is no type to adopt)
+  /// unless `options.declared` names the type: then it is created as that
+  /// type with its schema (a replay into an empty domain), and a topic of
+  /// another hash refuses it (kTypeMismatch naming both types). QoS
   /// and limits as advertise(); loans as advertise_bytes() (a raw struct's
   /// exactly its size). Slow path: allocates, takes the domain lock, reads
   /// the schema file.
@@ -295,10 +298,13 @@ class Node {
   }
   // "No QoS given" is std::nullopt, never a QoS that happens to equal the
   // defaults: a QoS written in code is used as it is. `carries`: the type a
-  // bytes endpoint joins as (std::nullopt: T's own identity).
+  // bytes endpoint joins as (std::nullopt: T's own identity), and
+  // `carried_schema` that type's schema when the caller knows it (a declared
+  // type, advertise_any()).
   template <class T>
   Result<std::shared_ptr<Publisher<T>>> make_publisher(std::string_view topic, const std::optional<PublisherQos>& code,
-                                                       const std::optional<TypeIdentity>& carries = std::nullopt) {
+                                                       const std::optional<TypeIdentity>& carries = std::nullopt,
+                                                       std::vector<std::byte> carried_schema = {}) {
     PublisherQos qos = publisher_qos_for(topic, code);
     static_assert(detail::HasSerializer<T>, "no axon serializer for T (see axon/serializer.hpp)");
     if (auto ok = check_data_path(topic, Serializer<T>::kDataPath, qos.require_zero_copy, "publisher"); !ok) {
@@ -310,7 +316,9 @@ class Node {
     }
     TopicDescriptor descriptor = describe(topic, type, qos.allow_compatible_evolution, qos.max_payload_bytes);
     if (!carries) {
-      descriptor.schema = detail::schema_of<T>();  // a bytes endpoint does not know the schema of what it carries
+      descriptor.schema = detail::schema_of<T>();
+    } else {
+      descriptor.schema = std::move(carried_schema);  // empty unless the caller declared it
     }
     auto port = transport_->advertise(descriptor, qos);
     if (!port) {
@@ -374,6 +382,8 @@ class Node {
     }
     return std::make_shared<Publisher<T>>(std::move(*port), std::string(topic), qos);
   }
+  /// advertise_any() with a declared type (src/node_any.cpp).
+  Result<AnyPublication> advertise_declared(std::string_view topic, const AnyPublicationOptions& options);
   /// kLimitReached naming the server when `requests_topic` has a subscriber already.
   Result<void> refuse_second_server(std::string_view service, std::string_view requests_topic);
   /// `code` when given; else the deployment config's QoS for the topic, if

@@ -33,4 +33,7 @@ namespace axon::tools {
 /// `axon topic pub`: publishes a message given as JSON, built from the topic's stored schema (topic/pub_command.cpp).
 [[nodiscard]] std::unique_ptr<Command> make_topic_pub_command();
 
+/// `axon play FILE...`: replays MCAP recordings with their recorded types and timing (play/play_command.cpp).
+[[nodiscard]] std::unique_ptr<Command> make_play_command();
+
 }  // namespace axon::tools

@@ -1,0 +1,352 @@
+#include "src/tools/axon/play/player.hpp"
+
+#include <algorithm>
+#include <cinttypes>
+#include <cstdio>
+#include <cstring>
+#include <ctime>
+#include <limits>
+
+#include "src/tools/axon/play/merged_messages.hpp"
+#include "src/tools/axon/play/replay_channels.hpp"
+#include "src/tools/axon/topic/watch.hpp"
+
+namespace axon::tools {
+namespace {
+
+using namespace std::chrono_literals;
+
+/// How long a publish waits for a free chunk (subscribers holding them all) before it skips the message.
+constexpr std::int64_t kChunkWaitNs = 1'000'000'000;
+/// Timing samples reserved up front at most (8 bytes each).
+constexpr std::uint64_t kMaxReservedSamples = std::uint64_t{4} << 20;
+
+std::uint64_t seconds_to_ns(double seconds) { return seconds <= 0 ? 0 : static_cast<std::uint64_t>(seconds * 1e9); }
+
+void announce(const KeyInput& keys, const char* text) {
+  if (keys.active()) {
+    std::fprintf(stderr, "axon play: %s\n", text);
+  }
+}
+
+std::string hex16(std::uint64_t value) {
+  char text[17];
+  std::snprintf(text, sizeof(text), "%016" PRIx64, value);
+  return text;
+}
+
+}  // namespace
+
+Result<void> Player::open_files() {
+  for (const std::string& path : options_.files) {
+    auto reader = mcap::Reader::open(path);
+    if (!reader) {
+      return Error(reader.error().code(), "cannot read " + path + ": " + std::string(reader.error().message()));
+    }
+    readers_.push_back(std::move(*reader));
+    report_.files.push_back(path);
+  }
+  channels_.resize(readers_.size());
+  return {};
+}
+
+std::size_t Player::channel_count() const {
+  std::size_t count = 0;
+  for (const auto& reader : readers_) {
+    count += reader->summary().channels.size();
+  }
+  return count;
+}
+
+std::string Player::published_name(const std::string& recorded) const {
+  for (const auto& [from, to] : options_.remaps) {
+    if (from == recorded) {
+      return to;
+    }
+  }
+  return recorded;
+}
+
+int Player::output_of(Node& node, std::size_t file, std::uint16_t channel_id) {
+  if (const auto known = channels_[file].find(channel_id); known != channels_[file].end()) {
+    return known->second;
+  }
+  const auto& channels = readers_[file]->summary().channels;
+  const auto channel =
+      std::find_if(channels.begin(), channels.end(), [&](const mcap::Channel& c) { return c.id == channel_id; });
+  int output = kSkipped;
+  if (channel == channels.end()) {
+    report_.skipped_channels.push_back(SkippedChannel{
+        .file = options_.files[file],
+        .topic = "#" + std::to_string(channel_id),
+        .reason = "its messages name channel id " + std::to_string(channel_id) + ", which the file does not define"});
+  } else {
+    output = resolve(node, file, *channel);
+  }
+  channels_[file][channel_id] = output;
+  return output;
+}
+
+int Player::resolve(Node& node, std::size_t file, const mcap::Channel& channel) {
+  const std::string& recorded = channel.topic;
+  if (!options_.topics.empty() &&
+      std::find(options_.topics.begin(), options_.topics.end(), recorded) == options_.topics.end()) {
+    return kFiltered;
+  }
+  const auto skip = [&](std::string reason) {
+    report_.skipped_channels.push_back(
+        SkippedChannel{.file = options_.files[file], .topic = recorded, .reason = std::move(reason)});
+    return kSkipped;
+  };
+  const mcap::Schema* schema = nullptr;
+  for (const mcap::Schema& s : readers_[file]->summary().schemas) {
+    if (channel.schema_id != 0 && s.id == channel.schema_id) {
+      schema = &s;
+    }
+  }
+  auto type = replay_type_of(channel, schema);
+  if (const auto* reason = std::get_if<SkipReason>(&type)) {
+    return skip(reason->text);
+  }
+  auto& replay = std::get<ReplayType>(type);
+  const std::string name = published_name(recorded);
+  if (const auto same = output_by_topic_.find(name); same != output_by_topic_.end()) {
+    const Output& existing = outputs_[same->second];
+    if (existing.hash == replay.declared.type.hash) {
+      return static_cast<int>(same->second);
+    }
+    return skip("topic '" + name + "' is already replayed from " + existing.from_file + " as type " +
+                report_.topics[existing.report_index].type + " (hash " + hex16(existing.hash) +
+                "), and this channel's type " + replay.declared.type.name + " has hash " +
+                hex16(replay.declared.type.hash));
+  }
+  AnyPublicationOptions publication_options;
+  publication_options.declared = replay.declared;
+  if (!replay.recorded_by_axon) {
+    // A file of another tool has no axon hash: a topic of the same type name and format already in the domain
+    // (its typed endpoints registered it) is joined as its own type.
+    auto existing = node.find_topic(name);
+    if (existing && existing->type.name == replay.declared.type.name &&
+        existing->type.serializer == replay.declared.type.serializer) {
+      publication_options.declared.reset();
+    }
+  }
+  auto publication = node.advertise_any(name, publication_options);
+  if (!publication) {
+    return skip(std::string(publication.error().message()));
+  }
+  outputs_.push_back(Output{.publisher = std::move(publication->publisher),
+                            .hash = replay.declared.type.hash,
+                            .report_index = report_.topics.size(),
+                            .from_file = options_.files[file],
+                            .told_too_large = false});
+  report_.topics.push_back(TopicReplay{.topic = name,
+                                       .recorded_topic = recorded,
+                                       .type = publication->topic.type.name,
+                                       .serializer = publication->topic.type.serializer});
+  output_by_topic_[name] = outputs_.size() - 1;
+  return static_cast<int>(outputs_.size() - 1);
+}
+
+Result<void> Player::run(Node& node, KeyInput& keys) {
+  std::uint64_t messages = 0;
+  for (std::size_t file = 0; file < readers_.size(); ++file) {
+    for (const mcap::Channel& channel : readers_[file]->summary().channels) {
+      (void)output_of(node, file, channel.id);
+    }
+    messages += readers_[file]->summary().statistics.message_count;
+  }
+  if (outputs_.empty()) {
+    return Error(ErrorCode::kNotFound, options_.topics.empty()
+                                           ? "no channel of the files can be replayed (the skipped ones say why)"
+                                           : "no channel of the files is one --topics names, or can be replayed");
+  }
+  if (options_.rate) {
+    timing_.reserve(std::min(messages, kMaxReservedSamples));
+  }
+  paused_ = options_.paused;
+  if (paused_) {
+    announce(keys, "paused: space resumes, s (or the right arrow) publishes the next message");
+  }
+  ReplayClock clock(options_.rate.value_or(1.0));
+  const std::int64_t started = monotonic_now_ns();
+  for (;;) {
+    const bool finished = play_once(node, keys, clock);
+    if (!finished) {
+      report_.interrupted = true;
+      break;
+    }
+    ++report_.loops;
+    if (!options_.loop) {
+      break;
+    }
+  }
+  report_.wall_s = static_cast<double>(monotonic_now_ns() - started) / 1e9;
+  report_.timing = timing_.summary();
+  return {};
+}
+
+bool Player::wait_paused(KeyInput& keys, ReplayClock& clock, std::uint64_t log_time_ns, bool& stepped) {
+  while (paused_) {
+    if (StopOnSignals::requested()) {
+      return false;
+    }
+    if (!keys.active()) {
+      paused_ = false;  // no keys can come (stdin ended): go on
+      break;
+    }
+    const Key key = keys.poll(50ms);
+    if (key == Key::kTogglePause) {
+      paused_ = false;
+      announce(keys, "resumed");
+    } else if (key == Key::kStep) {
+      stepped = true;
+      return true;
+    }
+  }
+  clock.rebase(monotonic_now_ns(), log_time_ns);
+  return true;
+}
+
+bool Player::play_once(Node& node, KeyInput& keys, ReplayClock& clock) {
+  MergedMessages merged(readers_);
+  FileMessage current;
+  bool based = false;
+  bool window_set = false;
+  std::uint64_t window_start = 0;
+  std::uint64_t window_end = std::numeric_limits<std::uint64_t>::max();
+  const bool timed = options_.rate.has_value();
+  for (;;) {
+    if (StopOnSignals::requested()) {
+      return false;
+    }
+    auto more = merged.next(current);
+    if (!more) {
+      report_.problems.emplace_back(more.error().message());
+      continue;  // the file goes on after its corrupt chunk
+    }
+    if (!*more) {
+      return true;
+    }
+    const std::uint64_t log_time = current.message.header.log_time;
+    if (!window_set) {  // the recording's first message, over all files and channels
+      window_start = log_time + seconds_to_ns(options_.start_offset_s);
+      if (options_.duration_s > 0) {
+        window_end = window_start + seconds_to_ns(options_.duration_s);
+      }
+      window_set = true;
+    }
+    if (log_time < window_start) {
+      continue;
+    }
+    if (log_time > window_end) {
+      return true;  // messages come in log-time order: none after this is in the window
+    }
+    const int output = output_of(node, current.file, current.message.header.channel_id);
+    if (output < 0) {
+      continue;
+    }
+    if (!based) {
+      clock.rebase(monotonic_now_ns(), log_time);
+      based = true;
+      if (!first_base_set_) {
+        report_.start_ns = clock.base_ns();
+        report_.first_log_time_ns = log_time;
+        first_base_set_ = true;
+      }
+    }
+    bool stepped = false;
+    bool was_paused = false;
+    // A key typed since the last message (while a chunk was read, say) counts here, the step key included.
+    const Key key = keys.active() ? keys.poll(0ms) : Key::kNone;
+    if (key == Key::kTogglePause) {
+      paused_ = !paused_;
+      announce(keys, paused_ ? "paused: space resumes, s publishes the next message" : "resumed");
+      if (!paused_) {
+        clock.rebase(monotonic_now_ns(), log_time);
+      }
+    }
+    if (paused_) {
+      was_paused = true;
+      if (key == Key::kStep) {
+        stepped = true;
+      } else if (!wait_paused(keys, clock, log_time, stepped)) {
+        return false;
+      }
+    }
+    std::int64_t deadline = 0;
+    if (timed && !stepped) {
+      deadline = clock.deadline_ns(log_time);
+      bool pause_asked = false;
+      const auto interrupted = [&] {
+        if (StopOnSignals::requested()) {
+          return true;
+        }
+        pause_asked = keys.active() && keys.poll(0ms) == Key::kTogglePause;
+        return pause_asked;
+      };
+      if (!ReplayClock::wait_until(deadline, interrupted)) {
+        if (!pause_asked) {
+          return false;
+        }
+        paused_ = true;
+        was_paused = true;
+        announce(keys, "paused: space resumes, s publishes the next message");
+        if (!wait_paused(keys, clock, log_time, stepped)) {
+          return false;
+        }
+      }
+    }
+    // A message published by a step or a resume has no deadline of its own to be measured against.
+    publish(outputs_[static_cast<std::size_t>(output)], current.message.data, deadline, timed && !was_paused);
+  }
+}
+
+void Player::publish(Output& output, mcap::Bytes payload, std::int64_t deadline_ns, bool timed) {
+  TopicReplay& counts = report_.topics[output.report_index];
+  const auto tell_once = [&](const std::string& why) {
+    if (!output.told_too_large) {
+      report_.problems.push_back("topic '" + counts.topic + "': a message of " + std::to_string(payload.size()) +
+                                 " bytes was skipped: " + why);
+      output.told_too_large = true;
+    }
+  };
+  const std::int64_t give_up = monotonic_now_ns() + kChunkWaitNs;
+  for (;;) {
+    auto loan = output.publisher->loan(payload.size());
+    if (loan.exhausted()) {
+      if (monotonic_now_ns() < give_up && !StopOnSignals::requested()) {
+        const timespec pause{.tv_sec = 0, .tv_nsec = 100'000};
+        (void)::nanosleep(&pause, nullptr);
+        continue;  // subscribers still hold every chunk: they give them back as they take
+      }
+      ++counts.skipped_no_chunk;
+      return;
+    }
+    if (loan.failed()) {
+      // The one copy of a replay, below, needs a chunk: a message larger than the pool's largest class (the
+      // error names the size, the class and the config key) or of a size its type cannot have is skipped.
+      ++counts.skipped_too_large;
+      tell_once(std::string(loan.error().message()));
+      return;
+    }
+    if (!payload.empty()) {
+      std::memcpy((*loan).data(), payload.data(), payload.size());
+    }
+    const std::int64_t at = monotonic_now_ns();
+    const PublishResult result = output.publisher->publish(std::move(*loan));
+    if (result.failed()) {
+      ++counts.skipped_too_large;
+      tell_once(std::string(result.error().message()));
+      return;
+    }
+    ++counts.published;
+    counts.delivered += result->delivered;
+    if (timed) {
+      timing_.add(at - deadline_ns);
+    }
+    return;
+  }
+}
+
+}  // namespace axon::tools

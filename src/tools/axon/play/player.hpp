@@ -1,0 +1,69 @@
+// The replay itself (docs/design/replay.md): opens the files, turns each channel into a publisher of its
+// recorded type (replay_channels.hpp), then publishes the merged messages (merged_messages.hpp) at their
+// deadlines (replay_clock.hpp), reacting to keys (key_input.hpp) and to Ctrl-C.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "axon/node.hpp"
+#include "src/tools/axon/play/key_input.hpp"
+#include "src/tools/axon/play/play_options.hpp"
+#include "src/tools/axon/play/play_report.hpp"
+#include "src/tools/axon/play/replay_clock.hpp"
+#include "src/tools/mcap/reader.hpp"
+
+namespace axon::tools {
+
+/// Thread safety: none (one thread runs a replay). Allocates while it sets up; while it replays, only when a
+/// channel appears that the file's summary did not list, and for the timing samples beyond those reserved.
+class Player {
+ public:
+  Player(const PlayOptions& options, PlayReport& report) : options_(options), report_(report) {}
+
+  /// Opens every file (a file that cannot be read is an error naming it and why).
+  [[nodiscard]] Result<void> open_files();
+  /// Channels in all the files' summaries, for the node's publisher count.
+  [[nodiscard]] std::size_t channel_count() const;
+  /// Resolves every channel the files list (publishers made, skips recorded), then replays; an error for a
+  /// failure that stops the replay (a corrupt chunk stops nothing: it is a problem in the report).
+  [[nodiscard]] Result<void> run(Node& node, KeyInput& keys);
+
+ private:
+  static constexpr int kSkipped = -1;   // channel not replayed (reason in the report)
+  static constexpr int kFiltered = -2;  // channel left out by --topics
+  struct Output {
+    std::shared_ptr<Publisher<Bytes>> publisher;
+    std::uint64_t hash = 0;
+    std::size_t report_index = 0;  // in report_.topics
+    std::string from_file;
+    bool told_too_large = false;
+  };
+
+  /// The output index of channel `channel_id` of file `file` (kSkipped, kFiltered), resolving it on first use.
+  int output_of(Node& node, std::size_t file, std::uint16_t channel_id);
+  int resolve(Node& node, std::size_t file, const mcap::Channel& channel);
+  /// One pass over the files; false when a signal stopped it.
+  [[nodiscard]] bool play_once(Node& node, KeyInput& keys, ReplayClock& clock);
+  /// Waits while paused: true to publish the message now (step, or resumed: `clock` rebased to it), false to
+  /// stop.
+  [[nodiscard]] bool wait_paused(KeyInput& keys, ReplayClock& clock, std::uint64_t log_time_ns, bool& stepped);
+  void publish(Output& output, mcap::Bytes payload, std::int64_t deadline_ns, bool timed);
+  [[nodiscard]] std::string published_name(const std::string& recorded) const;
+
+  const PlayOptions& options_;
+  PlayReport& report_;
+  std::vector<std::unique_ptr<mcap::Reader>> readers_;
+  std::vector<std::map<std::uint16_t, int>> channels_;  // per file: channel id -> output index or kSkipped/kFiltered
+  std::vector<Output> outputs_;
+  std::map<std::string, std::size_t> output_by_topic_;
+  TimingStats timing_;
+  bool paused_ = false;
+  bool first_base_set_ = false;
+};
+
+}  // namespace axon::tools
