@@ -33,4 +33,8 @@ namespace axon::tools {
 /// `axon topic pub`: publishes a message given as JSON, built from the topic's stored schema (topic/pub_command.cpp).
 [[nodiscard]] std::unique_ptr<Command> make_topic_pub_command();
 
+/// `axon record`: topics into MCAP files, zero copy; `--recover FILE` rebuilds a cut file's summary
+/// (record/record_command.cpp).
+[[nodiscard]] std::unique_ptr<Command> make_record_command();
+
 }  // namespace axon::tools
