@@ -4,8 +4,10 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <ctime>
 #include <memory>
+#include <optional>
 #include <thread>
 #include <utility>
 
