@@ -66,6 +66,8 @@ axon_rule(tests/support/common SEES include/axon)
 axon_rule(bench/replay SEES ${AXON_API} src/tools/mcap)
 axon_rule(bench/micro SEES bench ${AXON_API} schemas transports/shm src/base/cpu_relax.hpp)
 axon_rule(examples SEES ${AXON_API} schemas)
+# The recording benchmark measures the MCAP writer itself next to `axon record`.
+axon_rule(bench/record SEES ${AXON_API} src/tools/mcap)
 
 # Folders whose files include one another by paths relative to the folder ("harness/system.hpp" in axon-bench):
 # the build gives their targets the folder as an include directory, and the lint looks there too.

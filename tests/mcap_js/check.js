@@ -4,12 +4,13 @@
 //
 //   node check.js read FILE     # summary present: McapIndexedReader; otherwise McapStreamReader
 //   node check.js write FILE    # McapWriter, zstd chunks, then read back as above
+//   node check.js decode FILE TOPIC   # the topic's Protobuf messages decoded from the channel's schema
 "use strict";
 
 const fs = require("node:fs/promises");
 const { McapIndexedReader, McapStreamReader, McapWriter } = require("@mcap/core");
 const { FileHandleReadable, FileHandleWritable } = require("@mcap/nodejs");
-const { loadDecompressHandlers } = require("@mcap/support");
+const { loadDecompressHandlers, protobufFromBinaryDescriptor } = require("@mcap/support");
 const { crc32 } = require("@foxglove/crc");
 const zstd = require("@foxglove/wasm-zstd");
 
@@ -184,13 +185,41 @@ async function write(path) {
   return read(path);
 }
 
+// The messages of `topic` decoded as a Protobuf viewer would: the channel's schema (a FileDescriptorSet) loaded
+// with protobufjs (through @mcap/support), the schema's name looked up, each message decoded and turned into
+// plain JSON (64-bit integers and enums as strings). Needs the file's summary (McapIndexedReader).
+async function decode(path, topic) {
+  const handlers = await loadDecompressHandlers();
+  const handle = await fs.open(path, "r");
+  try {
+    const reader = await McapIndexedReader.Initialize({ readable: new FileHandleReadable(handle), decompressHandlers: handlers });
+    const channel = [...reader.channelsById.values()].find((c) => c.topic === topic);
+    if (channel === undefined) {
+      throw new Error(`${path} has no channel of topic '${topic}'`);
+    }
+    const schema = reader.schemasById.get(channel.schemaId);
+    if (schema === undefined || schema.encoding !== "protobuf" || channel.messageEncoding !== "protobuf") {
+      throw new Error(`channel '${topic}' is not a Protobuf channel with a schema`);
+    }
+    const type = protobufFromBinaryDescriptor(schema.data).lookupType(schema.name);
+    const messages = [];
+    for await (const message of reader.readMessages({ topics: [topic] })) {
+      messages.push(type.toObject(type.decode(message.data), { longs: String, enums: String, defaults: true }));
+    }
+    return { topic, schema: schema.name, messages };
+  } finally {
+    await handle.close();
+  }
+}
+
 async function main() {
-  const [mode, path] = process.argv.slice(2);
-  if ((mode !== "read" && mode !== "write") || path === undefined) {
-    console.error("usage: node check.js read|write FILE");
+  const [mode, path, topic] = process.argv.slice(2);
+  const known = mode === "read" || mode === "write" || (mode === "decode" && topic !== undefined);
+  if (!known || path === undefined) {
+    console.error("usage: node check.js read|write FILE, or node check.js decode FILE TOPIC");
     process.exit(2);
   }
-  const result = mode === "read" ? await read(path) : await write(path);
+  const result = mode === "read" ? await read(path) : mode === "write" ? await write(path) : await decode(path, topic);
   process.stdout.write(JSON.stringify(result) + "\n");
 }
 

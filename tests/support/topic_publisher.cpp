@@ -1,9 +1,12 @@
 // axon_topic_publisher: the publisher the `axon topic` tests watch (public API only).
-//   axon_topic_publisher domain=N rate=HZ
+//   axon_topic_publisher domain=N rate=HZ [count=N] [prefix=P] [wait_subscribers=1]
 // Publishes a Protobuf and a FlatBuffers Heartbeat, a raw Pose and a described raw Odometry
 // (tests/support/topic_messages.hpp) on their four topics at `rate` messages a second each (rate=0: none, the topics
 // stay quiet), prints "READY" once the publishers exist, and runs until SIGINT or SIGTERM, then leaves the domain as
-// usual (exit status 0).
+// usual (exit status 0). For the record tests: `prefix` replaces the topics' "watch/"; `wait_subscribers=1` waits
+// (at most 20 s) until every publisher has a subscriber connected and prints "SUBSCRIBED"; `count` publishes that
+// many messages per topic, then prints "PUBLISHED pb=N fb=N raw=N described=N" (the publishes that succeeded) and
+// stays until the signal.
 #include <atomic>
 #include <chrono>
 #include <csignal>
@@ -50,14 +53,31 @@ int main(int argc, char** argv) {
   std::signal(SIGTERM, request_stop);
   const auto domain = static_cast<std::uint32_t>(std::stoul(argument(argc, argv, "domain", "0")));
   const double rate = std::stod(argument(argc, argv, "rate", "50"));
+  const std::uint64_t count = std::stoull(argument(argc, argv, "count", "0"));
+  const std::string prefix = argument(argc, argv, "prefix", "watch/");
+  const bool wait_subscribers = argument(argc, argv, "wait_subscribers", "0") == "1";
+  const auto topic = [&prefix](std::string_view name) { return prefix + std::string(name.substr(6)); };
   {
     auto node = or_exit(axon::Node::create("topic-publisher", axon::NodeOptions{.domain_id = domain}));
-    auto pb = or_exit(node->advertise<axon::schemas::pb::Heartbeat>(kProtobufTopic));
-    auto fb = or_exit(node->advertise<axon::schemas::fb::Heartbeat>(kFlatBuffersTopic));
-    auto raw = or_exit(node->advertise<Pose>(kRawTopic));
-    auto described = or_exit(node->advertise<Odometry>(kDescribedTopic));
+    auto pb = or_exit(node->advertise<axon::schemas::pb::Heartbeat>(topic(kProtobufTopic)));
+    auto fb = or_exit(node->advertise<axon::schemas::fb::Heartbeat>(topic(kFlatBuffersTopic)));
+    auto raw = or_exit(node->advertise<Pose>(topic(kRawTopic)));
+    auto described = or_exit(node->advertise<Odometry>(topic(kDescribedTopic)));
     std::printf("READY\n");
     std::fflush(stdout);
+    if (wait_subscribers) {
+      const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+      while (pb->subscriber_count() == 0 || fb->subscriber_count() == 0 || raw->subscriber_count() == 0 ||
+             described->subscriber_count() == 0) {
+        if (std::chrono::steady_clock::now() > give_up || g_stop.load(std::memory_order_relaxed)) {
+          std::printf("ERROR no subscriber within 20 s\n");
+          return 3;
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      }
+      std::printf("SUBSCRIBED\n");
+      std::fflush(stdout);
+    }
     while (rate <= 0 && !g_stop.load(std::memory_order_relaxed)) {
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
     }
@@ -65,15 +85,26 @@ int main(int argc, char** argv) {
         std::chrono::duration<double>(rate > 0 ? 1.0 / rate : 1.0));
     auto next = std::chrono::steady_clock::now();
     axon::schemas::pb::Heartbeat heartbeat;
+    std::uint64_t published[4] = {};
     for (std::uint64_t sequence = kFirstSequence; !g_stop.load(std::memory_order_relaxed); ++sequence) {
+      if (count != 0 && sequence - kFirstSequence == count) {
+        std::printf("PUBLISHED pb=%llu fb=%llu raw=%llu described=%llu\n",
+                    static_cast<unsigned long long>(published[0]), static_cast<unsigned long long>(published[1]),
+                    static_cast<unsigned long long>(published[2]), static_cast<unsigned long long>(published[3]));
+        std::fflush(stdout);
+        while (!g_stop.load(std::memory_order_relaxed)) {
+          std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        }
+        break;
+      }
       fill_heartbeat(heartbeat, sequence);
-      (void)pb->publish(heartbeat);
+      published[0] += pb->publish(heartbeat) ? 1 : 0;
       if (auto loan = fb->loan_builder(256)) {
         auto root = build_heartbeat(loan->builder(), sequence);
-        (void)fb->publish(std::move(*loan), root);
+        published[1] += fb->publish(std::move(*loan), root) ? 1 : 0;
       }
-      (void)raw->publish(pose_for(sequence));
-      (void)described->publish(odometry_for(sequence));
+      published[2] += raw->publish(pose_for(sequence)) ? 1 : 0;
+      published[3] += described->publish(odometry_for(sequence)) ? 1 : 0;
       next += period;
       std::this_thread::sleep_until(next);
     }

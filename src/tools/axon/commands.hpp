@@ -35,5 +35,8 @@ namespace axon::tools {
 
 /// `axon play FILE...`: replays MCAP recordings with their recorded types and timing (play/play_command.cpp).
 [[nodiscard]] std::unique_ptr<Command> make_play_command();
+/// `axon record`: topics into MCAP files, zero copy; `--recover FILE` rebuilds a cut file's summary
+/// (record/record_command.cpp).
+[[nodiscard]] std::unique_ptr<Command> make_record_command();
 
 }  // namespace axon::tools

@@ -12,6 +12,9 @@ class Crc32 {
  public:
   void update(std::span<const std::uint8_t> bytes) noexcept;
   [[nodiscard]] std::uint32_t value() const noexcept { return state_ ^ 0xFFFFFFFFU; }
+  /// As if the `length` bytes whose own CRC is `crc` had been update()d, without reading them again
+  /// (zlib's crc32_combine; about 64 small steps per bit of `length`).
+  void append(std::uint32_t crc, std::uint64_t length) noexcept;
 
  private:
   std::uint32_t state_ = 0xFFFFFFFFU;

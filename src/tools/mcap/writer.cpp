@@ -242,17 +242,25 @@ Result<void> Writer::write_chunk() {
   iov_.clear();
   const auto add = [this](Bytes bytes) {
     iov_.push_back({const_cast<std::uint8_t*>(bytes.data()), bytes.size()});  // NOLINT: writev does not write it
-    if (options_.crcs) {
-      data_crc_.update(bytes);
-    }
   };
   add(scratch_);
+  if (options_.crcs) {
+    data_crc_.update(scratch_);
+  }
   if (compressor_) {
     add(records);
+    if (options_.crcs) {
+      data_crc_.update(records);
+    }
   } else {
     for (std::size_t i = 0; i < payloads_.size(); ++i) {
       add(Bytes(prefixes_).subspan(i * kMessagePrefixBytes, kMessagePrefixBytes));
       add(payloads_[i]);
+    }
+    if (options_.crcs) {
+      // The records are the chunk's uncompressed bytes, whose CRC was just computed: the data section CRC takes
+      // it as it is instead of reading every payload a second time.
+      data_crc_.append(chunk_crc_.value(), chunk_records_bytes_);
     }
   }
   if (auto r = sink_.writev(iov_); !r.ok()) {
