@@ -389,6 +389,28 @@ TEST(Play, StartAndDurationSelectAWindowOfTheRecording) {
   EXPECT_EQ(json_doc(run.output)["published"].as<int>(), 3) << run.output;
 }
 
+// --delay: the publishers are made first, the messages wait; a subscriber that joins once the topic appears
+// (as axon record does) gets the first message too. Without the delay, these five (4 ms in all) would be gone
+// before a subscriber process started after the topic appeared could join.
+TEST(Play, DelayLetsSubscribersThatJoinWhenTheTopicAppearsTakeTheFirstMessage) {
+  const ScopedFile path_file{temp_file("delay")};
+  const std::string& path = path_file.path;
+  {
+    RecordedFile file(path);
+    add_poses(file, "rec/pose", 0, 1, 5);  // 0, 1, ... 4 ms
+    file.close();
+  }
+  ChildProcess play = ChildProcess::spawn(axon_args({"play", path, "--delay", "3", "--json"}));
+  ASSERT_TRUE(wait_for_topic("rec/pose")) << "play did not create the topic:\n" << play.output();
+  ChildProcess sub = subscriber_child<topics::Pose>("rec/pose", 5, describe_pose);
+  ASSERT_TRUE(sub.wait_for_line("READY", 20s)) << sub.output();
+
+  expect_messages(sub, 5, [](std::uint64_t i) { return expected_pose(i); });
+  EXPECT_EQ(sub.wait(20s), 0) << sub.output();
+  EXPECT_EQ(play.wait(30s), 0) << play.output();
+  EXPECT_EQ(json_doc(play.output())["published"].as<int>(), 5) << play.output();
+}
+
 TEST(Play, LoopReplaysAgainUntilCtrlC) {
   constexpr std::uint64_t kCount = 5;
   const ScopedFile path_file{temp_file("loop")};

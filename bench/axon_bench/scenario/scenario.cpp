@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstring>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -30,12 +31,15 @@ struct ScenarioOptions {
   double warmup_s = -1;   ///< <0: the file's warmup_s (default 1).
   std::string wait;       ///< Empty: the file's wait (default blocking).
   std::uint32_t sleep_us = 0;
+  /// The domain the components join; std::nullopt: one of this run's own (domain_for_case), which no other
+  /// process knows. Given, tools can watch or record the run (`axon record`, `axon monitor`).
+  std::optional<std::uint32_t> domain;
   bool check = false;
 };
 
-ScenarioPlan make_plan(Scenario scenario) {
+ScenarioPlan make_plan(Scenario scenario, std::optional<std::uint32_t> domain) {
   ScenarioPlan plan;
-  plan.domain_id = domain_for_case(0);
+  plan.domain_id = domain.value_or(domain_for_case(0));
   for (std::size_t c = 0; c < scenario.components.size(); ++c) {
     for (const int topic : scenario.components[c].subscribes) {
       const ScenarioTopic& t = scenario.topics[static_cast<std::size_t>(topic)];
@@ -149,7 +153,7 @@ void run_scenario_command(const ScenarioOptions& options, Output& out) {
   if (options.sleep_us > 0) {
     scenario.wait.sleep_us = options.sleep_us;
   }
-  const ScenarioPlan plan = make_plan(std::move(scenario));
+  const ScenarioPlan plan = make_plan(std::move(scenario), options.domain);
   const Scenario& s = plan.scenario;
   print_plan(out.text, plan);
   if (options.check) {
@@ -282,6 +286,9 @@ Command add_scenario_command(CLI::App& app) {
       ->check(CLI::IsMember({"blocking", "busy-poll", "yield", "sleep"}));
   cmd->add_option("--sleep-us", options->sleep_us,
                   "Poll period of --wait sleep (default: the file's sleep_us, else 100)");
+  cmd->add_option("--domain", options->domain,
+                  "The domain the components join (default: one of this run's own), so that tools can watch or "
+                  "record it: axon --domain N record --all ...");
   cmd->add_flag("--check", options->check, "Only read and check the file and print the plan; run nothing");
   cmd->description(
       "Run a scenario file: one process per component, each publishing its topics on their schedules and "

@@ -51,6 +51,10 @@ class PlayCommand final : public Command {
         ->check(CLI::NonNegativeNumber);
     sub->add_option("--duration", options_.duration_s, "Replay only this many seconds of the recording (from --start)")
         ->check(CLI::PositiveNumber);
+    sub->add_option("--delay", options_.delay_s,
+                    "Wait this many seconds after advertising every topic before the first message (so that "
+                    "subscribers that join a topic when it appears, such as axon record, miss nothing)")
+        ->check(CLI::NonNegativeNumber);
     sub->add_flag("--loop", options_.loop, "Replay again from the start until Ctrl-C");
     sub->add_option("--topics", options_.topics, "Only these recorded topics (comma-separated, or repeated)")
         ->delimiter(',');

@@ -18,6 +18,9 @@ struct PlayOptions {
   std::vector<std::string> topics;  ///< Empty: all; else only these (recorded names).
   std::vector<std::pair<std::string, std::string>> remaps;  ///< Recorded name -> published name.
   bool paused = false;                                      ///< Start paused (keys: space, s).
+  /// Seconds between making the publishers and the first message: subscribers that join a topic once it
+  /// appears (a recorder, `axon topic echo`) are in place before the replay starts.
+  double delay_s = 0;
 };
 
 }  // namespace axon::tools

@@ -5,7 +5,9 @@
 #include <cstdio>
 #include <cstring>
 #include <ctime>
+#include <chrono>
 #include <limits>
+#include <thread>
 
 #include "src/tools/axon/play/merged_messages.hpp"
 #include "src/tools/axon/play/replay_channels.hpp"
@@ -164,6 +166,10 @@ Result<void> Player::run(Node& node, KeyInput& keys) {
   if (options_.rate) {
     timing_.reserve(std::min(messages, kMaxReservedSamples));
   }
+  if (!wait_delay()) {
+    report_.interrupted = true;
+    return {};
+  }
   paused_ = options_.paused;
   if (paused_) {
     announce(keys, "paused: space resumes, s (or the right arrow) publishes the next message");
@@ -184,6 +190,18 @@ Result<void> Player::run(Node& node, KeyInput& keys) {
   report_.wall_s = static_cast<double>(monotonic_now_ns() - started) / 1e9;
   report_.timing = timing_.summary();
   return {};
+}
+
+bool Player::wait_delay() const {
+  const std::int64_t until = monotonic_now_ns() + static_cast<std::int64_t>(options_.delay_s * 1e9);
+  for (std::int64_t now = monotonic_now_ns(); now < until; now = monotonic_now_ns()) {
+    if (StopOnSignals::requested()) {
+      return false;
+    }
+    // Short sleeps: Ctrl-C ends the wait within 50 ms.
+    std::this_thread::sleep_for(std::chrono::nanoseconds(std::min<std::int64_t>(until - now, 50'000'000)));
+  }
+  return true;
 }
 
 bool Player::wait_paused(KeyInput& keys, ReplayClock& clock, std::uint64_t log_time_ns, bool& stepped) {

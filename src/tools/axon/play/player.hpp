@@ -47,6 +47,8 @@ class Player {
   /// The output index of channel `channel_id` of file `file` (kSkipped, kFiltered), resolving it on first use.
   int output_of(Node& node, std::size_t file, std::uint16_t channel_id);
   int resolve(Node& node, std::size_t file, const mcap::Channel& channel);
+  /// Waits --delay seconds; false when a signal stopped it.
+  [[nodiscard]] bool wait_delay() const;
   /// One pass over the files; false when a signal stopped it.
   [[nodiscard]] bool play_once(Node& node, KeyInput& keys, ReplayClock& clock);
   /// Waits while paused: true to publish the message now (step, or resumed: `clock` rebased to it), false to
