@@ -33,4 +33,7 @@ namespace axon::tools {
 /// `axon topic pub`: publishes a message given as JSON, built from the topic's stored schema (topic/pub_command.cpp).
 [[nodiscard]] std::unique_ptr<Command> make_topic_pub_command();
 
+/// `axon info FILE...`: what MCAP files hold, like `mcap info` (info/info_command.cpp).
+[[nodiscard]] std::unique_ptr<Command> make_info_command();
+
 }  // namespace axon::tools
