@@ -19,6 +19,15 @@
 namespace axon::tools {
 namespace {
 
+/// "shm,udp".
+std::string joined(const std::vector<std::string>& words) {
+  std::string out;
+  for (const std::string& word : words) {
+    out += (out.empty() ? "" : ",") + word;
+  }
+  return out;
+}
+
 /// The publishers' counts at one moment, and the statistics that could not be read.
 struct PublishedRead {
   std::vector<PublisherTrafficView> publishers;
@@ -79,7 +88,7 @@ class TopicListCommand final : public Command {
       print(out, json_of(*view, rates, notes) + "\n");
       return kExitOk;
     }
-    TextTable table({"TOPIC", "TYPE", "SERIALIZER", "PUBLISHERS", "SUBSCRIBERS", "RATE_HZ"});
+    TextTable table({"TOPIC", "TYPE", "SERIALIZER", "PUBLISHERS", "SUBSCRIBERS", "RATE_HZ", "TRANSPORT"});
     for (std::size_t column = 3; column < 6; ++column) {
       table.set_align(column, Align::kRight);
     }
@@ -88,7 +97,8 @@ class TopicListCommand final : public Command {
       table.add_row({t.name, t.type_name, t.serializer,
                      std::to_string(endpoints_of_topic(*view, GraphEndpointKind::kPublisher, t.slot)),
                      std::to_string(endpoints_of_topic(*view, GraphEndpointKind::kSubscriber, t.slot)),
-                     rates[i].rate_hz < 0 ? "-" : fmt::format("{:.1f}", rates[i].rate_hz)});
+                     rates[i].rate_hz < 0 ? "-" : fmt::format("{:.1f}", rates[i].rate_hz),
+                     joined(topic_transports(*view, t.slot))});
     }
     if (view->exists) {
       print(out, table.rows() == 0 ? fmt::format("no topics in domain {}\n", globals.domain_id) : table.render());
@@ -135,7 +145,11 @@ class TopicListCommand final : public Command {
       } else {
         json.value(rates[i].rate_hz);
       }
-      json.end_object();
+      json.key("transports").begin_array();
+      for (const std::string& transport : topic_transports(view, t.slot)) {
+        json.value(transport);
+      }
+      json.end_array().end_object();
     }
     json.end_array().key("notes").begin_array();
     for (const std::string& note : notes) {
