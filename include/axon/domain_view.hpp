@@ -56,6 +56,10 @@ struct EndpointView {
   std::uint64_t endpoint_id = 0;
   std::uint32_t topic_slot = 0;        ///< Index into DomainView::topics by TopicView::slot.
   std::uint32_t participant_slot = 0;  ///< Likewise into DomainView::participants.
+  /// What carries its messages beyond this host, as its node's transport
+  /// registered it (TopicDescriptor::carried_by): "shm" (this host only),
+  /// "udp" or "rdma".
+  std::string transport;
   // Subscribers only: the queue as the subscriber resolved it.
   std::uint32_t depth = 0;
   /// The deployment file's words: "drop_oldest", "reject_newest",

@@ -294,7 +294,8 @@ class Node {
                            .type = std::move(type),
                            .max_payload_bytes = max_payload_bytes,
                            .allow_compatible_evolution = allow_evolution,
-                           .schema = {}};
+                           .schema = {},
+                           .carried_by = {}};
   }
   // "No QoS given" is std::nullopt, never a QoS that happens to equal the
   // defaults: a QoS written in code is used as it is. `carries`: the type a

@@ -35,7 +35,16 @@ struct TopicDescriptor {
   /// struct, or a table generated without an embedded schema). At most
   /// kMaxSchemaBytes.
   std::vector<std::byte> schema;
+  /// What carries the endpoint's messages beyond this host: "udp" or "rdma",
+  /// set by the transport that wraps shared memory before it registers the
+  /// endpoint; empty: this host only (shared memory, recorded as "shm"). The
+  /// domain's registry keeps it for tools (`axon topic list`'s TRANSPORT);
+  /// at most kMaxCarriedByBytes bytes.
+  std::string carried_by;
 };
+
+/// The longest TopicDescriptor::carried_by.
+inline constexpr std::size_t kMaxCarriedByBytes = 7;
 
 /// The largest schema a topic stores: a publisher with a larger one is
 /// refused (the message names the topic, the size and this bound).

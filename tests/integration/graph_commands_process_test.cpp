@@ -10,6 +10,8 @@
 #include <cstdio>
 #include <filesystem>
 #include <functional>
+#include <iterator>
+#include <map>
 #include <memory>
 #include <sstream>
 #include <string>
@@ -21,6 +23,7 @@
 #include "tests/support/common/run_command.hpp"
 #include "tests/support/pty_child.hpp"
 #include "tests/support/test_messages.hpp"
+#include "tests/support/two_host_loopback.hpp"
 
 namespace axon::tools {
 namespace {
@@ -247,10 +250,47 @@ TEST_F(AxonGraphCommands, TopicListShowsTheTopicWithItsTypeAndEndpoints) {
   EXPECT_EQ(topic["serializer"].as<std::string>(), "raw");
   EXPECT_EQ(topic["publishers"].as<int>(), 1);
   EXPECT_EQ(topic["subscribers"].as<int>(), 1);
+  ASSERT_EQ(topic["transports"].size(), 1U) << run.output;
+  EXPECT_EQ(topic["transports"][0].as<std::string>(), "shm") << "no deployment file: this host only";
 
   const test::CommandOutput text = axon({"topic", "list"});
   EXPECT_EQ(text.exit_code, 0);
   EXPECT_NE(text.output.find("cli/objects  axon_test::TestMessage  raw"), std::string::npos) << text.output;
+  EXPECT_NE(text.output.find("RATE_HZ  TRANSPORT\n"), std::string::npos) << text.output;
+  EXPECT_NE(text.output.find("  shm\n"), std::string::npos) << text.output;
+}
+
+TEST(AxonTopicTransport, TopicListAndInfoNameUdpForATopicThatGoesToAnotherHostAndShmForOneThatStays) {
+  // Node `sender` of host alpha in a two-host file: `auto` between hosts without an RDMA device is UDP, and
+  // `transport: shm` keeps a topic on this host.
+  test::TwoHostLoopback hosts{"axon_cli_transport", {.topics = "  - {name: cli/stays, transport: shm}\n"}};
+  std::shared_ptr<Node> node = hosts.node("sender", "a");
+  ASSERT_NE(node, nullptr);
+  auto remote = node->advertise<TestMessage>("cli/travels");
+  auto local = node->advertise<TestMessage>("cli/stays");
+  ASSERT_TRUE(remote && local);
+  const std::vector<std::string> prefix = {"env", "AXON_SHM_DIR=" + hosts.shm_dir("a"), kAxon, "--domain",
+                                           std::to_string(hosts.domain())};
+  const auto axon_on_alpha = [&prefix](std::vector<std::string> args) {
+    args.insert(args.begin(), prefix.begin(), prefix.end());
+    return test::run_command(args);
+  };
+
+  const test::CommandOutput list = axon_on_alpha({"topic", "list", "--window", "0", "--json"});
+  const test::CommandOutput info = axon_on_alpha({"topic", "info", "cli/travels", "--json"});
+  const test::CommandOutput text = axon_on_alpha({"topic", "list", "--window", "0"});
+
+  ASSERT_EQ(list.exit_code, 0) << list.output;
+  std::map<std::string, std::vector<std::string>> transports;
+  for (const YAML::Node& topic : YAML::Load(list.output)["topics"]) {
+    transports[topic["name"].as<std::string>()] = topic["transports"].as<std::vector<std::string>>();
+  }
+  EXPECT_EQ(transports["cli/travels"], std::vector<std::string>{"udp"}) << list.output;
+  EXPECT_EQ(transports["cli/stays"], std::vector<std::string>{"shm"}) << list.output;
+  ASSERT_EQ(info.exit_code, 0) << info.output;
+  EXPECT_EQ(YAML::Load(info.output)["endpoints"][0]["transport"].as<std::string>(), "udp") << info.output;
+  ASSERT_EQ(text.exit_code, 0) << text.output;
+  EXPECT_NE(text.output.find("  udp\n"), std::string::npos) << text.output;
 }
 
 TEST_F(AxonGraphCommands, TopicListMeasuresEachTopicsRateOverItsWindow) {
@@ -277,27 +317,40 @@ TEST_F(AxonGraphCommands, TopicListMeasuresEachTopicsRateOverItsWindow) {
   const std::size_t row = text.output.find("cli/ticks");
   ASSERT_NE(row, std::string::npos) << text.output;
   const std::string line = text.output.substr(row, text.output.find('\n', row) - row);
-  const std::string last_column = line.substr(line.find_last_of(' ') + 1);
-  ASSERT_NE(last_column, "-") << text.output;
-  EXPECT_GT(std::stod(last_column), 100.0) << text.output;  // a short window: only its order of magnitude
-  EXPECT_LT(std::stod(last_column), 400.0) << text.output;
+  std::istringstream columns(line);
+  std::vector<std::string> cells{std::istream_iterator<std::string>(columns), std::istream_iterator<std::string>()};
+  ASSERT_EQ(cells.size(), 7U) << text.output;
+  EXPECT_EQ(cells[6], "shm") << text.output;
+  const std::string& rate = cells[5];
+  ASSERT_NE(rate, "-") << text.output;
+  EXPECT_GT(std::stod(rate), 100.0) << text.output;  // a short window: only its order of magnitude
+  EXPECT_LT(std::stod(rate), 400.0) << text.output;
 
   const test::CommandOutput unmeasured = axon({"topic", "list", "--window", "0", "--json"});
   ASSERT_EQ(unmeasured.exit_code, 0) << unmeasured.output;
   EXPECT_TRUE(YAML::Load(unmeasured.output)["topics"][0]["rate_hz"].IsNull()) << unmeasured.output;
 }
 
-TEST_F(AxonGraphCommands, TopicListShowsNoRateForATopicWithoutSubscriberHere) {
+TEST_F(AxonGraphCommands, TopicListAndMonitorShowTheRateOfATopicWithoutSubscriberFromItsPublishersCounts) {
   children.push_back(ticking_child());
   ASSERT_TRUE(children[0].wait_for_line("READY", 20s)) << children[0].output();
 
-  const test::CommandOutput run = axon({"topic", "list", "--json"});
+  const test::CommandOutput list = axon({"topic", "list", "--window", "2", "--json"});
+  const test::CommandOutput monitor = axon({"monitor", "--count", "2", "--interval", "2", "--json"});
 
-  ASSERT_EQ(run.exit_code, 0) << run.output;
-  const YAML::Node doc = YAML::Load(run.output);
-  ASSERT_EQ(doc["topics"].size(), 1U) << run.output;
-  EXPECT_EQ(doc["topics"][0]["subscribers"].as<int>(), 0);
-  EXPECT_TRUE(doc["topics"][0]["rate_hz"].IsNull()) << "no queue on this host, no rate: " << run.output;
+  ASSERT_EQ(list.exit_code, 0) << list.output;
+  SCOPED_TRACE(list.output);  // a member that is null where a number is expected throws
+  const YAML::Node topics = YAML::Load(list.output)["topics"];
+  ASSERT_EQ(topics.size(), 1U);
+  EXPECT_EQ(topics[0]["subscribers"].as<int>(), 0);
+  // No queue on this host: the publisher's own count of what it published (every 5 ms on an absolute schedule,
+  // so 2 s hold about 400 whatever the load).
+  EXPECT_NEAR(topics[0]["rate_hz"].as<double>(), 200.0, 20.0);
+  ASSERT_EQ(monitor.exit_code, 0) << monitor.output;
+  SCOPED_TRACE(monitor.output);
+  const YAML::Node rounds = YAML::Load(monitor.output)["rounds"];
+  ASSERT_EQ(rounds.size(), 2U);
+  EXPECT_NEAR(rounds[1]["topics"][0]["rate_hz"].as<double>(), 200.0, 20.0) << "the same count, the same rate";
 }
 
 TEST_F(AxonGraphCommands, TopicInfoNamesEachEndpointsNodePidAndQueue) {
@@ -319,6 +372,8 @@ TEST_F(AxonGraphCommands, TopicInfoNamesEachEndpointsNodePidAndQueue) {
   EXPECT_EQ(sub["depth"].as<int>(), 8);
   EXPECT_EQ(sub["overflow"].as<std::string>(), "reject_newest");
   EXPECT_EQ(sub["reliability"].as<std::string>(), "best_effort");
+  EXPECT_EQ(pub["transport"].as<std::string>(), "shm");
+  EXPECT_EQ(sub["transport"].as<std::string>(), "shm");
 
   const test::CommandOutput missing = axon({"topic", "info", "cli/nothing"});
   EXPECT_EQ(missing.exit_code, 1);

@@ -180,7 +180,7 @@ TEST_F(RegistryLimitsTest, TheDomainsLimitsSizeItsRegistryFile) {
   const std::size_t expected =
       shm::RegistryLayout::of({.participants = 2, .topics = 3, .publishers = 2, .subscribers = 2}).total_bytes;
   EXPECT_EQ(std::filesystem::file_size(registry_path()), expected);
-  EXPECT_LT(expected, 4096U);  // a 192-byte head and 2 x 104 + 3 x 320 + 2 x 56 + 2 x 120 bytes of tables
+  EXPECT_LT(expected, 4096U);  // a 192-byte head and 2 x 104 + 3 x 320 + 2 x 64 + 2 x 128 bytes of tables
 }
 
 TEST_F(RegistryLimitsTest, AJoinerRefusesARegistryWhoseLimitsNeedMoreThanItsFile) {

@@ -43,7 +43,9 @@ Result<std::shared_ptr<PublisherPort>> RdmaHostsTransport::advertise(const Topic
   if (!reach.by_rdma) {
     return udp_->advertise(topic, qos);
   }
-  auto local = shm_->advertise(topic, qos);
+  TopicDescriptor carried = topic;
+  carried.carried_by = "rdma";
+  auto local = shm_->advertise(carried, qos);
   if (!local) {
     return local;
   }
@@ -79,8 +81,13 @@ Result<std::shared_ptr<PublisherPort>> RdmaHostsTransport::advertise(const Topic
 
 Result<std::shared_ptr<SubscriberPort>> RdmaHostsTransport::subscribe(const TopicDescriptor& topic,
                                                                       const SubscriberQos& qos) {
-  auto port = udp_->subscribe(topic, qos);
-  if (!port || !reach_of(topic.name).by_rdma) {
+  if (!reach_of(topic.name).by_rdma) {
+    return udp_->subscribe(topic, qos);
+  }
+  TopicDescriptor carried = topic;
+  carried.carried_by = "rdma";  // received by RDMA from the hosts that reach it so (the UDP port stays under it)
+  auto port = udp_->subscribe(carried, qos);
+  if (!port) {
     return port;
   }
   return std::shared_ptr<SubscriberPort>(std::make_shared<RdmaSubscriberPort>(std::move(*port), turn_));

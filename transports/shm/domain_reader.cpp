@@ -149,6 +149,7 @@ void read_endpoints(const Tables& tables, GraphEndpointKind kind, std::vector<En
     v.endpoint_id = (std::uint64_t{i} << 32U) | e.generation;
     v.topic_slot = e.topic;
     v.participant_slot = e.participant;
+    v.transport = bounded(e.transport);
     if (!publishers) {
       v.depth = e.depth;
       v.overflow = overflow_word(e.overflow);

@@ -226,8 +226,18 @@ void Registry::set_topic_schema(const DomainLockGuard& /*held*/, std::uint32_t t
   t.schema_state = state;
 }
 
+namespace {
+
+/// Writes `transport` NUL-padded into the entry, cut to what it holds.
+void set_transport(EndpointEntry& e, std::string_view transport) noexcept {
+  std::memset(e.transport, 0, sizeof(e.transport));
+  std::memcpy(e.transport, transport.data(), std::min(transport.size(), sizeof(e.transport) - 1));
+}
+
+}  // namespace
+
 Result<SlotRef> Registry::add_publisher(const DomainLockGuard& held, std::uint32_t topic, SlotRef participant,
-                                        std::uint32_t pool_block) {
+                                        std::uint32_t pool_block, std::string_view transport) {
   std::uint32_t slot = 0;
   EndpointEntry* e = first_free(publishers_, limits_.publishers, slot);
   if (e == nullptr) {
@@ -239,6 +249,7 @@ Result<SlotRef> Registry::add_publisher(const DomainLockGuard& held, std::uint32
   e->participant_generation = participant.generation;
   e->pool_block = pool_block;
   e->stats_slot = pool_block;  // a publisher's statistics entry is its block's
+  set_transport(*e, transport);
   e->state = EntryState::kActive;
   bump_version(topic);
   // Sleeping subscribers connect to the new publisher now, not on their
@@ -259,7 +270,7 @@ Result<void> Registry::subscriber_room(const DomainLockGuard& /*held*/) const {
 
 Result<SlotRef> Registry::add_subscriber(const DomainLockGuard& /*held*/, std::uint32_t topic, SlotRef participant,
                                          const SubscriberQos& qos, const EffectiveQueue& queue,
-                                         std::uint32_t stats_slot) {
+                                         std::uint32_t stats_slot, std::string_view transport) {
   std::uint32_t slot = 0;
   EndpointEntry* e = first_free(subscribers_, limits_.subscribers, slot);
   if (e == nullptr) {
@@ -275,6 +286,7 @@ Result<SlotRef> Registry::add_subscriber(const DomainLockGuard& /*held*/, std::u
   e->quarantine_after_ns = qos.quarantine_after_ns;
   e->reliable = qos.reliability == Reliability::kReliable ? 1 : 0;
   e->stats_slot = stats_slot;
+  set_transport(*e, transport);
   // A waiter of a crashed predecessor may have left its count behind.
   subscriber_wake_[slot].word.waiters.store(0, std::memory_order_relaxed);
   e->state = EntryState::kActive;

@@ -115,8 +115,9 @@ class Registry {
   /// file): for a caller that created it and then failed.
   void release_topic_if_unused(const DomainLockGuard& held, std::uint32_t topic) noexcept;
 
+  /// `transport`: EndpointEntry::transport (at most kMaxCarriedByBytes bytes kept).
   Result<SlotRef> add_publisher(const DomainLockGuard& held, std::uint32_t topic, SlotRef participant,
-                                std::uint32_t pool_block);
+                                std::uint32_t pool_block, std::string_view transport = "shm");
   /// `stats_slot`: its entry in this participant's statistics segment.
   /// The error add_subscriber() would give for a full table, or nothing:
   /// asked before anything else is reserved for the subscriber, so that a
@@ -124,7 +125,7 @@ class Registry {
   [[nodiscard]] Result<void> subscriber_room(const DomainLockGuard& held) const;
   Result<SlotRef> add_subscriber(const DomainLockGuard& held, std::uint32_t topic, SlotRef participant,
                                  const SubscriberQos& qos, const EffectiveQueue& queue = {},
-                                 std::uint32_t stats_slot = kNoStatsSlot);
+                                 std::uint32_t stats_slot = kNoStatsSlot, std::string_view transport = "shm");
   /// The futex word of a subscriber slot.
   [[nodiscard]] WakeWord& subscriber_wake(std::uint32_t slot) noexcept { return subscriber_wake_[slot].word; }
   /// The domain's graph word (lock-free): moves whenever an endpoint entry

@@ -76,7 +76,12 @@ struct EndpointEntry {
   /// slot of that segment's subscriber table; kNoStatsSlot: none. Only a
   /// reader's hint, checked against that segment's capacity before use.
   std::uint32_t stats_slot = 0;
+  /// What carries its messages beyond this host (TopicDescriptor::carried_by):
+  /// "shm" (this host only), "udp" or "rdma", NUL-padded. For tools only: a
+  /// reader takes it up to its first NUL or the array's end.
+  char transport[kMaxCarriedByBytes + 1] = {};
 };
+static_assert(std::is_trivially_copyable_v<EndpointEntry>);
 
 /// EndpointEntry::stats_slot of an endpoint without statistics.
 inline constexpr std::uint32_t kNoStatsSlot = ~std::uint32_t{0};
@@ -162,11 +167,11 @@ struct RegistryLayout {
 };
 
 // The registry bytes per limit that shm_constants.hpp and the docs state.
-static_assert(sizeof(ParticipantEntry) == 104 && sizeof(TopicEntry) == 384 && sizeof(EndpointEntry) == 56 &&
+static_assert(sizeof(ParticipantEntry) == 104 && sizeof(TopicEntry) == 384 && sizeof(EndpointEntry) == 64 &&
                   sizeof(SubscriberWake) == 64,
               "update the registry's memory cost in shm_constants.hpp and docs/design/shm-core.md");
 static_assert(sizeof(RegistrySegment) == 192, "the registry's head: update the docs' size formula");
-static_assert(RegistryLayout::of({}).total_bytes == 1'534'144, "the default registry's size the docs state");
+static_assert(RegistryLayout::of({}).total_bytes == 1'599'680, "the default registry's size the docs state");
 static_assert(alignof(TopicEntry) == kCacheLine && alignof(SubscriberWake) == kCacheLine,
               "RegistryLayout rounds the offsets of these tables up to a cache line");
 static_assert(std::is_standard_layout_v<RegistrySegment>, "shared-memory layout must be standard");

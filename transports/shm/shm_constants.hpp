@@ -10,17 +10,17 @@ namespace axon::shm {
 inline constexpr std::size_t kCacheLine = 64;
 
 inline constexpr std::uint32_t kLayoutVersion =
-    11;  ///< 5: pools sized by config, larger registry; 6: the registry's graph word; 7: registry tables sized by
+    12;  ///< 5: pools sized by config, larger registry; 6: the registry's graph word; 7: registry tables sized by
          ///< the domain's limits (stored in its head); 8: the wide holder ledger; 9: publisher blocks sized by
          ///< pool.publishers (their count stored in the pool segment); 10: publishers per topic in the
          ///< registry's limits; 11: the topic's type version and schema file in TopicEntry,
-         ///< the endpoint's statistics slot in EndpointEntry.
+         ///< the endpoint's statistics slot in EndpointEntry; 12: the endpoint's transport in EndpointEntry.
 
 /// Registry tables (one registry per domain), sized per domain by its limits
 /// (RegistryLimits: NodeOptions::domain_limits, the deployment file's
 /// `limits:`); these are the defaults and the largest values accepted.
-/// Bytes each: a participant 104, a topic 384, a publisher 56, a subscriber
-/// 120 (56 + 64 for its wake word), plus a 192-byte head: 1.46 MiB per domain
+/// Bytes each: a participant 104, a topic 384, a publisher 64, a subscriber
+/// 128 (64 + 64 for its wake word), plus a 192-byte head: 1.53 MiB per domain
 /// with the defaults. Each registry scan (advertise, subscribe, a node
 /// leaving) walks the tables, so their cost grows with the limits.
 inline constexpr std::uint32_t kDefaultParticipants = 256;

@@ -15,6 +15,11 @@
 namespace axon::shm {
 namespace {
 
+/// What the registry records of how an endpoint's messages leave this host (EndpointEntry::transport).
+std::string_view transport_word(const TopicDescriptor& topic) noexcept {
+  return topic.carried_by.empty() ? std::string_view("shm") : std::string_view(topic.carried_by);
+}
+
 /// subscribe() waits this long (outside the domain lock) for the pools of
 /// live publishers being fetched, so that it normally returns connected to
 /// all of them; a stopped peer delays it by no more.
@@ -202,7 +207,7 @@ Result<std::shared_ptr<ShmPublisherPort>> ShmTransport::add_publisher(const Doma
   if (auto stored = store_topic_schema(held, registry, domain_, *topic_slot, topic.schema); !stored) {
     return fail(stored.error());
   }
-  auto pub = registry.add_publisher(held, *topic_slot, self, block_index);
+  auto pub = registry.add_publisher(held, *topic_slot, self, block_index, transport_word(topic));
   if (!pub) {
     return fail(pub.error());
   }
@@ -295,7 +300,8 @@ Result<std::shared_ptr<SubscriberPort>> ShmTransport::subscribe(const TopicDescr
       registry.release_topic_if_unused(*held, *topic_slot);
       return Error(stats_slot.error().code(), fmt::format("topic '{}': {}", topic.name, stats_slot.error().message()));
     }
-    auto sub = registry.add_subscriber(*held, *topic_slot, domain_.self(), qos, *queue, *stats_slot);
+    auto sub =
+        registry.add_subscriber(*held, *topic_slot, domain_.self(), qos, *queue, *stats_slot, transport_word(topic));
     if (!sub) {
       stats_->close_subscriber(*stats_slot);
       registry.release_topic_if_unused(*held, *topic_slot);

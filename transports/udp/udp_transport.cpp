@@ -4,9 +4,25 @@
 
 namespace axon::udp {
 
+namespace {
+
+/// `topic` as carried by UDP beyond this host, unless a transport around this one named another way already.
+TopicDescriptor carried_by_udp(const TopicDescriptor& topic) {
+  TopicDescriptor carried = topic;
+  if (carried.carried_by.empty()) {
+    carried.carried_by = "udp";
+  }
+  return carried;
+}
+
+}  // namespace
+
 Result<std::shared_ptr<PublisherPort>> UdpTransport::advertise(const TopicDescriptor& topic, const PublisherQos& qos) {
-  auto local = shm_->advertise(topic, qos);
-  if (!local || stays_local_(topic.name)) {
+  if (stays_local_(topic.name)) {
+    return shm_->advertise(topic, qos);
+  }
+  auto local = shm_->advertise(carried_by_udp(topic), qos);
+  if (!local) {
     return local;
   }
   auto shm_port = std::static_pointer_cast<shm::ShmPublisherPort>(std::move(*local));
@@ -17,8 +33,11 @@ Result<std::shared_ptr<PublisherPort>> UdpTransport::advertise(const TopicDescri
 
 Result<std::shared_ptr<SubscriberPort>> UdpTransport::subscribe(const TopicDescriptor& topic,
                                                                 const SubscriberQos& qos) {
-  auto local = shm_->subscribe(topic, qos);
-  if (!local || stays_local_(topic.name)) {
+  if (stays_local_(topic.name)) {
+    return shm_->subscribe(topic, qos);
+  }
+  auto local = shm_->subscribe(carried_by_udp(topic), qos);
+  if (!local) {
     return local;
   }
   const SubscriptionQos asked = subscription_qos_of(qos);

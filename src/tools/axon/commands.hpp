@@ -38,5 +38,7 @@ namespace axon::tools {
 /// `axon record`: topics into MCAP files, zero copy; `--recover FILE` rebuilds a cut file's summary
 /// (record/record_command.cpp).
 [[nodiscard]] std::unique_ptr<Command> make_record_command();
+/// `axon info FILE...`: what MCAP files hold, like `mcap info` (info/info_command.cpp).
+[[nodiscard]] std::unique_ptr<Command> make_info_command();
 
 }  // namespace axon::tools

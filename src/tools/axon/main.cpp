@@ -54,6 +54,7 @@ int run(int argc, char** argv) {
   commands.emplace_back(&app, axon::tools::make_doctor_command());
   commands.emplace_back(&app, axon::tools::make_record_command());
   commands.emplace_back(&app, axon::tools::make_play_command());
+  commands.emplace_back(&app, axon::tools::make_info_command());
 
   std::vector<std::pair<CLI::App*, Command*>> registered;
   registered.reserve(commands.size());

@@ -7,6 +7,7 @@
 #include <algorithm>
 
 #include "src/tools/axon/graph/monitor_screen.hpp"
+#include "src/tools/axon/graph/publish_rates.hpp"
 
 namespace axon::tools {
 namespace {
@@ -131,6 +132,25 @@ TEST(MonitorScreen, CutsTheTableToTheWindowAndSaysHowManyTopicsDidNotFit) {
   EXPECT_NE(sut.find("topic105"), std::string::npos) << sut;
   EXPECT_EQ(sut.find("topic106"), std::string::npos) << sut;
   EXPECT_NE(sut.find("... and 24 more topics"), std::string::npos) << sut;
+}
+
+TEST(PublishRates, SumsTheTopicsPublishersSeenByBothReadsAndLeavesOutTheOthers) {
+  const PublishSample before = sample_published({traffic(1, "lidar", 100, 1'000), traffic(2, "lidar", 50, 500),
+                                                 traffic(3, "lidar", 900, 9'000), traffic(9, "camera", 0, 0)},
+                                                kSecondNs);
+  const std::vector<PublisherTrafficView> now = {traffic(1, "lidar", 300, 3'000),  // 200 in 2 s
+                                                 traffic(2, "lidar", 150, 1'500),  // 100 in 2 s
+                                                 traffic(3, "lidar", 10, 100),     // went down: a torn read, left out
+                                                 traffic(4, "lidar", 5'000, 0),    // new: no earlier count
+                                                 traffic(9, "camera", 40, 400)};
+
+  const PublishRates sut = publish_rates("lidar", before, now, 3 * kSecondNs);
+
+  EXPECT_DOUBLE_EQ(sut.rate_hz, 150.0);
+  EXPECT_DOUBLE_EQ(sut.bytes_per_s, 1'500.0);
+  EXPECT_DOUBLE_EQ(publish_rates("camera", before, now, 3 * kSecondNs).rate_hz, 20.0);
+  EXPECT_LT(publish_rates("radar", before, now, 3 * kSecondNs).rate_hz, 0) << "no publisher: not measured";
+  EXPECT_LT(publish_rates("lidar", PublishSample{}, now, 3 * kSecondNs).rate_hz, 0) << "no earlier read";
 }
 
 }  // namespace

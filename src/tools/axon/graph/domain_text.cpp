@@ -98,4 +98,22 @@ void for_each_endpoint(
 
 void print(std::FILE* out, const std::string& text) { std::fputs(text.c_str(), out); }
 
+std::string transport_text(const EndpointView& endpoint) {
+  return endpoint.transport.empty() ? "?" : endpoint.transport;
+}
+
+std::vector<std::string> topic_transports(const DomainView& view, std::uint32_t topic) {
+  std::vector<std::string> out;
+  for (const auto* endpoints : {&view.publishers, &view.subscribers}) {
+    for (const EndpointView& e : *endpoints) {
+      if (e.topic_slot == topic) {
+        out.push_back(transport_text(e));
+      }
+    }
+  }
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
 }  // namespace axon::tools

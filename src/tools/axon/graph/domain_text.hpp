@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "axon/domain_view.hpp"
 #include "axon/result.hpp"
@@ -47,6 +48,11 @@ void write_qos_members(JsonWriter& json, const EndpointView& endpoint);
 /// with its topic and node (an endpoint whose topic or node is not in the view, a torn copy, is left out).
 void for_each_endpoint(const DomainView& view, const std::function<bool(const EndpointView&)>& keep,
                        const std::function<void(const EndpointView&, const TopicView&, const ParticipantView&)>& visit);
+
+/// What carries an endpoint's messages beyond this host ("shm", "udp", "rdma"), or "?" when its entry says nothing.
+[[nodiscard]] std::string transport_text(const EndpointView& endpoint);
+/// The transports of topic slot `topic`'s endpoints, each once, sorted ("shm", "udp"...).
+[[nodiscard]] std::vector<std::string> topic_transports(const DomainView& view, std::uint32_t topic);
 
 /// Writes `text` to `out`.
 void print(std::FILE* out, const std::string& text);

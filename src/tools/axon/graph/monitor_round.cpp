@@ -20,12 +20,6 @@ double figure(const TopicRound& t, MonitorSort sort) noexcept {
   return 0;
 }
 
-/// A count that went down belongs to an entry reused in between (a new endpoint with the same id cannot happen:
-/// ids carry a generation) or a torn read: no rate from it.
-double per_s(std::uint64_t now, std::uint64_t before, double dt_s) noexcept {
-  return now >= before ? static_cast<double>(now - before) / dt_s : -1;
-}
-
 }  // namespace
 
 const std::vector<std::string>& sort_words() {
@@ -60,8 +54,6 @@ void sort_topics(std::vector<TopicRound>& topics, MonitorSort sort) {
 Round MonitorCounters::look(const DomainView& view, const TopicConnections& queues, const LiveStatsView& stats,
                             std::int64_t now_ns, std::int64_t start_ns) {
   Round round{.at_s = static_cast<double>(now_ns - start_ns) / 1e9, .topics = {}, .notes = {}};
-  const double dt_s = last_ns_ > 0 && now_ns > last_ns_ ? static_cast<double>(now_ns - last_ns_) / 1e9 : 0;
-  std::map<std::uint64_t, Published> publishers_now;
   for (const TopicView& t : view.topics) {
     TopicRound r{.name = t.name,
                  .publishers = static_cast<std::size_t>(std::ranges::count_if(
@@ -69,31 +61,10 @@ Round MonitorCounters::look(const DomainView& view, const TopicConnections& queu
                  .subscribers = static_cast<std::size_t>(std::ranges::count_if(
                      view.subscribers, [&](const EndpointView& e) { return e.topic_slot == t.slot; }))};
 
-    // Rate and bandwidth: the publishers' own counts, in their nodes' statistics.
-    double messages = 0;
-    double bytes = 0;
-    bool measured = false;
-    for (const PublisherTrafficView& p : stats.publishers) {
-      if (p.topic != t.name) {
-        continue;
-      }
-      publishers_now[p.publisher_id] = Published{.messages = p.published, .bytes = p.published_bytes};
-      const auto before = publishers_.find(p.publisher_id);
-      if (dt_s <= 0 || before == publishers_.end()) {
-        continue;  // a new publisher: its rate from the next look on
-      }
-      const double m = per_s(p.published, before->second.messages, dt_s);
-      const double b = per_s(p.published_bytes, before->second.bytes, dt_s);
-      if (m >= 0 && b >= 0) {
-        messages += m;
-        bytes += b;
-        measured = true;
-      }
-    }
-    if (measured) {
-      r.rate_hz = messages;
-      r.bytes_per_s = bytes;
-    }
+    // Rate and bandwidth: the publishers' own counts, in their nodes' statistics (as `axon topic list`).
+    const PublishRates published = publish_rates(t.name, published_, stats.publishers, now_ns);
+    r.rate_hz = published.rate_hz;
+    r.bytes_per_s = published.bytes_per_s;
 
     // Deliveries, drops and fill: the queues in the publishers' pools.
     for (const ConnectionView& c : queues.connections) {
@@ -121,9 +92,8 @@ Round MonitorCounters::look(const DomainView& view, const TopicConnections& queu
     }
     round.topics.push_back(std::move(r));
   }
-  publishers_ = std::move(publishers_now);
+  published_ = sample_published(stats.publishers, now_ns);
   queues_ = sample_queues(queues.connections, now_ns);
-  last_ns_ = now_ns;
   return round;
 }
 

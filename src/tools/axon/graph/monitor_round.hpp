@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "axon/domain_view.hpp"
+#include "src/tools/axon/graph/publish_rates.hpp"
 #include "src/tools/axon/graph/queue_rates.hpp"
 
 namespace axon::tools {
@@ -59,13 +60,8 @@ class MonitorCounters {
              std::int64_t start_ns);
 
  private:
-  struct Published {
-    std::uint64_t messages = 0;
-    std::uint64_t bytes = 0;
-  };
-  std::int64_t last_ns_ = 0;
-  std::map<std::uint64_t, Published> publishers_;  ///< By publisher id.
-  QueueSample queues_;                             ///< The queues' counts at the last look (queue_rates.hpp).
+  PublishSample published_;  ///< The publishers' counts at the last look (publish_rates.hpp).
+  QueueSample queues_;       ///< The queues' counts at the last look (queue_rates.hpp).
 };
 
 }  // namespace axon::tools

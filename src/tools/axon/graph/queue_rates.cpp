@@ -20,7 +20,6 @@ TopicRates topic_rates(std::uint32_t topic, const QueueSample& before, const std
     return rates;
   }
   const double dt_s = static_cast<double>(now_ns - before.at_ns) / 1e9;
-  std::map<std::uint64_t, double> busiest;  // per publisher: its busiest queue's messages per second
   double delivered = 0;
   double dropped = 0;
   bool measured = false;
@@ -38,16 +37,11 @@ TopicRates topic_rates(std::uint32_t topic, const QueueSample& before, const std
     const auto d_dropped = static_cast<double>(now_dropped - std::min(now_dropped, seen->second.dropped));
     delivered += d_delivered / dt_s;
     dropped += d_dropped / dt_s;
-    busiest[c.publisher_id] = std::max(busiest[c.publisher_id], (d_delivered + d_dropped) / dt_s);
     measured = true;
   }
   if (measured) {
     rates.delivered_per_s = delivered;
     rates.dropped_per_s = dropped;
-    rates.rate_hz = 0;
-    for (const auto& [publisher, rate] : busiest) {
-      rates.rate_hz += rate;
-    }
   }
   return rates;
 }

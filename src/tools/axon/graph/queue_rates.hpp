@@ -1,7 +1,7 @@
-// A topic's message rate from two reads of its queues' counters (the publishers' pools, read_topic_connections()),
-// as `axon monitor` and `axon topic list` measure it: per publisher, its busiest queue's delivered plus dropped
-// messages over the time between the reads, summed over the topic's publishers. A topic with no queue on this host
-// (no subscriber here: its messages leave the host or go nowhere) has no rate.
+// A topic's deliveries and drops per second from two reads of its queues' counters (the publishers' pools,
+// read_topic_connections()), as `axon monitor` shows them, summed over the topic's queues. A topic with no queue on
+// this host (no subscriber here: its messages leave the host or go nowhere) has none. Its message rate is the
+// publishers' own count instead (publish_rates.hpp), which a topic without subscriber has too.
 //
 // Thread safety: none needed (values and functions of their arguments). Allocates.
 #pragma once
@@ -33,7 +33,6 @@ struct QueueSample {
 /// A topic's rates per second between two reads; -1 where not measured (no earlier read, or no queue of the topic
 /// in both reads).
 struct TopicRates {
-  double rate_hz = -1;  ///< Messages its publishers sent.
   double delivered_per_s = -1;
   double dropped_per_s = -1;
 };

@@ -93,8 +93,8 @@ class TopicInfoCommand final : public Command {
   }
 
   static std::string text_of(const DomainView& view, const TopicView& t, const TopicConnections& queues) {
-    TextTable table({"KIND", "ENDPOINT", "NODE", "PID", "ALIVE", "DELIVERED", "DROPPED", "QUEUED", "QOS"});
-    for (std::size_t column : {5U, 6U, 7U}) {
+    TextTable table({"KIND", "ENDPOINT", "NODE", "PID", "ALIVE", "TRANSPORT", "DELIVERED", "DROPPED", "QUEUED", "QOS"});
+    for (std::size_t column : {6U, 7U, 8U}) {
       table.set_align(column, Align::kRight);
     }
     for_each_endpoint(
@@ -103,7 +103,7 @@ class TopicInfoCommand final : public Command {
           const QueueSums sums = sums_of(e, queues);
           const bool subscriber = e.kind == GraphEndpointKind::kSubscriber;
           table.add_row({kind_word(e.kind), fmt::format("{:x}", e.endpoint_id), p.name, std::to_string(p.pid),
-                         alive_text(p), std::to_string(sums.delivered), std::to_string(sums.dropped),
+                         alive_text(p), transport_text(e), std::to_string(sums.delivered), std::to_string(sums.dropped),
                          subscriber && sums.queues > 0 ? fmt::format("{}/{}", sums.queued, sums.depth) : "",
                          qos_text(e)});
         });
@@ -130,7 +130,8 @@ class TopicInfoCommand final : public Command {
               .member("endpoint_id", fmt::format("{:x}", e.endpoint_id))
               .member("node", p.name)
               .member("pid", p.pid)
-              .member("alive", p.alive);
+              .member("alive", p.alive)
+              .member("transport", e.transport);
           write_qos_members(json, e);
           json.end_object();
         });

@@ -1,10 +1,10 @@
 // `axon topic list`: the domain's topics on this host, with their type, how many publish and subscribe, and the
-// rate their publishers send at, measured over a short window (queue_rates.hpp).
+// rate their publishers send at, measured over a short window from their own counts (publish_rates.hpp), as
+// `axon monitor` measures it.
 #include <fmt/format.h>
 
 #include <chrono>
 #include <memory>
-#include <optional>
 #include <string>
 #include <thread>
 #include <utility>
@@ -13,17 +13,25 @@
 #include "src/base/clock.hpp"
 #include "src/tools/axon/commands.hpp"
 #include "src/tools/axon/graph/domain_text.hpp"
-#include "src/tools/axon/graph/queue_rates.hpp"
+#include "src/tools/axon/graph/publish_rates.hpp"
 #include "src/tools/axon/text_table.hpp"
 
 namespace axon::tools {
 namespace {
 
-/// The queues at one moment: the view they were read with, their counters, and whose pool was not read.
-struct QueuesRead {
-  DomainView view;
-  std::vector<ConnectionView> connections;
-  std::vector<std::string> unreadable;
+/// "shm,udp".
+std::string joined(const std::vector<std::string>& words) {
+  std::string out;
+  for (const std::string& word : words) {
+    out += (out.empty() ? "" : ",") + word;
+  }
+  return out;
+}
+
+/// The publishers' counts at one moment, and the statistics that could not be read.
+struct PublishedRead {
+  std::vector<PublisherTrafficView> publishers;
+  std::vector<std::string> problems;
   std::int64_t at_ns = 0;  ///< Halfway through the read: the counters were read somewhere in it.
 };
 
@@ -36,10 +44,10 @@ class TopicListCommand final : public Command {
         ->check(CLI::Range(0.0, 60.0));
     sub->footer(
         "Read from the domain's registry without joining the domain. RATE_HZ is what the topic's publishers on "
-        "this host sent per second over the window (each publisher's busiest queue: delivered plus dropped, as in "
-        "`axon monitor`; use `axon topic hz` for the period's spread). A topic without a subscriber on this host "
-        "shows '-' (its messages leave the host or go nowhere), as does every topic with --window 0. Exit "
-        "status: 0 (also when no node runs), 1 when the registry cannot be read, 2 on a usage error.");
+        "this host published per second over the window, from their own counts in their nodes' live statistics "
+        "(as `axon monitor` shows it), whether or not a subscriber queued the messages; use `axon topic hz` for "
+        "the period's spread. A topic without a publisher on this host, or every topic with --window 0, shows "
+        "'-'. Exit status: 0 (also when no node runs), 1 when the registry cannot be read, 2 on a usage error.");
     return *sub;
   }
 
@@ -48,32 +56,39 @@ class TopicListCommand final : public Command {
     if (!view) {
       return report_error(view.error());
     }
-    // The rates: the queues read twice, `window` apart; the table shows the topics of the second read.
-    std::vector<TopicRates> rates;
+    // The rates: the publishers' counts read twice, `window` apart; the table shows the topics of a view read
+    // after the second.
+    std::vector<PublishRates> rates;
     std::vector<std::string> notes;
     if (window_s_ > 0 && view->exists && !view->topics.empty()) {
-      auto first = read_queues(globals, std::move(*view));
+      auto first = read_published(globals);
       if (!first) {
         return report_error(first.error());
       }
       std::this_thread::sleep_for(std::chrono::duration<double>(window_s_));
-      auto second = read_queues(globals, std::nullopt);
+      auto second = read_published(globals);
       if (!second) {
         return report_error(second.error());
       }
-      const QueueSample before = sample_queues(first->connections, first->at_ns);
-      for (const TopicView& t : second->view.topics) {
-        rates.push_back(topic_rates(t.slot, before, second->connections, second->at_ns));
+      auto now = read_view(globals);
+      if (!now) {
+        return report_error(now.error());
       }
-      notes = std::move(second->unreadable);
-      *view = std::move(second->view);
+      *view = std::move(*now);
+      const PublishSample before = sample_published(first->publishers, first->at_ns);
+      for (const TopicView& t : view->topics) {
+        rates.push_back(publish_rates(t.name, before, second->publishers, second->at_ns));
+      }
+      for (const std::string& problem : second->problems) {
+        notes.push_back("statistics not read: " + problem);
+      }
     }
     rates.resize(view->topics.size());  // not measured: -1
     if (globals.json) {
       print(out, json_of(*view, rates, notes) + "\n");
       return kExitOk;
     }
-    TextTable table({"TOPIC", "TYPE", "SERIALIZER", "PUBLISHERS", "SUBSCRIBERS", "RATE_HZ"});
+    TextTable table({"TOPIC", "TYPE", "SERIALIZER", "PUBLISHERS", "SUBSCRIBERS", "RATE_HZ", "TRANSPORT"});
     for (std::size_t column = 3; column < 6; ++column) {
       table.set_align(column, Align::kRight);
     }
@@ -82,42 +97,34 @@ class TopicListCommand final : public Command {
       table.add_row({t.name, t.type_name, t.serializer,
                      std::to_string(endpoints_of_topic(*view, GraphEndpointKind::kPublisher, t.slot)),
                      std::to_string(endpoints_of_topic(*view, GraphEndpointKind::kSubscriber, t.slot)),
-                     rates[i].rate_hz < 0 ? "-" : fmt::format("{:.1f}", rates[i].rate_hz)});
+                     rates[i].rate_hz < 0 ? "-" : fmt::format("{:.1f}", rates[i].rate_hz),
+                     joined(topic_transports(*view, t.slot))});
     }
     if (view->exists) {
       print(out, table.rows() == 0 ? fmt::format("no topics in domain {}\n", globals.domain_id) : table.render());
     }
     for (const std::string& note : notes) {
-      print(out, "note: rate not measured for " + note + "\n");
+      print(out, "note: " + note + "\n");
     }
     print(out, view_notes(*view));
     return kExitOk;
   }
 
  private:
-  /// The domain's queues, read after `view` (or a view read now).
-  static Result<QueuesRead> read_queues(const GlobalOptions& globals, std::optional<DomainView> view) {
+  /// Every publisher's counts on this host, from the nodes' live statistics.
+  static Result<PublishedRead> read_published(const GlobalOptions& globals) {
     const std::int64_t start_ns = monotonic_now_ns();
-    if (!view) {
-      auto read = read_view(globals);
-      if (!read) {
-        return read.error();
-      }
-      view = std::move(*read);
-    }
-    const DomainAddress address{.domain_id = globals.domain_id, .shm_dir = {}};
-    auto queues = read_topic_connections(address, *view, "", kPatienceNs);
-    if (!queues) {
-      return queues.error();
+    auto stats = read_live_stats(DomainAddress{.domain_id = globals.domain_id, .shm_dir = {}});
+    if (!stats) {
+      return stats.error();
     }
     const std::int64_t end_ns = monotonic_now_ns();
-    return QueuesRead{.view = std::move(*view),
-                      .connections = std::move(queues->connections),
-                      .unreadable = std::move(queues->unreadable),
-                      .at_ns = start_ns + (end_ns - start_ns) / 2};
+    return PublishedRead{.publishers = std::move(stats->publishers),
+                         .problems = std::move(stats->problems),
+                         .at_ns = start_ns + (end_ns - start_ns) / 2};
   }
 
-  [[nodiscard]] std::string json_of(const DomainView& view, const std::vector<TopicRates>& rates,
+  [[nodiscard]] std::string json_of(const DomainView& view, const std::vector<PublishRates>& rates,
                                     const std::vector<std::string>& notes) const {
     JsonWriter json;
     json.begin_object();
@@ -138,7 +145,11 @@ class TopicListCommand final : public Command {
       } else {
         json.value(rates[i].rate_hz);
       }
-      json.end_object();
+      json.key("transports").begin_array();
+      for (const std::string& transport : topic_transports(view, t.slot)) {
+        json.value(transport);
+      }
+      json.end_array().end_object();
     }
     json.end_array().key("notes").begin_array();
     for (const std::string& note : notes) {
@@ -147,8 +158,6 @@ class TopicListCommand final : public Command {
     json.end_array().end_object();
     return json.text();
   }
-
-  static constexpr std::int64_t kPatienceNs = 200'000'000;  ///< Per publishing node, per read (as `axon monitor`).
 
   double window_s_ = 0.5;
 };
