@@ -132,9 +132,9 @@ TEST(UrbanRecordReplay, EveryMessageIsRecordedAndTheReplayRepeatsEachTopicInOrde
   // 1. The scenario, recorded.
   ChildProcess recorder = start_recorder(recording);
   std::this_thread::sleep_for(500ms);  // the recorder joins the domain before the components do
-  ChildProcess scenario = ChildProcess::spawn({kBench, "scenario", kUrban, "--duration",
-                                               std::to_string(kScenarioSeconds), "--domain", std::to_string(kDomain),
-                                               "--json", scenario_json, "--quiet"});
+  ChildProcess scenario =
+      ChildProcess::spawn({kBench, "scenario", kUrban, "--duration", std::to_string(kScenarioSeconds), "--domain",
+                           std::to_string(kDomain), "--json", scenario_json, "--quiet"});
   ASSERT_EQ(scenario.wait(120s), 0) << scenario.output();
   const YAML::Node recorded_stats = stop_recorder(recorder);
   ASSERT_TRUE(recorded_stats["lost"]) << recorder.output();
@@ -166,8 +166,8 @@ TEST(UrbanRecordReplay, EveryMessageIsRecordedAndTheReplayRepeatsEachTopicInOrde
   // 2. The recording, replayed and recorded again.
   ChildProcess rerecorder = start_recorder(replayed);
   std::this_thread::sleep_for(500ms);
-  ChildProcess play = ChildProcess::spawn(
-      {kAxon, "--domain", std::to_string(kDomain), "play", recording, "--delay", "2", "--json"});
+  ChildProcess play =
+      ChildProcess::spawn({kAxon, "--domain", std::to_string(kDomain), "play", recording, "--delay", "2", "--json"});
   ASSERT_EQ(play.wait(120s), 0) << play.output();
   const YAML::Node play_stats = json_line(play.output());
   std::this_thread::sleep_for(500ms);  // the last messages reach the recorder's file
@@ -196,12 +196,12 @@ TEST(UrbanRecordReplay, EveryMessageIsRecordedAndTheReplayRepeatsEachTopicInOrde
       errors_ns.push_back(actual - intended);
     }
   }
-  std::printf("replay timing (publish stamp - recorded gap), %zu messages: p50 %.1f us, p99 %.1f us, max %.1f us; "
-              "play's own (publish - deadline): p50 %.1f us, p99 %.1f us\n",
-              errors_ns.size(), static_cast<double>(percentile(errors_ns, 0.5)) / 1e3,
-              static_cast<double>(percentile(errors_ns, 0.99)) / 1e3,
-              static_cast<double>(percentile(errors_ns, 1.0)) / 1e3,
-              play_stats["timing"]["p50_ns"].as<double>() / 1e3, play_stats["timing"]["p99_ns"].as<double>() / 1e3);
+  std::printf(
+      "replay timing (publish stamp - recorded gap), %zu messages: p50 %.1f us, p99 %.1f us, max %.1f us; "
+      "play's own (publish - deadline): p50 %.1f us, p99 %.1f us\n",
+      errors_ns.size(), static_cast<double>(percentile(errors_ns, 0.5)) / 1e3,
+      static_cast<double>(percentile(errors_ns, 0.99)) / 1e3, static_cast<double>(percentile(errors_ns, 1.0)) / 1e3,
+      play_stats["timing"]["p50_ns"].as<double>() / 1e3, play_stats["timing"]["p99_ns"].as<double>() / 1e3);
 }
 
 }  // namespace

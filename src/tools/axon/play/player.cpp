@@ -1,11 +1,11 @@
 #include "src/tools/axon/play/player.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <cinttypes>
 #include <cstdio>
 #include <cstring>
 #include <ctime>
-#include <chrono>
 #include <limits>
 #include <thread>
 

@@ -9,7 +9,9 @@ std::string split_file_name(const std::string& path, std::size_t index) {
   const auto slash = path.rfind('/');
   const auto dot = path.rfind('.');
   const bool has_extension = dot != std::string::npos && (slash == std::string::npos || dot > slash + 1);
-  const std::string suffix = "_" + std::to_string(index);
+  // Appended, not "_" + to_string(): GCC 12 warns falsely (-Wrestrict) on that operator+ once inlined.
+  std::string suffix = "_";
+  suffix += std::to_string(index);
   if (!has_extension) {
     return path + suffix;
   }
