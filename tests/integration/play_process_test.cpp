@@ -26,6 +26,7 @@
 #include "tests/support/pty_child.hpp"
 #include "tests/support/recorded_file.hpp"
 #include "tests/support/topic_messages.hpp"
+#include "tests/support/typed_subscriber_child.hpp"
 
 namespace axon::tools {
 namespace {
@@ -102,49 +103,15 @@ YAML::Node topic_entry(const YAML::Node& doc, const std::string& topic) {
   return {};
 }
 
-// Set by SIGTERM in a child (relaxed: only "stop soon"; lock-free, so the handler may set it).
-std::atomic<bool> g_stop{false};
-extern "C" {
-static void play_test_subscriber_stop(int /*signal*/) { g_stop.store(true, std::memory_order_relaxed); }
-}
-
 /// A node that subscribes `topic` as T (depth 256), says READY, prints each message it takes as "MSG " and
 /// `describe(sample)`, and exits 0 after `count` messages (2 when they did not come within 30 s; with 0, it runs
 /// until SIGTERM and exits 0), printing "DONE rejected=N" before.
 template <class T>
 ChildProcess subscriber_child(std::string topic, std::uint64_t count,
                               std::function<std::string(const Sample<T>&)> describe) {
-  const std::uint32_t domain = test_domain();
-  return ChildProcess::fork_and_run([topic, count, describe, domain]() -> int {
-    std::signal(SIGTERM, play_test_subscriber_stop);
-    auto node = Node::create("play_test_subscriber", NodeOptions{.domain_id = domain});
-    if (!node) {
-      std::printf("ERROR %s\n", std::string(node.error().message()).c_str());
-      return 1;
-    }
-    auto sub = (*node)->template subscribe<T>(topic, SubscriberQos{.depth = 256});
-    if (!sub) {
-      std::printf("ERROR %s\n", std::string(sub.error().message()).c_str());
-      return 1;
-    }
-    std::printf("READY\n");
-    std::fflush(stdout);
-    const auto give_up = std::chrono::steady_clock::now() + (count == 0 ? std::chrono::hours(1) : 30s);
-    std::uint64_t taken = 0;
-    while (std::chrono::steady_clock::now() < give_up && (count == 0 || taken < count) &&
-           !g_stop.load(std::memory_order_relaxed)) {
-      if (auto sample = (*sub)->take()) {
-        std::printf("MSG %s\n", describe(*sample).c_str());
-        std::fflush(stdout);
-        ++taken;
-      } else {
-        std::this_thread::sleep_for(1ms);
-      }
-    }
-    std::printf("DONE rejected=%llu\n", static_cast<unsigned long long>((*sub)->counters().rejected));
-    std::fflush(stdout);
-    return taken == count || count == 0 ? 0 : 2;
-  });
+  return test::typed_subscriber_child<T>(
+      {.domain = test_domain(), .node_name = "play_test_subscriber", .depth = 256, .give_up = 30s, .poll = 1ms},
+      std::move(topic), count, std::move(describe));
 }
 
 std::string describe_fb(const Sample<schemas::fb::Heartbeat>& s) {

@@ -24,6 +24,7 @@
 #include "src/tools/mcap/reader.hpp"
 #include "tests/support/child_process.hpp"
 #include "tests/support/pty_child.hpp"
+#include "tests/support/shell_run.hpp"
 #include "tests/support/topic_messages.hpp"
 
 namespace axon::tools {
@@ -44,26 +45,9 @@ YAML::Node parse(const std::string& text) {
   }
 }
 
-/// `command` through the shell, its stdout (and stderr, when asked) captured; the exit status.
-struct ShellRun {
-  int status = -1;
-  std::string out;
-};
-ShellRun shell(const std::string& command) {
-  ShellRun run;
-  FILE* pipe = ::popen(command.c_str(), "r");
-  if (pipe == nullptr) {
-    return run;
-  }
-  char buffer[65536];
-  std::size_t n = 0;
-  while ((n = std::fread(buffer, 1, sizeof(buffer), pipe)) > 0) {
-    run.out.append(buffer, n);
-  }
-  const int status = ::pclose(pipe);
-  run.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return run;
-}
+using test::ShellRun;
+
+ShellRun shell(const std::string& command) { return test::run_shell(command); }
 
 ShellRun check_js(const std::string& args) {
   return shell(std::string(AXON_NODE) + " " + AXON_MCAP_JS_DIR + "/check.js " + args);

@@ -21,6 +21,7 @@
 #include "tests/support/child_process.hpp"
 #include "tests/support/common/run_command.hpp"
 #include "tests/support/topic_messages.hpp"
+#include "tests/support/typed_subscriber_child.hpp"
 
 namespace axon::tools {
 namespace {
@@ -73,10 +74,6 @@ YAML::Node json_doc(const std::string& output) {
   return {};
 }
 
-// Set by SIGTERM in a child (relaxed: only "stop soon"; lock-free, so the handler may set it).
-std::atomic<bool> g_stop{false};
-extern "C" void pub_test_subscriber_stop(int /*signal*/) { g_stop.store(true, std::memory_order_relaxed); }
-
 /// Ends a child that runs until stopped: SIGTERM, then its exit status (0: it left the domain as usual).
 int stop(ChildProcess& child) {
   child.kill(SIGTERM);
@@ -89,37 +86,8 @@ int stop(ChildProcess& child) {
 template <class T>
 ChildProcess subscriber_child(const char* topic, std::uint64_t count,
                               std::function<std::string(const Sample<T>&)> describe) {
-  const std::uint32_t domain = test_domain();
-  return ChildProcess::fork_and_run([topic, count, describe, domain]() -> int {
-    std::signal(SIGTERM, pub_test_subscriber_stop);
-    auto node = Node::create("pub_test_subscriber", NodeOptions{.domain_id = domain});
-    if (!node) {
-      std::printf("ERROR %s\n", std::string(node.error().message()).c_str());
-      return 1;
-    }
-    auto sub = (*node)->template subscribe<T>(topic, SubscriberQos{.depth = 64});
-    if (!sub) {
-      std::printf("ERROR %s\n", std::string(sub.error().message()).c_str());
-      return 1;
-    }
-    std::printf("READY\n");
-    std::fflush(stdout);
-    const auto give_up = std::chrono::steady_clock::now() + (count == 0 ? std::chrono::hours(1) : 20s);
-    std::uint64_t taken = 0;
-    while (std::chrono::steady_clock::now() < give_up && (count == 0 || taken < count) &&
-           !g_stop.load(std::memory_order_relaxed)) {
-      if (auto sample = (*sub)->take()) {
-        std::printf("MSG %s\n", describe(*sample).c_str());
-        std::fflush(stdout);
-        ++taken;
-      } else {
-        std::this_thread::sleep_for(2ms);
-      }
-    }
-    std::printf("DONE rejected=%llu\n", static_cast<unsigned long long>((*sub)->counters().rejected));
-    std::fflush(stdout);
-    return taken == count || count == 0 ? 0 : 2;
-  });
+  return test::typed_subscriber_child<T>({.domain = test_domain(), .node_name = "pub_test_subscriber"}, topic, count,
+                                         std::move(describe));
 }
 
 std::string describe_fb(const Sample<schemas::fb::Heartbeat>& s) {
@@ -294,7 +262,7 @@ TEST(TopicPub, MessageLargerThanTheTopicsChunksIsRefused) {
   const std::uint32_t domain = test_domain();
   // A publisher that declares 64-byte messages for the topic (PublisherQos::max_payload_bytes).
   ChildProcess publisher = ChildProcess::fork_and_run([domain]() -> int {
-    std::signal(SIGTERM, pub_test_subscriber_stop);
+    std::signal(SIGTERM, test::request_child_stop);
     auto node = Node::create("pub_test_small", NodeOptions{.domain_id = domain});
     auto pub = node ? (*node)->advertise<schemas::fb::Heartbeat>(kFbTopic, PublisherQos{.max_payload_bytes = 64})
                     : Error(ErrorCode::kClosed, "no node");
@@ -304,7 +272,7 @@ TEST(TopicPub, MessageLargerThanTheTopicsChunksIsRefused) {
     }
     std::printf("READY\n");
     std::fflush(stdout);
-    while (!g_stop.load(std::memory_order_relaxed)) {
+    while (!test::g_child_stop_requested.load(std::memory_order_relaxed)) {
       std::this_thread::sleep_for(5ms);
     }
     return 0;

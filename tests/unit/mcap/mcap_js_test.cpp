@@ -2,38 +2,24 @@
 // installed by scripts/install-deps.sh): the library reads every kind of file axon writes, and axon reads a
 // file the library wrote, both described as the same JSON.
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 
 #include <cstdio>
 #include <filesystem>
 #include <string>
 #include <tuple>
 
+#include "tests/support/shell_run.hpp"
 #include "tests/unit/mcap/mcap_test_files.hpp"
 
 namespace axon::mcap::test {
 namespace {
 
-struct NodeRun {
-  int status = -1;
-  std::string out;
-};
+using axon::test::ShellRun;
 
 // Runs check.js with node; stderr goes to the test's output.
-NodeRun run_check(const std::string& mode, const std::string& file) {
-  NodeRun run;
-  const std::string command = std::string(AXON_NODE) + " " + AXON_MCAP_JS_DIR + "/check.js " + mode + " " + file;
-  FILE* pipe = ::popen(command.c_str(), "r");
-  if (pipe == nullptr) {
-    return run;
-  }
-  char buffer[65536];
-  std::size_t n = 0;
-  while ((n = std::fread(buffer, 1, sizeof(buffer), pipe)) > 0) {
-    run.out.append(buffer, n);
-  }
-  const int status = ::pclose(pipe);
-  run.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+ShellRun run_check(const std::string& mode, const std::string& file) {
+  ShellRun run =
+      axon::test::run_shell(std::string(AXON_NODE) + " " + AXON_MCAP_JS_DIR + "/check.js " + mode + " " + file);
   if (!run.out.empty() && run.out.back() == '\n') {
     run.out.pop_back();
   }
@@ -58,7 +44,7 @@ TEST_P(McapLibraryReads, EveryMessageSchemaAndChannelAxonWrote) {
       path, {.compression = compression, .chunk_bytes = 64 * 1024, .summary = summary, .library = "axon test"}, 600);
   ASSERT_GT(written.compressions.size(), 3U) << "the test wants several chunks";
 
-  const NodeRun run = run_check("read", path);
+  const ShellRun run = run_check("read", path);
 
   ASSERT_EQ(run.status, 0) << run.out;
   EXPECT_EQ(run.out, describe(written, "true"));
@@ -75,7 +61,7 @@ INSTANTIATE_TEST_SUITE_P(
 
 TEST_F(McapLibrary, AxonReadsWhatTheReferenceWriterWrote) {
   const std::string path = dir_.file("reference.mcap");
-  const NodeRun run = run_check("write", path);
+  const ShellRun run = run_check("write", path);
   ASSERT_EQ(run.status, 0) << run.out;
   ASSERT_NE(run.out.find("\"counts\":[[0,100],[1,100],[2,100]]"), std::string::npos) << run.out;
 
@@ -89,7 +75,7 @@ TEST_F(McapLibrary, AxonReadsWhatTheReferenceWriterWrote) {
 
 TEST_F(McapLibrary, AxonScansTheReferenceFileWithoutItsSummaryToo) {
   const std::string path = dir_.file("reference.mcap");
-  const NodeRun run = run_check("write", path);
+  const ShellRun run = run_check("write", path);
   ASSERT_EQ(run.status, 0) << run.out;
 
   auto read = read_recording(path, {.use_summary = false});
