@@ -92,8 +92,8 @@ AXON_MCAP_PCLMUL std::uint32_t fold_pclmul(const std::uint8_t* p, std::size_t n,
 
 bool has_pclmul() noexcept {
   // __builtin_cpu_init first: this may run before the constructors that would otherwise have called it.
-  static const bool has = (__builtin_cpu_init(), __builtin_cpu_supports("pclmul") && __builtin_cpu_supports("sse4.1"));
-  return has;
+  static const bool kHas = (__builtin_cpu_init(), __builtin_cpu_supports("pclmul") && __builtin_cpu_supports("sse4.1"));
+  return kHas;
 }
 #endif
 

@@ -105,7 +105,7 @@ class RecordCommand final : public Command {
   }
 
  private:
-  std::string json_of(const RecordStats& stats) const {
+  [[nodiscard]] std::string json_of(const RecordStats& stats) const {
     JsonWriter doc;
     doc.begin_object().key("files").begin_array();
     for (const std::string& file : stats.files) {

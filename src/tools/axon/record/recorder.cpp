@@ -122,7 +122,7 @@ class Recorder {
     return out;
   }
 
-  SubscriberQos qos() const {
+  [[nodiscard]] SubscriberQos qos() const {
     SubscriberQos qos{.history = History::kKeepLast, .depth = options_.depth, .overflow = Overflow::kDropOldest};
     if (options_.reliable) {
       qos.history = History::kKeepAll;
@@ -161,7 +161,7 @@ class Recorder {
     }
   }
 
-  bool recorded(const std::string& name) const {
+  [[nodiscard]] bool recorded(const std::string& name) const {
     return std::any_of(topics_.begin(), topics_.end(), [&](const Recorded& r) { return r.stats.topic == name; });
   }
 
@@ -244,7 +244,7 @@ class Recorder {
     }
   }
 
-  RecordStats stats(Clock::duration elapsed) const {
+  [[nodiscard]] RecordStats stats(Clock::duration elapsed) const {
     RecordStats out;
     out.qos = qos_text_;
     out.files = files_.paths();
