@@ -16,14 +16,17 @@ endif()
 if(NOT AXON_SANITIZER STREQUAL "" AND CMAKE_BUILD_TYPE STREQUAL "RelWithDebInfo")
   add_compile_options(-g1)
 endif()
-# The ASan+UBSan preset also optimizes at -O1 ("-O1 or higher", as ASan's
+# The sanitizer presets optimize at -O1 ("-O1 or higher", as ASan's
 # documentation asks) instead of -O2: a test file compiled in half the time
-# (tests/unit/rdma/rdma_writer_test.cpp 65 .. 75 s -> 28 .. 36 s, alternated,
-# 2026-12-04), and the sanitizer stages' builds are most of CI's time. TSan
-# stays at -O2: at -O1 it reported a race inside moodycamel::ConcurrentQueue
-# (the multi-threaded executor's lanes), whose fences TSan does not model; the
-# queue's author calls such reports false positives that show at low
-# optimization (cameron314/concurrentqueue issues 49 and 62).
-if(AXON_SANITIZER STREQUAL "address" AND CMAKE_BUILD_TYPE STREQUAL "RelWithDebInfo")
+# (tests/unit/rdma/rdma_writer_test.cpp 65 .. 75 s -> 28 .. 36 s under ASan,
+# 2026-12-04; graph_commands_process_test.cpp 11.6 -> 8.3 CPU-s and
+# src/node.cpp 6.8 -> 4.9 under TSan, 2026-12-05), and the sanitizer stages'
+# builds are most of CI's time. One file stays at -O2 under TSan
+# (src/scheduler/sources.cmake): the multi-threaded executor's, the only one
+# that includes moodycamel::ConcurrentQueue; at -O1 TSan reported a race
+# inside that queue, whose fences TSan does not model (its author calls such
+# reports false positives that show at low optimization: cameron314/
+# concurrentqueue issues 49 and 62).
+if(NOT AXON_SANITIZER STREQUAL "" AND CMAKE_BUILD_TYPE STREQUAL "RelWithDebInfo")
   add_compile_options(-O1)
 endif()
