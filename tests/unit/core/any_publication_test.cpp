@@ -20,6 +20,25 @@ class AdvertiseAny : public test::OneNodeTest {
   AdvertiseAny() : OneNodeTest("any_publication", {{.payload_bytes = 256, .count = 16}}) {}
 };
 
+/// Publishes Heartbeat `sequence`, serialized, through `sut`'s bytes publisher: `typed` (its only subscriber)
+/// takes it as the same message.
+void expect_typed_subscriber_takes(AnyPublication& sut, Subscriber<schemas::pb::Heartbeat>& typed,
+                                   std::uint64_t sequence) {
+  schemas::pb::Heartbeat message;
+  test::topics::fill_heartbeat(message, sequence);
+  const std::string bytes = message.SerializeAsString();
+  auto loan = sut.publisher->loan(bytes.size());
+  ASSERT_TRUE(loan.ok());
+  std::memcpy((*loan).data(), bytes.data(), bytes.size());
+  const PublishResult published = sut.publisher->publish(std::move(*loan));
+
+  ASSERT_TRUE(published.ok()) << published.error().message();
+  EXPECT_EQ(published->delivered, 1U);
+  auto taken = typed.take();
+  ASSERT_TRUE(taken.ok());
+  EXPECT_EQ((*taken)->SerializeAsString(), bytes);
+}
+
 TEST_F(AdvertiseAny, JoinsAsTheRecordedTypeSoATypedSubscriberTakesItsMessages) {
   auto typed = node->subscribe<schemas::pb::Heartbeat>("any/heartbeat");
   ASSERT_TRUE(typed.ok()) << typed.error().message();
@@ -32,18 +51,7 @@ TEST_F(AdvertiseAny, JoinsAsTheRecordedTypeSoATypedSubscriberTakesItsMessages) {
   EXPECT_EQ(sut->topic.type.hash, expected.hash);
   EXPECT_EQ(sut->topic.type.serializer, "protobuf");
   EXPECT_EQ(sut->topic.schema, detail::schema_of<schemas::pb::Heartbeat>());  // the subscriber stored it
-  schemas::pb::Heartbeat message;
-  test::topics::fill_heartbeat(message, test::topics::kFirstSequence);
-  const std::string bytes = message.SerializeAsString();
-  auto loan = sut->publisher->loan(bytes.size());
-  ASSERT_TRUE(loan.ok());
-  std::memcpy((*loan).data(), bytes.data(), bytes.size());
-  const PublishResult published = sut->publisher->publish(std::move(*loan));
-  ASSERT_TRUE(published.ok()) << published.error().message();
-  EXPECT_EQ(published->delivered, 1U);
-  auto taken = (*typed)->take();
-  ASSERT_TRUE(taken.ok());
-  EXPECT_EQ((*taken)->SerializeAsString(), bytes);
+  expect_typed_subscriber_takes(*sut, **typed, test::topics::kFirstSequence);
 }
 
 TEST_F(AdvertiseAny, RefusesATopicNoEndpointHas) {
@@ -80,19 +88,7 @@ TEST_F(AdvertiseAny, DeclaredTypeCreatesTheTopicThatATypedSubscriberThenJoins) {
   auto typed = node->subscribe<schemas::pb::Heartbeat>("any/declared");  // after the publication: no mismatch
   ASSERT_TRUE(typed.ok()) << typed.error().message();
 
-  schemas::pb::Heartbeat message;
-  test::topics::fill_heartbeat(message, test::topics::kFirstSequence + 3);
-  const std::string bytes = message.SerializeAsString();
-  auto loan = sut->publisher->loan(bytes.size());
-  ASSERT_TRUE(loan.ok());
-  std::memcpy((*loan).data(), bytes.data(), bytes.size());
-  const PublishResult published = sut->publisher->publish(std::move(*loan));
-
-  ASSERT_TRUE(published.ok()) << published.error().message();
-  EXPECT_EQ(published->delivered, 1U);
-  auto taken = (*typed)->take();
-  ASSERT_TRUE(taken.ok());
-  EXPECT_EQ((*taken)->SerializeAsString(), bytes);
+  expect_typed_subscriber_takes(*sut, **typed, test::topics::kFirstSequence + 3);
   EXPECT_EQ(sut->topic.type.hash, type_identity_of<schemas::pb::Heartbeat>().hash);
   auto record = node->find_topic("any/declared");
   ASSERT_TRUE(record.ok()) << record.error().message();
