@@ -5,7 +5,10 @@
 // temporary directory removed at the end.
 #pragma once
 
+#include <arpa/inet.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <cstdint>
@@ -34,7 +37,7 @@ class TwoHostLoopback {
   /// `name`: the temporary directory's prefix.
   TwoHostLoopback(std::string_view name, const Settings& settings)
       : unique_(static_cast<unsigned>(::getpid()) * 13U + static_cast<unsigned>(counter_++) * 7919U),
-        port_(static_cast<std::uint16_t>(20000 + unique_ % 20000)),
+        port_(free_port(unique_)),
         domain_(100000 + unique_ % 100000),
         dir_(std::filesystem::temp_directory_path() / (std::string(name) + "_" + std::to_string(unique_))) {
     std::filesystem::create_directories(dir_ / "a");
@@ -90,6 +93,35 @@ topics:
   [[nodiscard]] std::uint32_t domain() const noexcept { return domain_; }
 
  private:
+  /// A discovery port below the kernel's ephemeral range (32768..60999 by
+  /// default: another test's sockets take ports there at random) that
+  /// neither address has bound now; tests running at once try different ones.
+  static std::uint16_t free_port(unsigned unique) {
+    constexpr unsigned kFirst = 12000;
+    constexpr unsigned kCount = 20000;  // up to 31999
+    for (unsigned attempt = 0; attempt < 64; ++attempt) {
+      const auto port = static_cast<std::uint16_t>(kFirst + (unique + attempt * 104729U) % kCount);
+      if (unbound(port, "127.0.0.1") && unbound(port, "127.0.0.2")) {
+        return port;
+      }
+    }
+    ADD_FAILURE() << "no free UDP port on 127.0.0.1 and 127.0.0.2 in " << kFirst << ".." << kFirst + kCount - 1;
+    return static_cast<std::uint16_t>(kFirst + unique % kCount);
+  }
+  static bool unbound(std::uint16_t port, const char* address) {
+    const int fd = ::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) {
+      return false;
+    }
+    sockaddr_in at{};
+    at.sin_family = AF_INET;
+    at.sin_port = htons(port);
+    ::inet_pton(AF_INET, address, &at.sin_addr);
+    const bool bound = ::bind(fd, reinterpret_cast<const sockaddr*>(&at), sizeof(at)) == 0;
+    ::close(fd);
+    return bound;
+  }
+
   static inline int counter_ = 0;
   unsigned unique_;
   std::uint16_t port_;

@@ -38,6 +38,15 @@ struct BigMessage : test::PatternedMessage<4U << 20U, 4096, 31> {
 };
 static_assert(sizeof(BigMessage) == BigMessage::kBytes);
 
+/// What a failed delivery needs to be explained: the counters of loss.
+std::string counters_text(const NetworkCounters& c) {
+  return "datagrams sent " + std::to_string(c.datagrams_sent) + " received " + std::to_string(c.datagrams_received) +
+         " refused " + std::to_string(c.datagrams_refused) + ", messages sent " + std::to_string(c.messages_sent) +
+         " received " + std::to_string(c.messages_received) + " incomplete " + std::to_string(c.messages_incomplete) +
+         " out of order " + std::to_string(c.messages_out_of_order) + ", pool exhausted " +
+         std::to_string(c.pool_exhausted) + ", hosts discovered " + std::to_string(c.hosts_discovered);
+}
+
 /// Two hosts' nodes in this process, each with its own /dev/shm directory.
 class UdpLoopback : public ::testing::Test {
  protected:
@@ -64,6 +73,10 @@ TEST_F(UdpLoopback, SmallMessagesReachTheOtherHostInOrder) {
   auto publisher = sender->advertise<TestMessage>("small");
   ASSERT_TRUE(subscriber && publisher);
   ASSERT_TRUE(eventually([&] { return routed_to(*sender, "small", "beta"); }, 5s)) << "beta never announced itself";
+  // BEST_EFFORT data from a sender the receiver has not heard announce yet is
+  // refused (and counted): wait until discovery went both ways.
+  ASSERT_TRUE(eventually([&] { return receiver->network_counters().hosts_discovered == 1; }, 5s))
+      << "beta never heard alpha";
 
   constexpr std::uint64_t kCount = 200;
   for (std::uint64_t i = 1; i <= kCount; ++i) {
@@ -83,7 +96,8 @@ TEST_F(UdpLoopback, SmallMessagesReachTheOtherHostInOrder) {
         return next > kCount;
       },
       5s))
-      << "received " << next - 1 << " of " << kCount;
+      << "received " << next - 1 << " of " << kCount << "; sender " << counters_text(sender->network_counters())
+      << "; receiver " << counters_text(receiver->network_counters());
   EXPECT_GE(sender->network_counters().messages_sent, kCount);
   EXPECT_GE(receiver->network_counters().messages_received, kCount);
   EXPECT_EQ(receiver->network_counters().hosts_discovered, 1U);
@@ -125,7 +139,8 @@ TEST_F(UdpLoopback, FourMebibyteReliableMessagesArriveWholeAndInOrder) {
         return next > kCount;
       },
       10s))
-      << "received " << next - 1 << " of " << kCount;
+      << "received " << next - 1 << " of " << kCount << "; sender " << counters_text(sender->network_counters())
+      << "; receiver " << counters_text(receiver->network_counters());
   const NetworkCounters counters = receiver->network_counters();
   EXPECT_EQ(counters.messages_lost, 0U);
   EXPECT_EQ(counters.datagrams_refused, 0U);
