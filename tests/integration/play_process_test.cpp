@@ -485,6 +485,28 @@ TEST(Play, MessageLargerThanTheLargestChunkClassIsSkippedAndNamed) {
       << problem;
 }
 
+// One replaying process stands for every recorded publisher: its pool has chunks of each channel's largest
+// payload (the urban replay fell seconds behind on a default pool's four 4 MiB chunks for six cameras).
+TEST(Play, ThePoolHasAClassOfEachChannelsLargestPayload) {
+  const ScopedFile path_file{temp_file("pool")};
+  const std::string& path = path_file.path;
+  {
+    RecordedFile file(path);
+    auto big = test::recorded_topic<schemas::pb::Heartbeat>("rec/frames");
+    big.max_payload_bytes = std::uint64_t{3} << 20U;  // a size no default class has
+    const auto frames = file.add_topic(big);
+    file.add(frames, kT0, pb_heartbeat(1));
+    file.add(frames, kT0 + kMs, pb_heartbeat(2));
+    file.close();
+  }
+
+  const auto run = axon({"play", path, "--json"});
+
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  const std::string pool = json_doc(run.output)["pool"].as<std::string>();
+  EXPECT_NE(pool.find("3 MiB x "), std::string::npos) << pool;
+}
+
 TEST(Play, IntoAnEmptyDomainASubscriberStartedLaterTakesTheMessages) {
   constexpr std::uint64_t kCount = 60;  // 3 s at 20 Hz
   const ScopedFile path_file{temp_file("empty")};

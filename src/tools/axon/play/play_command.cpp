@@ -96,7 +96,7 @@ class PlayCommand final : public Command {
     PlayReport report;
     report.rate = options_.rate;
     Player player(options_, report);
-    auto ok = play(globals, player);
+    auto ok = play(globals, player, report);
     for (const std::string& problem : report.problems) {
       std::fprintf(stderr, "axon play: %s\n", problem.c_str());
     }
@@ -119,7 +119,7 @@ class PlayCommand final : public Command {
   }
 
  private:
-  Result<void> play(const GlobalOptions& globals, Player& player) {
+  Result<void> play(const GlobalOptions& globals, Player& player, PlayReport& report) {
     if (auto opened = player.open_files(); !opened) {
       return opened.error();
     }
@@ -130,6 +130,10 @@ class PlayCommand final : public Command {
     // Every page of the pool populated up front: the first publish into a chunk would otherwise page-fault, and
     // that message would go out milliseconds late.
     node_options.prefault_memory = true;
+    // One process stands for every recorded publisher: chunks per channel, not a default pool's few.
+    const std::vector<ReplayDemand> demands = player.pool_demands();
+    node_options.chunk_classes = replay_pool_classes(demands);
+    report.pool = describe_pool(node_options.chunk_classes);
     auto node = Node::create("axon-play-" + std::to_string(::getpid()), node_options);
     if (!node) {
       return node.error();

@@ -26,6 +26,9 @@ void print_play_text(const PlayReport& report, std::FILE* out) {
     std::fprintf(out, ", %llu passes", ull(report.loops));
   }
   std::fprintf(out, "%s\n", report.interrupted ? " (stopped by a signal)" : "");
+  if (!report.pool.empty()) {
+    std::fprintf(out, "  pool: %s\n", report.pool.c_str());
+  }
   for (const TopicReplay& topic : report.topics) {
     std::fprintf(out, "  %-32s %-36s %8llu published", topic.topic.c_str(), topic.type.c_str(), ull(topic.published));
     if (topic.skipped_too_large + topic.skipped_no_chunk != 0) {
@@ -91,6 +94,7 @@ void print_play_json(const PlayReport& report, std::FILE* out) {
       .member("loops", report.loops)
       .member("interrupted", report.interrupted)
       .member("wall_s", report.wall_s)
+      .member("pool", report.pool)
       .key("error");
   if (report.error.empty()) {
     doc.null_value();

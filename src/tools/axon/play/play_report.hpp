@@ -40,6 +40,7 @@ struct PlayReport {
   bool interrupted = false;           ///< Ctrl-C (or SIGTERM) ended it.
   std::string error;                  ///< Why play did not replay (a file unreadable, ...); empty when it did.
   double wall_s = 0;
+  std::string pool;  ///< The publishing node's chunk classes (describe_pool()).
   /// Timed replays: the error of each message's publish time against its deadline, the clock's first base
   /// (CLOCK_MONOTONIC ns) and the log time due then.
   TimingSummary timing;

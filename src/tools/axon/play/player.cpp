@@ -60,6 +60,41 @@ std::size_t Player::channel_count() const {
   return count;
 }
 
+std::vector<ReplayDemand> Player::pool_demands() const {
+  std::vector<ReplayDemand> demands;
+  for (const auto& reader : readers_) {
+    const mcap::Summary& summary = reader->summary();
+    const mcap::Statistics& statistics = summary.statistics;
+    const double seconds = statistics.message_end_time > statistics.message_start_time
+                               ? static_cast<double>(statistics.message_end_time - statistics.message_start_time) / 1e9
+                               : 0.0;
+    for (const mcap::Channel& channel : summary.channels) {
+      if (!options_.topics.empty() &&
+          std::find(options_.topics.begin(), options_.topics.end(), channel.topic) == options_.topics.end()) {
+        continue;
+      }
+      const mcap::Schema* schema = nullptr;
+      for (const mcap::Schema& s : summary.schemas) {
+        if (channel.schema_id != 0 && s.id == channel.schema_id) {
+          schema = &s;
+        }
+      }
+      const auto type = replay_type_of(channel, schema);
+      const auto* replay = std::get_if<ReplayType>(&type);
+      if (replay == nullptr) {
+        continue;
+      }
+      std::uint64_t messages = 0;
+      for (const auto& [id, count] : statistics.channel_message_counts) {
+        messages += id == channel.id ? count : 0;
+      }
+      demands.push_back(ReplayDemand{.payload_bytes = replay->declared.max_payload_bytes,
+                                     .rate_hz = seconds > 0 ? static_cast<double>(messages) / seconds : 0.0});
+    }
+  }
+  return demands;
+}
+
 std::string Player::published_name(const std::string& recorded) const {
   for (const auto& [from, to] : options_.remaps) {
     if (from == recorded) {

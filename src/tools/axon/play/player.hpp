@@ -15,6 +15,7 @@
 #include "src/tools/axon/play/play_options.hpp"
 #include "src/tools/axon/play/play_report.hpp"
 #include "src/tools/axon/play/replay_clock.hpp"
+#include "src/tools/axon/play/replay_pool.hpp"
 #include "src/tools/mcap/reader.hpp"
 
 namespace axon::tools {
@@ -29,6 +30,8 @@ class Player {
   [[nodiscard]] Result<void> open_files();
   /// Channels in all the files' summaries, for the node's publisher count.
   [[nodiscard]] std::size_t channel_count() const;
+  /// What each channel to replay needs of the pool: its largest payload and recorded rate (replay_pool.hpp).
+  [[nodiscard]] std::vector<ReplayDemand> pool_demands() const;
   /// Resolves every channel the files list (publishers made, skips recorded), then replays; an error for a
   /// failure that stops the replay (a corrupt chunk stops nothing: it is a problem in the report).
   [[nodiscard]] Result<void> run(Node& node, KeyInput& keys);
