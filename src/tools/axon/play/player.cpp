@@ -299,6 +299,12 @@ bool Player::play_once(Node& node, KeyInput& keys, ReplayClock& clock) {
     if (output < 0) {
       continue;
     }
+    // Copied into its chunk now, before its deadline: a 2 MiB frame's copy (hundreds of µs) would otherwise make
+    // it that late, and only publish() is left to do when it is due.
+    std::optional<Loan<Bytes>> loan = prepare(outputs_[static_cast<std::size_t>(output)], current.message.data);
+    if (!loan) {
+      continue;  // skipped and counted (no chunk, too large)
+    }
     if (!based) {
       clock.rebase(monotonic_now_ns(), log_time);
       based = true;
@@ -351,11 +357,11 @@ bool Player::play_once(Node& node, KeyInput& keys, ReplayClock& clock) {
       }
     }
     // A message published by a step or a resume has no deadline of its own to be measured against.
-    publish(outputs_[static_cast<std::size_t>(output)], current.message.data, deadline, timed && !was_paused);
+    publish(outputs_[static_cast<std::size_t>(output)], std::move(*loan), deadline, timed && !was_paused);
   }
 }
 
-void Player::publish(Output& output, mcap::Bytes payload, std::int64_t deadline_ns, bool timed) {
+std::optional<Loan<Bytes>> Player::prepare(Output& output, mcap::Bytes payload) {
   TopicReplay& counts = report_.topics[output.report_index];
   const auto tell_once = [&](const std::string& why) {
     if (!output.told_too_large) {
@@ -374,31 +380,40 @@ void Player::publish(Output& output, mcap::Bytes payload, std::int64_t deadline_
         continue;  // subscribers still hold every chunk: they give them back as they take
       }
       ++counts.skipped_no_chunk;
-      return;
+      return std::nullopt;
     }
     if (loan.failed()) {
       // The one copy of a replay, below, needs a chunk: a message larger than the pool's largest class (the
       // error names the size, the class and the config key) or of a size its type cannot have is skipped.
       ++counts.skipped_too_large;
       tell_once(std::string(loan.error().message()));
-      return;
+      return std::nullopt;
     }
     if (!payload.empty()) {
       std::memcpy((*loan).data(), payload.data(), payload.size());
     }
-    const std::int64_t at = monotonic_now_ns();
-    const PublishResult result = output.publisher->publish(std::move(*loan));
-    if (result.failed()) {
-      ++counts.skipped_too_large;
-      tell_once(std::string(result.error().message()));
-      return;
-    }
-    ++counts.published;
-    counts.delivered += result->delivered;
-    if (timed) {
-      timing_.add(at - deadline_ns);
+    return std::move(*loan);
+  }
+}
+
+void Player::publish(Output& output, Loan<Bytes> loan, std::int64_t deadline_ns, bool timed) {
+  TopicReplay& counts = report_.topics[output.report_index];
+  const std::size_t bytes = loan.size();
+  const std::int64_t at = monotonic_now_ns();
+  const PublishResult result = output.publisher->publish(std::move(loan));
+  if (result.failed()) {
+    ++counts.skipped_too_large;
+    if (!output.told_too_large) {
+      report_.problems.push_back("topic '" + counts.topic + "': a message of " + std::to_string(bytes) +
+                                 " bytes was skipped: " + std::string(result.error().message()));
+      output.told_too_large = true;
     }
     return;
+  }
+  ++counts.published;
+  counts.delivered += result->delivered;
+  if (timed) {
+    timing_.add(at - deadline_ns);
   }
 }
 

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -57,7 +58,11 @@ class Player {
   /// Waits while paused: true to publish the message now (step, or resumed: `clock` rebased to it), false to
   /// stop.
   [[nodiscard]] bool wait_paused(KeyInput& keys, ReplayClock& clock, std::uint64_t log_time_ns, bool& stepped);
-  void publish(Output& output, mcap::Bytes payload, std::int64_t deadline_ns, bool timed);
+  /// `payload` copied into a chunk of `output` (waiting up to a second while subscribers hold them all), or
+  /// std::nullopt when it is skipped (counted, and said once per topic).
+  std::optional<Loan<Bytes>> prepare(Output& output, mcap::Bytes payload);
+  /// Publishes a prepared message; `timed`: its publish time against `deadline_ns` goes into the timing.
+  void publish(Output& output, Loan<Bytes> loan, std::int64_t deadline_ns, bool timed);
   [[nodiscard]] std::string published_name(const std::string& recorded) const;
 
   const PlayOptions& options_;
