@@ -107,14 +107,39 @@ std::string line_plot_svg(const std::string& title, const std::string& x_label, 
   for (const auto& line : lines) {
     std::string path;
     bool pen_down = false;
+    // Hours of samples are more points than pixels: each pixel column draws the lowest and the highest of its
+    // points, so the page stays small and a spike still shows.
+    double column = -1;
+    double column_lo = 0;
+    double column_hi = 0;
+    auto draw_column = [&] {
+      if (column >= 0) {
+        path += (pen_down ? " L" : " M") + num(column) + "," + num(y_of(column_lo));
+        if (column_hi != column_lo) {
+          path += " L" + num(column) + "," + num(y_of(column_hi));
+        }
+        pen_down = true;
+      }
+      column = -1;
+    };
     for (std::size_t i = 0; i < line.x.size() && i < line.y.size(); ++i) {
       if (!std::isfinite(line.y[i])) {
+        draw_column();
         pen_down = false;
         continue;
       }
-      path += (pen_down ? " L" : " M") + num(x_of(line.x[i])) + "," + num(y_of(line.y[i]));
-      pen_down = true;
+      const double x = std::round(x_of(line.x[i]));
+      if (x != column) {
+        draw_column();
+        column = x;
+        column_lo = line.y[i];
+        column_hi = line.y[i];
+      } else {
+        column_lo = std::min(column_lo, line.y[i]);
+        column_hi = std::max(column_hi, line.y[i]);
+      }
     }
+    draw_column();
     out += format(R"(<path d="%s" fill="none" stroke="%s" stroke-width="1.5"/>)", path.c_str(), line.color.c_str());
     out +=
         format(R"(<rect x="%s" y="23" width="12" height="3" fill="%s"/>)", num(legend_x).c_str(), line.color.c_str());

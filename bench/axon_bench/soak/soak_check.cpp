@@ -40,6 +40,10 @@ double mean_of(std::span<const double> v) {
   return v.empty() ? 0 : sum / static_cast<double>(v.size());
 }
 
+double min_of(std::span<const double> v) {
+  return v.empty() ? std::numeric_limits<double>::quiet_NaN() : *std::min_element(v.begin(), v.end());
+}
+
 double max_of(std::span<const double> v) {
   return v.empty() ? std::numeric_limits<double>::quiet_NaN() : *std::max_element(v.begin(), v.end());
 }
@@ -122,15 +126,16 @@ SoakVerdict judge_series(SoakRule rule, std::span<const double> t, std::span<con
                           reference.size(), b.warmup_s, reference_end, after.size());
     return out;
   }
-  if (rule == SoakRule::kNoGrowth) {
-    out.pass = max_of(after) <= max_of(reference);
-    out.figures = printed("max %g after %.0f s (bound: the max %g of %.0f-%.0f s)", max_of(after), reference_end,
-                          max_of(reference), b.warmup_s, reference_end);
-    return out;
-  }
-  // kNoLoss: the last window as long as the reference one.
+  // The last window, as long as the reference one.
   const double last_t = *std::max_element(t.begin(), t.end());
   const std::vector<double> last = values_between(t, v, std::max(reference_end, last_t - b.reference_s), kForever);
+  if (rule == SoakRule::kNoGrowth) {
+    out.pass = min_of(last) <= min_of(reference);
+    out.figures = printed("min %g in the last %.0f s (bound: at most the min %g of %.0f-%.0f s); max %g after %.0f s",
+                          min_of(last), b.reference_s, min_of(reference), b.warmup_s, reference_end, max_of(after),
+                          reference_end);
+    return out;
+  }
   out.pass = max_of(last) >= max_of(reference);
   out.figures = printed("max %g in the last %.0f s (bound: at least the max %g of %.0f-%.0f s)", max_of(last),
                         b.reference_s, max_of(reference), b.warmup_s, reference_end);

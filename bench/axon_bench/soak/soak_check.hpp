@@ -54,9 +54,11 @@ struct SoakVerdict {
 
 /// How a series is judged.
 enum class SoakRule {
-  kMemory,    ///< Slope and growth within bounds (RSS, KiB).
-  kNoGrowth,  ///< Never above the reference window's maximum (fds, threads, mappings, registry slots).
-  kNoLoss,    ///< The last window's maximum at least the reference window's (free pool chunks).
+  kMemory,  ///< Slope and growth within bounds (RSS, KiB).
+  /// The last window's minimum at most the reference window's (fds, threads, mappings, registry slots): the
+  /// level below the transients (a descriptor open while a reader asks for a pool) does not rise.
+  kNoGrowth,
+  kNoLoss,  ///< The last window's maximum at least the reference window's (free pool chunks).
 };
 
 /// Judges samples `v` taken at times `t` (seconds from the measured start).

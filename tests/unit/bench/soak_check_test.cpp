@@ -118,26 +118,36 @@ TEST(SoakMemory, FailsARunWithNothingAfterTheReferenceWindow) {
   EXPECT_FALSE(judge_series(SoakRule::kMemory, t, v, bounds_for(60, 60)).pass);
 }
 
-TEST(SoakNoGrowth, PassesACountThatPeakedInTheReferenceWindow) {
+TEST(SoakNoGrowth, PassesATransientDescriptor) {
   std::vector<double> t;
   std::vector<double> v;
   make_series(
-      300, [](double s) { return s >= 70 && s < 72 ? 41.0 : 40.0; }, t, v);  // a transient descriptor
+      300, [](double s) { return s == 225 || s == 290 ? 17.0 : 16.0; }, t, v);  // open for one sample each
 
   const SoakVerdict sut = judge_series(SoakRule::kNoGrowth, t, v, bounds_for(60, 60));
 
   EXPECT_TRUE(sut.pass) << sut.figures;
 }
 
-TEST(SoakNoGrowth, FailsOneDescriptorMoreAfterTheReferenceWindow) {
+TEST(SoakNoGrowth, FailsOneDescriptorMoreForGood) {
   std::vector<double> t;
   std::vector<double> v;
   make_series(
-      300, [](double s) { return s >= 250 ? 41.0 : 40.0; }, t, v);
+      300, [](double s) { return s >= 200 ? 41.0 : 40.0; }, t, v);
 
   const SoakVerdict sut = judge_series(SoakRule::kNoGrowth, t, v, bounds_for(60, 60));
 
   EXPECT_FALSE(sut.pass) << sut.figures;
+}
+
+TEST(SoakNoGrowth, FailsACountThatClimbsUnderItsTransients) {
+  std::vector<double> t;
+  std::vector<double> v;
+  // One mapping more every 10 minutes, with transients of 3 more every 7 s.
+  make_series(
+      7200, [](double s) { return 100.0 + std::floor(s / 600) + (static_cast<int>(s) % 7 == 0 ? 3 : 0); }, t, v);
+
+  EXPECT_FALSE(judge_series(SoakRule::kNoGrowth, t, v, bounds_for(720, 600)).pass);
 }
 
 TEST(SoakNoGrowth, IgnoresTheWarmUp) {
