@@ -272,7 +272,7 @@ std::string run_scenario_processes(const ScenarioPlan& plan, ScenarioShared& sha
       control.start_ns.store(now_ns() + kStartDelayNs, std::memory_order_release);
     }
     if (watch.tick) {
-      watch.tick(control.start_ns.load(std::memory_order_relaxed));
+      watch.tick(control.start_ns.load(std::memory_order_relaxed));  // relaxed: this thread's own store
     }
   };
   job.progress = [&]() -> std::uint64_t {
