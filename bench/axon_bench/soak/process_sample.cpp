@@ -39,17 +39,18 @@ bool read_status(int pid, ProcessSample& out) {
   return rss && threads;
 }
 
-/// Lines of /proc/PID/maps, and those whose path is under /dev/shm.
-bool read_maps(int pid, ProcessSample& out) {
+/// Lines of /proc/PID/maps, and those whose path is under `shm_dir`.
+bool read_maps(int pid, const std::string& shm_dir, ProcessSample& out) {
   std::FILE* f = open_proc(pid, "maps");
   if (f == nullptr) {
     return false;
   }
   // Lines longer than the buffer (long paths) come in pieces: count line ends, look for the path in each piece.
   char line[512];
+  const std::string shm_path = " " + shm_dir + "/";  // the path column follows a run of spaces
   bool shm_seen = false;
   while (std::fgets(line, sizeof(line), f) != nullptr) {
-    shm_seen = shm_seen || std::strstr(line, " /dev/shm/") != nullptr;
+    shm_seen = shm_seen || std::strstr(line, shm_path.c_str()) != nullptr;
     if (std::strchr(line, '\n') != nullptr) {
       out.maps += 1;
       out.shm_maps += shm_seen ? 1 : 0;
@@ -79,9 +80,9 @@ bool count_fds(int pid, ProcessSample& out) {
 
 }  // namespace
 
-std::optional<ProcessSample> read_process_sample(int pid) {
+std::optional<ProcessSample> read_process_sample(int pid, const std::string& shm_dir) {
   ProcessSample sample;
-  if (!read_status(pid, sample) || !read_maps(pid, sample) || !count_fds(pid, sample)) {
+  if (!read_status(pid, sample) || !read_maps(pid, shm_dir, sample) || !count_fds(pid, sample)) {
     return std::nullopt;
   }
   return sample;

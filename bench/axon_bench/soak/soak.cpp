@@ -264,9 +264,11 @@ Command add_soak_command(CLI::App& app) {
       ->type_name("FILE.html");
   cmd->description(
       "Run a scenario for a long time and check that nothing grows: samples every process's memory (RSS), open "
-      "file descriptors, mappings (and those of /dev/shm) and threads, and the domain's free pool chunks per class "
+      "file descriptors, mappings (and those of the shm directory) and threads, and the domain's free pool chunks per "
+      "class "
       "and registry slots; keeps each topic's latency per window. PASS when, after the warm-up, memory has no "
-      "slope beyond the bound, the counts never exceed their level of the first window, free chunks come back to "
+      "slope beyond the bound, the counts do not settle above their level of the first window, free chunks come back "
+      "to "
       "it and no topic's p99 drifts (docs/reliability.md, \"Soak\"). Exit status 1 on FAIL.");
   return {cmd, [options](Output& out) { run_soak(*options, out); }};
 }

@@ -1,17 +1,28 @@
 #include "soak/soak_sampler.hpp"
 
+#include <cstdlib>
+
 #include "results/table.hpp"
 #include "soak/process_sample.hpp"
 #include <axon/domain_view.hpp>
 
 namespace axon_bench {
 
+SoakSampler::SoakSampler(std::uint32_t domain_id, std::int64_t pool_patience_ns)
+    : domain_id_(domain_id), pool_patience_ns_(pool_patience_ns) {
+  const char* dir = std::getenv("AXON_SHM_DIR");  // NOLINT(concurrency-mt-unsafe): read before the run starts
+  shm_dir_ = dir != nullptr && dir[0] != '\0' ? dir : "/dev/shm";
+  while (shm_dir_.size() > 1 && shm_dir_.back() == '/') {
+    shm_dir_.pop_back();
+  }
+}
+
 void SoakSampler::sample(SoakSeriesSet& set, double t_s, const std::vector<SoakProcess>& processes) {
   if (!set.begin_sample(t_s)) {
     return;
   }
   for (const SoakProcess& p : processes) {
-    const auto s = read_process_sample(p.pid);
+    const auto s = read_process_sample(p.pid, shm_dir_);
     if (!s) {
       problem("process " + p.name + " (pid " + std::to_string(p.pid) + "): /proc not readable (exited?)");
       continue;

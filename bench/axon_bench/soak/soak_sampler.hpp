@@ -22,8 +22,8 @@ struct SoakProcess {
 class SoakSampler {
  public:
   /// `pool_patience_ns`: how long each node may take to hand over its pool.
-  SoakSampler(std::uint32_t domain_id, std::int64_t pool_patience_ns)
-      : domain_id_(domain_id), pool_patience_ns_(pool_patience_ns) {}
+  /// The shm directory is the nodes': AXON_SHM_DIR, else /dev/shm.
+  SoakSampler(std::uint32_t domain_id, std::int64_t pool_patience_ns);
 
   /// Takes sample `set.count()` at `t_s` (seconds from the measured start).
   /// The processes' figures come first, before the domain's readers open and
@@ -40,6 +40,7 @@ class SoakSampler {
 
   std::uint32_t domain_id_;
   std::int64_t pool_patience_ns_;
+  std::string shm_dir_;
   std::map<std::string, std::uint64_t> problems_;
 };
 
