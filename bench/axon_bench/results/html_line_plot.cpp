@@ -56,10 +56,12 @@ struct Range {
 }  // namespace
 
 std::string line_plot_svg(const std::string& title, const std::string& x_label, const std::string& y_label,
-                          const std::vector<PlotLine>& lines, const std::vector<PlotMark>& marks) {
+                          const std::vector<PlotLine>& lines, const std::vector<PlotMark>& marks, bool zoom) {
   Range xr;
   Range yr;
-  yr.add(0);
+  if (!zoom) {
+    yr.add(0);
+  }
   for (const auto& line : lines) {
     for (std::size_t i = 0; i < line.x.size() && i < line.y.size(); ++i) {
       if (std::isfinite(line.y[i])) {
@@ -69,7 +71,9 @@ std::string line_plot_svg(const std::string& title, const std::string& x_label, 
     }
   }
   xr.settle();
-  yr.hi += (yr.hi - yr.lo) * 0.05;
+  const double margin = (yr.hi - yr.lo) * 0.05;
+  yr.hi += margin;
+  yr.lo -= zoom ? margin : 0;
   yr.settle();
   auto x_of = [&](double x) { return kLeft + (x - xr.lo) / (xr.hi - xr.lo) * kPlotWidth; };
   auto y_of = [&](double y) { return kTop + kPlotHeight - (y - yr.lo) / (yr.hi - yr.lo) * kPlotHeight; };

@@ -21,9 +21,12 @@ struct PlotMark {
   std::string label;
 };
 
-/// `lines` over a shared x axis titled `x_label`, y axis `y_label` (from 0
-/// unless the values go below), `marks` as dashed verticals.
+/// `lines` over a shared x axis titled `x_label`, y axis `y_label`, `marks`
+/// as dashed verticals. The y axis starts at 0 (unless values go below), or
+/// with `zoom` at the lowest value, so that a small drift of a large value
+/// shows (the axis labels say where it starts).
 std::string line_plot_svg(const std::string& title, const std::string& x_label, const std::string& y_label,
-                          const std::vector<PlotLine>& lines, const std::vector<PlotMark>& marks = {});
+                          const std::vector<PlotLine>& lines, const std::vector<PlotMark>& marks = {},
+                          bool zoom = false);
 
 }  // namespace axon_bench
