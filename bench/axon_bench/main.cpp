@@ -20,6 +20,7 @@
 #include "results/json_input.hpp"
 #include "results/result_log.hpp"
 #include "scenario/scenario.hpp"
+#include "soak/soak.hpp"
 #include "throughput/throughput.hpp"
 #include "wakeup/wakeup.hpp"
 
@@ -51,7 +52,7 @@ int run(int argc, char** argv) {
       axon_bench::add_throughput_command(app), axon_bench::add_scenario_command(app),
       axon_bench::add_wakeup_command(app),     axon_bench::add_network_command(app),
       axon_bench::add_rdma_command(app),       axon_bench::add_idle_command(app),
-      axon_bench::add_discovery_command(app),
+      axon_bench::add_discovery_command(app),  axon_bench::add_soak_command(app),
       axon_bench::add_report_command(app),  // report stays last
   };
 

@@ -74,6 +74,9 @@ std::string run_process_group(const ProcessGroupJob& job) {
     }
     pids.push_back(pid);
     running.push_back(true);
+    if (job.started) {
+      job.started(i, pid);
+    }
   }
 
   ProgressLine progress(job.label, job.progress_total, job.progress_unit);

@@ -34,6 +34,9 @@ struct ProcessGroupJob {
   /// Parent side, every poll period while children run (e.g. start a phase
   /// once every child is ready). May be empty.
   std::function<void()> tick;
+  /// Parent side, once per child right after fork(): its index and pid (a
+  /// caller that watches the children's /proc entries). May be empty.
+  std::function<void(std::size_t index, int pid)> started;
   std::chrono::milliseconds timeout{std::chrono::seconds(300)};  ///< Every child is killed after this.
 };
 

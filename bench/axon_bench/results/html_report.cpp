@@ -80,6 +80,8 @@ std::string plots_html(const std::vector<ReportInput>& inputs, const std::vector
 
 }  // namespace
 
+const char* report_style() { return kStyle; }
+
 std::string render_html_report(const std::vector<ReportInput>& inputs) {
   const bool compare = inputs.size() > 1;
   std::string out = "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n<title>axon-bench report";

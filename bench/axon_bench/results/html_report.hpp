@@ -17,6 +17,10 @@ struct ReportInput {
   ResultLog log;
 };
 
+/// The page's CSS (tables, run cards, plot rows), for other pages of
+/// axon-bench (the soak's) to look the same.
+const char* report_style();
+
 /// The whole page. `inputs` holds one or two (more are drawn too).
 std::string render_html_report(const std::vector<ReportInput>& inputs);
 

@@ -262,6 +262,10 @@ std::string to_json(const ResultLog& log) {
 
 std::string write_json(const ResultLog& log, const std::string& path) { return write_text_file(path, to_json(log)); }
 
+std::string json_string(const std::string& text) { return quote(text); }
+
+std::string json_number(double value) { return number(value); }
+
 std::string write_text_file(const std::string& path, const std::string& text) {
   if (path == "-") {
     std::fwrite(text.data(), 1, text.size(), stdout);

@@ -95,6 +95,11 @@ std::string write_json(const ResultLog& log, const std::string& path);
 /// `log` as JSON text (documented in docs/performance.md).
 std::string to_json(const ResultLog& log);
 
+/// `text` as a JSON string literal, quoted and escaped.
+std::string json_string(const std::string& text);
+/// `value` as a JSON number ("null" when not finite).
+std::string json_number(double value);
+
 /// Writes `text` to `path`. Returns an empty string or what went wrong.
 std::string write_text_file(const std::string& path, const std::string& text);
 

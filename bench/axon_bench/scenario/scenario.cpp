@@ -37,25 +37,6 @@ struct ScenarioOptions {
   bool check = false;
 };
 
-ScenarioPlan make_plan(Scenario scenario, std::optional<std::uint32_t> domain) {
-  ScenarioPlan plan;
-  plan.domain_id = domain.value_or(domain_for_case(0));
-  for (std::size_t c = 0; c < scenario.components.size(); ++c) {
-    for (const int topic : scenario.components[c].subscribes) {
-      const ScenarioTopic& t = scenario.topics[static_cast<std::size_t>(topic)];
-      ScenarioSubscription sub;
-      sub.component = static_cast<int>(c);
-      sub.topic = topic;
-      sub.latency_offset = plan.latency_slots;
-      sub.capacity = static_cast<std::size_t>(std::ceil(t.rate_hz * scenario.duration_s)) + 16;
-      plan.latency_slots += sub.capacity;
-      plan.subscriptions.push_back(sub);
-    }
-  }
-  plan.scenario = std::move(scenario);
-  return plan;
-}
-
 /// Messages of topic `t` due inside the measured window.
 std::uint64_t expected_in_window(const ScenarioTopic& t, const ScenarioTimes& times) {
   const std::int64_t first = due_ns(t, times.start_ns, 0);
@@ -153,7 +134,7 @@ void run_scenario_command(const ScenarioOptions& options, Output& out) {
   if (options.sleep_us > 0) {
     scenario.wait.sleep_us = options.sleep_us;
   }
-  const ScenarioPlan plan = make_plan(std::move(scenario), options.domain);
+  const ScenarioPlan plan = plan_scenario(std::move(scenario), options.domain);
   const Scenario& s = plan.scenario;
   print_plan(out.text, plan);
   if (options.check) {
@@ -175,31 +156,9 @@ void run_scenario_command(const ScenarioOptions& options, Output& out) {
 
   ScenarioShared shared(plan);
   const double run_s = s.warmup_s + s.duration_s + static_cast<double>(kScenarioGraceNs) / 1e9;
-  ProcessGroupJob job;
-  job.label = "scenario " + (s.name.empty() ? s.file : s.name);
-  job.workers = s.components.size();
-  job.body = [&](std::size_t index) { return run_scenario_component(plan, shared, index); };
-  job.error_of = [&](std::size_t index) -> ErrorText& { return shared.components[index].error; };
-  job.name_of = [&](std::size_t index) { return "component '" + s.components[index].name + "'"; };
-  job.tick = [&] {
-    ScenarioControl& control = *shared.control;
-    if (control.start_ns.load(std::memory_order_relaxed) == 0 &&
-        control.ready.load(std::memory_order_acquire) == s.components.size()) {
-      // Release pairs with the components' acquire load.
-      control.start_ns.store(now_ns() + kStartDelayNs, std::memory_order_release);
-    }
-  };
-  job.progress = [&]() -> std::uint64_t {
-    const std::int64_t start = shared.control->start_ns.load(std::memory_order_relaxed);
-    const std::int64_t now = now_ns();
-    return start == 0 || now < start ? 0 : static_cast<std::uint64_t>((now - start) / 1'000'000'000);
-  };
-  job.progress_total = static_cast<std::uint64_t>(std::ceil(run_s));
-  job.progress_unit = "s";
-  job.timeout = std::chrono::milliseconds(static_cast<std::int64_t>(run_s * 1000) + 60'000);
   std::fprintf(out.text, "\nrunning %zu processes for %.1f s ...\n", s.components.size(), run_s);
   std::fflush(out.text);
-  if (const std::string error = run_process_group(job); !error.empty()) {
+  if (const std::string error = run_scenario_processes(plan, shared, {}); !error.empty()) {
     remove_domain_files(plan.domain_id);
     throw std::runtime_error("scenario " + s.file + ": " + error);
   }
@@ -269,6 +228,63 @@ void run_scenario_command(const ScenarioOptions& options, Output& out) {
 }
 
 }  // namespace
+
+ScenarioPlan plan_scenario(Scenario scenario, std::optional<std::uint32_t> domain, std::int64_t latency_window_ns) {
+  ScenarioPlan plan;
+  plan.domain_id = domain.value_or(domain_for_case(0));
+  if (latency_window_ns > 0) {
+    plan.latency_window_ns = latency_window_ns;
+    plan.latency_windows = std::max<std::size_t>(
+        1, static_cast<std::size_t>(scenario.duration_s * 1e9 / static_cast<double>(latency_window_ns)));
+  }
+  for (std::size_t c = 0; c < scenario.components.size(); ++c) {
+    for (const int topic : scenario.components[c].subscribes) {
+      const ScenarioTopic& t = scenario.topics[static_cast<std::size_t>(topic)];
+      ScenarioSubscription sub;
+      sub.component = static_cast<int>(c);
+      sub.topic = topic;
+      sub.latency_offset = plan.latency_slots;
+      sub.capacity =
+          latency_window_ns > 0 ? 0 : static_cast<std::size_t>(std::ceil(t.rate_hz * scenario.duration_s)) + 16;
+      plan.latency_slots += sub.capacity;
+      plan.subscriptions.push_back(sub);
+    }
+  }
+  plan.scenario = std::move(scenario);
+  return plan;
+}
+
+std::string run_scenario_processes(const ScenarioPlan& plan, ScenarioShared& shared, const ScenarioWatch& watch) {
+  const Scenario& s = plan.scenario;
+  const double run_s = s.warmup_s + s.duration_s + static_cast<double>(kScenarioGraceNs) / 1e9;
+  ProcessGroupJob job;
+  job.label = "scenario " + (s.name.empty() ? s.file : s.name);
+  job.workers = s.components.size();
+  job.body = [&](std::size_t index) { return run_scenario_component(plan, shared, index); };
+  job.error_of = [&](std::size_t index) -> ErrorText& { return shared.components[index].error; };
+  job.name_of = [&](std::size_t index) { return "component '" + s.components[index].name + "'"; };
+  job.started = watch.started;
+  job.tick = [&] {
+    ScenarioControl& control = *shared.control;
+    if (control.start_ns.load(std::memory_order_relaxed) == 0 &&
+        control.ready.load(std::memory_order_acquire) == s.components.size()) {
+      // Release pairs with the components' acquire load.
+      control.start_ns.store(now_ns() + kStartDelayNs, std::memory_order_release);
+    }
+    if (watch.tick) {
+      watch.tick(control.start_ns.load(std::memory_order_relaxed));  // relaxed: this thread's own store
+    }
+  };
+  job.progress = [&]() -> std::uint64_t {
+    const std::int64_t start = shared.control->start_ns.load(std::memory_order_relaxed);
+    const std::int64_t now = now_ns();
+    return start == 0 || now < start ? 0 : static_cast<std::uint64_t>((now - start) / 1'000'000'000);
+  };
+  job.progress_total = static_cast<std::uint64_t>(std::ceil(run_s));
+  job.progress_unit = "s";
+  job.timeout = std::chrono::milliseconds(static_cast<std::int64_t>(run_s * 1000) + 60'000);
+  return run_process_group(job);
+}
 
 Command add_scenario_command(CLI::App& app) {
   auto options = std::make_shared<ScenarioOptions>();

@@ -67,6 +67,8 @@ struct Subscription {
   SubscriptionReport* report = nullptr;
   std::int64_t* latencies = nullptr;
   std::size_t capacity = 0;
+  /// Per window (ScenarioPlan::latency_windows of them), instead of `latencies`; else null.
+  WindowLatency* windows = nullptr;
   std::unique_ptr<TopicReader> reader;
 };
 
@@ -134,6 +136,12 @@ std::string open_subscriptions(const ScenarioPlan& plan, ScenarioShared& shared,
     sub.report = &shared.subscriptions[k];
     sub.latencies = shared.latencies.data() + planned.latency_offset;
     sub.capacity = planned.capacity;
+    if (plan.latency_windows > 0) {
+      sub.windows = &shared.window_latencies[k * plan.latency_windows];
+      // Written now, so that its pages count in this process's memory from the start and do not look like growth
+      // to a soak that samples it as windows begin.
+      std::memset(static_cast<void*>(sub.windows), 0, plan.latency_windows * sizeof(WindowLatency));
+    }
     std::string error;
     with_payload_type(t.payload_bytes, [&]<class T>() {
       auto subscriber = node.subscribe<T>(
@@ -346,10 +354,14 @@ int run_scenario_component(const ScenarioPlan& plan, ScenarioShared& shared, std
 
   // Set once the start is known; the callbacks run only after it.
   ScenarioTimes times;
-  const auto record = [&times](Subscription& sub, const Taken& taken) {
+  const auto record = [&times, &plan](Subscription& sub, const Taken& taken) {
     if (in_window(times, taken.due_ns)) {
       ++sub.report->delivered;
-      if (sub.report->recorded < sub.capacity) {
+      if (sub.windows != nullptr) {
+        const auto window = static_cast<std::size_t>((taken.due_ns - times.window_begin_ns) / plan.latency_window_ns);
+        sub.windows[std::min(window, plan.latency_windows - 1)].add(taken.received_ns - taken.publish_ns);
+        ++sub.report->recorded;
+      } else if (sub.report->recorded < sub.capacity) {
         sub.latencies[sub.report->recorded++] = taken.received_ns - taken.publish_ns;
       }
     }

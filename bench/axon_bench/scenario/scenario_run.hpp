@@ -7,11 +7,15 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
 #include <vector>
 
 #include "harness/pair_runner.hpp"
 #include "harness/system.hpp"
 #include "scenario/scenario_config.hpp"
+#include "scenario/window_latency.hpp"
 
 namespace axon_bench {
 
@@ -33,7 +37,18 @@ struct ScenarioPlan {
   std::uint32_t domain_id = 0;
   std::vector<ScenarioSubscription> subscriptions;
   std::size_t latency_slots = 0;
+  /// 0: every latency is kept (ScenarioShared::latencies). Else latencies are
+  /// counted per window of this length from the measured window's start, in
+  /// `latency_windows` histograms per subscription (the soak; the last
+  /// window also takes what comes after it).
+  std::int64_t latency_window_ns = 0;
+  std::size_t latency_windows = 0;
 };
+
+/// What subscription records where. `domain`: std::nullopt gives one of the
+/// run's own (domain_for_case). `latency_window_ns` > 0: latencies per window
+/// (ScenarioPlan::latency_window_ns) instead of one slot per message.
+ScenarioPlan plan_scenario(Scenario scenario, std::optional<std::uint32_t> domain, std::int64_t latency_window_ns = 0);
 
 /// Start and progress. Thread safety / memory ordering: `ready` is
 /// incremented by every component; `start_ns` written once by the parent
@@ -102,13 +117,30 @@ struct ScenarioShared {
       : components(plan.scenario.components.size()),
         publications(plan.scenario.topics.size()),
         subscriptions(plan.subscriptions.size()),
-        latencies(plan.latency_slots) {}
+        latencies(plan.latency_slots),
+        window_latencies(plan.subscriptions.size() * plan.latency_windows) {}
   Shared<ScenarioControl> control;
   SharedArray<ComponentReport> components;
   SharedArray<PublicationReport> publications;  ///< Per topic.
   SharedArray<SubscriptionReport> subscriptions;
   SharedArray<std::int64_t> latencies;
+  /// Subscription k's window w at [k * latency_windows + w].
+  SharedArray<WindowLatency> window_latencies;
 };
+
+/// What a caller of run_scenario_processes() sees of the run (both may be empty).
+struct ScenarioWatch {
+  /// Parent side, once per component after fork(): its index and pid.
+  std::function<void(std::size_t index, int pid)> started;
+  /// Parent side, every poll period while the components run, with the start
+  /// the parent chose (0 until every component is ready).
+  std::function<void(std::int64_t start_ns)> tick;
+};
+
+/// Forks the components of `plan`, starts them together once all are ready
+/// and waits for all of them. Returns "" or what failed (the others are then
+/// killed); the caller removes the domain's files after a failure.
+std::string run_scenario_processes(const ScenarioPlan& plan, ScenarioShared& shared, const ScenarioWatch& watch);
 
 /// Body of component process `index`; returns its exit status.
 int run_scenario_component(const ScenarioPlan& plan, ScenarioShared& shared, std::size_t index);
