@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "baseline/baselines.hpp"
+#include "chaos/chaos.hpp"
 #include "domain/domain_commands.hpp"
 #include "harness/command.hpp"
 #include "harness/progress.hpp"
@@ -51,7 +52,7 @@ int run(int argc, char** argv) {
       axon_bench::add_throughput_command(app), axon_bench::add_scenario_command(app),
       axon_bench::add_wakeup_command(app),     axon_bench::add_network_command(app),
       axon_bench::add_rdma_command(app),       axon_bench::add_idle_command(app),
-      axon_bench::add_discovery_command(app),
+      axon_bench::add_discovery_command(app),  axon_bench::add_chaos_command(app),
       axon_bench::add_report_command(app),  // report stays last
   };
 

@@ -256,9 +256,14 @@ std::string to_json(const ResultLog& log) {
     cases += (i == 0 ? "\n    " : ",\n    ") + case_json(log.cases[i]);
   }
   top.raw("results", cases + (log.cases.empty() ? "]" : "\n  ]"));
+  if (log.chaos) {
+    top.raw("chaos", chaos_json(*log.chaos));
+  }
   top.close();
   return out + "\n";
 }
+
+std::string json_quote(const std::string& text) { return quote(text); }
 
 std::string write_json(const ResultLog& log, const std::string& path) { return write_text_file(path, to_json(log)); }
 

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "harness/system.hpp"
+#include "results/chaos_log.hpp"
 #include "stats/stats.hpp"
 
 namespace axon_bench {
@@ -86,6 +87,8 @@ struct RunInfo {
 struct ResultLog {
   RunInfo run;
   std::vector<CaseResult> cases;
+  /// `axon-bench chaos`: its schedule, checks and timelines (the JSON's "chaos").
+  std::optional<ChaosLog> chaos;
 };
 
 /// Writes `log` as JSON to `path` ("-" = stdout). Returns an empty string
@@ -94,6 +97,9 @@ std::string write_json(const ResultLog& log, const std::string& path);
 
 /// `log` as JSON text (documented in docs/performance.md).
 std::string to_json(const ResultLog& log);
+
+/// `text` as a JSON string, quoted and escaped.
+std::string json_quote(const std::string& text);
 
 /// Writes `text` to `path`. Returns an empty string or what went wrong.
 std::string write_text_file(const std::string& path, const std::string& text);
