@@ -32,6 +32,7 @@ struct ChaosOptions {
   double warmup_s = -1;            ///< <0: the file's.
   double baseline_duration_s = 0;  ///< 0: the run's duration.
   std::optional<std::uint64_t> seed;
+  double latency_slack_ms = 0;  ///< Added to the 2x latency bound (shared, loaded machines).
   bool check = false;
   CLI::App* root = nullptr;  ///< For --json and --report when a check fails (see run_chaos_command).
 };
@@ -121,7 +122,7 @@ void run_chaos_command(const ChaosOptions& options, Output& out) {
 
   const RunView baseline_view{.plan = baseline_plan, .shared = baseline_shared, .result = baseline};
   const RunView chaos_view{.plan = chaos_plan, .shared = chaos_shared, .result = chaos};
-  ChaosLog log = analyse_chaos(baseline_view, chaos_view);
+  ChaosLog log = analyse_chaos(baseline_view, chaos_view, options.latency_slack_ms * 1e6);
   log.seed = seed;
   print_checks(out.text, log);
   out.log.run.notes.push_back(
@@ -173,6 +174,10 @@ Command add_chaos_command(CLI::App& app) {
   cmd->add_option("--seed", options->seed,
                   "Draw random faults from this seed (the file's random: count and kinds, else 5 of kill, stop, "
                   "burst); replaces the file's random seed");
+  cmd->add_option("--latency-slack-ms", options->latency_slack_ms,
+                  "Milliseconds added to the latency bound (2x the fault-free p99): for a machine other work loads, "
+                  "where two fault-free runs already differ by more than 2x (default 0: the bound alone)")
+      ->check(CLI::NonNegativeNumber);
   cmd->add_flag("--check", options->check, "Only read and check the file and print the fault schedule; run nothing");
   cmd->description(
       "Run a scenario file fault-free and then with its fault schedule (kill and restart, stop and continue, "

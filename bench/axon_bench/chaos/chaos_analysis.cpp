@@ -193,7 +193,7 @@ std::vector<std::pair<double, double>> touching_spans(const ChaosPlan& plan, con
   return spans;
 }
 
-ChaosLog analyse_chaos(const RunView& baseline, const RunView& chaos) {
+ChaosLog analyse_chaos(const RunView& baseline, const RunView& chaos, double latency_slack_ns) {
   const ChaosPlan& plan = chaos.plan;
   ChaosLog log;
   log.scenario = plan.scenario.name.empty() ? plan.scenario.file : plan.scenario.name;
@@ -250,7 +250,7 @@ ChaosLog analyse_chaos(const RunView& baseline, const RunView& chaos) {
          .chaos_p99_ns = summarize(with_faults).p99_ns,
          .chaos_samples = with_faults.size()});
   }
-  for (CheckResult& r : check_latency(latency)) {
+  for (CheckResult& r : check_latency(latency, latency_slack_ns)) {
     checks.push_back(std::move(r));
   }
   checks.push_back(check_handlers("publisher-lost (liveliness)", handler_inputs(chaos, true)));

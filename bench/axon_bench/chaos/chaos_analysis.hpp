@@ -36,8 +36,9 @@ struct RunView {
   const ChaosRunResult& result;
 };
 
-/// The checks of the run with faults against its baseline, and its timelines.
-ChaosLog analyse_chaos(const RunView& baseline, const RunView& chaos);
+/// The checks of the run with faults against its baseline, and its timelines. `latency_slack_ns`: see
+/// check_latency().
+ChaosLog analyse_chaos(const RunView& baseline, const RunView& chaos, double latency_slack_ns);
 
 /// Per subscription: delivered, lost and latency percentiles, as `scenario` reports them; `tag` marks the run
 /// ("fault-free", "faults") in the component's name.
