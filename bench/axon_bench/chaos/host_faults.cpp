@@ -41,6 +41,9 @@ constexpr std::uint64_t kKeepAvailableBytes = 256ULL << 20;
     if (block == MAP_FAILED) {
       break;
     }
+    // Huge pages where the kernel gives them on request (transparent_hugepage=madvise): 512 times fewer page
+    // faults. The fill still runs at the kernel's page-clearing speed (about 0.4 GB/s on the development VM).
+    (void)::madvise(block, kFillStepBytes, MADV_HUGEPAGE);
     std::memset(block, 0x5A, kFillStepBytes);  // touched: resident, not just reserved
     filled += kFillStepBytes;
   }
