@@ -124,6 +124,10 @@ void run_chaos_command(const ChaosOptions& options, Output& out) {
   const RunView chaos_view{.plan = chaos_plan, .shared = chaos_shared, .result = chaos};
   ChaosLog log = analyse_chaos(baseline_view, chaos_view, options.latency_slack_ms * 1e6);
   log.seed = seed;
+  for (const ChaosFaultEntry& f : log.faults) {
+    std::fprintf(out.text, "fault %s: began %.3f s, ended %.3f s%s\n", f.yaml.c_str(), f.begun_s, f.ended_s,
+                 f.note.empty() ? "" : ("; " + f.note).c_str());
+  }
   print_checks(out.text, log);
   out.log.run.notes.push_back(
       fmt::format("chaos: '{}' run fault-free for {} s, then with {} faults for {} s; every component an "

@@ -212,7 +212,8 @@ ChaosLog analyse_chaos(const RunView& baseline, const RunView& chaos, double lat
                           .yaml = f.yaml(plan.scenario),
                           .at_s = f.at_s,
                           .begun_s = e.begun_s,
-                          .ended_s = e.ended_s});
+                          .ended_s = e.ended_s,
+                          .note = e.note});
   }
 
   std::vector<CheckResult> checks;

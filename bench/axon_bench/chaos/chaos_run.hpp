@@ -134,12 +134,14 @@ struct ChaosTimes {
 struct ChaosShared {
   explicit ChaosShared(const ChaosPlan& plan)
       : burst_permille(plan.scenario.topics.size()),
+        filled_bytes(plan.faults.size()),
         components(plan.scenario.components.size()),
         publications(plan.scenario.topics.size()),
         subscriptions(plan.subscriptions.size()),
         latencies(plan.latency_slots) {}
   Shared<ChaosControl> control;
   SharedArray<std::uint32_t> burst_permille;  ///< Per topic: see set_burst().
+  SharedArray<std::uint64_t> filled_bytes;    ///< Per fault: what a memory_pressure filler held.
   SharedArray<ComponentChaosReport> components;
   SharedArray<PublicationChaosReport> publications;
   SharedArray<SubscriptionChaosReport> subscriptions;

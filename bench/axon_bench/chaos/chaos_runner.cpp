@@ -176,16 +176,18 @@ class Runner {
       const Fault& f = plan_.faults[i];
       FaultEvent& e = result_.events[i];
       if (e.begun_s < 0 && now >= window + seconds_ns(f.at_s)) {
-        begin(f, active_[i]);
+        begin(i, active_[i]);
         e.begun_s = static_cast<double>(now_ns() - window) / 1e9;
       } else if (e.begun_s >= 0 && e.ended_s < 0 && now >= window + seconds_ns(e.begun_s + f.for_s)) {
-        end(f, active_[i]);
+        end(i, active_[i]);
         e.ended_s = static_cast<double>(now_ns() - window) / 1e9;
       }
     }
   }
 
-  void begin(const Fault& f, ActiveFault& a) {
+  void begin(std::size_t index, ActiveFault& a) {
+    const Fault& f = plan_.faults[index];
+    FaultEvent& e = result_.events[index];
     switch (f.kind) {
       case FaultKind::kKill:
         if (Child* c = live_child(f.component)) {
@@ -199,10 +201,16 @@ class Runner {
         }
         break;
       case FaultKind::kBurst: set_burst(shared_.burst_permille[static_cast<std::size_t>(f.topic)], f.factor); break;
-      case FaultKind::kCpuHog: a.helpers = start_cpu_hogs(online_cpu_count()); break;
+      case FaultKind::kCpuHog:
+        a.helpers = start_cpu_hogs(online_cpu_count());
+        e.note = fmt::format("{} busy processes", a.helpers.size());
+        break;
       case FaultKind::kMemoryPressure: {
         std::string error;
-        const pid_t pid = start_memory_filler(f.fill_percent, error);
+        const auto asked =
+            static_cast<std::uint64_t>(static_cast<double>(mem_available_bytes()) * f.fill_percent / 100);
+        e.note = fmt::format("asked for {} MiB", asked >> 20);
+        const pid_t pid = start_memory_filler(f.fill_percent, &shared_.filled_bytes[index], error);
         if (pid < 0) {
           throw std::runtime_error("memory_pressure: " + error);
         }
@@ -221,12 +229,14 @@ class Runner {
           a.file.clear();
           throw std::runtime_error(failed);
         }
+        e.note = fmt::format("wrote {} MiB, {} MiB left free", bytes >> 20, free_bytes_in(dir) >> 20);
         break;
       }
     }
   }
 
-  void end(const Fault& f, ActiveFault& a) {
+  void end(std::size_t index, ActiveFault& a) {
+    const Fault& f = plan_.faults[index];
     switch (f.kind) {
       case FaultKind::kKill: {
         // The killed incarnation must be gone before its successor takes its name.
@@ -251,8 +261,11 @@ class Runner {
         }
         break;
       case FaultKind::kBurst: set_burst(shared_.burst_permille[static_cast<std::size_t>(f.topic)], 1.0); break;
-      case FaultKind::kCpuHog:
-      case FaultKind::kMemoryPressure: stop_processes(a.helpers); break;
+      case FaultKind::kCpuHog: stop_processes(a.helpers); break;
+      case FaultKind::kMemoryPressure:
+        stop_processes(a.helpers);  // reaped: what it wrote last is what it held
+        result_.events[index].note += fmt::format(", held {} MiB when it ended", shared_.filled_bytes[index] >> 20);
+        break;
       case FaultKind::kShmFull:
         if (!a.file.empty()) {
           ::unlink(a.file.c_str());
@@ -309,7 +322,7 @@ class Runner {
   void finish() {
     for (std::size_t i = 0; i < plan_.faults.size(); ++i) {
       if (result_.events[i].begun_s >= 0 && result_.events[i].ended_s < 0) {
-        end(plan_.faults[i], active_[i]);  // a fault longer than the run (refused by the schedule check)
+        end(i, active_[i]);  // a fault longer than the run (refused by the schedule check)
       }
     }
     // Every process whose parent we are (the components and the helpers are all reaped by now).

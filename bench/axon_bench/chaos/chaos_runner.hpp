@@ -20,6 +20,7 @@ struct FaultEvent {
   std::size_t fault = 0;  ///< Index into ChaosPlan::faults.
   double begun_s = -1;
   double ended_s = -1;
+  std::string note;  ///< What the fault did, where it says more than its schedule ("held 812 MiB").
 };
 
 /// Every pool of the domain, read after the publishers stopped.

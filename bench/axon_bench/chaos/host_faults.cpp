@@ -31,7 +31,7 @@ constexpr std::uint64_t kKeepAvailableBytes = 256ULL << 20;
 }
 
 /// The memory filler's body: fills, then sleeps until it is killed.
-[[noreturn]] void fill_memory(double fill_percent) noexcept {
+[[noreturn]] void fill_memory(double fill_percent, std::uint64_t* filled_out) noexcept {
   const std::uint64_t available = mem_available_bytes();
   const double percent = std::min(fill_percent, kMaxFillPercent);
   const auto target = static_cast<std::uint64_t>(static_cast<double>(available) * percent / 100);
@@ -46,6 +46,7 @@ constexpr std::uint64_t kKeepAvailableBytes = 256ULL << 20;
     (void)::madvise(block, kFillStepBytes, MADV_HUGEPAGE);
     std::memset(block, 0x5A, kFillStepBytes);  // touched: resident, not just reserved
     filled += kFillStepBytes;
+    *filled_out = filled;  // read by the parent after it reaped this process (waitpid orders it)
   }
   for (;;) {
     ::pause();
@@ -94,11 +95,11 @@ std::vector<pid_t> start_cpu_hogs(int count) {
   return pids;
 }
 
-pid_t start_memory_filler(double fill_percent, std::string& error) {
+pid_t start_memory_filler(double fill_percent, std::uint64_t* filled, std::string& error) {
   std::fflush(nullptr);
   const pid_t pid = ::fork();
   if (pid == 0) {
-    fill_memory(fill_percent);
+    fill_memory(fill_percent, filled);
   }
   if (pid < 0) {
     error = "fork: " + error_text(errno);

@@ -28,8 +28,9 @@ std::vector<pid_t> start_cpu_hogs(int count);
 /// Forks a process that touches memory until `fill_percent` of the
 /// MemAvailable it finds is in use by it, 64 MiB at a time, and never
 /// beyond kMaxFillPercent of it nor below 256 MiB left available, then waits
-/// to be killed. Returns its pid (or -1 with `error` set).
-pid_t start_memory_filler(double fill_percent, std::string& error);
+/// to be killed. It keeps the bytes it holds in `*filled` (shared memory the
+/// parent reads after reaping it). Returns its pid (or -1 with `error` set).
+pid_t start_memory_filler(double fill_percent, std::uint64_t* filled, std::string& error);
 
 /// How many bytes shm_full must write to leave `leave_mib` free in `dir`
 /// now; refuses (returns "" in `error` only when it fits) when that is more

@@ -130,9 +130,10 @@ std::string chaos_json(const ChaosLog& log) {
   for (std::size_t i = 0; i < log.faults.size(); ++i) {
     const ChaosFaultEntry& f = log.faults[i];
     out += (i == 0 ? "\n      " : ",\n      ") +
-           format(R"({"kind": %s, "target": %s, "schedule": %s, "at_s": %s, "begun_s": %s, "ended_s": %s})",
+           format(R"({"kind": %s, "target": %s, "schedule": %s, "at_s": %s, "begun_s": %s, "ended_s": %s, "note": %s})",
                   json_quote(f.kind).c_str(), json_quote(f.target).c_str(), json_quote(f.yaml).c_str(),
-                  number_json(f.at_s).c_str(), number_json(f.begun_s).c_str(), number_json(f.ended_s).c_str());
+                  number_json(f.at_s).c_str(), number_json(f.begun_s).c_str(), number_json(f.ended_s).c_str(),
+                  json_quote(f.note).c_str());
   }
   out += log.faults.empty() ? "]" : "\n    ]";
   out += ",\n    \"checks\": [";
@@ -172,7 +173,8 @@ std::optional<ChaosLog> chaos_of(const YAML::Node& node) {
                           .yaml = text_of(f, "schedule"),
                           .at_s = number_of(f, "at_s"),
                           .begun_s = number_of(f, "begun_s"),
-                          .ended_s = number_of(f, "ended_s")});
+                          .ended_s = number_of(f, "ended_s"),
+                          .note = text_of(f, "note")});
   }
   for (const auto& c : node["checks"]) {
     log.checks.push_back({.name = text_of(c, "name"),
@@ -210,7 +212,9 @@ std::string chaos_html(const ChaosLog& log) {
       "is a <code>faults:</code> entry that replays the fault.</p>\n<pre>",
       log.duration_s, log.baseline_duration_s);
   for (const ChaosFaultEntry& f : log.faults) {
-    out += format("- %s   # began %.2f s, ended %.2f s\n", html_escape(f.yaml).c_str(), f.begun_s, f.ended_s);
+    const std::string note = f.note.empty() ? "" : "; " + html_escape(f.note);
+    out += format("- %s   # began %.2f s, ended %.2f s%s\n", html_escape(f.yaml).c_str(), f.begun_s, f.ended_s,
+                  note.c_str());
   }
   out +=
       "</pre>\n<h3>Timeline</h3>\n<p class=\"note\">The faults (top, and shaded), then per topic and subscriber "

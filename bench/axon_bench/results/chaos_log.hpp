@@ -21,6 +21,7 @@ struct ChaosFaultEntry {
   double at_s = 0;     ///< Planned, from the start of the measured window.
   double begun_s = 0;  ///< Really.
   double ended_s = 0;
+  std::string note;  ///< What it did, where that says more ("held 812 MiB").
 };
 
 struct ChaosCheckEntry {
