@@ -71,44 +71,54 @@ ChaosSeriesEntry series_of(const RunView& run, std::size_t k, double bucket_s, b
   return e;
 }
 
-std::vector<HandlerInput> handler_inputs(const RunView& run, bool liveliness) {
+/// Whether a fault of the subscription's own component overlaps [from_s, to_s]: its handlers could not run then
+/// (stopped) or its counts began again (killed; `kills_only`).
+bool own_fault_overlaps(const RunView& run, int component, double from_s, double to_s, bool kills_only) {
+  return std::any_of(run.result.events.begin(), run.result.events.end(), [&](const FaultEvent& e) {
+    const Fault& f = run.plan.faults[e.fault];
+    return f.component == component && is_component_fault(f) && (!kills_only || f.kind == FaultKind::kKill) &&
+           e.begun_s >= 0 && e.begun_s <= to_s && (e.ended_s < 0 || e.ended_s >= from_s);
+  });
+}
+
+/// What the faults make of subscription `k`'s handlers. Liveliness: expected when its publisher was killed while
+/// its own component was not being killed (within 1 s of it); deadline: expected when its publisher was killed or
+/// stopped for two deadlines or more while its own component was not faulted. Either may fire wherever its
+/// publisher or its own component was faulted.
+HandlerInput handler_input(const RunView& run, std::size_t k, bool liveliness) {
   const ChaosPlan& plan = run.plan;
-  std::vector<HandlerInput> inputs;
-  for (std::size_t k = 0; k < plan.subscriptions.size(); ++k) {
-    const ChaosSubscription& sub = plan.subscriptions[k];
-    const int publisher = plan.scenario.topics[static_cast<std::size_t>(sub.topic)].publisher;
-    bool publisher_killed = false;
-    bool publisher_faulted = false;
-    bool publisher_long_gap = false;  // silent for two deadlines or more
-    bool own_killed = false;
-    bool own_faulted = false;
-    for (const FaultEvent& e : run.result.events) {
-      const Fault& f = plan.faults[e.fault];
-      if (!is_component_fault(f) || e.begun_s < 0) {
-        continue;
-      }
-      if (f.component == publisher) {
-        publisher_faulted = true;
-        publisher_killed = publisher_killed || f.kind == FaultKind::kKill;
-        publisher_long_gap = publisher_long_gap || f.for_s * 1e9 >= 2.0 * static_cast<double>(sub.deadline_ns);
-      }
-      if (f.component == sub.component) {
-        own_faulted = true;
-        own_killed = own_killed || f.kind == FaultKind::kKill;
-      }
+  const ChaosSubscription& sub = plan.subscriptions[k];
+  const int publisher = plan.scenario.topics[static_cast<std::size_t>(sub.topic)].publisher;
+  HandlerInput in{.label = label_of(plan.scenario, sub)};
+  for (const FaultEvent& e : run.result.events) {
+    const Fault& f = plan.faults[e.fault];
+    if (!is_component_fault(f) || e.begun_s < 0) {
+      continue;
     }
-    const SubscriptionChaosReport& r = run.shared.subscriptions[k];
-    HandlerInput in{.label = label_of(plan.scenario, sub)};
+    const bool own = f.component == sub.component;
+    const bool upstream = f.component == publisher;
+    const double ended_s = e.ended_s >= 0 ? e.ended_s : plan.scenario.duration_s;
     if (liveliness) {
-      in.events = r.publisher_lost_events;
-      in.expected = publisher_killed && !own_killed;
-      in.explained = publisher_killed || own_killed;
+      in.explained = in.explained || (upstream && f.kind == FaultKind::kKill) || (own && f.kind == FaultKind::kKill);
+      in.expected = in.expected || (upstream && f.kind == FaultKind::kKill &&
+                                    !own_fault_overlaps(run, sub.component, e.begun_s, e.begun_s + 1.0, true));
     } else {
-      in.events = r.deadline_events;
-      in.expected = publisher_long_gap && !own_faulted;
-      in.explained = in.expected || publisher_faulted || own_faulted;
+      const bool long_gap = f.for_s * 1e9 >= 2.0 * static_cast<double>(sub.deadline_ns);
+      in.explained = in.explained || upstream || own;
+      in.expected =
+          in.expected || (upstream && long_gap && !own_fault_overlaps(run, sub.component, e.begun_s, ended_s, false));
     }
-    inputs.push_back(std::move(in));
+  }
+  in.explained = in.explained || in.expected;
+  const SubscriptionChaosReport& r = run.shared.subscriptions[k];
+  in.events = liveliness ? r.publisher_lost_events : r.deadline_events;
+  return in;
+}
+
+std::vector<HandlerInput> handler_inputs(const RunView& run, bool liveliness) {
+  std::vector<HandlerInput> inputs;
+  for (std::size_t k = 0; k < run.plan.subscriptions.size(); ++k) {
+    inputs.push_back(handler_input(run, k, liveliness));
   }
   return inputs;
 }
