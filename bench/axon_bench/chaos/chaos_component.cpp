@@ -242,7 +242,7 @@ int run_chaos_component(const ChaosPlan& plan, ChaosShared& shared, std::size_t 
       return report.error.set("its publishers and subscribers did not all connect within 30 s");
     }
     connected_ns = now_ns();
-    control.ready.fetch_add(1, std::memory_order_acq_rel);
+    control.ready.fetch_add(1, std::memory_order_acq_rel);  // pairs with the parent's acquire load
     // Acquire pairs with the parent's release store of start_ns.
     while ((start_ns = control.start_ns.load(std::memory_order_acquire)) == 0) {
       std::this_thread::sleep_for(std::chrono::milliseconds(1));
@@ -251,7 +251,7 @@ int run_chaos_component(const ChaosPlan& plan, ChaosShared& shared, std::size_t 
     // A peer that is stopped cannot connect now: the run goes on, and the checks see what that cost.
     (void)wait_connected(publications, subscriptions, kRejoinTimeout);
     connected_ns = now_ns();
-    start_ns = control.start_ns.load(std::memory_order_acquire);
+    start_ns = control.start_ns.load(std::memory_order_acquire);  // set before any restart: acquire as above
   }
   report.incarnations[incarnation].connected_ns = connected_ns;
   times = ChaosTimes::from(s, start_ns);

@@ -92,6 +92,8 @@ class Runner {
     while (std::any_of(children_.begin(), children_.end(), [](const Child& c) { return !c.exited; })) {
       reap();
       const std::int64_t now = now_ns();
+      // start_ns: relaxed, this thread is its only writer. ready: acquire pairs with the components' acq_rel
+      // increments (what each did before it was ready happens before the start).
       if (control.start_ns.load(std::memory_order_relaxed) == 0 &&
           control.ready.load(std::memory_order_acquire) == s.components.size()) {
         // Release pairs with the components' acquire load.
@@ -104,6 +106,7 @@ class Runner {
                             ? 0
                             : static_cast<std::uint64_t>((now - result_.times.start_ns) / 1'000'000'000));
       }
+      // Acquire pairs with the components' acq_rel increments: their last takes happen before the pool reads.
       if (!released && control.drained.load(std::memory_order_acquire) >= s.components.size()) {
         result_.pools = read_pools();
         control.release.store(1, std::memory_order_release);  // pairs with the components' acquire load
