@@ -54,9 +54,9 @@ axon_rule(src/node_transport.cpp SEES src/base src/config include/axon transport
 
 # Tests may use internals (unit tests of the ring, the pool, the wire format).
 axon_rule(tests SEES ${AXON_API} schemas src transports)
-# The unit tests of axon-bench's soak checks: those pure functions, and the latency windows they read.
-axon_rule(tests/unit/bench SEES bench/axon_bench/soak/soak_check.hpp bench/axon_bench/soak/duration_text.hpp
-  bench/axon_bench/scenario/window_latency.hpp)
+# Unit tests of axon-bench's own logic (the soak's verdicts, the chaos schedule and checks) and the temporary
+# directory they write in.
+axon_rule(tests/unit/bench SEES ${AXON_API} bench/axon_bench tests/support/common)
 # Benchmarks use the public API. The micro benchmarks measure the pool and the rings themselves.
 axon_rule(bench SEES ${AXON_API} schemas
   # The support library tests and axon-bench both link (virtual hosts, temporary directories); the library's YAML

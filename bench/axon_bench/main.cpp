@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "baseline/baselines.hpp"
+#include "chaos/chaos.hpp"
 #include "domain/domain_commands.hpp"
 #include "harness/command.hpp"
 #include "harness/progress.hpp"
@@ -53,6 +54,7 @@ int run(int argc, char** argv) {
       axon_bench::add_wakeup_command(app),     axon_bench::add_network_command(app),
       axon_bench::add_rdma_command(app),       axon_bench::add_idle_command(app),
       axon_bench::add_discovery_command(app),  axon_bench::add_soak_command(app),
+      axon_bench::add_chaos_command(app),
       axon_bench::add_report_command(app),  // report stays last
   };
 

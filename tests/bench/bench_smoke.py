@@ -8,7 +8,7 @@ test asserts a timing.
 CHECK: latency, serializers, throughput, baseline, scenario, report,
        urban, malformed, wakeup, network (needs root: exit status 77, a skip,
        otherwise), receive_designs (io_uring futex waits, Linux 6.7+: 77
-       otherwise).
+       otherwise), chaos (bench/scenarios/chaos_ci.yaml: every check PASS).
 """
 import argparse
 import json
@@ -333,6 +333,35 @@ def test_malformed(bench, work):
         check(phrase in match.group(3), f"malformed {name}: message {match.group(3)!r} lacks {phrase!r}")
 
 
+def test_chaos(bench, work):
+    """The bounded chaos run of CI: exit status 0 and every check PASS in the JSON, which names the seed-free
+    schedule and draws it in the HTML timeline."""
+    j, h = os.path.join(work, "chaos.json"), os.path.join(work, "chaos.html")
+    scenario = os.path.join(ROOT, "bench", "scenarios", "chaos_ci.yaml")
+    # CI machines are shared: two fault-free runs there differ by more than 2x in their tails (docs/reliability.md),
+    # so the latency bound gets 50 ms of slack here; stalls for the length of a fault still fail it.
+    result = run(bench, "chaos", scenario, "--latency-slack-ms", "50", "--json", j, "--report", h, "--quiet",
+                 expect_ok=False)
+    check(os.path.exists(j), "chaos: no JSON written")
+    with open(j, encoding="utf-8") as f:
+        doc = json.load(f)
+    chaos = doc.get("chaos")
+    check(isinstance(chaos, dict), "chaos: no 'chaos' member in the JSON")
+    kinds = sorted(fault["kind"] for fault in chaos["faults"])
+    check(kinds == ["burst", "cpu_hog", "kill", "stop"], f"chaos: faults {kinds}")
+    check(all(fault["begun_s"] >= 0 and fault["ended_s"] > fault["begun_s"] for fault in chaos["faults"]),
+          "chaos: a fault did not begin and end")
+    names = [c["name"] for c in chaos["checks"]]
+    for wanted in ("reliable", "intact", "pools", "latency p99", "publisher-lost", "deadline", "nothing left"):
+        check(any(wanted in n for n in names), f"chaos: no '{wanted}' check in {names}")
+    failed = [f"{c['name']}: {c['figure']}" for c in chaos["checks"] if c["result"] != "PASS"]
+    check(not failed, "chaos: checks failed:\n  " + "\n  ".join(failed))
+    check(chaos["passed"] is True, "chaos: 'passed' is not true")
+    check(result.returncode == 0, f"chaos: exit status {result.returncode} with every check PASS")
+    html = check_html(h, 1)
+    check("Fault schedule" in html and "PASS" in html, "chaos: the report lacks the schedule or the checks")
+
+
 TESTS = {
     "latency": test_latency,
     "serializers": test_serializers,
@@ -346,6 +375,7 @@ TESTS = {
     "domain": test_domain,
     "network": test_network,
     "receive_designs": test_receive_designs,
+    "chaos": test_chaos,
 }
 
 

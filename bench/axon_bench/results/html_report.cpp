@@ -29,6 +29,8 @@ tr.ratio td { color: #555; font-style: italic; background: #fafafa; }
 .plots { display: flex; flex-wrap: wrap; gap: 10px; }
 .plots svg { border: 1px solid #eee; }
 .note { font-size: 12.5px; color: #555; }
+td.pass { color: #1a7f37; font-weight: bold; } td.fail { color: #cf222e; font-weight: bold; }
+td.wrap { white-space: normal; text-align: left; max-width: 760px; }
 )";
 
 std::string run_card(const ReportInput& input, std::size_t index, bool compare) {
@@ -104,6 +106,11 @@ std::string render_html_report(const std::vector<ReportInput>& inputs) {
   const auto scenario_rows =
       report_rows(inputs, [](const CaseResult& c) { return c.benchmark == "scenario" && c.topic; });
   const auto cpu_rows = report_rows(inputs, [](const CaseResult& c) { return c.benchmark == "scenario" && !c.topic; });
+  for (const auto& input : inputs) {
+    if (input.log.chaos) {
+      out += chaos_html(*input.log.chaos);
+    }
+  }
   if (!latency_rows.empty()) {
     out +=
         "<h2>Latency</h2>\n<p class=\"note\">One-way, in microseconds (ping-pong round trips halved; memcpy: time "

@@ -141,6 +141,7 @@ ResultLog parse_results_json(const std::string& text, const std::string& source)
     for (const auto& record : root["results"]) {
       log.cases.push_back(case_of(record));
     }
+    log.chaos = chaos_of(root["chaos"]);
   } catch (const YAML::Exception& e) {
     throw std::runtime_error(source + ":" + std::to_string(e.mark.line + 1) + ": unexpected value: " + e.msg);
   }

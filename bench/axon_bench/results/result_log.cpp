@@ -256,6 +256,9 @@ std::string to_json(const ResultLog& log) {
     cases += (i == 0 ? "\n    " : ",\n    ") + case_json(log.cases[i]);
   }
   top.raw("results", cases + (log.cases.empty() ? "]" : "\n  ]"));
+  if (log.chaos) {
+    top.raw("chaos", chaos_json(*log.chaos));
+  }
   top.close();
   return out + "\n";
 }

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "harness/system.hpp"
+#include "results/chaos_log.hpp"
 #include "stats/stats.hpp"
 
 namespace axon_bench {
@@ -86,6 +87,8 @@ struct RunInfo {
 struct ResultLog {
   RunInfo run;
   std::vector<CaseResult> cases;
+  /// `axon-bench chaos`: its schedule, checks and timelines (the JSON's "chaos").
+  std::optional<ChaosLog> chaos;
 };
 
 /// Writes `log` as JSON to `path` ("-" = stdout). Returns an empty string

@@ -75,7 +75,9 @@ void print_plan(std::FILE* out, const ScenarioPlan& plan) {
     total_mb += mb;
     topics.add_row({t.name, std::to_string(t.configured_bytes) + " B", format_bytes(t.payload_bytes),
                     format("%g", t.rate_hz), format("%.1f", mb), std::to_string(t.depth),
-                    t.block_publisher ? "block_publisher" : "reject_newest",
+                    t.reliable          ? "reliable"
+                    : t.block_publisher ? "block_publisher"
+                                        : "reject_newest",
                     s.components[static_cast<std::size_t>(t.publisher)].name, subs.empty() ? "-" : subs});
   }
   topics.print(out);

@@ -146,6 +146,7 @@ std::string open_subscriptions(const ScenarioPlan& plan, ScenarioShared& shared,
     with_payload_type(t.payload_bytes, [&]<class T>() {
       auto subscriber = node.subscribe<T>(
           t.name, {.depth = t.depth,
+                   .reliability = t.reliable ? axon::Reliability::kReliable : axon::Reliability::kBestEffort,
                    .overflow = t.block_publisher ? axon::Overflow::kBlockPublisher : axon::Overflow::kRejectNewest});
       if (!subscriber) {
         error = "subscribe '" + t.name + "': " + std::string(subscriber.error().message());

@@ -22,7 +22,7 @@ constexpr std::size_t kMaxPublishesPerComponent = 32;
 ScenarioTopic read_topic(YamlReader& r, const YAML::Node& node, std::size_t index) {
   const std::string where = "topic #" + std::to_string(index + 1);
   r.expect_map(node, where);
-  r.check_keys(node, {"name", "payload", "rate_hz", "depth", "overflow", "phase_ms", "touch"}, where);
+  r.check_keys(node, {"name", "payload", "rate_hz", "depth", "overflow", "phase_ms", "touch", "reliable"}, where);
   ScenarioTopic t;
   t.line = node.Mark().line + 1;
   t.name = r.text(r.field(node, "name", where, true), where + " name");
@@ -52,6 +52,15 @@ ScenarioTopic read_topic(YamlReader& r, const YAML::Node& node, std::size_t inde
   }
   if (const YAML::Node touch = node["touch"]; touch.IsDefined()) {
     t.touch = r.boolean(touch, what + " touch");
+  }
+  if (const YAML::Node reliable = node["reliable"]; reliable.IsDefined()) {
+    t.reliable = r.boolean(reliable, what + " reliable");
+    if (t.reliable && node["overflow"].IsDefined() && !t.block_publisher) {
+      r.fail(node["overflow"], what +
+                                   " is reliable: a reliable queue never drops, so its overflow is "
+                                   "block_publisher (leave overflow out or set reliable: false)");
+    }
+    t.block_publisher = t.block_publisher || t.reliable;
   }
   return t;
 }
@@ -119,7 +128,11 @@ Scenario load_scenario(const std::string& path) {
   s.file = path;
   try {
     r.expect_map(root, "the scenario");
-    r.check_keys(root, {"name", "description", "duration_s", "warmup_s", "wait", "sleep_us", "topics", "components"},
+    // faults and random: the fault schedule `axon-bench chaos` reads (chaos/fault_schedule.cpp); `scenario` runs
+    // the same file without faults.
+    r.check_keys(root,
+                 {"name", "description", "duration_s", "warmup_s", "wait", "sleep_us", "topics", "components", "faults",
+                  "random"},
                  "the scenario");
     if (const YAML::Node name = root["name"]; name.IsDefined()) {
       s.name = r.text(name, "name");

@@ -37,7 +37,10 @@ struct ScenarioTopic {
   bool block_publisher = false;  ///< overflow: block_publisher (default reject_newest).
   double phase_ms = 0;           ///< First message this long after the start.
   bool touch = false;            ///< The publisher writes every byte, subscribers read every byte.
-  int line = 0;                  ///< Where it is defined (1-based).
+  /// `reliable: true`: subscribers ask for Reliability::kReliable (a full queue holds the publisher, at most
+  /// its block timeout, and a message that still finds no room is counted, never dropped silently).
+  bool reliable = false;
+  int line = 0;  ///< Where it is defined (1-based).
   // Derived from the components:
   int publisher = -1;            ///< Index of the publishing component.
   std::vector<int> subscribers;  ///< Indices of the subscribing components.

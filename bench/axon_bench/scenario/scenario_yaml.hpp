@@ -1,7 +1,7 @@
 // Checked access to the nodes of a scenario file: the library's YAML reader
 // (src/config/yaml_reader.hpp, shared with the deployment config) with its
 // first failure thrown as ScenarioError "FILE:LINE:COLUMN: what is wrong".
-// Internal to scenario_config.cpp.
+// Used by scenario_config.cpp and the fault schedule (chaos/fault_schedule.cpp).
 #pragma once
 
 #include <fmt/format.h>
@@ -49,6 +49,9 @@ class YamlReader {
     return checked(reader_.integer(node, what, min, max));
   }
   bool boolean(const YAML::Node& node, const std::string& what) { return checked(reader_.boolean(node, what)); }
+  std::string choice(const YAML::Node& node, const std::string& what, std::initializer_list<std::string_view> allowed) {
+    return checked(reader_.choice(node, what, allowed));
+  }
 
   /// A payload size, at most kScenarioMaxPayloadBytes.
   std::uint64_t size(const YAML::Node& node, const std::string& what) {
