@@ -224,17 +224,26 @@ DatagramKey fuzz_key() {
 
 /// The envelope of authenticated mode: the harness's sealer and the receiver's guard.
 struct Authentication {
-  Authentication()
-      : key(fuzz_key()), sealer(key), guard(std::move(*EnvelopeOpener::create(key, nullptr)), {}, counters) {
-    for (auto& buffer : sealed) {
-      buffer.resize(kEnvelopeBytes + 65535);
-    }
-  }
+  Authentication() : key(fuzz_key()), guard(std::move(*EnvelopeOpener::create(key, nullptr, 4)), {}, counters) {}
   DatagramKey key;
-  EnvelopeSealer sealer;
+  /// One for all runs (its own thread session is never used: seal_as() with kFuzzSession keeps runs deterministic).
+  static const EnvelopeSealer& sealer() {
+    static const EnvelopeSealer made(fuzz_key());
+    return made;
+  }
   NetworkCounterCells counters;
   DatagramGuard guard;
-  std::array<std::vector<std::byte>, kConfigBatchMask> sealed;  ///< One per record of a batch.
+  /// Where the harness seals the records of a batch, one buffer each: allocated once for all runs.
+  static std::array<std::vector<std::byte>, kConfigBatchMask>& sealed() {
+    static std::array<std::vector<std::byte>, kConfigBatchMask> buffers = [] {
+      std::array<std::vector<std::byte>, kConfigBatchMask> made;
+      for (auto& buffer : made) {
+        buffer.resize(kEnvelopeBytes + 65535);
+      }
+      return made;
+    }();
+    return buffers;
+  }
   std::uint64_t next_counter = 1;
 
   /// `record` as it arrives: its own envelope, or sealed into buffer `slot`.
@@ -247,12 +256,13 @@ struct Authentication {
       return record;
     }
     EnvelopeBytes envelope{};
-    check(sealer.seal_as(envelope, kFuzzSession, next_counter++, bytes, {}));
-    std::memcpy(sealed[slot].data(), envelope.data(), envelope.size());
+    check(sealer().seal_as(envelope, kFuzzSession, next_counter++, bytes, {}));
+    std::vector<std::byte>& buffer = sealed()[slot];
+    std::memcpy(buffer.data(), envelope.data(), envelope.size());
     if (!bytes.empty()) {
-      std::memcpy(sealed[slot].data() + kEnvelopeBytes, bytes.data(), bytes.size());
+      std::memcpy(buffer.data() + kEnvelopeBytes, bytes.data(), bytes.size());
     }
-    record.wire = std::span(sealed[slot]).first(kEnvelopeBytes + bytes.size());
+    record.wire = std::span(buffer).first(kEnvelopeBytes + bytes.size());
     return record;
   }
 };

@@ -158,9 +158,9 @@ bool EnvelopeSealer::seal_as(EnvelopeBytes& envelope, std::uint64_t session, std
   return slot != nullptr && seal_with(slot->context, envelope, key_.id, session, counter, header, payload);
 }
 
-Result<std::unique_ptr<EnvelopeOpener>> EnvelopeOpener::create(const DatagramKey& current,
-                                                               const DatagramKey* previous) {
-  std::unique_ptr<EnvelopeOpener> opener(new EnvelopeOpener());
+Result<std::unique_ptr<EnvelopeOpener>> EnvelopeOpener::create(const DatagramKey& current, const DatagramKey* previous,
+                                                               std::size_t max_sessions) {
+  std::unique_ptr<EnvelopeOpener> opener(new EnvelopeOpener(max_sessions));
   const std::array<const DatagramKey*, 2> keys{&current, previous};
   for (const DatagramKey* key : keys) {
     if (key == nullptr) {

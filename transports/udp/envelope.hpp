@@ -91,7 +91,9 @@ class EnvelopeOpener {
   /// Sender sessions remembered (one per sending thread of each participant heard).
   static constexpr std::size_t kMaxSessions = 256;
 
-  static Result<std::unique_ptr<EnvelopeOpener>> create(const DatagramKey& current, const DatagramKey* previous);
+  /// `max_sessions`: sender sessions remembered (tests and the fuzzer use a few).
+  static Result<std::unique_ptr<EnvelopeOpener>> create(const DatagramKey& current, const DatagramKey* previous,
+                                                        std::size_t max_sessions = kMaxSessions);
   ~EnvelopeOpener();
   EnvelopeOpener(const EnvelopeOpener&) = delete;
   EnvelopeOpener& operator=(const EnvelopeOpener&) = delete;
@@ -105,7 +107,7 @@ class EnvelopeOpener {
     std::uint8_t id = 0;
     EvpCipherContext* context = nullptr;
   };
-  EnvelopeOpener() : windows_(kMaxSessions) {}
+  explicit EnvelopeOpener(std::size_t max_sessions) : windows_(max_sessions) {}
   [[nodiscard]] bool verify(const Key& key, const DatagramPieces& datagram,
                             const std::array<unsigned char, 16>& iv) noexcept;
 
