@@ -101,7 +101,12 @@ Result<std::shared_ptr<Participant>> Participant::create(ParticipantConfig confi
     return Error(data.error().code(),
                  fmt::format("node '{}' on host '{}': {}", config.node_name, config.host, data.error().message()));
   }
-  auto security = DatagramSecurity::create(config.udp.security);
+  SecuritySettings security_settings = config.udp.security;
+  if (!security_settings.allow.empty()) {
+    // This host's own address: other participants here relay and loop back discovery from it.
+    security_settings.allow.push_back(AddressRange{.network = config.host_ipv4, .prefix_bits = 32});
+  }
+  auto security = DatagramSecurity::create(security_settings);
   if (!security) {
     return Error(security.error().code(),
                  fmt::format("node '{}' on host '{}': {}", config.node_name, config.host, security.error().message()));

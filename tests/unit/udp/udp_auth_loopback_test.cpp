@@ -282,6 +282,29 @@ TEST_F(UdpAuthLoopback, ForgedReplayedCorruptedPlainAndDisallowedDatagramsAreDro
   EXPECT_EQ(after.not_allowed - before.not_allowed, 1U);
 }
 
+TEST_F(UdpAuthLoopback, AnAllowListWithoutTheSendersAddressShutsItOut) {
+  // Both nodes' file allows beta (127.0.0.2) only: beta drops alpha's datagrams, alpha accepts beta's.
+  const auto beta_only = variant(hosts.config(), "beta_only.yaml", "{key_file: domain.key, allow: [127.0.0.2]}");
+  auto receiver = node_with("receiver", beta_only, hosts.shm_dir("b"));
+  auto sender = node_with("sender", beta_only, hosts.shm_dir("a"));
+  ASSERT_TRUE(receiver && sender);
+  auto subscriber = receiver->subscribe<TestMessage>("small", {.depth = 256});
+  auto publisher = sender->advertise<TestMessage>("small");
+  ASSERT_TRUE(subscriber && publisher);
+
+  ASSERT_TRUE(eventually([&] { return receiver->network_counters().not_allowed > 5; }, 5s))
+      << "not_allowed " << receiver->network_counters().not_allowed;
+  EXPECT_TRUE(eventually([&] { return sender->network_counters().hosts_discovered == 1; }, 5s))
+      << "alpha should hear beta";
+  for (int i = 0; i < 20; ++i) {
+    (void)(*publisher)->publish(TestMessage{});
+  }
+  std::this_thread::sleep_for(300ms);
+  EXPECT_FALSE((*subscriber)->take()) << "beta took a message from a host outside its allow-list";
+  EXPECT_EQ(receiver->network_counters().hosts_discovered, 0U);
+  EXPECT_EQ(sender->network_counters().not_allowed, 0U);
+}
+
 TEST_F(UdpAuthLoopback, AKeyFileOthersMayReadIsRefusedAtNodeCreateWithTheFix) {
   ASSERT_EQ(::chmod((dir / "domain.key").c_str(), 0640), 0);
   NodeOptions options = hosts.options("a");
