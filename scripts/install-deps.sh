@@ -19,6 +19,8 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   # Libraries the core and the tools link; LZ4 and Zstandard for MCAP chunks (src/tools/mcap).
   libfmt-dev libspdlog-dev libcli11-dev libyaml-cpp-dev liblz4-dev libzstd-dev
+  # OpenSSL's libcrypto: AES-256-GCM for authenticated UDP datagrams (transports/udp/envelope.cpp).
+  libssl-dev
   # Node.js (Debian 12's is v18; a NodeSource build also does), for the check of axon's MCAP files against the
   # MCAP project's own library (tests/mcap_js); npm below.
   nodejs

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <functional>
 #include <optional>
 
@@ -120,7 +121,11 @@ class UdpNetworkView final : public NetworkView {
                              .hosts_lost = c.hosts_lost,
                              .type_mismatches = c.type_mismatches,
                              .pool_exhausted = c.pool_exhausted,
-                             .receives_on_waiting_threads = c.receives_on_waiting_threads};
+                             .receives_on_waiting_threads = c.receives_on_waiting_threads,
+                             .auth_failures = c.auth_failures,
+                             .replays = c.replays,
+                             .not_allowed = c.not_allowed,
+                             .unauthenticated = c.unauthenticated};
 #ifdef AXON_HAVE_RDMA
     if (rdma_ != nullptr && rdma_->participant != nullptr) {
       const rdma::RdmaLinkCounters links = rdma_->participant->counters();
@@ -157,11 +162,38 @@ class UdpNetworkView final : public NetworkView {
 #endif
 };
 
+/// A key file named in `config_file`: a relative path is taken from the file's directory.
+std::string key_path(const std::string& path, const std::string& config_file) {
+  if (path.empty() || path.front() == '/' || config_file.empty()) {
+    return path;
+  }
+  return (std::filesystem::path(config_file).parent_path() / path).string();
+}
+
+/// The `udp: security:` section as the transport's settings (the key files are read when the participant starts).
+Result<udp::SecuritySettings> security_settings(const UdpConfig::Security& security, const std::string& config_file) {
+  udp::SecuritySettings settings{.key_file = key_path(security.key_file, config_file),
+                                 .previous_key_file = key_path(security.previous_key_file, config_file),
+                                 .allow = {}};
+  for (const std::string& entry : security.allow) {
+    auto range = udp::parse_address_range(entry);
+    if (!range) {
+      return Error(range.error().code(), fmt::format("security allow: {}", range.error().message()));
+    }
+    settings.allow.push_back(*range);
+  }
+  return settings;
+}
+
 /// The deployment config's `udp:` section as the transport's settings.
-Result<udp::UdpSettings> udp_settings(const UdpConfig& udp) {
+Result<udp::UdpSettings> udp_settings(const UdpConfig& udp, const std::string& config_file) {
   auto group = udp::parse_ipv4(udp.multicast_group);
   if (!group) {
     return group.error();
+  }
+  auto security = security_settings(udp.security, config_file);
+  if (!security) {
+    return security.error();
   }
   return udp::UdpSettings{.multicast_group = *group,
                           .discovery_port = udp.discovery_port,
@@ -173,7 +205,8 @@ Result<udp::UdpSettings> udp_settings(const UdpConfig& udp) {
                           .mtu = udp.mtu,
                           .history_depth = udp.history_depth,
                           .reassembly_timeout_ms = udp.reassembly_timeout_ms,
-                          .receive_poll_us = udp.receive_poll_us};
+                          .receive_poll_us = udp.receive_poll_us,
+                          .security = std::move(*security)};
 }
 
 /// UDP is needed when the file names another host to reach.
@@ -197,7 +230,7 @@ Result<std::shared_ptr<udp::Participant>> create_participant(const std::string& 
   if (!own) {
     return Error(own.error().code(), fmt::format("{}: host '{}': {}", deployment.file, host, own.error().message()));
   }
-  auto settings = udp_settings(deployment.udp);
+  auto settings = udp_settings(deployment.udp, deployment.file);
   if (!settings) {
     return Error(settings.error().code(), fmt::format("{}: udp: {}", deployment.file, settings.error().message()));
   }

@@ -107,6 +107,16 @@ struct UdpConfig {
   /// the next message of a steady stream finds it awake, which saves a
   /// CPU wake-up, at the cost of a busy CPU while traffic flows. 0: sleep at once.
   std::uint32_t receive_poll_us = 0;
+  /// `security:`: authenticated datagrams and the sources accepted (docs/security.md).
+  struct Security {
+    /// 32 random bytes (raw or 64 hex digits), mode 0600 or 0400, owned by the node's user; the same on every
+    /// host of the domain. Empty: datagrams are not authenticated. Relative: to the config file's directory.
+    std::string key_file;
+    /// A second key still accepted, not used to send (rotation: two keys valid at once). Empty: none.
+    std::string previous_key_file;
+    /// Source addresses accepted for discovery and data ("10.0.0.0/24", "192.168.1.7"); empty: any.
+    std::vector<std::string> allow;
+  } security;
 };
 
 /// The `rdma:` section: the port and GID of the hosts' `rdma_device`. A node

@@ -44,6 +44,15 @@ struct NetworkCounters {
   /// Times a subscriber's waiting thread read the data socket itself (one
   /// wake-up per message instead of two; the UDP transport's WaitSource).
   std::uint64_t receives_on_waiting_threads = 0;
+  /// Datagrams dropped before the parser when `udp: security:` is set (docs/security.md): a tag that does not
+  /// match under the keys accepted (forged, corrupted, another key), ...
+  std::uint64_t auth_failures = 0;
+  /// ... a sender's counter accepted before or too old (a captured datagram sent again), ...
+  std::uint64_t replays = 0;
+  /// ... a source address outside `allow:`, ...
+  std::uint64_t not_allowed = 0;
+  /// ... no envelope while a key is configured (a node without the key, or a plain datagram).
+  std::uint64_t unauthenticated = 0;
   /// RDMA links (one queue pair per pair of nodes) up now to nodes of other
   /// hosts; 0 unless this node's host names an rdma_device.
   std::uint64_t rdma_links_up = 0;

@@ -1,9 +1,12 @@
 // The `udp:` section of the UDP transport: discovery (multicast or static
 // peers), heartbeats, socket buffers and MTU, the largest message, the
-// RELIABLE history and reassembly timeout, how long the receive thread polls.
+// RELIABLE history and reassembly timeout, how long the receive thread polls,
+// and security (key files, allowed sources).
+#include <arpa/inet.h>
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <charconv>
 
 #include "src/config/config_sections.hpp"
 
@@ -137,6 +140,61 @@ void read_messages(YamlReader& r, const YAML::Node& map, UdpConfig& udp) {
   }
 }
 
+/// "10.0.0.0/24" or "192.168.1.7": an IPv4 address, then optionally a prefix length 0..32.
+bool is_ipv4_range(const std::string& text) {
+  const std::size_t slash = text.find('/');
+  in_addr address{};
+  if (inet_pton(AF_INET, text.substr(0, slash).c_str(), &address) != 1) {
+    return false;
+  }
+  if (slash == std::string::npos) {
+    return true;
+  }
+  const std::string bits = text.substr(slash + 1);
+  unsigned value = 0;
+  const auto [end, error] = std::from_chars(bits.data(), bits.data() + bits.size(), value);
+  return !bits.empty() && error == std::errc{} && end == bits.data() + bits.size() && value <= 32;
+}
+
+void read_security(YamlReader& r, const YAML::Node& map, UdpConfig& udp) {
+  const std::string what = "udp security";
+  if (!r.expect_map(map, what)) {
+    return;
+  }
+  r.check_keys(map, {"key_file", "previous_key_file", "allow"}, what);
+  if (const YAML::Node v = map["key_file"]; v.IsDefined() && r.ok()) {
+    udp.security.key_file = r.text(v, what + " key_file (a file of 32 random bytes, mode 0600)");
+  }
+  if (const YAML::Node v = map["previous_key_file"]; v.IsDefined() && r.ok()) {
+    udp.security.previous_key_file = r.text(v, what + " previous_key_file (the key still accepted while rotating)");
+    if (r.ok() && udp.security.key_file.empty()) {
+      r.fail(v, what + " previous_key_file needs a key_file: the previous key is only accepted, never sent with");
+    }
+  }
+  const YAML::Node allow = map["allow"];
+  if (!allow.IsDefined() || !r.ok() || !r.expect_list(allow, what + " allow")) {
+    return;
+  }
+  for (const auto& entry : allow) {
+    const std::string text = r.text(entry, what + " allow entry");
+    if (!r.ok()) {
+      return;
+    }
+    if (!is_ipv4_range(text)) {
+      r.fail(entry, fmt::format("{} allow entry '{}' is not an IPv4 address or network such as 192.168.1.7 or "
+                                "10.0.0.0/24",
+                                what, text));
+      return;
+    }
+    udp.security.allow.push_back(text);
+  }
+  if (udp.security.allow.empty()) {
+    r.fail(allow, what +
+                      " allow is empty, which would refuse every host; list the addresses or networks to accept, "
+                      "or remove it to accept any");
+  }
+}
+
 }  // namespace
 
 UdpConfig read_udp(YamlReader& r, const YAML::Node& map, const std::vector<HostConfig>& hosts) {
@@ -147,7 +205,7 @@ UdpConfig read_udp(YamlReader& r, const YAML::Node& map, const std::vector<HostC
   r.check_keys(
       map,
       {"discovery", "heartbeat_period_ms", "liveliness_timeout_ms", "send_buffer_bytes", "receive_buffer_bytes",
-       "receive_poll_us", "max_message_bytes", "mtu", "history_depth", "reassembly_timeout_ms"},
+       "receive_poll_us", "max_message_bytes", "mtu", "history_depth", "reassembly_timeout_ms", "security"},
       "udp");
   if (const YAML::Node discovery = map["discovery"]; discovery.IsDefined() && r.ok()) {
     read_discovery(r, discovery, udp, hosts);
@@ -155,6 +213,9 @@ UdpConfig read_udp(YamlReader& r, const YAML::Node& map, const std::vector<HostC
   read_liveliness(r, map, udp);
   read_sockets(r, map, udp);
   read_messages(r, map, udp);
+  if (const YAML::Node security = map["security"]; security.IsDefined() && r.ok()) {
+    read_security(r, security, udp);
+  }
   return udp;
 }
 

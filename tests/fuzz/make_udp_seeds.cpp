@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "tests/fuzz/udp_fuzz_input.hpp"
+#include "transports/udp/envelope.hpp"
 #include "transports/udp/wire_format.hpp"
 
 namespace {
@@ -52,6 +53,34 @@ bool write(const std::string& path, const std::vector<std::uint8_t>& records, st
 }
 
 std::uint8_t batch(std::uint8_t size) { return static_cast<std::uint8_t>(size << axon::udp::fuzz::kConfigBatchShift); }
+
+// The records of `plain` (see udp_fuzz_input.hpp), each datagram behind an envelope sealed with the fuzzer's key
+// (a session of its own); then the second record again (a replay) and once with a byte of its tag flipped.
+std::vector<std::uint8_t> presealed(const std::vector<std::uint8_t>& plain) {
+  std::array<std::byte, udp::kKeyBytes> key_bytes{};
+  key_bytes.fill(std::byte{axon::udp::fuzz::kFuzzKeyByte});
+  const udp::EnvelopeSealer sealer(*udp::make_datagram_key(key_bytes));
+  std::uint64_t counter = 1;
+  std::vector<std::uint8_t> out;
+  std::vector<std::vector<std::byte>> sealed;
+  for (std::size_t at = 0; at + 3 <= plain.size();) {
+    const std::size_t length = plain[at + 1] | (static_cast<std::size_t>(plain[at + 2]) << 8);
+    const auto bytes = std::as_bytes(std::span(plain).subspan(at + 3, length));
+    udp::EnvelopeBytes envelope{};
+    (void)sealer.seal_as(envelope, 0x5EA1, counter++, bytes, {});
+    std::vector<std::byte> datagram(envelope.begin(), envelope.end());
+    datagram.insert(datagram.end(), bytes.begin(), bytes.end());
+    append_record(out, plain[at], datagram);
+    sealed.push_back(std::move(datagram));
+    at += 3 + length;
+  }
+  if (sealed.size() > 1) {
+    append_record(out, 0, sealed[1]);
+    sealed[1][udp::kEnvelopeTagOffset] ^= std::byte{1};
+    append_record(out, 0, sealed[1]);
+  }
+  return out;
+}
 
 }  // namespace
 
@@ -107,7 +136,16 @@ int main(int argc, char** argv) {
                   write(dir + "/batches_of_two", message_records(700, 100, 1, false, true), batch(2)) &&
                   write(dir + "/batches_of_seven", message_records(2900, 100, 1, false, false), batch(7)) &&
                   write(dir + "/batches_reversed", message_records(700, 100, 1, true, false), batch(3)) &&
-                  write(dir + "/batches_interleaved", interleaved, batch(4));
+                  write(dir + "/batches_interleaved", interleaved, batch(4)) &&
+                  // Authenticated: the harness seals these records (mutations still reach the parser)...
+                  write(dir + "/authenticated_batches", message_records(700, 100, 1, false, false),
+                        static_cast<std::uint8_t>(axon::udp::fuzz::kConfigAuthenticated | batch(3))) &&
+                  write(dir + "/authenticated_control", control_msgs, axon::udp::fuzz::kConfigAuthenticated) &&
+                  // ... and these carry envelopes of their own, validly sealed, one replayed, one forged.
+                  write(dir + "/authenticated_presealed", presealed(message_records(700, 100, 1, true, false)),
+                        axon::udp::fuzz::kConfigAuthenticated) &&
+                  write(dir + "/authenticated_presealed_batches", presealed(interleaved),
+                        static_cast<std::uint8_t>(axon::udp::fuzz::kConfigAuthenticated | batch(4)));
   if (!ok) {
     std::fprintf(stderr, "make_udp_seeds: cannot write into %s\n", dir.c_str());
     return 1;

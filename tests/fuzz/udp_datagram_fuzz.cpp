@@ -23,6 +23,8 @@
 #include <vector>
 
 #include "tests/fuzz/udp_fuzz_input.hpp"
+#include "transports/udp/datagram_guard.hpp"
+#include "transports/udp/envelope.hpp"
 #include "transports/udp/reassembly.hpp"
 #include "transports/udp/scatter_receive.hpp"
 #include "transports/udp/wire_format.hpp"
@@ -209,7 +211,60 @@ void deliver(IncomingDatagram& d, std::span<const std::byte> bytes) {
 
 struct Record {
   std::uint8_t control = 0;
-  std::span<const std::byte> bytes;
+  std::span<const std::byte> bytes;  ///< The axon datagram (after the envelope, in authenticated mode).
+  std::span<const std::byte> wire;   ///< What the socket delivers: `bytes`, or an envelope and `bytes`.
+  bool own_envelope = false;         ///< Authenticated mode: the input's own envelope, not the harness's.
+};
+
+DatagramKey fuzz_key() {
+  std::array<std::byte, kKeyBytes> bytes{};
+  bytes.fill(std::byte{kFuzzKeyByte});
+  return *make_datagram_key(bytes);
+}
+
+/// The envelope of authenticated mode: the harness's sealer and the receiver's guard.
+struct Authentication {
+  Authentication() : key(fuzz_key()), guard(std::move(*EnvelopeOpener::create(key, nullptr, 4)), {}, counters) {}
+  DatagramKey key;
+  /// One for all runs (its own thread session is never used: seal_as() with kFuzzSession keeps runs deterministic).
+  static const EnvelopeSealer& sealer() {
+    static const EnvelopeSealer made(fuzz_key());
+    return made;
+  }
+  NetworkCounterCells counters;
+  DatagramGuard guard;
+  /// Where the harness seals the records of a batch, one buffer each: allocated once for all runs.
+  static std::array<std::vector<std::byte>, kConfigBatchMask>& sealed() {
+    static std::array<std::vector<std::byte>, kConfigBatchMask> buffers = [] {
+      std::array<std::vector<std::byte>, kConfigBatchMask> made;
+      for (auto& buffer : made) {
+        buffer.resize(kEnvelopeBytes + 65535);
+      }
+      return made;
+    }();
+    return buffers;
+  }
+  std::uint64_t next_counter = 1;
+
+  /// `record` as it arrives: its own envelope, or sealed into buffer `slot`.
+  Record wrap(Record record, std::size_t slot) {
+    const std::span<const std::byte> bytes = record.bytes;
+    if (bytes.size() >= 4 && std::memcmp(bytes.data(), "AXNS", 4) == 0) {
+      record.own_envelope = true;
+      record.wire = bytes;
+      record.bytes = bytes.subspan(std::min(bytes.size(), kEnvelopeBytes));
+      return record;
+    }
+    EnvelopeBytes envelope{};
+    check(sealer().seal_as(envelope, kFuzzSession, next_counter++, bytes, {}));
+    std::vector<std::byte>& buffer = sealed()[slot];
+    std::memcpy(buffer.data(), envelope.data(), envelope.size());
+    if (!bytes.empty()) {
+      std::memcpy(buffer.data() + kEnvelopeBytes, bytes.data(), bytes.size());
+    }
+    record.wire = std::span(buffer).first(kEnvelopeBytes + bytes.size());
+    return record;
+  }
 };
 
 // The next record at `at` (see udp_fuzz_input.hpp).
@@ -222,6 +277,7 @@ Record next_record(std::span<const std::uint8_t> input, std::size_t& at) {
   at = std::min(at + 3, input.size());
   length = std::min(length, input.size() - at);
   record.bytes = std::as_bytes(input.subspan(at, length));
+  record.wire = record.bytes;
   at += length;
   return record;
 }
@@ -230,23 +286,35 @@ Record next_record(std::span<const std::uint8_t> input, std::size_t& at) {
 // checks the invariants after each.
 class Harness {
  public:
-  Harness(Reassembler& sut, PoolProvider& provider) : sut_(sut), provider_(provider) {}
+  Harness(Reassembler& sut, PoolProvider& provider, Authentication* auth)
+      : sut_(sut), provider_(provider), auth_(auth) {}
 
-  // A record handed over as it is: parsed whole (and split), DATA fed.
-  void handle(const Record& record) {
+  // A record handed over as it is: the envelope checked (authenticated mode),
+  // parsed whole (and split), DATA fed.
+  void handle(Record record) {
     begin(record);
     ParsedDatagram parsed;
     if ((record.control & kRawFragment) != 0) {
       feed_raw(record, parsed);
-    } else {
-      const ParseError error = parse_datagram(record.bytes, kLimits, parsed);
-      parse_counters_.count(error);
-      check_split_parse(record.bytes, error);
-      if (error == ParseError::kOk) {
-        check_round_trip(record.bytes, parsed);
-        if (parsed.header.type == DatagramType::kData) {
-          feed(parsed, false);
-        }
+      end(record, parsed.header.sender_id);
+      return;
+    }
+    if (auth_ != nullptr) {
+      record = auth_->wrap(record, 0);
+      const DatagramPieces wire{.pieces = {record.wire, {}, {}}, .size = record.wire.size()};
+      if (!auth_->guard.admit(wire, Endpoint{})) {
+        check(record.own_envelope);  // what the harness sealed always opens
+        end(record, 0);
+        return;
+      }
+    }
+    const ParseError error = parse_datagram(record.bytes, kLimits, parsed);
+    parse_counters_.count(error);
+    check_split_parse(record.bytes, error);
+    if (error == ParseError::kOk) {
+      check_round_trip(record.bytes, parsed);
+      if (parsed.header.type == DatagramType::kData) {
+        feed(parsed, false);
       }
     }
     end(record, parsed.header.sender_id);
@@ -254,15 +322,19 @@ class Harness {
 
   // Records received as one batch, as the transport does: predicted fragments
   // straight into their chunk, then handled in order.
-  void handle_batch(std::span<const Record> records, ScatterReceive& scatter) {
+  void handle_batch(std::span<Record> records, ScatterReceive& scatter) {
     const std::span<IncomingDatagram> incoming = scatter.prepare(&sut_);
     std::size_t received = 0;
-    for (const Record& record : records) {
+    for (std::size_t i = 0; i < records.size(); ++i) {
+      Record& record = records[i];
       if ((record.control & kRawFragment) == 0) {
-        deliver(incoming[received++], record.bytes);
+        if (auth_ != nullptr) {
+          record = auth_->wrap(record, i);
+        }
+        deliver(incoming[received++], record.wire);
       }
     }
-    scatter.settle(received, kLimits);
+    scatter.settle(received, kLimits, auth_ != nullptr ? &auth_->guard : nullptr);
     std::size_t position = 0;
     for (const Record& record : records) {
       begin(record);
@@ -274,7 +346,10 @@ class Harness {
       }
       const Arrival arrival = scatter.arrival(position++, sut_);
       switch (arrival.kind) {
-        case Arrival::Kind::kTooLong: check(record.bytes.size() > kDatagramBytes); break;
+        case Arrival::Kind::kTooLong:
+          check(record.wire.size() > kDatagramBytes + (auth_ != nullptr ? kEnvelopeBytes : 0));
+          break;
+        case Arrival::Kind::kRefused: check(record.own_envelope); break;  // the harness's envelopes open
         case Arrival::Kind::kContiguous: {
           // Put back together, whatever happened in the chunk it was read into.
           check(std::ranges::equal(arrival.bytes, record.bytes));
@@ -379,6 +454,7 @@ class Harness {
 
   Reassembler& sut_;
   PoolProvider& provider_;
+  Authentication* auth_;  ///< Null: datagrams come without an envelope.
   ParseCounters parse_counters_;
   std::uint64_t now_ns_ = 0;
   std::uint64_t fed_ = 0;
@@ -394,14 +470,19 @@ void run(std::span<const std::uint8_t> input) {
     config.when_full = WhenFull::kRefuseNew;
   }
   const std::size_t batch = (input[0] >> kConfigBatchShift) & kConfigBatchMask;
+  std::optional<Authentication> auth;
+  if ((input[0] & kConfigAuthenticated) != 0) {
+    auth.emplace();
+  }
   input = input.subspan(1);
   PoolProvider provider;
   {
     auto created = Reassembler::create(config, provider);
     check(created.ok());
     Reassembler sut = std::move(*created);
-    Harness harness(sut, provider);
-    ScatterReceive scatter(std::max<std::size_t>(batch, 1), kDatagramBytes);
+    Harness harness(sut, provider, auth ? &*auth : nullptr);
+    const std::size_t envelope = auth ? kEnvelopeBytes : 0;
+    ScatterReceive scatter(std::max<std::size_t>(batch, 1), kDatagramBytes + envelope, envelope);
     std::size_t at = 0;
     while (at < input.size()) {
       if (batch == 0) {

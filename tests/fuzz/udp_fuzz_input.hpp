@@ -2,8 +2,8 @@
 // generator: one configuration byte (bit 0: the reassembler refuses new
 // messages when full instead of evicting; bits 1..3: 0 to hand each datagram
 // over as it is, or a batch size 1..7 to receive the datagrams in batches as
-// the transport does, predicted fragments read straight into their chunk),
-// then a series of records, each
+// the transport does, predicted fragments read straight into their chunk;
+// bit 4: authenticated datagrams, see below), then a series of records, each
 //   u8 control | u16 length (little-endian) | `length` bytes of datagram
 // (a record cut short by the end of the input takes what is left).
 // Control bits: 0x01 call expire(), 0x02 drop_sender() of the datagram's
@@ -14,6 +14,12 @@
 // the datagram. In batch mode, a batch is the next records (up to the batch
 // size): their datagrams are received together, then handled in order with
 // their control bits; a 0x10 record takes no place in the batch.
+// Authenticated (config bit 4): the receiver expects the envelope under
+// kFuzzKey (transports/udp/envelope.hpp). A record whose bytes start with the
+// envelope's magic "AXNS" arrives as it is (an envelope of the input's own:
+// the opener and the replay window are fuzzed); any other record is sealed by
+// the harness with the next counter of one sender session, so that mutated
+// datagrams still reach the parser behind the envelope.
 #pragma once
 
 #include <cstddef>
@@ -31,6 +37,10 @@ inline constexpr std::uint8_t kRawFragment = 0x10;
 inline constexpr std::uint8_t kConfigRefuseNew = 0x01;  ///< In the configuration byte.
 inline constexpr unsigned kConfigBatchShift = 1;        ///< Batch size: (config >> shift) & mask.
 inline constexpr std::uint8_t kConfigBatchMask = 0x07;
+inline constexpr std::uint8_t kConfigAuthenticated = 0x10;  ///< In the configuration byte.
+/// The fixed key of the authenticated mode (its seeds are sealed with it) and the harness's session.
+inline constexpr std::uint8_t kFuzzKeyByte = 0x42;
+inline constexpr std::uint64_t kFuzzSession = 0xF0220F022ULL;
 
 inline void append_record(std::vector<std::uint8_t>& input, std::uint8_t control, std::span<const std::byte> datagram) {
   input.push_back(control);

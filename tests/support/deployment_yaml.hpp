@@ -41,6 +41,8 @@ struct Deployment {
   /// Every node's pool, as YAML flow mappings: room for the tests' sizes.
   std::string chunk_classes =
       "[{payload_bytes: 2 KiB, count: 256}, {payload_bytes: 64 KiB, count: 64}, {payload_bytes: 4 MiB, count: 24}]";
+  /// `udp: security:` as a YAML flow mapping ("{key_file: /x/domain.key}"); empty: none.
+  std::string security;
 };
 
 /// The YAML text of `d` for `hosts` (every host is listed, used or not).
@@ -72,6 +74,9 @@ inline std::string to_yaml(const Deployment& d, const VirtualHosts& hosts) {
   y += "    port: " + std::to_string(d.discovery_port) + "\n";
   y += "  heartbeat_period_ms: " + std::to_string(d.heartbeat_period_ms) + "\n";
   y += "  liveliness_timeout_ms: " + std::to_string(d.liveliness_timeout_ms) + "\n";
+  if (!d.security.empty()) {
+    y += "  security: " + d.security + "\n";
+  }
   return y;
 }
 

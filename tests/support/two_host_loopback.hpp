@@ -32,6 +32,7 @@ class TwoHostLoopback {
     std::uint32_t history_depth = 0;  ///< udp.history_depth; 0: the default.
     std::string_view node_pool;       ///< Both nodes' `pool:` (a YAML flow mapping); empty: the default.
     std::string_view receive_buffer_bytes = "16 MiB";  ///< udp.receive_buffer_bytes.
+    std::string_view security;                         ///< udp.security as a YAML flow mapping; empty: none.
   };
 
   /// `name`: the temporary directory's prefix.
@@ -63,6 +64,9 @@ topics:
         << "\n  receive_buffer_bytes: " << settings.receive_buffer_bytes << "\n";
     if (settings.history_depth != 0) {
       out << "  history_depth: " << settings.history_depth << "\n";
+    }
+    if (!settings.security.empty()) {
+      out << "  security: " << settings.security << "\n";
     }
   }
   TwoHostLoopback(const TwoHostLoopback&) = delete;

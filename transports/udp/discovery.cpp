@@ -5,6 +5,7 @@
 
 #include "src/base/clock.hpp"
 #include "src/base/log.hpp"
+#include "transports/udp/envelope.hpp"
 
 namespace axon::udp {
 
@@ -14,8 +15,10 @@ Discovery::Discovery(Parts parts, std::optional<UdpSocket> discovery_socket)
       data_socket_(parts.data_socket),
       counters_(parts.counters),
       hosts_(parts.hosts),
-      entries_per_page_(std::min<std::size_t>(kMaxAnnounceEntries,
-                                              (config_.udp.mtu - 28 - kAnnounceHeaderBytes) / kAnnounceEntryBytes)),
+      entries_per_page_(std::min<std::size_t>(
+          kMaxAnnounceEntries,
+          (config_.udp.mtu - 28 - kAnnounceHeaderBytes - (config_.udp.security.key_file.empty() ? 0 : kEnvelopeBytes)) /
+              kAnnounceEntryBytes)),
       socket_(std::move(discovery_socket)) {}
 
 std::vector<Endpoint> Discovery::announce_targets() const {

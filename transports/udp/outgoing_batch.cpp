@@ -12,9 +12,10 @@ std::size_t size_of(const OutgoingDatagram& d) noexcept { return d.header.size()
 
 }  // namespace
 
-std::size_t OutgoingBatch::run_length(std::span<const OutgoingDatagram> datagrams, std::size_t limit) noexcept {
+std::size_t OutgoingBatch::run_length(std::span<const OutgoingDatagram> datagrams, std::size_t limit,
+                                      std::size_t envelope_bytes) noexcept {
   const OutgoingDatagram& first = datagrams.front();
-  const std::size_t segment_bytes = size_of(first);
+  const std::size_t segment_bytes = size_of(first) + envelope_bytes;
   if (segment_bytes == 0) {
     return 1;
   }
@@ -22,8 +23,8 @@ std::size_t OutgoingBatch::run_length(std::span<const OutgoingDatagram> datagram
   std::size_t length = 1;
   while (length < longest && length < datagrams.size()) {
     const OutgoingDatagram& next = datagrams[length];
-    const std::size_t bytes = size_of(next);
-    if (!(next.to == first.to) || bytes > segment_bytes || bytes == 0) {
+    const std::size_t bytes = size_of(next) + envelope_bytes;
+    if (!(next.to == first.to) || bytes > segment_bytes || size_of(next) == 0) {
       break;
     }
     ++length;
@@ -38,6 +39,16 @@ void OutgoingBatch::add_message(std::span<const OutgoingDatagram> run) noexcept 
   const std::size_t m = message_count_++;
   iovec* const first_vector = &vectors_[vector_count_];
   for (const OutgoingDatagram& d : run) {
+    if (sealer_ != nullptr) {
+      // Sealed as it is added: the envelope lives in this batch until sendmmsg.
+      EnvelopeBytes& envelope = envelopes_[sealed_++];
+      if (!sealer_->seal(envelope, d.header, d.payload)) {
+        // OpenSSL or getrandom() failed (a thread's first datagram): the zeroed
+        // envelope makes receivers drop it, as a lost datagram.
+        envelope.fill(std::byte{0});
+      }
+      vectors_[vector_count_++] = iovec{envelope.data(), envelope.size()};
+    }
     // iovec wants non-const pointers; sendmmsg only reads them.
     vectors_[vector_count_++] = iovec{const_cast<std::byte*>(d.header.data()), d.header.size()};
     if (!d.payload.empty()) {
@@ -54,8 +65,8 @@ void OutgoingBatch::add_message(std::span<const OutgoingDatagram> run) noexcept 
   message.msg_hdr.msg_iovlen = static_cast<std::size_t>(&vectors_[vector_count_] - first_vector);
   if (run.size() > 1) {
     // The kernel cuts the message every `segment` bytes: each piece is one
-    // datagram of the run, header and payload.
-    const auto segment = static_cast<std::uint16_t>(size_of(run.front()));
+    // datagram of the run, envelope, header and payload.
+    const auto segment = static_cast<std::uint16_t>(size_of(run.front()) + (sealer_ != nullptr ? kEnvelopeBytes : 0));
     message.msg_hdr.msg_control = controls_[m].bytes.data();
     message.msg_hdr.msg_controllen = controls_[m].bytes.size();
     cmsghdr* const control = CMSG_FIRSTHDR(&message.msg_hdr);
@@ -66,14 +77,18 @@ void OutgoingBatch::add_message(std::span<const OutgoingDatagram> run) noexcept 
   }
 }
 
-std::size_t OutgoingBatch::build(std::span<const OutgoingDatagram> datagrams, bool segment) noexcept {
+std::size_t OutgoingBatch::build(std::span<const OutgoingDatagram> datagrams, bool segment,
+                                 const EnvelopeSealer* sealer) noexcept {
   message_count_ = 0;
   vector_count_ = 0;
   std::size_t taken = 0;
   const std::size_t budget = std::min(datagrams.size(), kMaxDatagrams);
+  sealer_ = sealer;
+  sealed_ = 0;
+  const std::size_t envelope_bytes = sealer != nullptr ? kEnvelopeBytes : 0;
   while (taken < budget) {
     const std::span<const OutgoingDatagram> rest = datagrams.subspan(taken, budget - taken);
-    const std::size_t run = segment ? run_length(rest, rest.size()) : 1;
+    const std::size_t run = segment ? run_length(rest, rest.size(), envelope_bytes) : 1;
     if (run < kMinSegments) {
       for (std::size_t i = 0; i < run; ++i) {
         add_message(rest.subspan(i, 1));

@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <span>
 
+#include "transports/udp/envelope.hpp"
 #include "transports/udp/udp_socket.hpp"
 
 namespace axon::udp {
@@ -41,7 +42,10 @@ class OutgoingBatch {
   /// kMaxDatagrams of them; with `segment`, runs of kMinSegments or more (same
   /// destination, same size, the last of a run may be shorter) become one
   /// message each. Returns how many datagrams it took (≥ 1 unless empty).
-  std::size_t build(std::span<const OutgoingDatagram> datagrams, bool segment) noexcept;
+  /// With a `sealer`, each datagram goes behind an envelope it seals (the
+  /// calling thread's session, new counters each build()).
+  std::size_t build(std::span<const OutgoingDatagram> datagrams, bool segment,
+                    const EnvelopeSealer* sealer = nullptr) noexcept;
 
   [[nodiscard]] mmsghdr* messages() noexcept { return messages_.data(); }
   [[nodiscard]] unsigned message_count() const noexcept { return static_cast<unsigned>(message_count_); }
@@ -52,7 +56,8 @@ class OutgoingBatch {
 
  private:
   /// Datagrams from the front of `datagrams` that can go as one segmented message.
-  static std::size_t run_length(std::span<const OutgoingDatagram> datagrams, std::size_t limit) noexcept;
+  static std::size_t run_length(std::span<const OutgoingDatagram> datagrams, std::size_t limit,
+                                std::size_t envelope_bytes) noexcept;
   void add_message(std::span<const OutgoingDatagram> run) noexcept;
 
   /// One UDP_SEGMENT control message.
@@ -62,13 +67,17 @@ class OutgoingBatch {
 
   // Left uninitialized: build() fills every entry it hands to the kernel, and
   // zeroing 20 KiB would cost more than the typical small send.
-  std::array<mmsghdr, kMaxDatagrams> messages_;                     // NOLINT(cppcoreguidelines-pro-type-member-init)
-  std::array<iovec, 2 * kMaxDatagrams> vectors_;                    // NOLINT(cppcoreguidelines-pro-type-member-init)
+  std::array<mmsghdr, kMaxDatagrams> messages_;   // NOLINT(cppcoreguidelines-pro-type-member-init)
+  std::array<iovec, 3 * kMaxDatagrams> vectors_;  // NOLINT(cppcoreguidelines-pro-type-member-init)
+  /// The envelopes of the datagrams of the batch, in order (with a sealer).
+  std::array<EnvelopeBytes, kMaxDatagrams> envelopes_;              // NOLINT(cppcoreguidelines-pro-type-member-init)
   std::array<sockaddr_in, kMaxDatagrams> addresses_;                // NOLINT(cppcoreguidelines-pro-type-member-init)
   std::array<SegmentControl, kMaxDatagrams> controls_;              // NOLINT(cppcoreguidelines-pro-type-member-init)
   std::array<std::uint16_t, kMaxDatagrams> datagrams_per_message_;  // NOLINT(cppcoreguidelines-pro-type-member-init)
   std::size_t message_count_ = 0;
   std::size_t vector_count_ = 0;
+  const EnvelopeSealer* sealer_ = nullptr;  ///< Of the build() under way.
+  std::size_t sealed_ = 0;                  ///< Envelopes used so far.
 };
 
 }  // namespace axon::udp

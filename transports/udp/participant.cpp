@@ -31,8 +31,15 @@ std::uint64_t random_sender_id() noexcept {
   return id;
 }
 
-std::uint32_t fragment_bytes_for(std::uint32_t mtu) noexcept {
-  return mtu - 28 - static_cast<std::uint32_t>(kDataHeaderBytes);  // IPv4 + UDP headers, then ours
+/// Bytes of a datagram that fit one IP packet: the MTU less the IPv4 and UDP
+/// headers and the envelope, when datagrams are authenticated.
+std::uint32_t datagram_room(const UdpSettings& udp) noexcept {
+  const std::uint32_t envelope = udp.security.key_file.empty() ? 0 : static_cast<std::uint32_t>(kEnvelopeBytes);
+  return udp.mtu - 28 - envelope;
+}
+
+std::uint32_t fragment_bytes_for(const UdpSettings& udp) noexcept {
+  return datagram_room(udp) - static_cast<std::uint32_t>(kDataHeaderBytes);
 }
 
 /// A RELIABLE writer's flow-control window: half the receive buffer (a
@@ -42,13 +49,13 @@ std::uint32_t fragment_bytes_for(std::uint32_t mtu) noexcept {
 std::size_t reliable_window_bytes(const UdpSocket& socket) noexcept { return socket.receive_buffer_bytes() / 2; }
 
 ReceiveSetup receive_setup(const UdpSettings& udp, std::uint64_t sender_id) {
-  const std::uint32_t fragment_bytes = fragment_bytes_for(udp.mtu);
+  const std::uint32_t fragment_bytes = fragment_bytes_for(udp);
   return ReceiveSetup{
       .sender_id = sender_id,
       .limits = WireLimits{.max_message_bytes = udp.max_message_bytes,
                            .max_fragment_bytes = fragment_bytes,
                            .require_checksum = false},
-      .nack_ranges = std::min<std::size_t>(kMaxNackRanges, (udp.mtu - 28 - kNackHeaderBytes) / kNackRangeBytes),
+      .nack_ranges = std::min<std::size_t>(kMaxNackRanges, (datagram_room(udp) - kNackHeaderBytes) / kNackRangeBytes),
       .datagram_buffer_bytes = std::min<std::size_t>(udp.mtu - 28 + 64, kMaxDatagramBytes + 1),
       .reassembly = ReassemblyConfig{.max_message_bytes = udp.max_message_bytes,
                                      .max_fragments_per_message = static_cast<std::uint32_t>(
@@ -94,12 +101,23 @@ Result<std::shared_ptr<Participant>> Participant::create(ParticipantConfig confi
     return Error(data.error().code(),
                  fmt::format("node '{}' on host '{}': {}", config.node_name, config.host, data.error().message()));
   }
+  SecuritySettings security_settings = config.udp.security;
+  if (!security_settings.allow.empty()) {
+    // This host's own address: other participants here relay and loop back discovery from it.
+    security_settings.allow.push_back(AddressRange{.network = config.host_ipv4, .prefix_bits = 32});
+  }
+  auto security = DatagramSecurity::create(security_settings);
+  if (!security) {
+    return Error(security.error().code(),
+                 fmt::format("node '{}' on host '{}': {}", config.node_name, config.host, security.error().message()));
+  }
+  data->seal_with(security->sealer);
   auto discovery = open_discovery_socket(config, *data);
   if (!discovery) {
     return discovery.error();
   }
   auto participant = std::shared_ptr<Participant>(new Participant(std::move(config), std::move(shm), std::move(*data)));
-  if (auto ok = participant->start(std::move(*discovery)); !ok) {
+  if (auto ok = participant->start(std::move(*discovery), std::move(*security)); !ok) {
     return ok.error();
   }
   return participant;
@@ -114,15 +132,17 @@ Participant::Participant(ParticipantConfig config, std::shared_ptr<shm::ShmTrans
       liveliness_ns_(static_cast<std::int64_t>(config_.udp.liveliness_timeout_ms) * kMs),
       topics_(config_.domain_id, config_.host) {}
 
-Result<void> Participant::start(std::optional<UdpSocket> discovery_socket) {
-  auto receive =
-      ReceivePath::create(receive_setup(config_.udp, sender_id_), ReceivePath::Parts{.data_socket = data_socket_,
-                                                                                     .counters = counters_,
-                                                                                     .hosts = hosts_,
-                                                                                     .topics = topics_,
-                                                                                     .writers = writers_,
-                                                                                     .announces = *this,
-                                                                                     .shm = shm_});
+Result<void> Participant::start(std::optional<UdpSocket> discovery_socket, DatagramSecurity security) {
+  auto receive = ReceivePath::create(receive_setup(config_.udp, sender_id_),
+                                     ReceivePath::Parts{.data_socket = data_socket_,
+                                                        .counters = counters_,
+                                                        .hosts = hosts_,
+                                                        .topics = topics_,
+                                                        .writers = writers_,
+                                                        .announces = *this,
+                                                        .shm = shm_,
+                                                        .opener = std::move(security.opener),
+                                                        .allow = std::move(security.allow)});
   if (!receive) {
     return receive.error();
   }
@@ -172,7 +192,7 @@ std::shared_ptr<UdpWriter> Participant::add_writer(std::shared_ptr<shm::ShmPubli
                             .sender_id = sender_id_,
                             .counters = &counters_,
                             .checksum = false,
-                            .fragment_bytes = fragment_bytes_for(config_.udp.mtu),
+                            .fragment_bytes = fragment_bytes_for(config_.udp),
                             .max_message_bytes = config_.udp.max_message_bytes,
                             .window_bytes = reliable_window_bytes(data_socket_)};
   const std::lock_guard matching(matching_mutex_);

@@ -89,7 +89,7 @@ class Participant final : private AnnounceHandler {
 
  private:
   Participant(ParticipantConfig config, std::shared_ptr<shm::ShmTransport> shm, UdpSocket data_socket);
-  Result<void> start(std::optional<UdpSocket> discovery_socket);
+  Result<void> start(std::optional<UdpSocket> discovery_socket, DatagramSecurity security);
   void run() noexcept;
   void wake() noexcept;
   /// The timers of one period: receiver locks, ANNOUNCE, heartbeats, liveliness.

@@ -20,7 +20,7 @@ Result<std::unique_ptr<ReceivePath>> ReceivePath::create(const ReceiveSetup& set
     return created.error();
   }
   path->reassembler_.emplace(std::move(*created));
-  path->receive_.emplace(UdpSocket::kMaxBatch, setup.datagram_buffer_bytes);
+  path->receive_.emplace(UdpSocket::kMaxBatch, setup.datagram_buffer_bytes, path->guard_.envelope_bytes());
   return path;
 }
 
@@ -34,6 +34,7 @@ ReceivePath::ReceivePath(const ReceiveSetup& setup, Parts parts)
       writers_(parts.writers),
       announces_(parts.announces),
       wait_source_(parts.data_socket.fd(), setup.datagram_buffer_bytes, static_cast<WaitingReceiver&>(*this)),
+      guard_(std::move(parts.opener), std::move(parts.allow), parts.counters),
       mirrors_(std::move(parts.shm), parts.topics, parts.counters, setup.reassembly.max_messages_in_flight + 2) {}
 
 ReceivePath::~ReceivePath() {
@@ -96,7 +97,11 @@ void ReceivePath::receive_datagrams(std::span<const ReceivedDatagram> datagrams,
       NetworkCounterCells::add(counters_.datagrams_refused);  // longer than any datagram we accept
       continue;
     }
-    on_datagram(turn, d.bytes, Endpoint{.ipv4 = d.from_ipv4, .port = d.from_port}, false);
+    const Endpoint from{.ipv4 = d.from_ipv4, .port = d.from_port};
+    if (guard_.active() && !guard_.admit(DatagramPieces{.pieces = {d.bytes, {}, {}}, .size = d.size}, from)) {
+      continue;  // counted by the guard
+    }
+    on_datagram(turn, d.bytes.subspan(guard_.envelope_bytes()), from, false);
   }
   if (all_read && reassembler_->in_flight_count() > 0) {
     drain(turn, data_socket_, false);  // the rest of a long message, straight into its chunk
@@ -114,7 +119,7 @@ void ReceivePath::drain(const ReceiveTurn& turn, UdpSocket& socket, bool discove
     const std::span<IncomingDatagram> batch = receive_->prepare(discovery ? nullptr : &*reassembler_);
     const std::size_t n = socket.receive_batch(batch);
     NetworkCounterCells::add(counters_.datagrams_received, n);
-    receive_->settle(n, limits_);  // before any datagram of the batch is handled
+    receive_->settle(n, limits_, &guard_);  // before any datagram of the batch is handled
     for (std::size_t i = 0; i < n; ++i) {
       const Arrival arrival = receive_->arrival(i, *reassembler_);
       switch (arrival.kind) {
@@ -124,6 +129,7 @@ void ReceivePath::drain(const ReceiveTurn& turn, UdpSocket& socket, bool discove
         case Arrival::Kind::kContiguous: on_datagram(turn, arrival.bytes, arrival.from, discovery); break;
         case Arrival::Kind::kInPlace: on_parsed(turn, *arrival.parsed, {}, arrival.from, discovery); break;
         case Arrival::Kind::kStale: NetworkCounterCells::add(counters_.fragments_stale); break;
+        case Arrival::Kind::kRefused: break;  // counted by the guard
       }
     }
     store_reassembly_counters();

@@ -16,6 +16,7 @@
 
 #include "axon/transport.hpp"
 #include "transports/shm/shm_transport.hpp"
+#include "transports/udp/datagram_guard.hpp"
 #include "transports/udp/local_topics.hpp"
 #include "transports/udp/mirrors.hpp"
 #include "transports/udp/nack_planner.hpp"
@@ -73,6 +74,9 @@ class ReceivePath final : private WaitingReceiver {
     const WriterTable& writers;
     AnnounceHandler& announces;
     std::shared_ptr<shm::ShmTransport> shm;
+    /// The envelope's check (null: datagrams come without one) and the sources allowed.
+    std::unique_ptr<EnvelopeOpener> opener;
+    AllowList allow;
   };
   static Result<std::unique_ptr<ReceivePath>> create(const ReceiveSetup& setup, Parts parts);
   ~ReceivePath();
@@ -135,7 +139,8 @@ class ReceivePath final : private WaitingReceiver {
 
   /// Held by whichever thread receives. Everything below is guarded by it.
   std::mutex receive_mutex_;
-  Mirrors mirrors_;  ///< Before the reassembler: it gives loans back on destruction.
+  DatagramGuard guard_;  ///< Sources and envelopes: asked before anything is parsed.
+  Mirrors mirrors_;      ///< Before the reassembler: it gives loans back on destruction.
   std::optional<Reassembler> reassembler_;
   std::optional<ScatterReceive> receive_;  ///< Receive buffers; fragments go straight into their chunk.
   bool ack_pending_ = false;               ///< A stream owed its writer an ACK after the last round.

@@ -11,6 +11,7 @@
 #include <span>
 #include <vector>
 
+#include "transports/udp/datagram_guard.hpp"
 #include "transports/udp/reassembly.hpp"
 #include "transports/udp/udp_socket.hpp"
 #include "transports/udp/wire_format.hpp"
@@ -24,9 +25,10 @@ struct Arrival {
     kContiguous,  ///< `bytes` is the whole datagram: parse and handle it as usual.
     kInPlace,     ///< A predicted fragment, parsed into `parsed`, its payload already in place: feed it.
     kStale,       ///< A predicted fragment whose message no longer holds that chunk: drop it unread.
+    kRefused,     ///< The guard refused it (source, envelope): counted there, never parsed.
   };
   Kind kind = Kind::kTooLong;
-  std::span<const std::byte> bytes;        ///< kContiguous.
+  std::span<const std::byte> bytes;        ///< kContiguous: the datagram after its envelope.
   const ParsedDatagram* parsed = nullptr;  ///< kInPlace: valid until the next prepare().
   Endpoint from;
 };
@@ -49,8 +51,9 @@ struct Arrival {
 class ScatterReceive {
  public:
   /// `batch` datagrams per receive (1..UdpSocket::kMaxBatch), each up to
-  /// `datagram_bytes` long (a longer one is reported kTooLong).
-  ScatterReceive(std::size_t batch, std::size_t datagram_bytes);
+  /// `datagram_bytes` long (a longer one is reported kTooLong), each behind
+  /// an envelope of `envelope_bytes` (0: none; see DatagramGuard).
+  ScatterReceive(std::size_t batch, std::size_t datagram_bytes, std::size_t envelope_bytes = 0);
 
   /// Sets up the next receive and returns the datagrams to pass to
   /// UdpSocket::receive_batch(). The first ones point at the fragments
@@ -58,10 +61,12 @@ class ScatterReceive {
   /// a prediction too long for a buffer is not used. Does not allocate.
   [[nodiscard]] std::span<IncomingDatagram> prepare(const Reassembler* reassembler) noexcept;
 
-  /// After receive_batch() returned `received`: keeps the predicted datagrams
+  /// After receive_batch() returned `received`: asks `guard` (when given and
+  /// active) about every datagram first, then keeps the predicted datagrams
   /// that are the predicted fragments (parsed with `limits`) and makes every
-  /// other one contiguous in its buffer. Call before handling any of them.
-  void settle(std::size_t received, const WireLimits& limits) noexcept;
+  /// other one contiguous in its buffer. A datagram the guard refuses is
+  /// neither parsed nor put back together. Call before handling any of them.
+  void settle(std::size_t received, const WireLimits& limits, DatagramGuard* guard = nullptr) noexcept;
 
   /// Datagram `i` (< received) of the batch. Call in arrival order, each right
   /// before handling the datagram: whether a predicted fragment's message
@@ -82,12 +87,14 @@ class ScatterReceive {
 
   std::size_t batch_;
   std::size_t datagram_bytes_;
+  std::size_t envelope_bytes_;
   std::vector<std::byte> storage_;  ///< batch_ buffers of datagram_bytes_.
   std::array<IncomingDatagram, UdpSocket::kMaxBatch> incoming_{};
   std::array<PredictedFragment, UdpSocket::kMaxBatch> predictions_{};
   std::size_t predicted_count_ = 0;
   std::size_t received_ = 0;
   std::array<bool, UdpSocket::kMaxBatch> in_place_{};
+  std::array<bool, UdpSocket::kMaxBatch> refused_{};
   std::vector<ParsedDatagram> parsed_;  ///< batch_ entries (large: kept off the stack).
 };
 

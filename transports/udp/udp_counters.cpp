@@ -24,7 +24,11 @@ UdpCounters NetworkCounterCells::snapshot() const noexcept {
                      .hosts_lost = get(hosts_lost),
                      .type_mismatches = get(type_mismatches),
                      .pool_exhausted = get(pool_exhausted),
-                     .receives_on_waiting_threads = get(receives_on_waiting_threads)};
+                     .receives_on_waiting_threads = get(receives_on_waiting_threads),
+                     .auth_failures = get(auth_failures),
+                     .replays = get(replays),
+                     .not_allowed = get(not_allowed),
+                     .unauthenticated = get(unauthenticated)};
 }
 
 }  // namespace axon::udp

@@ -33,6 +33,10 @@ struct UdpCounters {
   std::uint64_t type_mismatches = 0;
   std::uint64_t pool_exhausted = 0;
   std::uint64_t receives_on_waiting_threads = 0;
+  std::uint64_t auth_failures = 0;
+  std::uint64_t replays = 0;
+  std::uint64_t not_allowed = 0;
+  std::uint64_t unauthenticated = 0;
 };
 
 /// UdpCounters as atomics. Several threads add (publishers and the
@@ -59,6 +63,10 @@ struct NetworkCounterCells {
   std::atomic<std::uint64_t> type_mismatches{0};
   std::atomic<std::uint64_t> pool_exhausted{0};
   std::atomic<std::uint64_t> receives_on_waiting_threads{0};
+  std::atomic<std::uint64_t> auth_failures{0};
+  std::atomic<std::uint64_t> replays{0};
+  std::atomic<std::uint64_t> not_allowed{0};
+  std::atomic<std::uint64_t> unauthenticated{0};
 
   static void add(std::atomic<std::uint64_t>& cell, std::uint64_t n = 1) noexcept {
     cell.fetch_add(n, std::memory_order_relaxed);  // a statistic: no ordering needed

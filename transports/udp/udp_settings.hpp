@@ -8,7 +8,16 @@
 #include <string>
 #include <vector>
 
+#include "transports/udp/allow_list.hpp"
+
 namespace axon::udp {
+
+/// Who may talk to the participant (docs/configuration.md, `udp: security:`).
+struct SecuritySettings {
+  std::string key_file;             ///< Empty: datagrams are not authenticated (no envelope).
+  std::string previous_key_file;    ///< A second key still accepted (rotation); empty: none.
+  std::vector<AddressRange> allow;  ///< Sources accepted; empty: any.
+};
 
 /// Tuning of the transport (docs/configuration.md, `udp:`).
 struct UdpSettings {
@@ -23,6 +32,7 @@ struct UdpSettings {
   std::uint32_t history_depth = 64;  ///< Messages a RELIABLE writer keeps for resends.
   std::uint32_t reassembly_timeout_ms = 500;
   std::uint32_t receive_poll_us = 0;  ///< The UDP thread polls this long after data before it sleeps.
+  SecuritySettings security;
 };
 
 struct ParticipantConfig {

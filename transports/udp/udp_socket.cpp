@@ -131,6 +131,7 @@ Result<UdpSocket> UdpSocket::open(const SocketOptions& options) {
 UdpSocket::UdpSocket(UdpSocket&& other) noexcept
     : fd_(other.fd_),
       local_(other.local_),
+      sealer_(std::move(other.sealer_)),
       segmentation_(other.segmentation_.load(std::memory_order_relaxed)),
       segmented_messages_(other.segmented_messages_.load(std::memory_order_relaxed)) {
   other.fd_ = -1;
@@ -143,6 +144,7 @@ UdpSocket& UdpSocket::operator=(UdpSocket&& other) noexcept {
     }
     fd_ = other.fd_;
     local_ = other.local_;
+    sealer_ = std::move(other.sealer_);
     segmentation_.store(other.segmentation_.load(std::memory_order_relaxed), std::memory_order_relaxed);
     segmented_messages_.store(other.segmented_messages_.load(std::memory_order_relaxed), std::memory_order_relaxed);
     other.fd_ = -1;
@@ -189,7 +191,7 @@ std::size_t UdpSocket::send_batch(std::span<const OutgoingDatagram> datagrams) n
   while (next < datagrams.size()) {
     const bool segment = segments() && !plain_once;
     plain_once = false;
-    batch.build(datagrams.subspan(next), segment);
+    batch.build(datagrams.subspan(next), segment, sealer_.get());
     const int n = ::sendmmsg(fd_, batch.messages(), batch.message_count(), 0);
     if (n > 0) {
       const std::size_t carried = batch.datagrams_in_first(static_cast<std::size_t>(n));

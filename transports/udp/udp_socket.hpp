@@ -9,12 +9,15 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <string>
 
 #include "axon/result.hpp"
 
 namespace axon::udp {
+
+class EnvelopeSealer;
 
 /// An IPv4 address and port, both in host order.
 struct Endpoint {
@@ -83,6 +86,10 @@ class UdpSocket {
   ~UdpSocket();
 
   [[nodiscard]] int fd() const noexcept { return fd_; }
+  /// From now on every datagram sent goes behind an envelope `sealer` seals
+  /// (docs/design/udp.md, "Authenticated datagrams"). Call before the socket
+  /// is shared between threads.
+  void seal_with(std::shared_ptr<const EnvelopeSealer> sealer) noexcept { sealer_ = std::move(sealer); }
   [[nodiscard]] Endpoint local() const noexcept { return local_; }
   /// The usable size of the receive buffer (SO_RCVBUF as the kernel set it,
   /// which reports twice the usable size); 0 when it cannot be read.
@@ -129,6 +136,7 @@ class UdpSocket {
 
   int fd_ = -1;
   Endpoint local_;
+  std::shared_ptr<const EnvelopeSealer> sealer_;  ///< Null: datagrams go as they are.
   // Relaxed: flags and statistics, no data is published through them.
   std::atomic<bool> segmentation_{false};
   std::atomic<std::uint64_t> segmented_messages_{0};

@@ -38,6 +38,7 @@ struct NetworkOptions {
   std::string discovery = "multicast";
   std::string axon_wait = "blocking";
   std::uint32_t receive_poll_us = 0;
+  bool auth = false;  ///< axon's datagrams authenticated (udp.security.key_file).
   std::int64_t axon_spin_us = axon::WaitStrategy::spin_yield_sleep().spin_ns() / 1000;
   std::int64_t axon_yield_us = axon::WaitStrategy::spin_yield_sleep().yield_ns() / 1000;
 };
@@ -127,13 +128,15 @@ void run_network_command(const NetworkOptions& o, Output& out) {
                               ", stream topic reliable, axon receivers wait " + executor_wait_name(base.wait) +
                               (o.receive_poll_us == 0 ? std::string("; receive threads block")
                                                       : "; receive threads poll " + std::to_string(o.receive_poll_us) +
-                                                            " us after data (raw: before each blocking recvmmsg)"));
+                                                            " us after data (raw: before each blocking recvmmsg)") +
+                              (o.auth ? "; axon datagrams authenticated (udp.security, AES-256-GCM envelope)" : ""));
   std::fprintf(out.text, "%s\n\n", out.log.run.notes.back().c_str());
 
   NetworkConfig config{.pingpong_reliability = o.reliability == "reliable" ? "reliable" : "best_effort",
                        .static_peers = o.discovery == "static",
                        .socket_buffer_bytes = base.socket_buffer_bytes,
-                       .receive_poll_us = o.receive_poll_us};
+                       .receive_poll_us = o.receive_poll_us,
+                       .key_file = o.auth ? write_network_key(dir.path()) : std::string()};
   std::vector<CaseResult> pingpongs;
   std::size_t index = 0;
   for (const auto bytes : o.sizes) {
@@ -253,6 +256,8 @@ Command add_network_command(CLI::App& app) {
                   "two stay comparable; 0: both block at once")
       ->check(CLI::Range(0, 1'000'000))
       ->capture_default_str();
+  cmd->add_flag("--auth", options->auth,
+                "Authenticate axon's datagrams: a random key in the config's udp.security.key_file (docs/security.md)");
   cmd->add_option("--discovery", options->discovery, "How the two hosts find each other")
       ->check(CLI::IsMember({"multicast", "static"}))
       ->capture_default_str();

@@ -1,6 +1,11 @@
 #include "network/network_config.hpp"
 
+#include <fcntl.h>
+#include <sys/random.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <array>
 #include <stdexcept>
 
 #include "results/result_log.hpp"
@@ -40,7 +45,27 @@ std::string network_config_yaml(const std::vector<std::string>& addresses, const
   yaml += "    port: 7400\n  heartbeat_period_ms: 100\n  liveliness_timeout_ms: 1000\n";
   yaml += "  send_buffer_bytes: " + buffer + "\n  receive_buffer_bytes: " + buffer + "\n";
   yaml += "  receive_poll_us: " + std::to_string(config.receive_poll_us) + "\n";
+  if (!config.key_file.empty()) {
+    yaml += "  security: {key_file: " + config.key_file + "}\n";
+  }
   return yaml;
+}
+
+std::string write_network_key(const std::string& dir) {
+  std::array<unsigned char, 32> key{};
+  if (::getrandom(key.data(), key.size(), 0) != static_cast<ssize_t>(key.size())) {
+    throw std::runtime_error("getrandom() failed: no key for --auth");
+  }
+  std::string path = dir + "/axon-bench.key";
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  const bool written = fd >= 0 && ::write(fd, key.data(), key.size()) == static_cast<ssize_t>(key.size());
+  if (fd >= 0) {
+    ::close(fd);
+  }
+  if (!written) {
+    throw std::runtime_error("cannot write the key file " + path);
+  }
+  return path;
 }
 
 std::string write_network_config(const std::vector<std::string>& addresses, const NetworkConfig& config,

@@ -21,10 +21,15 @@ struct NetworkConfig {
   std::uint32_t receive_poll_us = 0;  ///< udp.receive_poll_us
   std::string transport = "udp";      ///< The topics' transport: udp or rdma.
   std::string rdma_device{};          ///< rdma: both hosts' hosts[].rdma_device.
+  std::string key_file{};             ///< udp.security.key_file; empty: datagrams not authenticated.
 };
 
 /// The YAML text of `config` for the hosts at `addresses` (h0, h1).
 std::string network_config_yaml(const std::vector<std::string>& addresses, const NetworkConfig& config);
+
+/// Writes 32 random bytes to DIR/axon-bench.key, mode 0600, for udp.security.key_file; returns the path.
+/// Throws std::runtime_error when the file cannot be written.
+std::string write_network_key(const std::string& dir);
 
 /// Writes it to DIR/axon-bench-<transport>-<payload>.yaml; returns the path.
 /// Throws std::runtime_error when the file cannot be written.
