@@ -263,7 +263,19 @@ bool Player::wait_paused(KeyInput& keys, ReplayClock& clock, std::uint64_t log_t
 
 bool Player::play_once(Node& node, KeyInput& keys, ReplayClock& clock) {
   MergedMessages merged(readers_);
+  // The next message in log-time order (a corrupt chunk is a problem in the report, and the files go on).
+  const auto fetch = [&](FileMessage& into) {
+    for (;;) {
+      auto more = merged.next(into);
+      if (more) {
+        return *more;
+      }
+      report_.problems.emplace_back(more.error().message());
+    }
+  };
   FileMessage current;
+  FileMessage ahead;
+  bool has_ahead = false;  // `ahead` holds the message after `current`, read while `current` waited
   bool based = false;
   bool window_set = false;
   std::uint64_t window_start = 0;
@@ -273,12 +285,10 @@ bool Player::play_once(Node& node, KeyInput& keys, ReplayClock& clock) {
     if (StopOnSignals::requested()) {
       return false;
     }
-    auto more = merged.next(current);
-    if (!more) {
-      report_.problems.emplace_back(more.error().message());
-      continue;  // the file goes on after its corrupt chunk
-    }
-    if (!*more) {
+    if (has_ahead) {
+      std::swap(current, ahead);
+      has_ahead = false;
+    } else if (!fetch(current)) {
       return true;
     }
     const std::uint64_t log_time = current.message.header.log_time;
@@ -305,6 +315,10 @@ bool Player::play_once(Node& node, KeyInput& keys, ReplayClock& clock) {
     if (!loan) {
       continue;  // skipped and counted (no chunk, too large)
     }
+    // The next message is read now too, while this one waits for its deadline: reading a file's next chunk (a few
+    // MiB, CRC checked; from disk when not cached) then costs the wait, not the next message's lateness. `current`'s
+    // payload, which that read may overwrite, is in its chunk already.
+    has_ahead = fetch(ahead);
     if (!based) {
       clock.rebase(monotonic_now_ns(), log_time);
       based = true;
@@ -358,6 +372,9 @@ bool Player::play_once(Node& node, KeyInput& keys, ReplayClock& clock) {
     }
     // A message published by a step or a resume has no deadline of its own to be measured against.
     publish(outputs_[static_cast<std::size_t>(output)], std::move(*loan), deadline, timed && !was_paused);
+    if (!has_ahead) {
+      return true;  // that was the last message
+    }
   }
 }
 
