@@ -106,7 +106,8 @@ ChildProcess start_recorder(const std::string& path, bool reliable = false) {
   std::vector<std::string> args{kAxon, "--domain", std::to_string(kDomain), "record", "--all", "--output",
                                 path,  "--json"};
   if (reliable) {
-    args.emplace_back("--reliable");
+    // A file system can hold a write back for hundreds of ms (dirty-page throttling): wait that out.
+    args.insert(args.end(), {"--reliable", "--block-timeout", "5"});
   }
   return ChildProcess::spawn(args);
 }

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "src/tools/axon/record/channel_mapping.hpp"
+#include "src/tools/axon/record/recorder.hpp"
 #include "src/tools/axon/record/recording_files.hpp"
 #include "src/tools/axon/record/topic_selection.hpp"
 
@@ -37,6 +38,14 @@ TEST(TopicSelection, AllTakesEverythingAndNothingSelectedIsRefused) {
   auto bad = TopicSelection::create({}, {"("}, false);
   ASSERT_FALSE(bad);
   EXPECT_NE(std::string(bad.error().message()).find("--regex '('"), std::string::npos);
+}
+
+TEST(RecordQos, AReliableRecordingSaysHowLongPublishersWaitForIt) {
+  RecordOptions options;
+  EXPECT_EQ(record_qos_text(options), "depth 256, drop_oldest, best_effort");
+  options.reliable = true;
+  options.block_timeout_s = 5;
+  EXPECT_EQ(record_qos_text(options), "depth 256, keep_all, reliable, block_timeout 5 s");
 }
 
 TEST(SplitFileName, PutsTheIndexBeforeTheExtension) {

@@ -53,6 +53,10 @@ class RecordCommand final : public Command {
     sub->add_flag("--reliable", options_.reliable,
                   "Reliable subscriptions: publishers wait (up to their block timeout) when the recorder falls "
                   "behind, instead of the recorder dropping the oldest messages");
+    sub->add_option("--block-timeout", options_.block_timeout_s,
+                    "With --reliable: seconds a publisher waits for room before it drops (counted as lost; "
+                    "default 0.1)")
+        ->check(CLI::Range(0.0, 3600.0));
     sub->add_option("--depth", options_.depth, "Each subscription's queue, in messages (1..256, default 256)")
         ->check(CLI::Range(1, 256));
     sub->add_option("--recover", recover_, "Rebuild the summary of FILE, cut short, into --output")->type_name("FILE");

@@ -1,6 +1,7 @@
 // The recording loop (recorder.hpp).
 #include "src/tools/axon/record/recorder.hpp"
 
+#include <fmt/format.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -128,6 +129,7 @@ class Recorder {
       qos.history = History::kKeepAll;
       qos.reliability = Reliability::kReliable;
       qos.overflow = Overflow::kDefault;  // reliable: the publisher waits for room (block_timeout_ns)
+      qos.block_timeout_ns = static_cast<std::int64_t>(options_.block_timeout_s * 1e9);
     }
     // The writer holds up to kHeldMessages payloads, all of one topic at worst.
     qos.max_held_samples = static_cast<std::uint32_t>(kHeldMessages);
@@ -282,7 +284,7 @@ class Recorder {
 
 std::string record_qos_text(const RecordOptions& options) {
   if (options.reliable) {
-    return "depth " + std::to_string(options.depth) + ", keep_all, reliable";
+    return fmt::format("depth {}, keep_all, reliable, block_timeout {:g} s", options.depth, options.block_timeout_s);
   }
   return "depth " + std::to_string(options.depth) + ", drop_oldest, best_effort";
 }

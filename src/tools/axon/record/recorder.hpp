@@ -28,6 +28,7 @@ struct RecordOptions {
   std::uint64_t split_bytes = 0;  ///< > 0: a new file every this many bytes.
   double split_duration_s = 0;    ///< > 0: a new file every this many seconds.
   bool reliable = false;          ///< Reliable subscriptions: publishers wait for the recorder.
+  double block_timeout_s = 0.1;   ///< With `reliable`: how long a publisher waits for room, at most.
   std::uint32_t depth = 256;      ///< Each subscription's queue (1..256).
 };
 
