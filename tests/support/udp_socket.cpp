@@ -9,7 +9,9 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
+#include <set>
 #include <utility>
 
 #include "tests/support/common/error_text.hpp"
@@ -100,25 +102,47 @@ std::optional<std::size_t> UdpSocket::receive(std::span<std::byte> buffer, std::
   return static_cast<std::size_t>(n);
 }
 
-std::vector<std::uint16_t> udp_ports_bound_to(const std::string& address) {
+namespace {
+
+/// Ports bound to `address` exactly; `only_inodes` (when given): sockets of those inodes only.
+std::vector<std::uint16_t> ports_bound_to(const std::string& address, const std::set<unsigned long>* only_inodes) {
   std::vector<std::uint16_t> ports;
   in_addr wanted{};
   if (::inet_pton(AF_INET, address.c_str(), &wanted) != 1) {
     return ports;
   }
-  // Lines: "sl local_address rem_address ...", addresses as hex "0100000A:1CE8"
-  // with the IPv4 address in the kernel's (network, read as host) order.
+  // Lines: "sl local_address rem_address st tx_queue:rx_queue tr:when retrnsmt uid timeout inode ...",
+  // addresses as hex "0100000A:1CE8" with the IPv4 address in the kernel's (network, read as host) order.
   std::ifstream table("/proc/self/net/udp");
   std::string line;
   std::getline(table, line);  // header
   while (std::getline(table, line)) {
     unsigned ip = 0;
     unsigned port = 0;
-    if (std::sscanf(line.c_str(), " %*u: %8X:%4X", &ip, &port) == 2 && ip == wanted.s_addr) {
+    unsigned long inode = 0;
+    if (std::sscanf(line.c_str(), " %*u: %8X:%4X %*s %*s %*s %*s %*s %*s %*s %lu", &ip, &port, &inode) == 3 &&
+        ip == wanted.s_addr && (only_inodes == nullptr || only_inodes->contains(inode))) {
       ports.push_back(static_cast<std::uint16_t>(port));
     }
   }
   return ports;
+}
+
+}  // namespace
+
+std::vector<std::uint16_t> udp_ports_bound_to(const std::string& address) { return ports_bound_to(address, nullptr); }
+
+std::vector<std::uint16_t> own_udp_ports_bound_to(const std::string& address) {
+  std::set<unsigned long> inodes;  // of this process's sockets: /proc/self/fd/N -> "socket:[inode]"
+  for (const auto& entry : std::filesystem::directory_iterator("/proc/self/fd")) {
+    std::error_code error;
+    const std::string target = std::filesystem::read_symlink(entry.path(), error).string();
+    unsigned long inode = 0;
+    if (!error && std::sscanf(target.c_str(), "socket:[%lu]", &inode) == 1) {
+      inodes.insert(inode);
+    }
+  }
+  return ports_bound_to(address, &inodes);
 }
 
 }  // namespace axon::test

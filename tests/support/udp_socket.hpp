@@ -42,5 +42,8 @@ class UdpSocket {
 /// Ports of the UDP sockets of this network namespace bound to IPv4
 /// `address` exactly (not the wildcard), from /proc/self/net/udp.
 std::vector<std::uint16_t> udp_ports_bound_to(const std::string& address);
+/// The same, of this process's sockets only (tests running at once in the
+/// same namespace bind sockets of their own to the same address).
+std::vector<std::uint16_t> own_udp_ports_bound_to(const std::string& address);
 
 }  // namespace axon::test

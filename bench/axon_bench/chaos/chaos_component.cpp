@@ -19,6 +19,7 @@
 #include "chaos/chaos_run.hpp"
 #include "harness/payload.hpp"
 #include "harness/worker_setup.hpp"
+#include "scenario/component_pool.hpp"
 #include <axon/axon.hpp>
 
 namespace axon_bench {
@@ -28,25 +29,6 @@ constexpr auto kFirstConnectTimeout = std::chrono::seconds(30);
 /// A restarted incarnation waits this long for its peers (a stopped one cannot answer), then runs anyway.
 constexpr auto kRejoinTimeout = std::chrono::seconds(5);
 constexpr auto kReleaseTimeout = std::chrono::seconds(60);
-constexpr std::uint32_t kExtraChunks = 4;
-
-/// One class per payload size the component publishes, room for every queue plus what is held and loaned.
-std::vector<axon::ChunkClassConfig> chunk_classes_of(const Scenario& s, const ScenarioComponent& c) {
-  std::vector<axon::ChunkClassConfig> classes;
-  for (const int topic : c.publishes) {
-    const ScenarioTopic& t = s.topics[static_cast<std::size_t>(topic)];
-    const auto bytes = static_cast<std::uint32_t>(t.payload_bytes);
-    auto found = std::find_if(classes.begin(), classes.end(), [&](const auto& k) { return k.payload_bytes == bytes; });
-    if (found == classes.end()) {
-      classes.push_back({.payload_bytes = bytes, .count = 0});
-      found = classes.end() - 1;
-    }
-    found->count += t.depth + kExtraChunks;
-  }
-  std::sort(classes.begin(), classes.end(),
-            [](const auto& a, const auto& b) { return a.payload_bytes < b.payload_bytes; });
-  return classes;  // empty: a small default pool (node_in_domain)
-}
 
 struct Publication {
   int topic = 0;
@@ -138,7 +120,7 @@ int run_chaos_component(const ChaosPlan& plan, ChaosShared& shared, std::size_t 
     return report.error.set(error);
   }
   ::prctl(PR_SET_TIMERSLACK, 1000UL, 0UL, 0UL, 0UL);
-  auto node = axon::Node::create(self.name, workers::node_in_domain(plan.domain_id, chunk_classes_of(s, self)));
+  auto node = axon::Node::create(self.name, workers::node_in_domain(plan.domain_id, component_chunk_classes(s, self)));
   if (!node) {
     return report.error.set("Node::create: " + std::string(node.error().message()));
   }

@@ -19,6 +19,7 @@
 
 #include "harness/payload.hpp"
 #include "harness/worker_setup.hpp"
+#include "scenario/component_pool.hpp"
 #include "scenario/scenario_run.hpp"
 #include "scenario/scenario_topics.hpp"
 #include <axon/axon.hpp>
@@ -28,29 +29,15 @@ namespace {
 
 constexpr auto kScenarioConnectTimeout = std::chrono::seconds(30);
 /// Chunks a publisher may have in flight beyond its subscribers' queue depth.
-constexpr std::uint32_t kExtraChunks = 4;
 /// Samples taken from one subscriber before the loop serves the others.
 constexpr int kTakeBurst = 64;
 
-/// The component's pool: one class per payload size it publishes, with
-/// room for every queue of that topic plus what is held and loaned.
+/// The component's pool; one that subscribes only still needs a pool.
 std::vector<axon::ChunkClassConfig> chunk_classes_of(const Scenario& s, const ScenarioComponent& c) {
-  std::vector<axon::ChunkClassConfig> classes;
-  for (const int topic : c.publishes) {
-    const ScenarioTopic& t = s.topics[static_cast<std::size_t>(topic)];
-    const auto bytes = static_cast<std::uint32_t>(t.payload_bytes);
-    auto found = std::find_if(classes.begin(), classes.end(), [&](const auto& k) { return k.payload_bytes == bytes; });
-    if (found == classes.end()) {
-      classes.push_back({.payload_bytes = bytes, .count = 0});
-      found = classes.end() - 1;
-    }
-    found->count += t.depth + kExtraChunks;
-  }
+  std::vector<axon::ChunkClassConfig> classes = component_chunk_classes(s, c);
   if (classes.empty()) {
-    classes.push_back({.payload_bytes = 256, .count = 4});  // subscribes only: a pool is still required
+    classes.push_back({.payload_bytes = 256, .count = 4});
   }
-  std::sort(classes.begin(), classes.end(),
-            [](const auto& a, const auto& b) { return a.payload_bytes < b.payload_bytes; });
   return classes;
 }
 

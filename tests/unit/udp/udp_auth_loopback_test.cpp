@@ -72,7 +72,7 @@ std::shared_ptr<Node> node_with(const std::string& name, const std::filesystem::
 
 /// The receiver's data socket on beta (127.0.0.2): the one port there that is not discovery's.
 std::uint16_t data_port_of_beta(std::uint16_t discovery_port) {
-  for (const std::uint16_t port : test::udp_ports_bound_to("127.0.0.2")) {
+  for (const std::uint16_t port : test::own_udp_ports_bound_to("127.0.0.2")) {
     if (port != discovery_port) {
       return port;
     }
