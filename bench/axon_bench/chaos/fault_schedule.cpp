@@ -189,14 +189,7 @@ std::string Fault::yaml(const Scenario& s) const {
 
 FaultPlan load_fault_plan(const std::string& path, const Scenario& s) {
   YamlReader r(path);
-  YAML::Node root;
-  try {
-    root = YAML::LoadFile(path);
-  } catch (const YAML::BadFile&) {
-    throw ScenarioError(path + ": cannot open the scenario file");
-  } catch (const YAML::Exception& e) {
-    r.fail(e.mark, "not valid YAML: " + e.msg);
-  }
+  const YAML::Node root = r.load_file(path);
   FaultPlan plan;
   try {
     if (const YAML::Node faults = root["faults"]; faults.IsDefined() && !faults.IsNull()) {

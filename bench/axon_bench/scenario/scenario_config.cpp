@@ -113,14 +113,7 @@ BenchWait parse_scenario_wait(const std::string& text, std::uint32_t sleep_us) {
 
 Scenario load_scenario(const std::string& path) {
   YamlReader r(path);
-  YAML::Node root;
-  try {
-    root = YAML::LoadFile(path);
-  } catch (const YAML::BadFile&) {
-    throw ScenarioError(path + ": cannot open the scenario file");
-  } catch (const YAML::Exception& e) {
-    r.fail(e.mark, "not valid YAML: " + e.msg);
-  }
+  const YAML::Node root = r.load_file(path);
   if (root.IsNull() || !root.IsDefined()) {
     r.fail(YAML::Mark(), "the file is empty; expected a mapping with 'topics' and 'components'");
   }

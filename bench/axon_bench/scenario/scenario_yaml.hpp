@@ -25,6 +25,18 @@ class YamlReader {
  public:
   explicit YamlReader(std::string file) : reader_(std::move(file)) {}
 
+  /// The document of scenario file `path` (the one this reader names): a file that cannot be opened or is not
+  /// YAML is a ScenarioError.
+  YAML::Node load_file(const std::string& path) {
+    try {
+      return YAML::LoadFile(path);
+    } catch (const YAML::BadFile&) {
+      throw ScenarioError(path + ": cannot open the scenario file");
+    } catch (const YAML::Exception& e) {
+      fail(e.mark, "not valid YAML: " + e.msg);
+    }
+  }
+
   [[noreturn]] void fail(const YAML::Mark& mark, const std::string& what) {
     reader_.fail(mark, what);
     throw_failure();
