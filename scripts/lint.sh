@@ -54,8 +54,17 @@ case "${1:-}" in
       # Absolute paths of what changed since the clean commit (this clone's
       # uncommitted changes included).
       changed="$(git diff --name-only "${base}" | sed "s|^|${PWD}/|")"
+      # Each compiled source's depfile, found by the source it names first (a
+      # target in a subdirectory, src/tools/mcap say, keeps its objects under
+      # that subdirectory's CMakeFiles, not the top one).
+      declare -A depfile_of=()
+      while IFS=$'\t' read -r source depfile; do
+        depfile_of["${source}"]="${depfile}"
+      done < <(find "${build_dir}" -name '*.cpp.o.d' -exec awk '
+        FNR == 1 { if (NF >= 2 && $2 != "\\") { print $2 "\t" FILENAME; nextfile } }
+        FNR == 2 { print $1 "\t" FILENAME; nextfile }' {} +)
       for file in "${all_files[@]}"; do
-        depfile="$(find "${build_dir}/CMakeFiles" -path "*.dir/${file}.o.d" -print -quit)"
+        depfile="${depfile_of["${PWD}/${file}"]:-}"
         if [[ -z "${depfile}" ]]; then
           files+=("${file}")  # not built here: checked rather than assumed clean
           continue
