@@ -4,8 +4,15 @@
 // message, the percentiles of
 //   - receive time - intended time, intended = play's start + (log time - first log time) / rate (from play's
 //     --json: its clock's base, CLOCK_MONOTONIC like the receive stamps), and
-//   - publish time - deadline, as play measured it (its --json timing).
+//   - publish time - deadline, as play measured it (its --json timing), next to
+//   - the clock's floor: the same deadlines (the file's log times) waited for in this process by the same
+//     sleep-then-spin (ReplayClock::wait_until) with nothing to publish: what the machine's scheduling alone
+//     costs a timed wait. On a shared VM its p99 alone swings from microseconds to milliseconds between runs, so
+//     play is judged against the floor measured in the same run, alternating (--rounds).
+// --recording PATH replays an existing file instead (the urban scenario's, say): no subscriber then, only play's
+// own figures and the floor.
 // Usage: replay_timing_bench [--seconds 10] [--rate 1] [--domain 77] [--axon PATH] [--file PATH]
+//                            [--recording PATH] [--rounds N]
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -22,6 +29,8 @@
 #include <vector>
 
 #include "axon/axon.hpp"
+#include "src/tools/axon/play/replay_clock.hpp"
+#include "src/tools/mcap/reader.hpp"
 #include "src/tools/mcap/writer.hpp"
 
 extern char** environ;
@@ -99,8 +108,102 @@ void print_percentiles(const char* what, std::vector<std::int64_t> values) {
     const auto rank = static_cast<std::size_t>(std::ceil(p * static_cast<double>(values.size())));
     return static_cast<double>(values[std::clamp<std::size_t>(rank, 1, values.size()) - 1]) / 1000.0;
   };
-  std::printf("%-36s p50 %8.1f us  p99 %8.1f us  max %8.1f us  (n=%zu, min %.1f us)\n", what, at(0.5), at(0.99),
-              static_cast<double>(values.back()) / 1000.0, values.size(), static_cast<double>(values.front()) / 1000.0);
+  std::printf("%-36s p50 %8.1f us  p99 %8.1f us  p99.9 %8.1f us  max %8.1f us  (n=%zu)\n", what, at(0.5), at(0.99),
+              at(0.999), static_cast<double>(values.back()) / 1000.0, values.size());
+}
+
+/// Every message's log time in `path`, in log-time order (what play's deadlines come from).
+std::vector<std::uint64_t> log_times_of(const std::string& path) {
+  std::vector<std::uint64_t> times;
+  auto reader = axon::mcap::Reader::open(path);
+  if (!reader) {
+    std::fprintf(stderr, "%s\n", std::string(reader.error().message()).c_str());
+    return times;
+  }
+  auto cursor = (*reader)->messages();
+  axon::mcap::Message message;
+  for (auto more = cursor.next(message); more && *more; more = cursor.next(message)) {
+    times.push_back(message.header.log_time);
+  }
+  return times;
+}
+
+/// The clock's floor: each deadline waited for as play waits (ReplayClock::wait_until), nothing published; the
+/// lateness of each wake-up (clock read after the wait - deadline).
+std::vector<std::int64_t> clock_floor(const std::vector<std::uint64_t>& log_times, double rate) {
+  std::vector<std::int64_t> lateness;
+  lateness.reserve(log_times.size());
+  if (log_times.empty()) {
+    return lateness;
+  }
+  axon::tools::ReplayClock clock(rate);
+  clock.rebase(axon::tools::monotonic_now_ns(), log_times.front());
+  for (const std::uint64_t log : log_times) {
+    const std::int64_t deadline = clock.deadline_ns(log);
+    (void)axon::tools::ReplayClock::wait_until(deadline, [] { return false; });
+    lateness.push_back(axon::tools::monotonic_now_ns() - deadline);
+  }
+  return lateness;
+}
+
+/// `axon play FILE --rate R --json` run to its end; its stdout (empty when it could not start).
+std::string run_play(const std::string& axon_path, std::uint32_t domain, const std::string& file,
+                     const std::string& rate) {
+  int out[2];
+  if (::pipe(out) != 0) {
+    return {};
+  }
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_adddup2(&actions, out[1], STDOUT_FILENO);
+  posix_spawn_file_actions_addclose(&actions, out[0]);
+  std::vector<std::string> args = {axon_path, "--domain", std::to_string(domain), "play", file, "--rate",
+                                   rate,      "--json"};
+  std::vector<char*> argv_c;
+  for (auto& a : args) {
+    argv_c.push_back(a.data());
+  }
+  argv_c.push_back(nullptr);
+  pid_t pid = 0;
+  const int spawned = posix_spawn(&pid, axon_path.c_str(), &actions, nullptr, argv_c.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  ::close(out[1]);
+  std::string json;
+  if (spawned != 0) {
+    std::fprintf(stderr, "cannot run %s\n", axon_path.c_str());
+  } else {
+    char buffer[4096];
+    for (ssize_t got; (got = ::read(out[0], buffer, sizeof(buffer))) > 0;) {
+      json.append(buffer, static_cast<std::size_t>(got));
+    }
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+      std::fprintf(stderr, "axon play failed (status %d):\n%s\n", status, json.c_str());
+      json.clear();
+    }
+  }
+  ::close(out[0]);
+  return json;
+}
+
+/// Play's own timing figures from its --json; false (said on stderr) when there are none.
+bool print_play_timing(const char* what, const std::string& json) {
+  try {
+    const YAML::Node timing = YAML::Load(json)["timing"];
+    if (!timing.IsMap()) {
+      std::fprintf(stderr, "axon play reported no timing:\n%s\n", json.c_str());
+      return false;
+    }
+    std::printf("%-36s p50 %8.1f us  p99 %8.1f us  p99.9 %8.1f us  max %8.1f us  (n=%s)\n", what,
+                timing["p50_ns"].as<double>() / 1000.0, timing["p99_ns"].as<double>() / 1000.0,
+                timing["p999_ns"].as<double>() / 1000.0, timing["max_ns"].as<double>() / 1000.0,
+                timing["samples"].as<std::string>().c_str());
+    return true;
+  } catch (const YAML::Exception& error) {
+    std::fprintf(stderr, "axon play printed no JSON (%s):\n%s\n", error.what(), json.c_str());
+    return false;
+  }
 }
 
 }  // namespace
@@ -117,7 +220,25 @@ int main(int argc, char** argv) {
   app.add_option("--domain", domain, "Domain to replay into");
   app.add_option("--axon", axon_path, "The axon command");
   app.add_option("--file", path, "Where to write the recording");
+  std::string recording;
+  app.add_option("--recording", recording, "Replay this file instead of a synthetic one (no subscriber then)");
+  int rounds = 1;
+  app.add_option("--rounds", rounds, "Rounds of the clock floor then play, alternating")->check(CLI::Range(1, 100));
   CLI11_PARSE(app, argc, argv);
+
+  const double rate_value = rate == "max" ? 1.0 : std::stod(rate);
+  if (!recording.empty()) {
+    const std::vector<std::uint64_t> log_times = log_times_of(recording);
+    std::printf("recording %s: %zu messages, rate %s\n", recording.c_str(), log_times.size(), rate.c_str());
+    for (int round = 1; round <= rounds; ++round) {
+      print_percentiles(("round " + std::to_string(round) + " clock floor").c_str(), clock_floor(log_times, rate_value));
+      const std::string json = run_play(axon_path, domain, recording, rate);
+      if (!print_play_timing(("round " + std::to_string(round) + " play: publish - deadline").c_str(), json)) {
+        return 1;
+      }
+    }
+    return 0;
+  }
 
   std::uint64_t messages = 0;
   if (!write_file(path, seconds, messages)) {
@@ -163,35 +284,8 @@ int main(int argc, char** argv) {
     }
   });
 
-  // axon play --json, its stdout on a pipe.
-  int out[2];
-  if (::pipe(out) != 0) {
-    return 1;
-  }
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_adddup2(&actions, out[1], STDOUT_FILENO);
-  posix_spawn_file_actions_addclose(&actions, out[0]);
-  std::vector<std::string> args = {axon_path, "--domain", std::to_string(domain), "play", path, "--rate",
-                                   rate,      "--json"};
-  std::vector<char*> argv_c;
-  for (auto& a : args) {
-    argv_c.push_back(a.data());
-  }
-  argv_c.push_back(nullptr);
-  pid_t pid = 0;
-  if (posix_spawn(&pid, axon_path.c_str(), &actions, nullptr, argv_c.data(), environ) != 0) {
-    std::fprintf(stderr, "cannot run %s\n", axon_path.c_str());
-    return 1;
-  }
-  ::close(out[1]);
-  std::string json;
-  char buffer[4096];
-  for (ssize_t got; (got = ::read(out[0], buffer, sizeof(buffer))) > 0;) {
-    json.append(buffer, static_cast<std::size_t>(got));
-  }
-  int status = 0;
-  ::waitpid(pid, &status, 0);
+  const std::vector<std::int64_t> floor = clock_floor(log_times_of(path), rate_value);
+  const std::string json = run_play(axon_path, domain, path, rate);
   std::this_thread::sleep_for(std::chrono::milliseconds(200));  // the last deliveries
   done.store(true, std::memory_order_relaxed);
   receiver.join();
@@ -211,7 +305,6 @@ int main(int argc, char** argv) {
   }
   const auto start_ns = timing["start_ns"].as<std::int64_t>();
   const auto first_log = timing["first_log_time_ns"].as<std::uint64_t>();
-  const double rate_value = rate == "max" ? 1.0 : std::stod(rate);
   std::vector<std::int64_t> receive_errors;
   receive_errors.reserve(received.size());
   for (const auto& [log, at] : received) {
@@ -222,8 +315,6 @@ int main(int argc, char** argv) {
   std::printf("recording: %.1f s, %" PRIu64 " messages (1 kHz + 10 Hz), rate %s; received %zu, play published %s\n",
               seconds, messages, rate.c_str(), received.size(), doc["published"].as<std::string>().c_str());
   print_percentiles("receive time - intended time", receive_errors);
-  std::printf("%-36s p50 %8.1f us  p99 %8.1f us  max %8.1f us  (n=%s, play's own figures)\n", "publish time - deadline",
-              timing["p50_ns"].as<double>() / 1000.0, timing["p99_ns"].as<double>() / 1000.0,
-              timing["max_ns"].as<double>() / 1000.0, timing["samples"].as<std::string>().c_str());
-  return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : 1;
+  print_percentiles("clock floor (same deadlines, no work)", floor);
+  return print_play_timing("publish time - deadline (play's own)", json) ? 0 : 1;
 }

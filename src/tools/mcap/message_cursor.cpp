@@ -2,12 +2,14 @@
 #include "src/tools/mcap/message_cursor.hpp"
 
 #include <algorithm>
+#include <system_error>
 
+#include "src/tools/mcap/chunk_read_ahead.hpp"
 #include "src/tools/mcap/reader.hpp"
 
 namespace axon::mcap {
 
-MessageCursor::MessageCursor(Reader& reader) : reader_(&reader) {
+MessageCursor::MessageCursor(Reader& reader, std::size_t read_ahead_chunks) : reader_(&reader) {
   const auto& chunks = reader.summary().chunk_indexes;
   order_.resize(chunks.size());
   for (std::size_t i = 0; i < order_.size(); ++i) {
@@ -18,28 +20,72 @@ MessageCursor::MessageCursor(Reader& reader) : reader_(&reader) {
   });
   loaded_.resize(chunks.size());
   remaining_.resize(chunks.size(), 0);
+  if (read_ahead_chunks > 0 && !order_.empty()) {
+    std::vector<ChunkIndex> in_order;
+    in_order.reserve(order_.size());
+    for (const std::size_t n : order_) {
+      in_order.push_back(chunks[n]);
+    }
+    try {
+      read_ahead_ = std::make_unique<ChunkReadAhead>(reader, std::move(in_order), read_ahead_chunks);
+    } catch (const std::system_error&) {
+      read_ahead_.reset();  // no thread to be had: next() reads each chunk itself, as without read-ahead
+    }
+  }
+}
+
+MessageCursor::MessageCursor(MessageCursor&&) noexcept = default;
+MessageCursor& MessageCursor::operator=(MessageCursor&&) noexcept = default;
+MessageCursor::~MessageCursor() = default;
+
+void MessageCursor::recycle(std::unique_ptr<LoadedChunk> chunk) {
+  if (read_ahead_) {
+    read_ahead_->give_back(std::move(*chunk));
+  } else {
+    spare_ = std::move(chunk);
+  }
+}
+
+Result<std::unique_ptr<LoadedChunk>> MessageCursor::read_next_chunk(std::size_t chunk) {
+  if (read_ahead_) {
+    // The read-ahead thread reads the chunks in order_, the order in which next() asks for them.
+    auto read = read_ahead_->take();
+    if (!read.ok()) {
+      return read.error();
+    }
+    auto loaded = std::make_unique<LoadedChunk>(std::move(*read));
+    reader_->adopt(*loaded);
+    return loaded;
+  }
+  std::unique_ptr<LoadedChunk> loaded = spare_ ? std::move(spare_) : std::make_unique<LoadedChunk>();
+  if (auto read = reader_->read_chunk_into(reader_->summary().chunk_indexes[chunk], *loaded); !read.ok()) {
+    spare_ = std::move(loaded);  // its buffers serve the next chunk
+    return read.error();
+  }
+  reader_->adopt(*loaded);
+  return loaded;
 }
 
 Result<bool> MessageCursor::next(Message& out) {
   if (finished_chunk_ != SIZE_MAX) {  // the previous message's chunk is done: its data may go now
-    loaded_[finished_chunk_].reset();
+    recycle(std::move(loaded_[finished_chunk_]));
     finished_chunk_ = SIZE_MAX;
   }
   const auto& chunks = reader_->summary().chunk_indexes;
   while (next_chunk_ < order_.size() &&
          (heap_.empty() || chunks[order_[next_chunk_]].message_start_time <= heap_.top().log_time)) {
     const std::size_t n = order_[next_chunk_++];
-    auto chunk = reader_->load_chunk(chunks[n]);
+    auto chunk = read_next_chunk(n);
     if (!chunk.ok()) {
       return chunk.error();
     }
-    loaded_[n] = std::make_unique<LoadedChunk>(std::move(*chunk));
+    loaded_[n] = std::move(*chunk);
     remaining_[n] = loaded_[n]->messages.size();
     for (std::size_t m = 0; m < loaded_[n]->messages.size(); ++m) {
       heap_.push({loaded_[n]->messages[m].first, n, m});
     }
     if (remaining_[n] == 0) {
-      loaded_[n].reset();
+      recycle(std::move(loaded_[n]));  // no message
     }
   }
   if (heap_.empty()) {

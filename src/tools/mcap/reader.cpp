@@ -58,6 +58,18 @@ Result<std::vector<std::uint8_t>> Reader::read(std::uint64_t offset, std::uint64
                                             std::to_string(size_) + " bytes)");
   }
   std::vector<std::uint8_t> out(static_cast<std::size_t>(length));
+  if (auto r = read_into(offset, out); !r.ok()) {
+    return r.error();
+  }
+  return out;
+}
+
+Result<void> Reader::read_into(std::uint64_t offset, std::span<std::uint8_t> out) const {
+  if (offset > size_ || out.size() > size_ - offset) {
+    return Error(ErrorCode::kMalformed, path_ + ": " + std::to_string(out.size()) + " bytes at offset " +
+                                            std::to_string(offset) + " lie past the end of the file (" +
+                                            std::to_string(size_) + " bytes)");
+  }
   std::size_t done = 0;
   while (done < out.size()) {
     const ssize_t n = ::pread(fd_, out.data() + done, out.size() - done, static_cast<off_t>(offset + done));
@@ -69,7 +81,7 @@ Result<std::vector<std::uint8_t>> Reader::read(std::uint64_t offset, std::uint64
     }
     done += static_cast<std::size_t>(n);
   }
-  return out;
+  return {};
 }
 
 Result<void> Reader::read_header() {
@@ -280,11 +292,50 @@ Result<void> Reader::scan() {
 }
 
 Result<LoadedChunk> Reader::load_chunk(const ChunkIndex& index) {
-  auto bytes = read(index.chunk_start_offset, index.chunk_length);
-  if (!bytes.ok()) {
-    return bytes.error();
+  LoadedChunk loaded;
+  if (auto r = read_chunk_into(index, loaded); !r.ok()) {
+    return r.error();
   }
-  auto record = next_record(*bytes, 0);
+  adopt(loaded);
+  return loaded;
+}
+
+void Reader::adopt(const LoadedChunk& chunk) {
+  for (const Schema& schema : chunk.schemas) {
+    add_schema(schema);
+  }
+  for (const Channel& channel : chunk.channels) {
+    add_channel(channel);
+  }
+}
+
+namespace {
+
+/// The first `size` bytes of `buffer`, grown (never shrunk) to hold them.
+std::span<std::uint8_t> sized(std::vector<std::uint8_t>& buffer, std::size_t size) {
+  if (buffer.size() < size) {
+    buffer.resize(size);
+  }
+  return {buffer.data(), size};
+}
+
+}  // namespace
+
+Result<void> Reader::read_chunk_into(const ChunkIndex& index, LoadedChunk& into) const {
+  into.records = {};
+  into.messages.clear();
+  into.schemas.clear();
+  into.channels.clear();
+  if (index.chunk_length > size_) {
+    return Error(ErrorCode::kMalformed, path_ + ": the chunk index names " + std::to_string(index.chunk_length) +
+                                            " bytes at offset " + std::to_string(index.chunk_start_offset) +
+                                            ", more than the file holds (" + std::to_string(size_) + " bytes)");
+  }
+  const std::span<std::uint8_t> bytes = sized(into.file_bytes, static_cast<std::size_t>(index.chunk_length));
+  if (auto r = read_into(index.chunk_start_offset, bytes); !r.ok()) {
+    return r.error();
+  }
+  auto record = next_record(bytes, 0);
   if (!record.ok()) {
     return record.error();
   }
@@ -306,11 +357,17 @@ Result<LoadedChunk> Reader::load_chunk(const ChunkIndex& index) {
                                             " uncompressed bytes, more than the reader's limit of " +
                                             std::to_string(options_.max_chunk_bytes));
   }
-  LoadedChunk loaded;
-  loaded.records.resize(static_cast<std::size_t>(chunk->uncompressed_size));
-  if (auto r = decompress(*compression, chunk->records, loaded.records); !r.ok()) {
-    return Error(ErrorCode::kMalformed, path_ + ": chunk at offset " + std::to_string(index.chunk_start_offset) + ": " +
-                                            std::string(r.error().message()));
+  LoadedChunk& loaded = into;
+  if (*compression == Compression::kNone && chunk->records.size() == chunk->uncompressed_size) {
+    loaded.records = chunk->records;  // read in place: no copy
+  } else {
+    const std::span<std::uint8_t> out =
+        sized(loaded.decompressed, static_cast<std::size_t>(chunk->uncompressed_size));
+    if (auto r = decompress(*compression, chunk->records, out); !r.ok()) {
+      return Error(ErrorCode::kMalformed, path_ + ": chunk at offset " + std::to_string(index.chunk_start_offset) +
+                                              ": " + std::string(r.error().message()));
+    }
+    loaded.records = out;
   }
   if (options_.verify_crcs && chunk->uncompressed_crc != 0 && crc32(loaded.records) != chunk->uncompressed_crc) {
     return Error(ErrorCode::kMalformed, path_ + ": the chunk at offset " + std::to_string(index.chunk_start_offset) +
@@ -333,17 +390,17 @@ Result<LoadedChunk> Reader::load_chunk(const ChunkIndex& index) {
       if (!schema.ok()) {
         return schema.error();
       }
-      add_schema(std::move(*schema));
+      loaded.schemas.push_back(std::move(*schema));
     } else if (inner->opcode == Opcode::kChannel) {
       auto channel = decode_channel(inner->content);
       if (!channel.ok()) {
         return channel.error();
       }
-      add_channel(std::move(*channel));
+      loaded.channels.push_back(std::move(*channel));
     }
     at += inner->total_bytes;
   }
-  return loaded;
+  return {};
 }
 
 }  // namespace axon::mcap

@@ -6,11 +6,13 @@
 // that holds it before use; a chunk decompresses into at most its declared size, itself bounded by
 // ReaderOptions::max_chunk_bytes.
 //
-// Thread safety: none; one thread uses a reader and its cursors.
+// Thread safety: one thread uses a reader and its cursors. The one exception is read_chunk_into(), which changes
+// nothing (pread on the file, then local work): a cursor's read-ahead thread calls it while its owner reads on.
 #pragma once
 
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -49,9 +51,20 @@ class Reader {
 
   /// Reads, decompresses and checks the chunk `index` names; schemas and channels inside it are added.
   [[nodiscard]] Result<LoadedChunk> load_chunk(const ChunkIndex& index);
+  /// load_chunk() without adding what it finds (the chunk's `schemas` and `channels`) into `into`, reusing its
+  /// buffers: safe from another thread while this one uses the reader.
+  [[nodiscard]] Result<void> read_chunk_into(const ChunkIndex& index, LoadedChunk& into) const;
+  /// Adds the schemas and channels that read_chunk() found in a chunk.
+  void adopt(const LoadedChunk& chunk);
   /// The file's bytes [offset, offset + length), refused when they lie outside the file.
   [[nodiscard]] Result<std::vector<std::uint8_t>> read(std::uint64_t offset, std::uint64_t length) const;
-  [[nodiscard]] MessageCursor messages() { return MessageCursor(*this); }
+  /// The file's bytes [offset, offset + out.size()) into `out`.
+  [[nodiscard]] Result<void> read_into(std::uint64_t offset, std::span<std::uint8_t> out) const;
+  /// Messages in log-time order; `read_ahead_chunks` > 0: a thread of the cursor's own reads that many chunks
+  /// ahead (message_cursor.hpp).
+  [[nodiscard]] MessageCursor messages(std::size_t read_ahead_chunks = 0) {
+    return MessageCursor(*this, read_ahead_chunks);
+  }
 
  private:
   Reader(int fd, std::string path, std::uint64_t size, ReaderOptions options);

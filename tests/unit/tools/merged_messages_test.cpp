@@ -27,7 +27,9 @@ std::string write_file(const std::string& tag, const std::vector<std::uint8_t>& 
   return path;
 }
 
-TEST(MergedMessages, GivesTheFilesMessagesInLogTimeOrder) {
+class MergedMessagesReadAhead : public ::testing::TestWithParam<std::size_t> {};
+
+TEST_P(MergedMessagesReadAhead, GivesTheFilesMessagesInLogTimeOrder) {
   std::vector<std::unique_ptr<mcap::Reader>> readers;
   for (const auto& [tag, times] : std::vector<std::pair<std::string, std::vector<std::uint8_t>>>{
            {"a", {1, 4, 4, 9}}, {"b", {2, 3, 4, 10, 11}}, {"c", {}}}) {
@@ -37,7 +39,7 @@ TEST(MergedMessages, GivesTheFilesMessagesInLogTimeOrder) {
     ASSERT_TRUE(reader.ok()) << reader.error().message();
     readers.push_back(std::move(*reader));
   }
-  MergedMessages sut(readers);
+  MergedMessages sut(readers, GetParam());
 
   std::vector<std::pair<std::uint64_t, std::size_t>> got;
   FileMessage message;
@@ -56,6 +58,9 @@ TEST(MergedMessages, GivesTheFilesMessagesInLogTimeOrder) {
                                                                        {4, 1}, {9, 0}, {10, 1}, {11, 1}};
   EXPECT_EQ(got, expected);
 }
+
+INSTANTIATE_TEST_SUITE_P(ChunksReadAhead, MergedMessagesReadAhead, ::testing::Values(0, 2),
+                         [](const auto& info) { return "read_ahead_" + std::to_string(info.param); });
 
 }  // namespace
 }  // namespace axon::tools

@@ -2,11 +2,12 @@
 
 namespace axon::tools {
 
-MergedMessages::MergedMessages(const std::vector<std::unique_ptr<mcap::Reader>>& readers) {
+MergedMessages::MergedMessages(const std::vector<std::unique_ptr<mcap::Reader>>& readers,
+                               std::size_t read_ahead_chunks) {
   cursors_.reserve(readers.size());
   current_.resize(readers.size());
   for (std::size_t i = 0; i < readers.size(); ++i) {
-    cursors_.push_back(readers[i]->messages());
+    cursors_.push_back(readers[i]->messages(read_ahead_chunks));
     pending_.push_back(i);
   }
 }

@@ -24,8 +24,9 @@ struct FileMessage {
 /// Thread safety: none. Allocates when it opens the cursors.
 class MergedMessages {
  public:
-  /// Over `readers` (not owned; they outlive this object), each from its first message.
-  explicit MergedMessages(const std::vector<std::unique_ptr<mcap::Reader>>& readers);
+  /// Over `readers` (not owned; they outlive this object), each from its first message; each file's chunks read
+  /// `read_ahead_chunks` ahead by a thread of their own (0: none).
+  MergedMessages(const std::vector<std::unique_ptr<mcap::Reader>>& readers, std::size_t read_ahead_chunks);
 
   /// The next message in log-time order: true, false at the end of every file, or the error of a file's corrupt
   /// chunk (the message it names; the other files go on with the next call).

@@ -44,8 +44,11 @@ void print_play_text(const PlayReport& report, std::FILE* out) {
                  skipped.reason.c_str());
   }
   if (report.rate && report.timing.samples != 0) {
-    std::fprintf(out, "timing error (publish - deadline): p50 %.1f us, p99 %.1f us, max %.1f us over %zu messages\n",
-                 us(report.timing.p50_ns), us(report.timing.p99_ns), us(report.timing.max_ns), report.timing.samples);
+    std::fprintf(out,
+                 "timing error (publish - deadline): p50 %.1f us, p99 %.1f us, p99.9 %.1f us, max %.1f us over %zu "
+                 "messages\n",
+                 us(report.timing.p50_ns), us(report.timing.p99_ns), us(report.timing.p999_ns),
+                 us(report.timing.max_ns), report.timing.samples);
   }
 }
 
@@ -107,6 +110,7 @@ void print_play_json(const PlayReport& report, std::FILE* out) {
         .member("samples", report.timing.samples)
         .member("p50_ns", report.timing.p50_ns)
         .member("p99_ns", report.timing.p99_ns)
+        .member("p999_ns", report.timing.p999_ns)
         .member("max_ns", report.timing.max_ns)
         .member("start_ns", report.start_ns)
         .member("first_log_time_ns", report.first_log_time_ns)

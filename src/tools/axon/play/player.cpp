@@ -20,6 +20,9 @@ using namespace std::chrono_literals;
 
 /// How long a publish waits for a free chunk (subscribers holding them all) before it skips the message.
 constexpr std::int64_t kChunkWaitNs = 1'000'000'000;
+/// Chunks of each file read ahead by a thread of their own, so that the timing thread never waits for a read.
+/// Two: one being consumed while the next is ready and another read (a recording's chunk is a few MiB).
+constexpr std::size_t kReadAheadChunks = 2;
 /// Timing samples reserved up front at most (8 bytes each).
 constexpr std::uint64_t kMaxReservedSamples = std::uint64_t{4} << 20;
 
@@ -262,7 +265,7 @@ bool Player::wait_paused(KeyInput& keys, ReplayClock& clock, std::uint64_t log_t
 }
 
 bool Player::play_once(Node& node, KeyInput& keys, ReplayClock& clock) {
-  MergedMessages merged(readers_);
+  MergedMessages merged(readers_, kReadAheadChunks);
   // The next message in log-time order (a corrupt chunk is a problem in the report, and the files go on).
   const auto fetch = [&](FileMessage& into) {
     for (;;) {

@@ -19,6 +19,7 @@ TimingSummary TimingStats::summary() const {
   };
   out.p50_ns = rank(0.50);
   out.p99_ns = rank(0.99);
+  out.p999_ns = rank(0.999);
   out.max_ns = sorted.back();
   return out;
 }

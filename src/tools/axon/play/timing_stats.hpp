@@ -12,6 +12,7 @@ struct TimingSummary {
   std::size_t samples = 0;
   std::int64_t p50_ns = 0;
   std::int64_t p99_ns = 0;
+  std::int64_t p999_ns = 0;
   std::int64_t max_ns = 0;
 };
 
