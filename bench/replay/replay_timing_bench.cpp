@@ -231,7 +231,8 @@ int main(int argc, char** argv) {
     const std::vector<std::uint64_t> log_times = log_times_of(recording);
     std::printf("recording %s: %zu messages, rate %s\n", recording.c_str(), log_times.size(), rate.c_str());
     for (int round = 1; round <= rounds; ++round) {
-      print_percentiles(("round " + std::to_string(round) + " clock floor").c_str(), clock_floor(log_times, rate_value));
+      print_percentiles(("round " + std::to_string(round) + " clock floor").c_str(),
+                        clock_floor(log_times, rate_value));
       const std::string json = run_play(axon_path, domain, recording, rate);
       if (!print_play_timing(("round " + std::to_string(round) + " play: publish - deadline").c_str(), json)) {
         return 1;

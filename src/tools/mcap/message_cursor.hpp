@@ -72,7 +72,7 @@ class MessageCursor {
   std::vector<std::size_t> remaining_;
   std::priority_queue<Entry, std::vector<Entry>, std::greater<>> heap_;
   std::size_t finished_chunk_ = SIZE_MAX;
-  std::unique_ptr<LoadedChunk> spare_;         // a chunk done with, whose buffers the next read reuses
+  std::unique_ptr<LoadedChunk> spare_;          // a chunk done with, whose buffers the next read reuses
   std::unique_ptr<ChunkReadAhead> read_ahead_;  // null: no read-ahead
 };
 

@@ -361,8 +361,7 @@ Result<void> Reader::read_chunk_into(const ChunkIndex& index, LoadedChunk& into)
   if (*compression == Compression::kNone && chunk->records.size() == chunk->uncompressed_size) {
     loaded.records = chunk->records;  // read in place: no copy
   } else {
-    const std::span<std::uint8_t> out =
-        sized(loaded.decompressed, static_cast<std::size_t>(chunk->uncompressed_size));
+    const std::span<std::uint8_t> out = sized(loaded.decompressed, static_cast<std::size_t>(chunk->uncompressed_size));
     if (auto r = decompress(*compression, chunk->records, out); !r.ok()) {
       return Error(ErrorCode::kMalformed, path_ + ": chunk at offset " + std::to_string(index.chunk_start_offset) +
                                               ": " + std::string(r.error().message()));
