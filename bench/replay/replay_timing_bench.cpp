@@ -197,8 +197,8 @@ bool print_play_timing(const char* what, const std::string& json) {
     }
     std::printf("%-36s p50 %8.1f us  p99 %8.1f us  p99.9 %8.1f us  max %8.1f us  (n=%s)\n", what,
                 timing["p50_ns"].as<double>() / 1000.0, timing["p99_ns"].as<double>() / 1000.0,
-                timing["p999_ns"].as<double>() / 1000.0, timing["max_ns"].as<double>() / 1000.0,
-                timing["samples"].as<std::string>().c_str());
+                (timing["p999_ns"] ? timing["p999_ns"].as<double>() / 1000.0 : NAN),
+                timing["max_ns"].as<double>() / 1000.0, timing["samples"].as<std::string>().c_str());
     return true;
   } catch (const YAML::Exception& error) {
     std::fprintf(stderr, "axon play printed no JSON (%s):\n%s\n", error.what(), json.c_str());

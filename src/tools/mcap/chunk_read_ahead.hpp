@@ -37,6 +37,9 @@ class ChunkReadAhead {
   /// A chunk the consumer is done with: its buffers are read into again (no allocation, no page faults: a 4 MiB
   /// buffer allocated per chunk cost more than its read, and its page faults stalled the consumer's thread too).
   void give_back(LoadedChunk chunk);
+  /// Waits until the queue holds `depth` chunks (or every chunk left): a replay calls it before its clock starts,
+  /// so that the first messages do not wait for the first reads (nor for their buffers' first page faults).
+  void wait_filled();
 
  private:
   struct Read {
@@ -51,7 +54,8 @@ class ChunkReadAhead {
   std::mutex mutex_;
   std::condition_variable changed_;  // a chunk was queued, taken, or stop_ set
   std::deque<Read> ready_;
-  std::vector<LoadedChunk> spare_;  // given back, at most depth_ + 1
+  std::vector<LoadedChunk> spare_;  // given back, read into again
+  std::size_t taken_ = 0;           // chunks take() handed out
   bool stop_ = false;
   std::thread thread_;  // last: started once everything it reads is constructed
 };

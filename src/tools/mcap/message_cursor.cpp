@@ -38,6 +38,12 @@ MessageCursor::MessageCursor(MessageCursor&&) noexcept = default;
 MessageCursor& MessageCursor::operator=(MessageCursor&&) noexcept = default;
 MessageCursor::~MessageCursor() = default;
 
+void MessageCursor::wait_read_ahead() {
+  if (read_ahead_) {
+    read_ahead_->wait_filled();
+  }
+}
+
 void MessageCursor::recycle(std::unique_ptr<LoadedChunk> chunk) {
   if (read_ahead_) {
     read_ahead_->give_back(std::move(*chunk));

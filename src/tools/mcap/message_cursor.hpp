@@ -47,6 +47,8 @@ class MessageCursor {
   ~MessageCursor();
   /// The next message into `out`: true, or false at the end; an error for a chunk that is corrupt.
   [[nodiscard]] Result<bool> next(Message& out);
+  /// With read-ahead: waits until its first chunks are read (ChunkReadAhead::wait_filled). Else nothing.
+  void wait_read_ahead();
 
  private:
   friend class Reader;

@@ -27,6 +27,7 @@ struct Outcome {
 std::vector<Outcome> read_all(Reader& reader, std::size_t read_ahead_chunks) {
   std::vector<Outcome> got;
   MessageCursor cursor = reader.messages(read_ahead_chunks);
+  cursor.wait_read_ahead();  // returns at once without read-ahead
   Message message;
   for (int errors = 0; errors < 100;) {
     auto more = cursor.next(message);

@@ -12,6 +12,12 @@ MergedMessages::MergedMessages(const std::vector<std::unique_ptr<mcap::Reader>>&
   }
 }
 
+void MergedMessages::wait_read_ahead() {
+  for (mcap::MessageCursor& cursor : cursors_) {
+    cursor.wait_read_ahead();
+  }
+}
+
 Result<void> MergedMessages::advance(std::size_t file) {
   auto more = cursors_[file].next(current_[file]);
   if (!more) {

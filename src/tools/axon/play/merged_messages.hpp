@@ -31,6 +31,8 @@ class MergedMessages {
   /// The next message in log-time order: true, false at the end of every file, or the error of a file's corrupt
   /// chunk (the message it names; the other files go on with the next call).
   [[nodiscard]] Result<bool> next(FileMessage& out);
+  /// Waits until every file's first chunks are read ahead (before a replay's clock starts).
+  void wait_read_ahead();
 
  private:
   struct Head {

@@ -177,6 +177,7 @@ int Player::resolve(Node& node, std::size_t file, const mcap::Channel& channel) 
   }
   outputs_.push_back(Output{.publisher = std::move(publication->publisher),
                             .hash = replay.declared.type.hash,
+                            .max_payload_bytes = replay.declared.max_payload_bytes,
                             .report_index = report_.topics.size(),
                             .from_file = options_.files[file],
                             .told_too_large = false});
@@ -203,6 +204,7 @@ Result<void> Player::run(Node& node, KeyInput& keys) {
   }
   if (options_.rate) {
     timing_.reserve(std::min(messages, kMaxReservedSamples));
+    warm_pool();
   }
   if (!wait_delay()) {
     report_.interrupted = true;
@@ -229,6 +231,28 @@ Result<void> Player::run(Node& node, KeyInput& keys) {
   report_.timing = timing_.summary();
   return {};
 }
+
+void Player::warm_pool() {
+  constexpr std::size_t kPageBytes = 4096;
+  constexpr std::size_t kMaxHeld = 1U << 16;  // far beyond any pool play sizes (replay_pool.cpp)
+  std::vector<Loan<Bytes>> held;
+  for (const Output& output : outputs_) {
+    if (output.max_payload_bytes == 0) {
+      continue;
+    }
+    while (held.size() < kMaxHeld) {
+      auto loan = output.publisher->loan(output.max_payload_bytes);
+      if (!loan) {
+        break;  // every chunk of its class is held (exhausted), or it has none that large (said when replayed)
+      }
+      std::byte* const bytes = reinterpret_cast<std::byte*>((*loan).data());
+      for (std::size_t at = 0; at < output.max_payload_bytes; at += kPageBytes) {
+        bytes[at] = std::byte{0};
+      }
+      held.push_back(std::move(*loan));
+    }
+  }
+}  // the loans go back unpublished
 
 bool Player::wait_delay() const {
   const std::int64_t until = monotonic_now_ns() + static_cast<std::int64_t>(options_.delay_s * 1e9);
@@ -266,6 +290,7 @@ bool Player::wait_paused(KeyInput& keys, ReplayClock& clock, std::uint64_t log_t
 
 bool Player::play_once(Node& node, KeyInput& keys, ReplayClock& clock) {
   MergedMessages merged(readers_, kReadAheadChunks);
+  merged.wait_read_ahead();  // the first messages do not wait for the first reads
   // The next message in log-time order (a corrupt chunk is a problem in the report, and the files go on).
   const auto fetch = [&](FileMessage& into) {
     for (;;) {

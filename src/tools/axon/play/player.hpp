@@ -43,7 +43,8 @@ class Player {
   struct Output {
     std::shared_ptr<Publisher<Bytes>> publisher;
     std::uint64_t hash = 0;
-    std::size_t report_index = 0;  // in report_.topics
+    std::size_t max_payload_bytes = 0;  // the recorded type's largest message
+    std::size_t report_index = 0;       // in report_.topics
     std::string from_file;
     bool told_too_large = false;
   };
@@ -51,6 +52,10 @@ class Player {
   /// The output index of channel `channel_id` of file `file` (kSkipped, kFiltered), resolving it on first use.
   int output_of(Node& node, std::size_t file, std::uint16_t channel_id);
   int resolve(Node& node, std::size_t file, const mcap::Channel& channel);
+  /// Writes every chunk of the pool that the outputs' messages can take once, before the clock starts: on a VM
+  /// a page's first write costs microseconds even after it was prefaulted, and a 2 MiB chunk's first copy was
+  /// then 3 ms late.
+  void warm_pool();
   /// Waits --delay seconds; false when a signal stopped it.
   [[nodiscard]] bool wait_delay() const;
   /// One pass over the files; false when a signal stopped it.
