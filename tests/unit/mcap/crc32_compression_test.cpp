@@ -104,12 +104,8 @@ TEST_P(McapCompression, RefusesAStreamLargerOrSmallerThanDeclared) {
   EXPECT_FALSE(decompress(GetParam(), (*sut)->output(), too_large).ok());
 }
 
-INSTANTIATE_TEST_SUITE_P(AllCompressions, McapCompression,
-                         ::testing::Values(Compression::kNone, Compression::kLz4, Compression::kZstd),
-                         [](const auto& info) {
-                           const std::string name(compression_name(info.param));
-                           return name.empty() ? std::string("none") : name;
-                         });
+INSTANTIATE_TEST_SUITE_P(AllCompressions, McapCompression, ::testing::ValuesIn(test::kAllCompressions),
+                         [](const auto& info) { return test::compression_test_name(info.param); });
 
 TEST(McapCompressionStreams, RefuseCorruptBytesWithAMessage) {
   const std::vector<std::uint8_t> garbage = test::pattern(300, 9);

@@ -90,12 +90,8 @@ TEST_P(McapCutFile, ReadsEveryMessageOfTheCompleteChunksAtAnyCutAndRecoversTheFi
   EXPECT_GT(cuts, 100U);
 }
 
-INSTANTIATE_TEST_SUITE_P(AllCompressions, McapCutFile,
-                         ::testing::Values(Compression::kNone, Compression::kLz4, Compression::kZstd),
-                         [](const auto& info) {
-                           const std::string name(compression_name(info.param));
-                           return name.empty() ? std::string("none") : name;
-                         });
+INSTANTIATE_TEST_SUITE_P(AllCompressions, McapCutFile, ::testing::ValuesIn(kAllCompressions),
+                         [](const auto& info) { return compression_test_name(info.param); });
 
 TEST(McapRecover, RefusesToOverwriteItsInput) {
   auto sut = recover("/tmp/x.mcap", "/tmp/x.mcap");

@@ -50,14 +50,12 @@ TEST_P(McapLibraryReads, EveryMessageSchemaAndChannelAxonWrote) {
   EXPECT_EQ(run.out, describe(written, "true"));
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    AllCompressions, McapLibraryReads,
-    ::testing::Combine(::testing::Values(Compression::kNone, Compression::kLz4, Compression::kZstd), ::testing::Bool()),
-    [](const auto& info) {
-      const std::string name(compression_name(std::get<0>(info.param)));
-      return (name.empty() ? std::string("none") : name) +
-             (std::get<1>(info.param) ? "_with_summary" : "_without_summary");
-    });
+INSTANTIATE_TEST_SUITE_P(AllCompressions, McapLibraryReads,
+                         ::testing::Combine(::testing::ValuesIn(kAllCompressions), ::testing::Bool()),
+                         [](const auto& info) {
+                           return compression_test_name(std::get<0>(info.param)) +
+                                  (std::get<1>(info.param) ? "_with_summary" : "_without_summary");
+                         });
 
 TEST_F(McapLibrary, AxonReadsWhatTheReferenceWriterWrote) {
   const std::string path = dir_.file("reference.mcap");

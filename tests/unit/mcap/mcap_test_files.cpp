@@ -82,6 +82,11 @@ Recording write_recording(const std::string& path, const WriterOptions& options,
   return rec;
 }
 
+std::string compression_test_name(Compression compression) {
+  const std::string name(compression_name(compression));
+  return name.empty() ? std::string("none") : name;
+}
+
 Result<Recording> read_recording(const std::string& path, ReaderOptions options) {
   auto reader = Reader::open(path, options);
   if (!reader.ok()) {

@@ -2,6 +2,7 @@
 // and the one-line JSON description that tests/mcap_js/check.js prints, built from what a test wrote or read.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -39,6 +40,11 @@ struct Recording {
   std::vector<std::string> compressions;  ///< One per chunk.
   bool summary = true;
 };
+
+/// Every compression a chunk can have, and a test name for each ("none", "lz4", "zstd").
+inline constexpr std::array<Compression, 3> kAllCompressions = {Compression::kNone, Compression::kLz4,
+                                                                Compression::kZstd};
+[[nodiscard]] std::string compression_test_name(Compression compression);
 
 /// Deterministic payload bytes.
 [[nodiscard]] std::vector<std::uint8_t> pattern(std::size_t bytes, std::uint32_t seed);

@@ -67,12 +67,8 @@ TEST_P(McapReadAhead, GivesTheMessagesOfACursorThatReadsItself) {
   EXPECT_EQ(one_ahead, in_place);
 }
 
-INSTANTIATE_TEST_SUITE_P(AllCompressions, McapReadAhead,
-                         ::testing::Values(Compression::kNone, Compression::kLz4, Compression::kZstd),
-                         [](const auto& info) {
-                           const std::string name(compression_name(info.param));
-                           return name.empty() ? std::string("none") : name;
-                         });
+INSTANTIATE_TEST_SUITE_P(AllCompressions, McapReadAhead, ::testing::ValuesIn(kAllCompressions),
+                         [](const auto& info) { return compression_test_name(info.param); });
 
 TEST(McapReadAhead, ReportsACorruptChunkWhereTheCursorReachesItAndReadsOn) {
   TempDir dir;

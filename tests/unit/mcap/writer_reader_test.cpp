@@ -73,12 +73,8 @@ TEST_P(McapWriterReader, ScansAFileWithoutSummaryAndSaysWhy) {
   EXPECT_EQ(describe(*read, "null"), describe(written, "null"));
 }
 
-INSTANTIATE_TEST_SUITE_P(AllCompressions, McapWriterReader,
-                         ::testing::Values(Compression::kNone, Compression::kLz4, Compression::kZstd),
-                         [](const auto& info) {
-                           const std::string name(compression_name(info.param));
-                           return name.empty() ? std::string("none") : name;
-                         });
+INSTANTIATE_TEST_SUITE_P(AllCompressions, McapWriterReader, ::testing::ValuesIn(kAllCompressions),
+                         [](const auto& info) { return compression_test_name(info.param); });
 
 TEST(McapWriter, UncompressedWritesTheCallersBytesAtTheChunkAndReleasesThemThen) {
   TempDir dir;
