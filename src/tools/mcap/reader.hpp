@@ -63,7 +63,7 @@ class Reader {
   /// Messages in log-time order; `read_ahead_chunks` > 0: a thread of the cursor's own reads that many chunks
   /// ahead (message_cursor.hpp).
   [[nodiscard]] MessageCursor messages(std::size_t read_ahead_chunks = 0) {
-    return MessageCursor(*this, read_ahead_chunks);
+    return {*this, read_ahead_chunks};
   }
 
  private:
