@@ -62,9 +62,7 @@ class Reader {
   [[nodiscard]] Result<void> read_into(std::uint64_t offset, std::span<std::uint8_t> out) const;
   /// Messages in log-time order; `read_ahead_chunks` > 0: a thread of the cursor's own reads that many chunks
   /// ahead (message_cursor.hpp).
-  [[nodiscard]] MessageCursor messages(std::size_t read_ahead_chunks = 0) {
-    return {*this, read_ahead_chunks};
-  }
+  [[nodiscard]] MessageCursor messages(std::size_t read_ahead_chunks = 0) { return {*this, read_ahead_chunks}; }
 
  private:
   Reader(int fd, std::string path, std::uint64_t size, ReaderOptions options);
