@@ -56,10 +56,12 @@ case "${1:-}" in
       changed="$(git diff --name-only "${base}" | sed "s|^|${PWD}/|")"
       # Each compiled source's depfile, found by the source it names first (a
       # target in a subdirectory, src/tools/mcap say, keeps its objects under
-      # that subdirectory's CMakeFiles, not the top one).
+      # that subdirectory's CMakeFiles, not the top one). A depfile's paths
+      # are absolute, or (ccache's base_dir) relative to the directory the
+      # object was compiled in: the depfile's own, up to its CMakeFiles.
       declare -A depfile_of=()
       while IFS=$'\t' read -r source depfile; do
-        depfile_of["${source}"]="${depfile}"
+        depfile_of["$(cd "${depfile%%/CMakeFiles/*}" && realpath -m -- "${source}")"]="${depfile}"
       done < <(find "${build_dir}" -name '*.cpp.o.d' -exec awk '
         FNR == 1 { if (NF >= 2 && $2 != "\\") { print $2 "\t" FILENAME; nextfile } }
         FNR == 2 { print $1 "\t" FILENAME; nextfile }' {} +)
@@ -69,13 +71,14 @@ case "${1:-}" in
           files+=("${file}")  # not built here: checked rather than assumed clean
           continue
         fi
-        # A depfile's paths are relative to the build directory and pass
-        # through the layers' include views (symbolic links): resolved first.
+        # A depfile's paths pass through the layers' include views (symbolic
+        # links): resolved first, from the directory the object was compiled in.
         # grep -c reads to the end: with -q it would stop at the first match
         # and realpath's SIGPIPE would fail the pipeline (pipefail).
         if [[ -n "${changed}" ]] &&
           tr -s ' \\\n' '\n\n\n' <"${depfile}" | grep -v -e ':$' -e '^/usr/' -e '^$' |
-          (cd "${build_dir}" && xargs realpath -m --) | grep -Fxc -f <(printf '%s\n' "${changed}") >/dev/null; then
+          (cd "${depfile%%/CMakeFiles/*}" && xargs realpath -m --) |
+          grep -Fxc -f <(printf '%s\n' "${changed}") >/dev/null; then
           files+=("${file}")
         fi
       done
