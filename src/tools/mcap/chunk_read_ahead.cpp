@@ -22,12 +22,19 @@ ChunkReadAhead::~ChunkReadAhead() {
 
 void ChunkReadAhead::run() {
   // Buffers for every chunk that can be in flight at the start (the queue, the one read, the consumer's), sized
-  // for the largest chunk and written once (resize zero-fills) here, not on the consumer's first reads.
+  // for the largest chunk and written once (resize zero-fills) here, not on the consumer's first reads. The sizes
+  // come from the file: only those a chunk can have are believed (within the file; decompressed, within the
+  // reader's limit), and no buffer is made larger than kMostPresized ahead (a larger chunk grows one when read).
+  constexpr std::uint64_t kMostPresized = std::uint64_t{64} << 20;
   std::uint64_t largest_record = 0;
   std::uint64_t largest_records = 0;
   for (const ChunkIndex& index : in_order_) {
-    largest_record = std::max(largest_record, index.chunk_length);
-    largest_records = index.compression.empty() ? largest_records : std::max(largest_records, index.uncompressed_size);
+    if (index.chunk_length <= reader_.file_bytes()) {
+      largest_record = std::max(largest_record, std::min(index.chunk_length, kMostPresized));
+    }
+    if (!index.compression.empty() && index.uncompressed_size <= reader_.options().max_chunk_bytes) {
+      largest_records = std::max(largest_records, std::min(index.uncompressed_size, kMostPresized));
+    }
   }
   const std::size_t buffers = std::min(in_order_.size(), depth_ + 2);
   for (std::size_t i = 0; i < buffers; ++i) {

@@ -48,6 +48,7 @@ class Reader {
   /// Scanned files: the data section ended with DataEnd (the writer finished it).
   [[nodiscard]] bool data_end_seen() const noexcept { return data_end_seen_; }
   [[nodiscard]] std::uint64_t file_bytes() const noexcept { return size_; }
+  [[nodiscard]] const ReaderOptions& options() const noexcept { return options_; }
 
   /// Reads, decompresses and checks the chunk `index` names; schemas and channels inside it are added.
   [[nodiscard]] Result<LoadedChunk> load_chunk(const ChunkIndex& index);
