@@ -225,6 +225,10 @@ int main(int argc, char** argv) {
   int rounds = 1;
   app.add_option("--rounds", rounds, "Rounds of the clock floor then play, alternating")->check(CLI::Range(1, 100));
   CLI11_PARSE(app, argc, argv);
+  if (rounds > 1 && recording.empty()) {
+    std::fprintf(stderr, "--rounds repeats the replay of a --recording; the synthetic run is one round\n");
+    return 2;
+  }
 
   const double rate_value = rate == "max" ? 1.0 : std::stod(rate);
   if (!recording.empty()) {

@@ -17,11 +17,12 @@ namespace axon::mcap {
 
 class Reader;
 
-/// Reads the chunks `in_order` names, in that order, at most `depth` of them ahead of take(). Memory: `depth`
-/// loaded chunks plus the one being read.
+/// Reads the chunks `in_order` names, in that order, at most `depth` of them ahead of take(). Memory: the buffers
+/// of the chunks in flight (the queue, the one being read, those the consumer holds), kept for reuse.
 ///
-/// Thread safety: one consumer thread calls take(); the read-ahead thread calls only Reader::read_chunk(), which
-/// changes nothing in the reader. The queue is guarded by a mutex held for a push or a pop, never across a read.
+/// Thread safety: one consumer thread calls take(), give_back() and wait_filled(); the read-ahead thread calls
+/// only Reader::read_chunk_into(), which changes nothing in the reader. The queue is guarded by a mutex held for a push
+/// or a pop, never across a read.
 class ChunkReadAhead {
  public:
   /// Starts the thread (std::system_error when the system refuses one).

@@ -51,11 +51,18 @@ Reader::Reader(int fd, std::string path, std::uint64_t size, ReaderOptions optio
 
 Reader::~Reader() { ::close(fd_); }
 
-Result<std::vector<std::uint8_t>> Reader::read(std::uint64_t offset, std::uint64_t length) const {
+Result<void> Reader::check_within(std::uint64_t offset, std::uint64_t length) const {
   if (offset > size_ || length > size_ - offset) {
     return Error(ErrorCode::kMalformed, path_ + ": " + std::to_string(length) + " bytes at offset " +
                                             std::to_string(offset) + " lie past the end of the file (" +
                                             std::to_string(size_) + " bytes)");
+  }
+  return {};
+}
+
+Result<std::vector<std::uint8_t>> Reader::read(std::uint64_t offset, std::uint64_t length) const {
+  if (auto within = check_within(offset, length); !within.ok()) {
+    return within.error();  // before the buffer is made: a corrupt length must not allocate
   }
   std::vector<std::uint8_t> out(static_cast<std::size_t>(length));
   if (auto r = read_into(offset, out); !r.ok()) {
@@ -65,10 +72,8 @@ Result<std::vector<std::uint8_t>> Reader::read(std::uint64_t offset, std::uint64
 }
 
 Result<void> Reader::read_into(std::uint64_t offset, std::span<std::uint8_t> out) const {
-  if (offset > size_ || out.size() > size_ - offset) {
-    return Error(ErrorCode::kMalformed, path_ + ": " + std::to_string(out.size()) + " bytes at offset " +
-                                            std::to_string(offset) + " lie past the end of the file (" +
-                                            std::to_string(size_) + " bytes)");
+  if (auto within = check_within(offset, out.size()); !within.ok()) {
+    return within;
   }
   std::size_t done = 0;
   while (done < out.size()) {
@@ -326,10 +331,8 @@ Result<void> Reader::read_chunk_into(const ChunkIndex& index, LoadedChunk& into)
   into.messages.clear();
   into.schemas.clear();
   into.channels.clear();
-  if (index.chunk_length > size_) {
-    return Error(ErrorCode::kMalformed, path_ + ": the chunk index names " + std::to_string(index.chunk_length) +
-                                            " bytes at offset " + std::to_string(index.chunk_start_offset) +
-                                            ", more than the file holds (" + std::to_string(size_) + " bytes)");
+  if (auto within = check_within(index.chunk_start_offset, index.chunk_length); !within.ok()) {
+    return within;  // before the buffer grows: a corrupt index must not allocate
   }
   const std::span<std::uint8_t> bytes = sized(into.file_bytes, static_cast<std::size_t>(index.chunk_length));
   if (auto r = read_into(index.chunk_start_offset, bytes); !r.ok()) {

@@ -55,7 +55,7 @@ class Reader {
   /// load_chunk() without adding what it finds (the chunk's `schemas` and `channels`) into `into`, reusing its
   /// buffers: safe from another thread while this one uses the reader.
   [[nodiscard]] Result<void> read_chunk_into(const ChunkIndex& index, LoadedChunk& into) const;
-  /// Adds the schemas and channels that read_chunk() found in a chunk.
+  /// Adds the schemas and channels that read_chunk_into() found in a chunk.
   void adopt(const LoadedChunk& chunk);
   /// The file's bytes [offset, offset + length), refused when they lie outside the file.
   [[nodiscard]] Result<std::vector<std::uint8_t>> read(std::uint64_t offset, std::uint64_t length) const;
@@ -67,6 +67,8 @@ class Reader {
 
  private:
   Reader(int fd, std::string path, std::uint64_t size, ReaderOptions options);
+  /// [offset, offset + length) lies inside the file, or the error naming both.
+  [[nodiscard]] Result<void> check_within(std::uint64_t offset, std::uint64_t length) const;
   [[nodiscard]] Result<void> read_header();
   [[nodiscard]] Result<void> read_summary();
   [[nodiscard]] Result<void> scan();

@@ -245,7 +245,7 @@ void Player::warm_pool() {
       if (!loan) {
         break;  // every chunk of its class is held (exhausted), or it has none that large (said when replayed)
       }
-      auto* const bytes = reinterpret_cast<std::byte*>((*loan).data());
+      std::byte* const bytes = (*loan).data();
       for (std::size_t at = 0; at < output.max_payload_bytes; at += kPageBytes) {
         bytes[at] = std::byte{0};
       }
