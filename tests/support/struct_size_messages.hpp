@@ -59,8 +59,8 @@ inline constexpr int kStructCombosRun = 0
 /// Calls `f(StructCombo<...>{})` for every combination the tests run, in file order.
 template <class F>
 void for_each_struct_combo(F&& f) {
-#define AXON_STRUCT_COMBO_CALL(size, align)                                                \
-  if constexpr (struct_combo_runs(size, align)) {                                          \
+#define AXON_STRUCT_COMBO_CALL(size, align)                                            \
+  if constexpr (struct_combo_runs(size, align)) {                                      \
     f(StructCombo<sizes::V##size##A##align, sizes::S##size##A##align, size, align>{}); \
   }
   AXON_FOR_EACH_STRUCT_SIZE(AXON_STRUCT_COMBO_CALL)

@@ -306,8 +306,8 @@ bool Player::play_once(Node& node, KeyInput& keys, ReplayClock& clock) {
         return true;  // the last message was published
       }
       std::optional<Loan<Bytes>> loan;
-      const Prepared prepared = prepare(outputs_[static_cast<std::size_t>(pass.next_output)],
-                                        pass.next.message.data, ChunkWait::kUpToASecond, loan);
+      const Prepared prepared = prepare(outputs_[static_cast<std::size_t>(pass.next_output)], pass.next.message.data,
+                                        ChunkWait::kUpToASecond, loan);
       pass.has_next = false;
       if (prepared != Prepared::kReady) {
         continue;  // skipped and counted (no chunk, too large)
@@ -328,8 +328,7 @@ bool Player::play_once(Node& node, KeyInput& keys, ReplayClock& clock) {
     }
     // While this message waits for its deadline: the next one is read (a file's next chunk, a few MiB, CRC
     // checked, then costs the wait, not the next message's lateness) and those due soon are copied into chunks.
-    prepare_ahead(node, pass, clock,
-                  timed && !paused_ ? std::optional(clock.deadline_ns(log_time)) : std::nullopt);
+    prepare_ahead(node, pass, clock, timed && !paused_ ? std::optional(clock.deadline_ns(log_time)) : std::nullopt);
     bool stepped = false;
     bool was_paused = false;
     // A key typed since the last message (while a chunk was read, say) counts here, the step key included.
