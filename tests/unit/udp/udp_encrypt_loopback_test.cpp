@@ -159,37 +159,39 @@ TEST_F(UdpEncryptLoopback, SmallAndMebibyteReliableMessagesArriveWholeAndInOrder
 
 TEST_F(UdpEncryptLoopback, NodesWithTheSameKeyButNotTheSameEncryptRefuseEachOtherAndSaySo) {
   const test::LogCapture log(spdlog::level::warn);
-  const auto authenticating = variant(hosts.config(), "authenticating.yaml", "{key_file: domain.key}");
-  auto receiver = node_with("receiver", authenticating, hosts.shm_dir("b"));
-  auto sender = node("sender", "a");
-  ASSERT_TRUE(receiver && sender);
-  auto subscriber = receiver->subscribe<TestMessage>("small", {.depth = 256});
-  auto publisher = sender->advertise<TestMessage>("small");
-  auto back_publisher = receiver->advertise<TestMessage>("small_back");
-  auto back_subscriber = sender->subscribe<TestMessage>("small_back");
-  ASSERT_TRUE(subscriber && publisher && back_publisher && back_subscriber);
+  {
+    const auto authenticating = variant(hosts.config(), "authenticating.yaml", "{key_file: domain.key}");
+    auto receiver = node_with("receiver", authenticating, hosts.shm_dir("b"));
+    auto sender = node("sender", "a");
+    ASSERT_TRUE(receiver && sender);
+    auto subscriber = receiver->subscribe<TestMessage>("small", {.depth = 256});
+    auto publisher = sender->advertise<TestMessage>("small");
+    auto back_publisher = receiver->advertise<TestMessage>("small_back");
+    auto back_subscriber = sender->subscribe<TestMessage>("small_back");
+    ASSERT_TRUE(subscriber && publisher && back_publisher && back_subscriber);
 
-  // Both announce every 20 ms: each refuses the other's under a reason of its own, not as forged.
-  ASSERT_TRUE(eventually(
-      [&] {
-        return sender->network_counters().not_encrypted > 5 && receiver->network_counters().unexpectedly_encrypted > 5;
-      },
-      5s))
-      << "sender not_encrypted " << sender->network_counters().not_encrypted << ", receiver unexpectedly_encrypted "
-      << receiver->network_counters().unexpectedly_encrypted;
-  for (std::uint64_t i = 1; i <= 20; ++i) {
-    (void)(*publisher)->publish(TestMessage{});
-    (void)(*back_publisher)->publish(TestMessage{});
-    std::this_thread::sleep_for(5ms);
-  }
-  std::this_thread::sleep_for(300ms);
-  EXPECT_FALSE((*subscriber)->take()) << "an authenticating node took an encrypted message";
-  EXPECT_FALSE((*back_subscriber)->take()) << "an encrypting node took a message that was not encrypted";
-  EXPECT_EQ(sender->network_counters().hosts_discovered, 0U);
-  EXPECT_EQ(receiver->network_counters().hosts_discovered, 0U);
-  EXPECT_EQ(sender->network_counters().auth_failures, 0U);
-  EXPECT_EQ(receiver->network_counters().auth_failures, 0U);
-
+    // Both announce every 20 ms: each refuses the other's under a reason of its own, not as forged.
+    ASSERT_TRUE(eventually(
+        [&] {
+          return sender->network_counters().not_encrypted > 5 &&
+                 receiver->network_counters().unexpectedly_encrypted > 5;
+        },
+        5s))
+        << "sender not_encrypted " << sender->network_counters().not_encrypted << ", receiver unexpectedly_encrypted "
+        << receiver->network_counters().unexpectedly_encrypted;
+    for (std::uint64_t i = 1; i <= 20; ++i) {
+      (void)(*publisher)->publish(TestMessage{});
+      (void)(*back_publisher)->publish(TestMessage{});
+      std::this_thread::sleep_for(5ms);
+    }
+    std::this_thread::sleep_for(300ms);
+    EXPECT_FALSE((*subscriber)->take()) << "an authenticating node took an encrypted message";
+    EXPECT_FALSE((*back_subscriber)->take()) << "an encrypting node took a message that was not encrypted";
+    EXPECT_EQ(sender->network_counters().hosts_discovered, 0U);
+    EXPECT_EQ(receiver->network_counters().hosts_discovered, 0U);
+    EXPECT_EQ(sender->network_counters().auth_failures, 0U);
+    EXPECT_EQ(receiver->network_counters().auth_failures, 0U);
+  }  // the nodes' threads log through the capture's sink: they end before it is read
   const std::string text = log.text();
   EXPECT_NE(text.find("refused an encrypted datagram from 127.0.0.1:"), std::string::npos) << text;
   EXPECT_NE(text.find("refused an authenticated but unencrypted datagram from 127.0.0.2:"), std::string::npos) << text;
