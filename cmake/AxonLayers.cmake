@@ -68,7 +68,9 @@ axon_rule(tests/support/common SEES include/axon)
 # The replay timing benchmark writes its recording with the MCAP module, as `axon record` would.
 # Its clock floor waits with play's own clock (src/tools/axon/play/replay_clock.*).
 axon_rule(bench/replay SEES ${AXON_API} src/tools/mcap src/tools/axon/play/replay_clock.hpp src/base/cpu_relax.hpp)
-axon_rule(bench/micro SEES bench ${AXON_API} schemas transports/shm src/base/cpu_relax.hpp)
+# ... and the UDP envelope's sealing and opening (envelope_bench).
+axon_rule(bench/micro SEES bench ${AXON_API} schemas transports/shm src/base/cpu_relax.hpp
+  transports/udp/envelope.hpp transports/udp/datagram_key.hpp transports/udp/replay_window.hpp)
 axon_rule(examples SEES ${AXON_API} schemas)
 # The recording benchmark measures the MCAP writer itself next to `axon record`.
 axon_rule(bench/record SEES ${AXON_API} src/tools/mcap)

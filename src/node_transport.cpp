@@ -125,7 +125,9 @@ class UdpNetworkView final : public NetworkView {
                              .auth_failures = c.auth_failures,
                              .replays = c.replays,
                              .not_allowed = c.not_allowed,
-                             .unauthenticated = c.unauthenticated};
+                             .unauthenticated = c.unauthenticated,
+                             .not_encrypted = c.not_encrypted,
+                             .unexpectedly_encrypted = c.unexpectedly_encrypted};
 #ifdef AXON_HAVE_RDMA
     if (rdma_ != nullptr && rdma_->participant != nullptr) {
       const rdma::RdmaLinkCounters links = rdma_->participant->counters();
@@ -174,7 +176,8 @@ std::string key_path(const std::string& path, const std::string& config_file) {
 Result<udp::SecuritySettings> security_settings(const UdpConfig::Security& security, const std::string& config_file) {
   udp::SecuritySettings settings{.key_file = key_path(security.key_file, config_file),
                                  .previous_key_file = key_path(security.previous_key_file, config_file),
-                                 .allow = {}};
+                                 .allow = {},
+                                 .encrypt = security.encrypt};
   for (const std::string& entry : security.allow) {
     auto range = udp::parse_address_range(entry);
     if (!range) {

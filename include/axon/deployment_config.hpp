@@ -116,6 +116,9 @@ struct UdpConfig {
     std::string previous_key_file;
     /// Source addresses accepted for discovery and data ("10.0.0.0/24", "192.168.1.7"); empty: any.
     std::vector<std::string> allow;
+    /// `encrypt: true`: every datagram is encrypted (AES-256-GCM under the key), not only authenticated, and
+    /// datagrams that are only authenticated are refused. Needs key_file; every host must set the same.
+    bool encrypt = false;
   } security;
 };
 

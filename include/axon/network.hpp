@@ -51,8 +51,13 @@ struct NetworkCounters {
   std::uint64_t replays = 0;
   /// ... a source address outside `allow:`, ...
   std::uint64_t not_allowed = 0;
-  /// ... no envelope while a key is configured (a node without the key, or a plain datagram).
+  /// ... no envelope while a key is configured (a node without the key, or a plain datagram), ...
   std::uint64_t unauthenticated = 0;
+  /// ... a right tag, but only authenticated while this node sets `encrypt: true` (no downgrade): the sender
+  /// holds the key and does not set it (both hosts must set the same `encrypt`), ...
+  std::uint64_t not_encrypted = 0;
+  /// ... a right tag, but encrypted while this node does not set `encrypt: true`: the sender does.
+  std::uint64_t unexpectedly_encrypted = 0;
   /// RDMA links (one queue pair per pair of nodes) up now to nodes of other
   /// hosts; 0 unless this node's host names an rdma_device.
   std::uint64_t rdma_links_up = 0;

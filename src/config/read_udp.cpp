@@ -1,7 +1,7 @@
 // The `udp:` section of the UDP transport: discovery (multicast or static
 // peers), heartbeats, socket buffers and MTU, the largest message, the
 // RELIABLE history and reassembly timeout, how long the receive thread polls,
-// and security (key files, allowed sources).
+// and security (key files, encryption, allowed sources).
 #include <arpa/inet.h>
 #include <fmt/format.h>
 
@@ -161,7 +161,7 @@ void read_security(YamlReader& r, const YAML::Node& map, UdpConfig& udp) {
   if (!r.expect_map(map, what)) {
     return;
   }
-  r.check_keys(map, {"key_file", "previous_key_file", "allow"}, what);
+  r.check_keys(map, {"key_file", "previous_key_file", "allow", "encrypt"}, what);
   if (const YAML::Node v = map["key_file"]; v.IsDefined() && r.ok()) {
     udp.security.key_file = r.text(v, what + " key_file (a file of 32 random bytes, mode 0600)");
   }
@@ -169,6 +169,14 @@ void read_security(YamlReader& r, const YAML::Node& map, UdpConfig& udp) {
     udp.security.previous_key_file = r.text(v, what + " previous_key_file (the key still accepted while rotating)");
     if (r.ok() && udp.security.key_file.empty()) {
       r.fail(v, what + " previous_key_file needs a key_file: the previous key is only accepted, never sent with");
+    }
+  }
+  if (const YAML::Node v = map["encrypt"]; v.IsDefined() && r.ok()) {
+    udp.security.encrypt = r.boolean(v, what + " encrypt");
+    if (r.ok() && udp.security.encrypt && udp.security.key_file.empty()) {
+      r.fail(v, what +
+                    " encrypt: true needs a key_file: the datagrams are encrypted under the domain's key (add "
+                    "key_file: PATH, a file of 32 random bytes, mode 0600, the same on every host)");
     }
   }
   const YAML::Node allow = map["allow"];

@@ -54,12 +54,17 @@ bool write(const std::string& path, const std::vector<std::uint8_t>& records, st
 
 std::uint8_t batch(std::uint8_t size) { return static_cast<std::uint8_t>(size << axon::udp::fuzz::kConfigBatchShift); }
 
+/// The configuration bits of encrypted mode (it implies authenticated).
+constexpr std::uint8_t kEncrypted = axon::udp::fuzz::kConfigAuthenticated | axon::udp::fuzz::kConfigEncrypted;
+
 // The records of `plain` (see udp_fuzz_input.hpp), each datagram behind an envelope sealed with the fuzzer's key
-// (a session of its own); then the second record again (a replay) and once with a byte of its tag flipped.
-std::vector<std::uint8_t> presealed(const std::vector<std::uint8_t>& plain) {
+// (a session of its own; encrypted with `protection` kEncrypted); then the second record again (a replay) and once
+// with a byte of its tag flipped.
+std::vector<std::uint8_t> presealed(const std::vector<std::uint8_t>& plain,
+                                    udp::Protection protection = udp::Protection::kAuthenticated) {
   std::array<std::byte, udp::kKeyBytes> key_bytes{};
   key_bytes.fill(std::byte{axon::udp::fuzz::kFuzzKeyByte});
-  const udp::EnvelopeSealer sealer(*udp::make_datagram_key(key_bytes));
+  const udp::EnvelopeSealer sealer(*udp::make_datagram_key(key_bytes), protection);
   std::uint64_t counter = 1;
   std::vector<std::uint8_t> out;
   std::vector<std::vector<std::byte>> sealed;
@@ -67,9 +72,14 @@ std::vector<std::uint8_t> presealed(const std::vector<std::uint8_t>& plain) {
     const std::size_t length = plain[at + 1] | (static_cast<std::size_t>(plain[at + 2]) << 8);
     const auto bytes = std::as_bytes(std::span(plain).subspan(at + 3, length));
     udp::EnvelopeBytes envelope{};
-    (void)sealer.seal_as(envelope, 0x5EA1, counter++, bytes, {});
+    std::vector<std::byte> ciphertext(sealer.encrypts() ? bytes.size() : 0);
+    (void)sealer.seal_as(envelope, 0x5EA1, counter++, bytes, {}, ciphertext);
     std::vector<std::byte> datagram(envelope.begin(), envelope.end());
-    datagram.insert(datagram.end(), bytes.begin(), bytes.end());
+    if (sealer.encrypts()) {
+      datagram.insert(datagram.end(), ciphertext.begin(), ciphertext.end());
+    } else {
+      datagram.insert(datagram.end(), bytes.begin(), bytes.end());
+    }
     append_record(out, plain[at], datagram);
     sealed.push_back(std::move(datagram));
     at += 3 + length;
@@ -125,27 +135,41 @@ int main(int argc, char** argv) {
   const auto second = message_records(200, 64, 2, true, false, 0x20 | axon::udp::fuzz::kListMissing);
   interleaved.insert(interleaved.end(), second.begin(), second.end());
 
-  const bool ok = write(dir + "/single_fragment", message_records(100, 1024, 1, false, false)) &&
-                  write(dir + "/three_fragments_checksummed", message_records(2500, 1000, 1, false, true)) &&
-                  write(dir + "/reversed_with_expire", message_records(700, 100, 1, true, false, 0x21)) &&
-                  write(dir + "/interleaved", interleaved) &&
-                  write(dir + "/interleaved_refuse_new", interleaved, axon::udp::fuzz::kConfigRefuseNew) &&
-                  write(dir + "/control", control_msgs) && write(dir + "/announces", announces) &&
-                  // Received in batches: after the first batch of a message,
-                  // its fragments are predicted and read into place.
-                  write(dir + "/batches_of_two", message_records(700, 100, 1, false, true), batch(2)) &&
-                  write(dir + "/batches_of_seven", message_records(2900, 100, 1, false, false), batch(7)) &&
-                  write(dir + "/batches_reversed", message_records(700, 100, 1, true, false), batch(3)) &&
-                  write(dir + "/batches_interleaved", interleaved, batch(4)) &&
-                  // Authenticated: the harness seals these records (mutations still reach the parser)...
-                  write(dir + "/authenticated_batches", message_records(700, 100, 1, false, false),
-                        static_cast<std::uint8_t>(axon::udp::fuzz::kConfigAuthenticated | batch(3))) &&
-                  write(dir + "/authenticated_control", control_msgs, axon::udp::fuzz::kConfigAuthenticated) &&
-                  // ... and these carry envelopes of their own, validly sealed, one replayed, one forged.
-                  write(dir + "/authenticated_presealed", presealed(message_records(700, 100, 1, true, false)),
-                        axon::udp::fuzz::kConfigAuthenticated) &&
-                  write(dir + "/authenticated_presealed_batches", presealed(interleaved),
-                        static_cast<std::uint8_t>(axon::udp::fuzz::kConfigAuthenticated | batch(4)));
+  const bool ok =
+      write(dir + "/single_fragment", message_records(100, 1024, 1, false, false)) &&
+      write(dir + "/three_fragments_checksummed", message_records(2500, 1000, 1, false, true)) &&
+      write(dir + "/reversed_with_expire", message_records(700, 100, 1, true, false, 0x21)) &&
+      write(dir + "/interleaved", interleaved) &&
+      write(dir + "/interleaved_refuse_new", interleaved, axon::udp::fuzz::kConfigRefuseNew) &&
+      write(dir + "/control", control_msgs) && write(dir + "/announces", announces) &&
+      // Received in batches: after the first batch of a message,
+      // its fragments are predicted and read into place.
+      write(dir + "/batches_of_two", message_records(700, 100, 1, false, true), batch(2)) &&
+      write(dir + "/batches_of_seven", message_records(2900, 100, 1, false, false), batch(7)) &&
+      write(dir + "/batches_reversed", message_records(700, 100, 1, true, false), batch(3)) &&
+      write(dir + "/batches_interleaved", interleaved, batch(4)) &&
+      // Authenticated: the harness seals these records (mutations still reach the parser)...
+      write(dir + "/authenticated_batches", message_records(700, 100, 1, false, false),
+            static_cast<std::uint8_t>(axon::udp::fuzz::kConfigAuthenticated | batch(3))) &&
+      write(dir + "/authenticated_control", control_msgs, axon::udp::fuzz::kConfigAuthenticated) &&
+      // ... and these carry envelopes of their own, validly sealed, one replayed, one forged.
+      write(dir + "/authenticated_presealed", presealed(message_records(700, 100, 1, true, false)),
+            axon::udp::fuzz::kConfigAuthenticated) &&
+      write(dir + "/authenticated_presealed_batches", presealed(interleaved),
+            static_cast<std::uint8_t>(axon::udp::fuzz::kConfigAuthenticated | batch(4))) &&
+      // Encrypted: sealed by the harness, presealed (one replayed, one forged), and each protection
+      // presealed for a receiver of the other (refused, the tag right).
+      write(dir + "/encrypted_batches", message_records(700, 100, 1, false, false),
+            static_cast<std::uint8_t>(kEncrypted | batch(3))) &&
+      write(dir + "/encrypted_control", control_msgs, kEncrypted) &&
+      write(dir + "/encrypted_presealed",
+            presealed(message_records(700, 100, 1, true, false), udp::Protection::kEncrypted), kEncrypted) &&
+      write(dir + "/encrypted_presealed_batches", presealed(interleaved, udp::Protection::kEncrypted),
+            static_cast<std::uint8_t>(kEncrypted | batch(4))) &&
+      write(dir + "/encrypted_receiver_authenticated_datagrams", presealed(interleaved),
+            static_cast<std::uint8_t>(kEncrypted | batch(2))) &&
+      write(dir + "/authenticated_receiver_encrypted_datagrams", presealed(interleaved, udp::Protection::kEncrypted),
+            axon::udp::fuzz::kConfigAuthenticated);
   if (!ok) {
     std::fprintf(stderr, "make_udp_seeds: cannot write into %s\n", dir.c_str());
     return 1;

@@ -8,7 +8,10 @@
 // place or copied, a fragment received as predicted is placed without a copy,
 // a datagram that was not is put back together byte for byte, predictions
 // name only missing fragments, the reassembler never holds more destinations
-// than slots, and it gives every one back.
+// than slots, and it gives every one back. Behind envelopes (authenticated or
+// encrypted mode): the guard admits exactly what a second opener of the same
+// key admits, decrypts in place to the same clear text (also a payload read
+// into a chunk), and no record the harness encrypted goes in clear.
 //   bash scripts/run-fuzz.sh 120
 #include <sanitizer/asan_interface.h>
 
@@ -211,9 +214,11 @@ void deliver(IncomingDatagram& d, std::span<const std::byte> bytes) {
 
 struct Record {
   std::uint8_t control = 0;
-  std::span<const std::byte> bytes;  ///< The axon datagram (after the envelope, in authenticated mode).
-  std::span<const std::byte> wire;   ///< What the socket delivers: `bytes`, or an envelope and `bytes`.
-  bool own_envelope = false;         ///< Authenticated mode: the input's own envelope, not the harness's.
+  std::span<const std::byte> bytes;  ///< The axon datagram in clear (after the envelope, in authenticated mode).
+  std::span<const std::byte>
+      wire;                   ///< What the socket delivers: `bytes`, or an envelope and `bytes` (or its ciphertext).
+  bool own_envelope = false;  ///< Authenticated mode: the input's own envelope, not the harness's.
+  bool opens = true;          ///< Authenticated mode: what the guard must decide (the oracle's outcome).
 };
 
 DatagramKey fuzz_key() {
@@ -222,47 +227,82 @@ DatagramKey fuzz_key() {
   return *make_datagram_key(bytes);
 }
 
-/// The envelope of authenticated mode: the harness's sealer and the receiver's guard.
+std::unique_ptr<EnvelopeOpener> fuzz_opener(Protection protection) {
+  return std::move(*EnvelopeOpener::create(fuzz_key(), nullptr, 4, protection));
+}
+
+/// A buffer per record of a batch: allocated once for all runs.
+using RecordBuffers = std::array<std::vector<std::byte>, kConfigBatchMask>;
+RecordBuffers make_buffers() {
+  RecordBuffers made;
+  for (auto& buffer : made) {
+    buffer.resize(kEnvelopeBytes + 65535);
+  }
+  return made;
+}
+
+/// The envelope of authenticated (and encrypted) mode: the harness's sealer,
+/// the receiver's guard, and an oracle: a second opener of the same key and
+/// protection that opens a copy of every datagram the guard will see, in the
+/// same order, so it must decide the same, and gives the clear text of an
+/// encrypted datagram of the input's own.
 struct Authentication {
-  Authentication() : key(fuzz_key()), guard(std::move(*EnvelopeOpener::create(key, nullptr, 4)), {}, counters) {}
-  DatagramKey key;
-  /// One for all runs (its own thread session is never used: seal_as() with kFuzzSession keeps runs deterministic).
-  static const EnvelopeSealer& sealer() {
-    static const EnvelopeSealer made(fuzz_key());
-    return made;
+  explicit Authentication(Protection p) : protection(p), guard(fuzz_opener(p), {}, counters), oracle(fuzz_opener(p)) {}
+  Protection protection;
+  /// One per protection for all runs (their own thread sessions are never used: seal_as() with kFuzzSession keeps
+  /// runs deterministic).
+  [[nodiscard]] const EnvelopeSealer& sealer() const {
+    static const EnvelopeSealer authenticating(fuzz_key(), Protection::kAuthenticated);
+    static const EnvelopeSealer encrypting(fuzz_key(), Protection::kEncrypted);
+    return protection == Protection::kEncrypted ? encrypting : authenticating;
   }
   NetworkCounterCells counters;
   DatagramGuard guard;
-  /// Where the harness seals the records of a batch, one buffer each: allocated once for all runs.
-  static std::array<std::vector<std::byte>, kConfigBatchMask>& sealed() {
-    static std::array<std::vector<std::byte>, kConfigBatchMask> buffers = [] {
-      std::array<std::vector<std::byte>, kConfigBatchMask> made;
-      for (auto& buffer : made) {
-        buffer.resize(kEnvelopeBytes + 65535);
-      }
-      return made;
-    }();
+  std::unique_ptr<EnvelopeOpener> oracle;
+  static RecordBuffers& sealed() {  // what the socket delivers
+    static RecordBuffers buffers = make_buffers();
+    return buffers;
+  }
+  static RecordBuffers& opened() {  // the oracle's copy, opened in place
+    static RecordBuffers buffers = make_buffers();
     return buffers;
   }
   std::uint64_t next_counter = 1;
 
-  /// `record` as it arrives: its own envelope, or sealed into buffer `slot`.
-  Record wrap(Record record, std::size_t slot) {
+  /// `record` as it arrives, in buffer `slot`: its own envelope, or sealed
+  /// by the harness. The guard will be asked about it when it is at most
+  /// `guarded_bytes` long (a batch does not ask about a datagram longer than its buffer).
+  Record wrap(Record record, std::size_t slot, std::size_t guarded_bytes) {
     const std::span<const std::byte> bytes = record.bytes;
+    std::vector<std::byte>& buffer = sealed()[slot];
     if (bytes.size() >= 4 && std::memcmp(bytes.data(), "AXNS", 4) == 0) {
       record.own_envelope = true;
-      record.wire = bytes;
-      record.bytes = bytes.subspan(std::min(bytes.size(), kEnvelopeBytes));
+      std::memcpy(buffer.data(), bytes.data(), bytes.size());
+      record.wire = std::span(buffer).first(bytes.size());
+    } else {
+      EnvelopeBytes envelope{};
+      const std::span<std::byte> after = std::span(buffer).subspan(kEnvelopeBytes, bytes.size());
+      check(sealer().seal_as(envelope, kFuzzSession, next_counter++, bytes, {},
+                             protection == Protection::kEncrypted ? after : std::span<std::byte>{}));
+      std::memcpy(buffer.data(), envelope.data(), envelope.size());
+      if (protection != Protection::kEncrypted && !bytes.empty()) {
+        std::memcpy(after.data(), bytes.data(), bytes.size());
+      }
+      record.wire = std::span(buffer).first(kEnvelopeBytes + bytes.size());
+      check(protection != Protection::kEncrypted || bytes.size() < 16 ||
+            std::memcmp(after.data(), bytes.data(), bytes.size()) != 0);  // no clear text behind an encrypted envelope
+    }
+    if (record.wire.size() > guarded_bytes) {
       return record;
     }
-    EnvelopeBytes envelope{};
-    check(sealer().seal_as(envelope, kFuzzSession, next_counter++, bytes, {}));
-    std::vector<std::byte>& buffer = sealed()[slot];
-    std::memcpy(buffer.data(), envelope.data(), envelope.size());
-    if (!bytes.empty()) {
-      std::memcpy(buffer.data() + kEnvelopeBytes, bytes.data(), bytes.size());
+    std::vector<std::byte>& copy = opened()[slot];
+    std::memcpy(copy.data(), record.wire.data(), record.wire.size());
+    const std::span<std::byte> mine = std::span(copy).first(record.wire.size());
+    record.opens = oracle->open(DatagramPieces{.pieces = {mine, {}, {}}, .size = mine.size()}) == OpenOutcome::kOk;
+    check(record.opens || record.own_envelope);  // what the harness sealed always opens
+    if (record.own_envelope) {
+      record.bytes = mine.subspan(std::min(mine.size(), kEnvelopeBytes));  // in clear when it opened
     }
-    record.wire = std::span(buffer).first(kEnvelopeBytes + bytes.size());
     return record;
   }
 };
@@ -300,13 +340,17 @@ class Harness {
       return;
     }
     if (auth_ != nullptr) {
-      record = auth_->wrap(record, 0);
-      const DatagramPieces wire{.pieces = {record.wire, {}, {}}, .size = record.wire.size()};
-      if (!auth_->guard.admit(wire, Endpoint{})) {
-        check(record.own_envelope);  // what the harness sealed always opens
+      record = auth_->wrap(record, 0, SIZE_MAX);
+      // The guard's own copy: the oracle opened another (the sealed buffer is what the socket delivered).
+      const std::span<std::byte> wire = std::span(Authentication::sealed()[0]).first(record.wire.size());
+      const bool admitted =
+          auth_->guard.admit(DatagramPieces{.pieces = {wire, {}, {}}, .size = wire.size()}, Endpoint{});
+      check(admitted == record.opens);
+      if (!admitted) {
         end(record, 0);
         return;
       }
+      check(std::ranges::equal(wire.subspan(kEnvelopeBytes), record.bytes));  // decrypted where it lies
     }
     const ParseError error = parse_datagram(record.bytes, kLimits, parsed);
     parse_counters_.count(error);
@@ -329,7 +373,7 @@ class Harness {
       Record& record = records[i];
       if ((record.control & kRawFragment) == 0) {
         if (auth_ != nullptr) {
-          record = auth_->wrap(record, i);
+          record = auth_->wrap(record, i, kDatagramBytes + kEnvelopeBytes);  // the guard skips a longer one: cut
         }
         deliver(incoming[received++], record.wire);
       }
@@ -349,8 +393,9 @@ class Harness {
         case Arrival::Kind::kTooLong:
           check(record.wire.size() > kDatagramBytes + (auth_ != nullptr ? kEnvelopeBytes : 0));
           break;
-        case Arrival::Kind::kRefused: check(record.own_envelope); break;  // the harness's envelopes open
+        case Arrival::Kind::kRefused: check(!record.opens); break;  // as the oracle decided
         case Arrival::Kind::kContiguous: {
+          check(record.opens);
           // Put back together, whatever happened in the chunk it was read into.
           check(std::ranges::equal(arrival.bytes, record.bytes));
           const ParseError error = parse_datagram(arrival.bytes, kLimits, parsed);
@@ -362,6 +407,7 @@ class Harness {
           break;
         }
         case Arrival::Kind::kInPlace:
+          check(record.opens);
           // The header in its buffer and the payload in the chunk are still
           // exactly the datagram, and it is placed without a copy.
           check_round_trip(record.bytes, *arrival.parsed);
@@ -472,7 +518,7 @@ void run(std::span<const std::uint8_t> input) {
   const std::size_t batch = (input[0] >> kConfigBatchShift) & kConfigBatchMask;
   std::optional<Authentication> auth;
   if ((input[0] & kConfigAuthenticated) != 0) {
-    auth.emplace();
+    auth.emplace((input[0] & kConfigEncrypted) != 0 ? Protection::kEncrypted : Protection::kAuthenticated);
   }
   input = input.subspan(1);
   PoolProvider provider;

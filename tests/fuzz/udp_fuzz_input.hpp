@@ -3,7 +3,7 @@
 // messages when full instead of evicting; bits 1..3: 0 to hand each datagram
 // over as it is, or a batch size 1..7 to receive the datagrams in batches as
 // the transport does, predicted fragments read straight into their chunk;
-// bit 4: authenticated datagrams, see below), then a series of records, each
+// bit 4: authenticated datagrams, bit 5 with it: encrypted, see below), then a series of records, each
 //   u8 control | u16 length (little-endian) | `length` bytes of datagram
 // (a record cut short by the end of the input takes what is left).
 // Control bits: 0x01 call expire(), 0x02 drop_sender() of the datagram's
@@ -20,6 +20,9 @@
 // the opener and the replay window are fuzzed); any other record is sealed by
 // the harness with the next counter of one sender session, so that mutated
 // datagrams still reach the parser behind the envelope.
+// Encrypted (config bits 4 and 5): the receiver expects encrypted envelopes;
+// the harness seals records as ciphertext, and a record of its own envelope
+// (of either protection) arrives as it is.
 #pragma once
 
 #include <cstddef>
@@ -38,6 +41,7 @@ inline constexpr std::uint8_t kConfigRefuseNew = 0x01;  ///< In the configuratio
 inline constexpr unsigned kConfigBatchShift = 1;        ///< Batch size: (config >> shift) & mask.
 inline constexpr std::uint8_t kConfigBatchMask = 0x07;
 inline constexpr std::uint8_t kConfigAuthenticated = 0x10;  ///< In the configuration byte.
+inline constexpr std::uint8_t kConfigEncrypted = 0x20;      ///< With kConfigAuthenticated: encrypted datagrams.
 /// The fixed key of the authenticated mode (its seeds are sealed with it) and the harness's session.
 inline constexpr std::uint8_t kFuzzKeyByte = 0x42;
 inline constexpr std::uint64_t kFuzzSession = 0xF0220F022ULL;

@@ -52,6 +52,8 @@ std::string counters_text(const NetworkCounters& c) {
       {"replays", c.replays},
       {"not_allowed", c.not_allowed},
       {"unauthenticated", c.unauthenticated},
+      {"not_encrypted", c.not_encrypted},
+      {"unexpectedly_encrypted", c.unexpectedly_encrypted},
       {"rdma_links_up", c.rdma_links_up},
       {"rdma_streams_sent", c.rdma_streams_sent},
       {"rdma_messages_sent", c.rdma_messages_sent},
@@ -116,6 +118,9 @@ int run(int argc, char** argv) {
                "Publisher: publish a message again while its status says dropped (an RDMA stream drops until the "
                "receiver answers)");
   app.add_option("--linger-ms", o.linger_ms, "Publisher: stay this long after the last message, or until SIGTERM");
+  app.add_option("--publisher-id", o.publisher_id,
+                 "Publisher: the odd id its message bodies derive from (net_body_word), so that a test knows the "
+                 "bytes to look for on the wire (0: random)");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -33,6 +33,7 @@ struct Options {
   std::uint32_t wait_subscribers = 0;  ///< Publisher: subscribers (local + remote) to wait for.
   std::uint64_t linger_ms = 0;         ///< Publisher: stay this long after the last message (or until SIGTERM).
   bool resend_dropped = false;         ///< Publisher: publish a message again while its status says dropped.
+  std::uint32_t publisher_id = 0;      ///< Publisher: the id its messages' bodies derive from (0: a random one).
 };
 
 /// Prints one line on stdout and flushes it (tests read it through a pipe).

@@ -87,7 +87,7 @@ int publish_messages(const Options& o, Node& node) {
   say("SUBSCRIBED local_subscribers=" + std::to_string(subs.local) +
       " remote_subscribers=" + std::to_string(subs.remote) + " routes=" + routes_text(node.routes(o.topic)));
 
-  const std::uint32_t id = std::random_device{}() | 1U;
+  const std::uint32_t id = o.publisher_id != 0 ? o.publisher_id : std::random_device{}() | 1U;
   const auto period = o.rate_hz > 0 ? std::chrono::nanoseconds(static_cast<std::int64_t>(1e9 / o.rate_hz))
                                     : std::chrono::nanoseconds(0);
   auto next = Clock::now();

@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <memory>
+#include <optional>
 
 #include "axon/result.hpp"
 #include "transports/udp/allow_list.hpp"
@@ -28,6 +29,12 @@ struct DatagramSecurity {
   [[nodiscard]] std::size_t envelope_bytes() const noexcept { return opener ? kEnvelopeBytes : 0; }
 };
 
+/// A key holder's datagram refused for the other `encrypt` setting.
+struct ProtectionMismatch {
+  OpenOutcome outcome = OpenOutcome::kNotEncrypted;  ///< kNotEncrypted or kUnexpectedlyEncrypted.
+  Endpoint from;
+};
+
 /// Thread safety: none; whoever holds the receive turn calls admit().
 class DatagramGuard {
  public:
@@ -40,14 +47,26 @@ class DatagramGuard {
   [[nodiscard]] std::size_t envelope_bytes() const noexcept { return opener_ ? kEnvelopeBytes : 0; }
 
   /// Whether the datagram in `datagram` from `from` may be parsed (its bytes
-  /// after envelope_bytes()); a refusal is counted (not_allowed,
-  /// unauthenticated, auth_failures, replays). Does not allocate.
+  /// after envelope_bytes(), decrypted in place when encrypted); a refusal is
+  /// counted (not_allowed, unauthenticated, auth_failures, replays,
+  /// not_encrypted, unexpectedly_encrypted) and its bytes must not be read.
+  /// Does not allocate.
   [[nodiscard]] bool admit(const DatagramPieces& datagram, Endpoint from) noexcept;
 
+  /// The first datagram of each kind refused for the other `encrypt` setting,
+  /// once, for the caller to say what is wrong and the fix (a log line: the
+  /// guard itself logs nothing, so that the fuzzer runs it without a logger).
+  [[nodiscard]] std::optional<ProtectionMismatch> take_mismatch() noexcept;
+
  private:
+  void note_protection_mismatch(OpenOutcome outcome, Endpoint from) noexcept;
+
   std::unique_ptr<EnvelopeOpener> opener_;
   AllowList allow_;
   NetworkCounterCells& counters_;
+  std::optional<ProtectionMismatch> mismatch_;  ///< Noted, not taken yet.
+  bool noted_not_encrypted_ = false;
+  bool noted_unexpectedly_encrypted_ = false;
 };
 
 }  // namespace axon::udp

@@ -18,12 +18,11 @@ DatagramWait::Received DatagramWait::wait_and_receive(futex::WordsAndFdWait& wai
   std::size_t n = 0;
   for (const futex::WordsAndFdWait::Completion& c : got.completed) {
     const sockaddr_in& from = from_[c.index];
-    received_[n++] =
-        ReceivedDatagram{.bytes = std::span<const std::byte>(static_cast<const std::byte*>(vectors_[c.index].iov_base),
-                                                             std::min(c.size, vectors_[c.index].iov_len)),
-                         .size = c.size,
-                         .from_ipv4 = ntohl(from.sin_addr.s_addr),
-                         .from_port = ntohs(from.sin_port)};
+    received_[n++] = ReceivedDatagram{.bytes = std::span<std::byte>(static_cast<std::byte*>(vectors_[c.index].iov_base),
+                                                                    std::min(c.size, vectors_[c.index].iov_len)),
+                                      .size = c.size,
+                                      .from_ipv4 = ntohl(from.sin_addr.s_addr),
+                                      .from_port = ntohs(from.sin_port)};
   }
   return {.woken = got.woken,
           .datagrams = std::span<const ReceivedDatagram>(received_.data(), n),

@@ -19,9 +19,9 @@ namespace axon::udp {
 
 /// A datagram a waiting thread read.
 struct ReceivedDatagram {
-  std::span<const std::byte> bytes;  ///< What was read: at most the buffer's size.
-  std::size_t size = 0;              ///< The datagram's length; above bytes.size(): it was cut.
-  std::uint32_t from_ipv4 = 0;       ///< Host order.
+  std::span<std::byte> bytes;   ///< What was read: at most the buffer's size (the reader may decrypt it in place).
+  std::size_t size = 0;         ///< The datagram's length; above bytes.size(): it was cut.
+  std::uint32_t from_ipv4 = 0;  ///< Host order.
   std::uint16_t from_port = 0;
 };
 

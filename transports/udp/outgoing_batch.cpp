@@ -35,6 +35,17 @@ std::size_t OutgoingBatch::run_length(std::span<const OutgoingDatagram> datagram
   return length;
 }
 
+std::size_t OutgoingBatch::fitting_the_arena(std::span<const OutgoingDatagram> datagrams,
+                                             std::size_t run) const noexcept {
+  std::size_t room = arena_.size() - arena_used_;
+  std::size_t fitting = 0;
+  while (fitting < run && size_of(datagrams[fitting]) <= room) {
+    room -= size_of(datagrams[fitting]);
+    ++fitting;
+  }
+  return fitting;
+}
+
 void OutgoingBatch::add_message(std::span<const OutgoingDatagram> run) noexcept {
   const std::size_t m = message_count_++;
   iovec* const first_vector = &vectors_[vector_count_];
@@ -42,12 +53,25 @@ void OutgoingBatch::add_message(std::span<const OutgoingDatagram> run) noexcept 
     if (sealer_ != nullptr) {
       // Sealed as it is added: the envelope lives in this batch until sendmmsg.
       EnvelopeBytes& envelope = envelopes_[sealed_++];
-      if (!sealer_->seal(envelope, d.header, d.payload)) {
+      std::span<std::byte> ciphertext;
+      if (sealer_->encrypts()) {
+        ciphertext = arena_.subspan(arena_used_, size_of(d));  // build() made sure it fits
+        arena_used_ += ciphertext.size();
+      }
+      if (!sealer_->seal(envelope, d.header, d.payload, ciphertext)) {
         // OpenSSL or getrandom() failed (a thread's first datagram): the zeroed
         // envelope makes receivers drop it, as a lost datagram.
         envelope.fill(std::byte{0});
+        std::fill(ciphertext.begin(), ciphertext.end(), std::byte{0});
       }
       vectors_[vector_count_++] = iovec{envelope.data(), envelope.size()};
+      if (sealer_->encrypts()) {
+        // The ciphertext of header and payload goes instead of them: nothing in clear.
+        if (!ciphertext.empty()) {
+          vectors_[vector_count_++] = iovec{ciphertext.data(), ciphertext.size()};
+        }
+        continue;
+      }
     }
     // iovec wants non-const pointers; sendmmsg only reads them.
     vectors_[vector_count_++] = iovec{const_cast<std::byte*>(d.header.data()), d.header.size()};
@@ -78,17 +102,26 @@ void OutgoingBatch::add_message(std::span<const OutgoingDatagram> run) noexcept 
 }
 
 std::size_t OutgoingBatch::build(std::span<const OutgoingDatagram> datagrams, bool segment,
-                                 const EnvelopeSealer* sealer) noexcept {
+                                 const EnvelopeSealer* sealer, std::span<std::byte> cipher_arena) noexcept {
   message_count_ = 0;
   vector_count_ = 0;
   std::size_t taken = 0;
   const std::size_t budget = std::min(datagrams.size(), kMaxDatagrams);
   sealer_ = sealer;
   sealed_ = 0;
+  arena_ = cipher_arena;
+  arena_used_ = 0;
+  const bool encrypting = sealer != nullptr && sealer->encrypts();
   const std::size_t envelope_bytes = sealer != nullptr ? kEnvelopeBytes : 0;
   while (taken < budget) {
     const std::span<const OutgoingDatagram> rest = datagrams.subspan(taken, budget - taken);
-    const std::size_t run = segment ? run_length(rest, rest.size(), envelope_bytes) : 1;
+    std::size_t run = segment ? run_length(rest, rest.size(), envelope_bytes) : 1;
+    if (encrypting) {
+      run = fitting_the_arena(rest, run);  // a shorter run may now go one datagram per message
+      if (run == 0) {
+        break;  // the arena is full: the rest goes with the next build()
+      }
+    }
     if (run < kMinSegments) {
       for (std::size_t i = 0; i < run; ++i) {
         add_message(rest.subspan(i, 1));

@@ -43,9 +43,13 @@ class OutgoingBatch {
   /// destination, same size, the last of a run may be shorter) become one
   /// message each. Returns how many datagrams it took (≥ 1 unless empty).
   /// With a `sealer`, each datagram goes behind an envelope it seals (the
-  /// calling thread's session, new counters each build()).
-  std::size_t build(std::span<const OutgoingDatagram> datagrams, bool segment,
-                    const EnvelopeSealer* sealer = nullptr) noexcept;
+  /// calling thread's session, new counters each build()). A sealer that
+  /// encrypts writes each datagram's ciphertext to `cipher_arena`, one after
+  /// the other, and the batch ends where the arena is full (it must hold the
+  /// first datagram: 0 is returned otherwise); the datagrams' own bytes are
+  /// only read. The arena must stay untouched until sendmmsg returned.
+  std::size_t build(std::span<const OutgoingDatagram> datagrams, bool segment, const EnvelopeSealer* sealer = nullptr,
+                    std::span<std::byte> cipher_arena = {}) noexcept;
 
   [[nodiscard]] mmsghdr* messages() noexcept { return messages_.data(); }
   [[nodiscard]] unsigned message_count() const noexcept { return static_cast<unsigned>(message_count_); }
@@ -58,6 +62,9 @@ class OutgoingBatch {
   /// Datagrams from the front of `datagrams` that can go as one segmented message.
   static std::size_t run_length(std::span<const OutgoingDatagram> datagrams, std::size_t limit,
                                 std::size_t envelope_bytes) noexcept;
+  /// How many of the first `run` datagrams' ciphertext fits what is left of the arena.
+  [[nodiscard]] std::size_t fitting_the_arena(std::span<const OutgoingDatagram> datagrams,
+                                              std::size_t run) const noexcept;
   void add_message(std::span<const OutgoingDatagram> run) noexcept;
 
   /// One UDP_SEGMENT control message.
@@ -78,6 +85,8 @@ class OutgoingBatch {
   std::size_t vector_count_ = 0;
   const EnvelopeSealer* sealer_ = nullptr;  ///< Of the build() under way.
   std::size_t sealed_ = 0;                  ///< Envelopes used so far.
+  std::span<std::byte> arena_;              ///< Ciphertext of the build() under way (an encrypting sealer).
+  std::size_t arena_used_ = 0;
 };
 
 }  // namespace axon::udp

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "src/base/clock.hpp"
+#include "src/base/log.hpp"
 
 namespace axon::udp {
 namespace {
@@ -103,6 +104,7 @@ void ReceivePath::receive_datagrams(std::span<const ReceivedDatagram> datagrams,
     }
     on_datagram(turn, d.bytes.subspan(guard_.envelope_bytes()), from, false);
   }
+  report_protection_mismatch();
   if (all_read && reassembler_->in_flight_count() > 0) {
     drain(turn, data_socket_, false);  // the rest of a long message, straight into its chunk
   } else {
@@ -120,6 +122,7 @@ void ReceivePath::drain(const ReceiveTurn& turn, UdpSocket& socket, bool discove
     const std::size_t n = socket.receive_batch(batch);
     NetworkCounterCells::add(counters_.datagrams_received, n);
     receive_->settle(n, limits_, &guard_);  // before any datagram of the batch is handled
+    report_protection_mismatch();
     for (std::size_t i = 0; i < n; ++i) {
       const Arrival arrival = receive_->arrival(i, *reassembler_);
       switch (arrival.kind) {
@@ -136,6 +139,28 @@ void ReceivePath::drain(const ReceiveTurn& turn, UdpSocket& socket, bool discove
     if (n < batch.size()) {
       return;
     }
+  }
+}
+
+void ReceivePath::report_protection_mismatch() noexcept {
+  const std::optional<ProtectionMismatch> mismatch = guard_.take_mismatch();
+  if (!mismatch) {
+    return;  // the usual case: one branch per batch
+  }
+  // Once per kind and participant (the guard notes only the first): what is wrong and the fix.
+  if (mismatch->outcome == OpenOutcome::kUnexpectedlyEncrypted) {
+    logger().warn(
+        "udp security: refused an encrypted datagram from {}: that host has the key and sets udp: security: "
+        "encrypt: true, this node does not. Both hosts must set the same encrypt: add encrypt: true to this "
+        "node's udp: security: or remove it there (refused datagrams are counted in unexpectedly_encrypted)",
+        mismatch->from.to_string());
+  } else {
+    logger().warn(
+        "udp security: refused an authenticated but unencrypted datagram from {}: that host has the key but does "
+        "not set udp: security: encrypt: true, this node does and accepts no downgrade. Both hosts must set the "
+        "same encrypt: add encrypt: true to that host's udp: security: or remove it here (refused datagrams are "
+        "counted in not_encrypted)",
+        mismatch->from.to_string());
   }
 }
 

@@ -111,6 +111,8 @@ class ReceivePath final : private WaitingReceiver {
   ReceivePath(const ReceiveSetup& setup, Parts parts);
 
   void store_reassembly_counters() noexcept;
+  /// Logs what is wrong when the guard refused a key holder's datagram for the other `encrypt` setting.
+  void report_protection_mismatch() noexcept;
   void on_datagram(const ReceiveTurn& turn, std::span<const std::byte> bytes, Endpoint from, bool discovery) noexcept;
   /// A parsed datagram; `bytes` is the whole of it, or empty for a fragment
   /// received in place (never an ANNOUNCE).

@@ -66,6 +66,12 @@ class ScatterReceive {
   /// that are the predicted fragments (parsed with `limits`) and makes every
   /// other one contiguous in its buffer. A datagram the guard refuses is
   /// neither parsed nor put back together. Call before handling any of them.
+  /// Encrypted datagrams are decrypted where they lie, the payload of a
+  /// predicted one in the chunk: one the guard refuses may leave garbled
+  /// bytes there, only in the place of a fragment not received yet (a
+  /// prediction never names a received one), which the real fragment
+  /// overwrites before its message can complete, as for any datagram that
+  /// missed its prediction.
   void settle(std::size_t received, const WireLimits& limits, DatagramGuard* guard = nullptr) noexcept;
 
   /// Datagram `i` (< received) of the batch. Call in arrival order, each right

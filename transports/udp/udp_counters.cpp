@@ -28,7 +28,9 @@ UdpCounters NetworkCounterCells::snapshot() const noexcept {
                      .auth_failures = get(auth_failures),
                      .replays = get(replays),
                      .not_allowed = get(not_allowed),
-                     .unauthenticated = get(unauthenticated)};
+                     .unauthenticated = get(unauthenticated),
+                     .not_encrypted = get(not_encrypted),
+                     .unexpectedly_encrypted = get(unexpectedly_encrypted)};
 }
 
 }  // namespace axon::udp

@@ -37,6 +37,8 @@ struct UdpCounters {
   std::uint64_t replays = 0;
   std::uint64_t not_allowed = 0;
   std::uint64_t unauthenticated = 0;
+  std::uint64_t not_encrypted = 0;
+  std::uint64_t unexpectedly_encrypted = 0;
 };
 
 /// UdpCounters as atomics. Several threads add (publishers and the
@@ -67,6 +69,8 @@ struct NetworkCounterCells {
   std::atomic<std::uint64_t> replays{0};
   std::atomic<std::uint64_t> not_allowed{0};
   std::atomic<std::uint64_t> unauthenticated{0};
+  std::atomic<std::uint64_t> not_encrypted{0};
+  std::atomic<std::uint64_t> unexpectedly_encrypted{0};
 
   static void add(std::atomic<std::uint64_t>& cell, std::uint64_t n = 1) noexcept {
     cell.fetch_add(n, std::memory_order_relaxed);  // a statistic: no ordering needed

@@ -17,6 +17,7 @@ struct SecuritySettings {
   std::string key_file;             ///< Empty: datagrams are not authenticated (no envelope).
   std::string previous_key_file;    ///< A second key still accepted (rotation); empty: none.
   std::vector<AddressRange> allow;  ///< Sources accepted; empty: any.
+  bool encrypt = false;             ///< Datagrams encrypted, not only authenticated (needs key_file).
 };
 
 /// Tuning of the transport (docs/configuration.md, `udp:`).

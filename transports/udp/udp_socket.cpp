@@ -14,6 +14,8 @@
 #include <cstring>
 
 #include "src/base/log.hpp"
+#include "transports/udp/cipher_arena.hpp"
+#include "transports/udp/envelope.hpp"
 #include "transports/udp/outgoing_batch.hpp"
 
 namespace axon::udp {
@@ -185,13 +187,20 @@ Result<void> UdpSocket::send_multicast_through(std::uint32_t interface_ipv4) {
 
 std::size_t UdpSocket::send_batch(std::span<const OutgoingDatagram> datagrams) noexcept {
   OutgoingBatch batch;
+  // Encrypting: the ciphertext goes to this thread's arena, never over the
+  // datagrams' own bytes (a payload lies in a chunk local subscribers read).
+  const std::span<std::byte> arena =
+      sealer_ != nullptr && sealer_->encrypts() ? thread_cipher_arena() : std::span<std::byte>{};
   std::size_t sent = 0;
   std::size_t next = 0;
   bool plain_once = false;  // resend a refused segmented message one datagram per message
   while (next < datagrams.size()) {
     const bool segment = segments() && !plain_once;
     plain_once = false;
-    batch.build(datagrams.subspan(next), segment, sealer_.get());
+    if (batch.build(datagrams.subspan(next), segment, sealer_.get(), arena) == 0) {
+      ++next;  // encrypting without room for it (no arena: its allocation failed): not sent
+      continue;
+    }
     const int n = ::sendmmsg(fd_, batch.messages(), batch.message_count(), 0);
     if (n > 0) {
       const std::size_t carried = batch.datagrams_in_first(static_cast<std::size_t>(n));

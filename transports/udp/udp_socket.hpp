@@ -87,8 +87,9 @@ class UdpSocket {
 
   [[nodiscard]] int fd() const noexcept { return fd_; }
   /// From now on every datagram sent goes behind an envelope `sealer` seals
-  /// (docs/design/udp.md, "Authenticated datagrams"). Call before the socket
-  /// is shared between threads.
+  /// and, when it encrypts, as its ciphertext, written to the sending
+  /// thread's arena (cipher_arena.hpp; docs/design/udp.md, "Authenticated
+  /// datagrams"). Call before the socket is shared between threads.
   void seal_with(std::shared_ptr<const EnvelopeSealer> sealer) noexcept { sealer_ = std::move(sealer); }
   [[nodiscard]] Endpoint local() const noexcept { return local_; }
   /// The usable size of the receive buffer (SO_RCVBUF as the kernel set it,

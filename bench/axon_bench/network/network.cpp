@@ -38,7 +38,8 @@ struct NetworkOptions {
   std::string discovery = "multicast";
   std::string axon_wait = "blocking";
   std::uint32_t receive_poll_us = 0;
-  bool auth = false;  ///< axon's datagrams authenticated (udp.security.key_file).
+  bool auth = false;     ///< axon's datagrams authenticated (udp.security.key_file).
+  bool encrypt = false;  ///< ... and encrypted (udp.security.encrypt); implies auth.
   std::int64_t axon_spin_us = axon::WaitStrategy::spin_yield_sleep().spin_ns() / 1000;
   std::int64_t axon_yield_us = axon::WaitStrategy::spin_yield_sleep().yield_ns() / 1000;
 };
@@ -129,14 +130,17 @@ void run_network_command(const NetworkOptions& o, Output& out) {
                               (o.receive_poll_us == 0 ? std::string("; receive threads block")
                                                       : "; receive threads poll " + std::to_string(o.receive_poll_us) +
                                                             " us after data (raw: before each blocking recvmmsg)") +
-                              (o.auth ? "; axon datagrams authenticated (udp.security, AES-256-GCM envelope)" : ""));
+                              (o.encrypt ? "; axon datagrams encrypted (udp.security.encrypt, AES-256-GCM envelope)"
+                               : o.auth  ? "; axon datagrams authenticated (udp.security, AES-256-GCM envelope)"
+                                         : ""));
   std::fprintf(out.text, "%s\n\n", out.log.run.notes.back().c_str());
 
   NetworkConfig config{.pingpong_reliability = o.reliability == "reliable" ? "reliable" : "best_effort",
                        .static_peers = o.discovery == "static",
                        .socket_buffer_bytes = base.socket_buffer_bytes,
                        .receive_poll_us = o.receive_poll_us,
-                       .key_file = o.auth ? write_network_key(dir.path()) : std::string()};
+                       .key_file = o.auth || o.encrypt ? write_network_key(dir.path()) : std::string(),
+                       .encrypt = o.encrypt};
   std::vector<CaseResult> pingpongs;
   std::size_t index = 0;
   for (const auto bytes : o.sizes) {
@@ -258,6 +262,9 @@ Command add_network_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_flag("--auth", options->auth,
                 "Authenticate axon's datagrams: a random key in the config's udp.security.key_file (docs/security.md)");
+  cmd->add_flag("--encrypt", options->encrypt,
+                "Encrypt axon's datagrams (and authenticate them): udp.security.encrypt with a random key "
+                "(docs/security.md)");
   cmd->add_option("--discovery", options->discovery, "How the two hosts find each other")
       ->check(CLI::IsMember({"multicast", "static"}))
       ->capture_default_str();

@@ -46,7 +46,7 @@ std::string network_config_yaml(const std::vector<std::string>& addresses, const
   yaml += "  send_buffer_bytes: " + buffer + "\n  receive_buffer_bytes: " + buffer + "\n";
   yaml += "  receive_poll_us: " + std::to_string(config.receive_poll_us) + "\n";
   if (!config.key_file.empty()) {
-    yaml += "  security: {key_file: " + config.key_file + "}\n";
+    yaml += "  security: {key_file: " + config.key_file + (config.encrypt ? ", encrypt: true" : "") + "}\n";
   }
   return yaml;
 }

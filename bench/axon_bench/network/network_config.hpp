@@ -22,6 +22,7 @@ struct NetworkConfig {
   std::string transport = "udp";      ///< The topics' transport: udp or rdma.
   std::string rdma_device{};          ///< rdma: both hosts' hosts[].rdma_device.
   std::string key_file{};             ///< udp.security.key_file; empty: datagrams not authenticated.
+  bool encrypt = false;               ///< udp.security.encrypt (with key_file): datagrams encrypted.
 };
 
 /// The YAML text of `config` for the hosts at `addresses` (h0, h1).

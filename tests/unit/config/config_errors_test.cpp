@@ -146,6 +146,11 @@ const Case kCases[] = {
      "bad.yaml:2:21:", "udp security allow is empty, which would refuse every host"},
     {"security previous key without a key", "udp:\n  security: {previous_key_file: old.key}\n",
      "bad.yaml:2:33:", "udp security previous_key_file needs a key_file"},
+    {"security encrypt without a key", "udp:\n  security: {encrypt: true}\n", "bad.yaml:2:23:",
+     "udp security encrypt: true needs a key_file: the datagrams are encrypted under the domain's key (add key_file: "
+     "PATH"},
+    {"security encrypt not a boolean", "udp:\n  security: {key_file: a.key, encrypt: yes please}\n",
+     "bad.yaml:2:40:", "udp security encrypt must be true or false"},
     {"security unknown key", "udp:\n  security: {keyfile: a.key}\n",
      "bad.yaml:2:14:", "unknown key 'keyfile' (did you mean 'key_file'?)"},
     {"receive polling longer than a second", "udp:\n  receive_poll_us: 2000000\n", "bad.yaml:2:20:",

@@ -31,7 +31,24 @@ TEST(DeploymentConfig, AnEmptyFileIsValidAndGivesEveryDefault) {
     EXPECT_EQ(sut->udp.history_depth, 64U);
     EXPECT_EQ(sut->udp.reassembly_timeout_ms, 500U);
     EXPECT_EQ(sut->udp.receive_poll_us, 0U);  // the UDP thread sleeps when idle
+    EXPECT_TRUE(sut->udp.security.key_file.empty());
+    EXPECT_FALSE(sut->udp.security.encrypt) << "datagrams go in clear unless encrypt: true";
   }
+}
+
+TEST(DeploymentConfig, ReadsUdpSecurityWithEncryption) {
+  auto sut = parse_deployment_config(
+      "udp:\n  security: {key_file: domain.key, previous_key_file: old.key, encrypt: true, allow: [10.0.0.0/24]}\n",
+      "secure.yaml");
+
+  ASSERT_TRUE(sut.ok()) << sut.error().message();
+  EXPECT_EQ(sut->udp.security.key_file, "domain.key");
+  EXPECT_EQ(sut->udp.security.previous_key_file, "old.key");
+  EXPECT_TRUE(sut->udp.security.encrypt);
+  EXPECT_EQ(sut->udp.security.allow, std::vector<std::string>{"10.0.0.0/24"});
+  auto plain = parse_deployment_config("udp:\n  security: {key_file: domain.key, encrypt: false}\n", "plain.yaml");
+  ASSERT_TRUE(plain.ok()) << plain.error().message();
+  EXPECT_FALSE(plain->udp.security.encrypt);
 }
 
 TEST(DeploymentConfig, ReadsTheFullExampleOfTheDocumentation) {

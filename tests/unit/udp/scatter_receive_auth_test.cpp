@@ -1,7 +1,8 @@
-// ScatterReceive with authenticated datagrams, without a socket: fragments
-// behind an envelope still land in their chunk; a forged fragment written
-// under a prediction is refused before the reassembler marks it, and the real
-// one fills its place later.
+// ScatterReceive with authenticated and with encrypted datagrams, without a
+// socket: fragments behind an envelope still land in their chunk (encrypted
+// ones decrypted there); a forged fragment written under a prediction is
+// refused before the reassembler marks it, and the real one fills its place
+// later; an encrypting receiver refuses an authenticated-only fragment there.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -10,6 +11,7 @@
 #include <cstdint>
 #include <cstring>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "tests/unit/udp/test_provider.hpp"
@@ -34,24 +36,29 @@ DatagramKey key_of(std::uint8_t fill) {
   return *make_datagram_key(bytes);
 }
 
-class ScatterReceiveAuthTest : public ::testing::Test {
+class ScatterReceiveAuthTest : public ::testing::TestWithParam<Protection> {
  protected:
   void SetUp() override {
     auto created = Reassembler::create({.max_messages_in_flight = 2, .max_messages_per_sender = 1}, provider);
     ASSERT_TRUE(created.ok());
     reassembler.emplace(std::move(*created));
-    auto opener = EnvelopeOpener::create(key, nullptr);
+    auto opener = EnvelopeOpener::create(key, nullptr, EnvelopeOpener::kMaxSessions, GetParam());
     ASSERT_TRUE(opener.ok());
     guard.emplace(std::move(*opener), AllowList{}, counters);
   }
 
-  /// Fragment `index` of `message` behind an envelope sealed by `sealer`.
+  /// Fragment `index` of `message` behind an envelope sealed by `sealer` (after it, its ciphertext when the sealer
+  /// encrypts).
   static std::vector<std::byte> sealed_fragment(const EnvelopeSealer& sealer, const std::vector<std::byte>& message,
                                                 std::uint32_t index) {
     std::vector<std::byte> datagram(kMaxDatagramBytes);
     datagram.resize(encode_data(datagram, kSender, make_fragment(kTopic, 1, 1, message, kFragmentBytes, index)));
     EnvelopeBytes envelope{};
-    EXPECT_TRUE(sealer.seal(envelope, datagram, {}));
+    std::vector<std::byte> ciphertext(sealer.encrypts() ? datagram.size() : 0);
+    EXPECT_TRUE(sealer.seal(envelope, datagram, {}, ciphertext));
+    if (sealer.encrypts()) {
+      datagram = ciphertext;
+    }
     datagram.insert(datagram.begin(), envelope.begin(), envelope.end());
     return datagram;
   }
@@ -93,8 +100,8 @@ class ScatterReceiveAuthTest : public ::testing::Test {
   }
 
   DatagramKey key = key_of(1);
-  EnvelopeSealer sealer{key};
-  EnvelopeSealer stranger{key_of(2)};
+  EnvelopeSealer sealer{key, GetParam()};
+  EnvelopeSealer stranger{key_of(2), GetParam()};
   NetworkCounterCells counters;
   std::optional<DatagramGuard> guard;
   TestProvider provider;
@@ -103,7 +110,7 @@ class ScatterReceiveAuthTest : public ::testing::Test {
   std::vector<std::vector<std::byte>> completed;
 };
 
-TEST_F(ScatterReceiveAuthTest, AForgedFragmentUnderAPredictionIsRefusedAndTheRealOneFillsItsPlace) {
+TEST_P(ScatterReceiveAuthTest, AForgedFragmentUnderAPredictionIsRefusedAndTheRealOneFillsItsPlace) {
   const auto message = message_of(std::size_t{6} * kFragmentBytes - 100);  // 6 fragments
   EXPECT_EQ(receive({sealed_fragment(sealer, message, 0)}), std::vector<Kind>{Kind::kContiguous});
 
@@ -127,7 +134,7 @@ TEST_F(ScatterReceiveAuthTest, AForgedFragmentUnderAPredictionIsRefusedAndTheRea
   EXPECT_EQ(counters.auth_failures.load(), 1U);
 }
 
-TEST_F(ScatterReceiveAuthTest, ADatagramWithoutAnEnvelopeIsRefusedAsUnauthenticated) {
+TEST_P(ScatterReceiveAuthTest, ADatagramWithoutAnEnvelopeIsRefusedAsUnauthenticated) {
   const auto message = message_of(500);
   std::vector<std::byte> plain(kMaxDatagramBytes);
   plain.resize(encode_data(plain, kSender, make_fragment(kTopic, 1, 1, message, kFragmentBytes, 0)));
@@ -136,6 +143,50 @@ TEST_F(ScatterReceiveAuthTest, ADatagramWithoutAnEnvelopeIsRefusedAsUnauthentica
   EXPECT_EQ(counters.unauthenticated.load(), 1U);
   EXPECT_TRUE(completed.empty());
 }
+
+TEST_P(ScatterReceiveAuthTest, FragmentsLandInTheirChunkInClear) {
+  const auto message = message_of(std::size_t{5} * kFragmentBytes - 10);
+  EXPECT_EQ(receive({sealed_fragment(sealer, message, 0)}), std::vector<Kind>{Kind::kContiguous});
+
+  EXPECT_EQ(receive({sealed_fragment(sealer, message, 1), sealed_fragment(sealer, message, 2),
+                     sealed_fragment(sealer, message, 3), sealed_fragment(sealer, message, 4)}),
+            (std::vector<Kind>{Kind::kInPlace, Kind::kInPlace, Kind::kInPlace, Kind::kInPlace}));
+  ASSERT_EQ(completed.size(), 1U);
+  EXPECT_EQ(completed[0], message);
+  EXPECT_EQ(reassembler->counters().fragments_in_place, 4U);
+}
+
+TEST_P(ScatterReceiveAuthTest, FragmentsOfTheOtherProtectionAreRefusedUnderAPredictionAndCounted) {
+  const Protection other = GetParam() == Protection::kEncrypted ? Protection::kAuthenticated : Protection::kEncrypted;
+  const EnvelopeSealer mismatched(key, other);  // the right key, the other `encrypt` setting
+  const auto message = message_of(std::size_t{4} * kFragmentBytes - 10);
+  EXPECT_EQ(receive({sealed_fragment(sealer, message, 0)}), std::vector<Kind>{Kind::kContiguous});
+
+  EXPECT_EQ(receive({sealed_fragment(sealer, message, 1), sealed_fragment(mismatched, message, 2)}),
+            (std::vector<Kind>{Kind::kInPlace, Kind::kRefused}));
+  EXPECT_EQ(
+      GetParam() == Protection::kEncrypted ? counters.not_encrypted.load() : counters.unexpectedly_encrypted.load(),
+      1U);
+  EXPECT_EQ(counters.auth_failures.load(), 0U);
+  const auto mismatch = guard->take_mismatch();
+  ASSERT_TRUE(mismatch);
+  EXPECT_EQ(mismatch->outcome,
+            GetParam() == Protection::kEncrypted ? OpenOutcome::kNotEncrypted : OpenOutcome::kUnexpectedlyEncrypted);
+  EXPECT_FALSE(guard->take_mismatch()) << "said once";
+
+  EXPECT_EQ(receive({sealed_fragment(sealer, message, 2), sealed_fragment(sealer, message, 3)}),
+            (std::vector<Kind>{Kind::kInPlace, Kind::kInPlace}));
+  ASSERT_EQ(completed.size(), 1U);
+  EXPECT_EQ(completed[0], message);
+  EXPECT_FALSE(guard->take_mismatch());
+}
+
+INSTANTIATE_TEST_SUITE_P(BothProtections, ScatterReceiveAuthTest,
+                         ::testing::Values(Protection::kAuthenticated, Protection::kEncrypted),
+                         [](const ::testing::TestParamInfo<Protection>& info) {
+                           return info.param == Protection::kEncrypted ? std::string("Encrypted")
+                                                                       : std::string("Authenticated");
+                         });
 
 }  // namespace
 }  // namespace axon::udp
