@@ -232,40 +232,40 @@ EnvelopeOpener::~EnvelopeOpener() {
   }
 }
 
-bool EnvelopeOpener::verify(const Key& key, const DatagramPieces& datagram, const Iv& iv) noexcept {
-  EVP_CIPHER_CTX* const context = key.context;
+namespace {
+
+/// Checks the tag of `datagram` under `context` and `iv`, feeding each part after the envelope to `feed_part`
+/// (as additional data, or decrypted in place) between the envelope's prefix and the tag.
+template <class F>
+bool check_tag(EVP_CIPHER_CTX* context, const DatagramPieces& datagram, const Iv& iv, const F& feed_part) noexcept {
   const std::span<std::byte> first = datagram.pieces[0];
   std::array<unsigned char, kEnvelopeTagBytes> tag{};
   std::memcpy(tag.data(), first.data() + kEnvelopeTagOffset, tag.size());
   int length = 0;
   std::array<unsigned char, 16> none{};
   return EVP_DecryptInit_ex(context, nullptr, nullptr, nullptr, iv.data()) == 1 &&
-         add_data(context, first.first(kEnvelopeTagOffset)) &&
-         for_each_part(datagram, [&](std::span<const std::byte> part) { return add_data(context, part); }) &&
+         add_data(context, first.first(kEnvelopeTagOffset)) && for_each_part(datagram, feed_part) &&
          EVP_CIPHER_CTX_ctrl(context, EVP_CTRL_GCM_SET_TAG, kEnvelopeTagBytes, tag.data()) == 1 &&
          EVP_DecryptFinal_ex(context, none.data(), &length) == 1;
 }
 
+}  // namespace
+
+bool EnvelopeOpener::verify(const Key& key, const DatagramPieces& datagram, const Iv& iv) noexcept {
+  return check_tag(key.context, datagram, iv,
+                   [&](std::span<const std::byte> part) { return add_data(key.context, part); });
+}
+
 bool EnvelopeOpener::decrypt(const Key& key, const DatagramPieces& datagram, const Iv& iv) noexcept {
-  EVP_CIPHER_CTX* const context = key.context;
-  const std::span<std::byte> first = datagram.pieces[0];
-  std::array<unsigned char, kEnvelopeTagBytes> tag{};
-  std::memcpy(tag.data(), first.data() + kEnvelopeTagOffset, tag.size());
   // In place (OpenSSL allows out == in), one pass: the tag is known only
   // after the last byte, so a datagram that fails it is left garbled; the
   // caller never reads it (open()'s contract, ScatterReceive's reasoning).
-  const auto decrypt_part = [&](std::span<std::byte> part) {
+  return check_tag(key.context, datagram, iv, [&](std::span<std::byte> part) {
     int length = 0;
     auto* bytes = reinterpret_cast<unsigned char*>(part.data());
-    return EVP_DecryptUpdate(context, bytes, &length, bytes, static_cast<int>(part.size())) == 1 &&
+    return EVP_DecryptUpdate(key.context, bytes, &length, bytes, static_cast<int>(part.size())) == 1 &&
            static_cast<std::size_t>(length) == part.size();
-  };
-  int length = 0;
-  std::array<unsigned char, 16> none{};
-  return EVP_DecryptInit_ex(context, nullptr, nullptr, nullptr, iv.data()) == 1 &&
-         add_data(context, first.first(kEnvelopeTagOffset)) && for_each_part(datagram, decrypt_part) &&
-         EVP_CIPHER_CTX_ctrl(context, EVP_CTRL_GCM_SET_TAG, kEnvelopeTagBytes, tag.data()) == 1 &&
-         EVP_DecryptFinal_ex(context, none.data(), &length) == 1;
+  });
 }
 
 OpenOutcome EnvelopeOpener::open(const DatagramPieces& datagram) noexcept {
