@@ -24,7 +24,8 @@ endmacro()
 
 # The plug (include/axon/transport.hpp and what it includes): all a transport knows of axon above it.
 set(AXON_PLUG include/axon/transport.hpp include/axon/outcome.hpp include/axon/options.hpp include/axon/result.hpp
-              include/axon/type_identity.hpp include/axon/domain_view.hpp)
+              include/axon/type_identity.hpp include/axon/domain_view.hpp
+              include/axon/network_counters.hpp)
 # The public API. serializers/ (axon::flatbuffers, axon::protobuf) and schemas/ (generated messages) reach a
 # target through the targets it links, never through a view; a rule that names them lets the lint accept them.
 set(AXON_API include/axon serializers)

@@ -14,6 +14,7 @@
 #include <optional>
 
 #include "axon/detail/transport_factories.hpp"
+#include "src/base/clock.hpp"
 #include "src/base/log.hpp"
 #include "src/config/transport_choice.hpp"
 #include "transports/shm/shm_transport.hpp"
@@ -71,6 +72,28 @@ struct RdmaNode {
   std::unique_ptr<rdma::RdmaParticipant> participant;
 };
 #endif
+
+/// Copies a node's network counters into its statistics segment each time
+/// the service thread refreshes it (once a second), where `axon network`
+/// reads them. Registered from construction to destruction.
+class NetworkStatsWriter final : public shm::StatsSource {
+ public:
+  NetworkStatsWriter(std::shared_ptr<shm::ShmTransport> shm, const NetworkView& view)
+      : shm_(std::move(shm)), view_(view) {
+    shm_->endpoint_stats().add_source(this);
+  }
+  ~NetworkStatsWriter() { shm_->endpoint_stats().remove_source(this); }  // waits for a refresh under way
+  NetworkStatsWriter(const NetworkStatsWriter&) = delete;
+  NetworkStatsWriter& operator=(const NetworkStatsWriter&) = delete;
+
+  void refresh_stats() noexcept override {
+    shm_->endpoint_stats().write_network(view_.network_counters(), monotonic_now_ns());
+  }
+
+ private:
+  std::shared_ptr<shm::ShmTransport> shm_;
+  const NetworkView& view_;
+};
 
 /// The node's view of its UDP participant: the transport's own routes and
 /// counters in the API's types (axon/network.hpp).
@@ -156,12 +179,18 @@ class UdpNetworkView final : public NetworkView {
     return counters;
   }
 
+  /// From now on the counters are copied into `shm`'s statistics segment.
+  void write_counters_into(std::shared_ptr<shm::ShmTransport> shm) {
+    stats_writer_ = std::make_unique<NetworkStatsWriter>(std::move(shm), *this);
+  }
+
  private:
   std::shared_ptr<udp::Participant> participant_;
   KindTo kind_of_;
 #ifdef AXON_HAVE_RDMA
   std::unique_ptr<RdmaNode> rdma_;  ///< Declared after participant_: destroyed first.
 #endif
+  std::unique_ptr<NetworkStatsWriter> stats_writer_;  ///< Last: stops reading the counters before they go.
 };
 
 /// A key file named in `config_file`: a relative path is taken from the file's directory.
@@ -491,6 +520,7 @@ Result<NodeTransport> create_node_transport(const std::string& node_name, const 
   auto remote_kind = [kind_to](std::string_view topic, std::string_view to_host) {
     return kind_to(topic, to_host).value_or(TransportKind::kUdp);
   };
+  const std::shared_ptr<shm::ShmTransport> shm = pool->shm;
   auto udp_transport = std::make_shared<udp::UdpTransport>(pool->shm, *participant, std::move(stays_local));
   std::shared_ptr<Transport> transport = udp_transport;
 #ifdef AXON_HAVE_RDMA
@@ -513,6 +543,7 @@ Result<NodeTransport> create_node_transport(const std::string& node_name, const 
 #else
   auto network = std::make_shared<UdpNetworkView>(std::move(*participant), std::move(remote_kind));
 #endif
+  network->write_counters_into(shm);
   return NodeTransport{.transport = std::move(transport), .network = std::move(network)};
 }
 

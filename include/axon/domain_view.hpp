@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "axon/network_counters.hpp"
 #include "axon/result.hpp"
 #include "axon/transport.hpp"
 
@@ -233,11 +234,24 @@ struct PublisherTrafficView {
   std::uint64_t published_bytes = 0;
 };
 
+/// A node's network counters (Node::network_counters() of its process), as
+/// its service thread copies them into its statistics segment once a second.
+struct NodeNetworkView {
+  std::string node;
+  std::int32_t pid = 0;
+  std::uint32_t participant_slot = 0;  ///< With participant_generation: ParticipantView's slot and generation.
+  std::uint32_t participant_generation = 0;
+  std::int64_t age_ns = 0;  ///< How long ago they were copied (about a second at most while the node runs).
+  NetworkCounters counters;
+};
+
 /// What the nodes' statistics segments on this host say (read-only, no
-/// lock): every publisher's traffic and every subscriber's latency.
+/// lock): every publisher's traffic and every subscriber's latency, and the
+/// network counters of the nodes that reach other hosts.
 struct LiveStatsView {
   std::vector<PublisherTrafficView> publishers;
   std::vector<SubscriberLatencyView> subscribers;
+  std::vector<NodeNetworkView> networks;  ///< Nodes with a network transport (UDP, RDMA) only.
   /// Files or entries that could not be read, with why.
   std::vector<std::string> problems;
 };

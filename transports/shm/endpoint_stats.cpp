@@ -110,6 +110,7 @@ Result<std::unique_ptr<EndpointStats>> EndpointStats::create(const std::string& 
   head->subscriber_capacity = subscribers;
   head->take_clock_counter = TakeClock::counter_usable() ? 1 : 0;
   std::memcpy(head->node_name, owner.node_name.data(), std::min(owner.node_name.size(), sizeof(head->node_name) - 1));
+  new (mapping.base() + layout.network_offset) NetworkStats();
   auto* pubs = reinterpret_cast<PublisherStats*>(mapping.base() + layout.publishers_offset);
   for (std::uint32_t b = 0; b < publishers; ++b) {
     new (&pubs[b]) PublisherStats();
@@ -124,6 +125,7 @@ EndpointStats::EndpointStats(std::string path, MappedSegment mapping, const Stat
       mapping_(std::move(mapping)),
       layout_(layout),
       head_(reinterpret_cast<StatsSegment*>(mapping_.base())),
+      network_(reinterpret_cast<NetworkStats*>(mapping_.base() + layout.network_offset)),
       publishers_(reinterpret_cast<PublisherStats*>(mapping_.base() + layout.publishers_offset)),
       subscribers_(reinterpret_cast<SubscriberStats*>(mapping_.base() + layout.subscribers_offset)),
       subscriber_used_(layout.subscribers, false) {}
@@ -222,6 +224,16 @@ void EndpointStats::close_subscriber(std::uint32_t slot) noexcept {
   make_free(subscribers_[slot]);
   const std::lock_guard<std::mutex> lock(mutex_);
   subscriber_used_[slot] = false;
+}
+
+void EndpointStats::write_network(const NetworkCounters& counters, std::int64_t now_ns) noexcept {
+  for (std::size_t i = 0; i < kNetworkCounterFields.size(); ++i) {
+    // Relaxed: statistics, ordered for readers by the release store of at_ns below.
+    network_->counters[i].store(counters.*kNetworkCounterFields[i].member, std::memory_order_relaxed);
+  }
+  // Release pairs with the reader's acquire load: a reader that sees this
+  // time sees the counters stored before it (or later ones).
+  network_->at_ns.store(now_ns, std::memory_order_release);
 }
 
 void EndpointStats::add_source(StatsSource* source) {

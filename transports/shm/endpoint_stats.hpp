@@ -13,6 +13,7 @@
 #include <string_view>
 #include <vector>
 
+#include "axon/network_counters.hpp"
 #include "axon/result.hpp"
 #include "transports/shm/process_identity.hpp"
 #include "transports/shm/segment.hpp"
@@ -87,6 +88,10 @@ class EndpointStats {
   /// Frees a reserved or live entry.
   void close_subscriber(std::uint32_t slot) noexcept;
 
+  /// Copies the node's network counters into the segment (NetworkStats).
+  /// One writer: a StatsSource's refresh_stats(), on the service thread.
+  void write_network(const NetworkCounters& counters, std::int64_t now_ns) noexcept;
+
   /// Registers an endpoint for refresh() until remove_source().
   void add_source(StatsSource* source);
   void remove_source(StatsSource* source) noexcept;
@@ -104,6 +109,7 @@ class EndpointStats {
   MappedSegment mapping_;
   StatsLayout layout_;
   StatsSegment* head_;
+  NetworkStats* network_;
   PublisherStats* publishers_;
   SubscriberStats* subscribers_;
   bool removed_ = false;

@@ -156,6 +156,19 @@ Result<StatsLayout> checked_layout(const StatsSegment& head, std::size_t bytes, 
   return layout;
 }
 
+/// The node's network counters, when its service thread has copied them.
+void copy_network(const NetworkStats& from, ParticipantStatsSnapshot& to) noexcept {
+  // Acquire pairs with write_network()'s release: the counters stored before that time.
+  to.network_at_ns = from.at_ns.load(std::memory_order_acquire);
+  if (to.network_at_ns == 0) {
+    return;  // no network transport
+  }
+  for (std::size_t i = 0; i < kNetworkCounterFields.size(); ++i) {
+    // Relaxed: statistics (see NetworkStats); any value is a count, never an index.
+    to.network.*kNetworkCounterFields[i].member = from.counters[i].load(std::memory_order_relaxed);
+  }
+}
+
 }  // namespace
 
 Result<ParticipantStatsSnapshot> read_participant_stats(const std::string& path, std::int64_t now_ns) {
@@ -207,7 +220,10 @@ Result<ParticipantStatsSnapshot> read_participant_stats(const std::string& path,
       .alive = is_alive({.pid = head.pid, .start_time = head.start_time}),
       .take_clock_counter = head.take_clock_counter == 1,
       .endpoints = {},
+      .network_at_ns = 0,
+      .network = {},
       .skipped = {}};
+  copy_network(*reinterpret_cast<const NetworkStats*>(mapping.base() + layout->network_offset), out);
   const auto* pubs = reinterpret_cast<const PublisherStats*>(mapping.base() + layout->publishers_offset);
   const auto* subs = reinterpret_cast<const SubscriberStats*>(mapping.base() + layout->subscribers_offset);
   std::string why;

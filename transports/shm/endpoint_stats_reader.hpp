@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "axon/network_counters.hpp"
 #include "axon/result.hpp"
 #include "axon/transport.hpp"
 #include "transports/shm/latency_histogram.hpp"
@@ -71,6 +72,10 @@ struct ParticipantStatsSnapshot {
   /// take() stamps latencies with the CPU's time-stamp counter (else clock_gettime).
   bool take_clock_counter = false;
   std::vector<EndpointStatsSnapshot> endpoints;
+  /// CLOCK_MONOTONIC when the node's service thread last copied its network
+  /// counters (once a second); 0: the node has no network transport.
+  std::int64_t network_at_ns = 0;
+  NetworkCounters network;  ///< As of network_at_ns; all 0 when that is 0.
   /// Entries left out because they were corrupt or rewritten while read
   /// twice in a row, each with why.
   std::vector<std::string> skipped;

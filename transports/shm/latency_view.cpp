@@ -1,6 +1,9 @@
 // read_live_stats() and read_topic_latency(): the public view of the nodes'
 // statistics segments (endpoint_stats_reader.hpp), for the axon command.
+#include <algorithm>
+
 #include "axon/domain_view.hpp"
+#include "src/base/clock.hpp"
 #include "transports/shm/domain_files.hpp"
 #include "transports/shm/endpoint_stats_reader.hpp"
 
@@ -12,8 +15,17 @@ Result<LiveStatsView> read_live_stats(const DomainAddress& address) {
   if (!stats) {
     return stats.error();
   }
-  LiveStatsView out{.publishers = {}, .subscribers = {}, .problems = std::move(stats->problems)};
+  LiveStatsView out{.publishers = {}, .subscribers = {}, .networks = {}, .problems = std::move(stats->problems)};
+  const std::int64_t now_ns = monotonic_now_ns();
   for (const shm::ParticipantStatsSnapshot& p : stats->participants) {
+    if (p.network_at_ns != 0) {
+      out.networks.push_back(NodeNetworkView{.node = p.node_name,
+                                             .pid = p.pid,
+                                             .participant_slot = p.participant_slot,
+                                             .participant_generation = p.participant_generation,
+                                             .age_ns = std::max<std::int64_t>(now_ns - p.network_at_ns, 0),
+                                             .counters = p.network});
+    }
     for (const shm::EndpointStatsSnapshot& e : p.endpoints) {
       if (e.kind == shm::StatsEndpointKind::kPublisher) {
         out.publishers.push_back(PublisherTrafficView{.publisher_id = e.endpoint_id,

@@ -59,6 +59,9 @@ class ShmTransport final : public Transport, public std::enable_shared_from_this
   /// (docs/design/rdma-transport.md, "Memory registration"). Valid while
   /// the transport lives.
   [[nodiscard]] ChunkArea own_chunk_area() const noexcept { return chunk_area_of(own_->pool()->pool); }
+  /// This participant's statistics segment, for the composition root to add
+  /// what it refreshes besides the endpoints (the network counters).
+  [[nodiscard]] EndpointStats& endpoint_stats() noexcept { return *stats_; }
   /// Runs one liveness round now (tests; normally the service thread does).
   void check_liveness_now();
 

@@ -13,6 +13,7 @@
 #include <iterator>
 #include <type_traits>
 
+#include "axon/network_counters.hpp"
 #include "transports/shm/latency_histogram.hpp"
 #include "transports/shm/segment.hpp"
 #include "transports/shm/shm_constants.hpp"
@@ -133,18 +134,36 @@ struct StatsSegment {
   alignas(kCacheLine) std::atomic<std::uint32_t> subscribers_reserved{0};
 };
 
+/// The node's network counters (axon::NetworkCounters, in the order of
+/// axon::kNetworkCounterFields), copied from its UDP and RDMA transports by
+/// its service thread once a second; `at_ns` 0: the node has no network
+/// transport (or nothing was copied yet).
+///
+/// Memory ordering: the service thread stores the counters (relaxed), then
+/// `at_ns` (release); a reader loads `at_ns` (acquire), then the counters
+/// (relaxed). A copy may mix two refreshes: each counter is still a true
+/// value of its moment (they only grow).
+inline constexpr std::size_t kNetworkStatsSlots = 63;
+
+struct alignas(kCacheLine) NetworkStats {
+  std::atomic<std::int64_t> at_ns{0};  ///< CLOCK_MONOTONIC of the last copy.
+  std::atomic<std::uint64_t> counters[kNetworkStatsSlots] = {};
+};
+
 /// Where the tables lie: computed from the two capacities, never read as
 /// offsets from the file.
 struct StatsLayout {
   std::uint32_t publishers = 0;
   std::uint32_t subscribers = 0;
+  std::size_t network_offset = 0;
   std::size_t publishers_offset = 0;
   std::size_t subscribers_offset = 0;
   std::size_t total_bytes = 0;
 
   static constexpr StatsLayout of(std::uint32_t publishers, std::uint32_t subscribers) noexcept {
     StatsLayout layout{.publishers = publishers, .subscribers = subscribers};
-    layout.publishers_offset = sizeof(StatsSegment);
+    layout.network_offset = sizeof(StatsSegment);
+    layout.publishers_offset = layout.network_offset + sizeof(NetworkStats);
     layout.subscribers_offset = layout.publishers_offset + (std::size_t{publishers} * sizeof(PublisherStats));
     layout.total_bytes = layout.subscribers_offset + (std::size_t{subscribers} * sizeof(SubscriberStats));
     return layout;
@@ -158,23 +177,27 @@ struct StatsLayout {
 static_assert(sizeof(StatsIdentity) % 8 == 0 && std::is_trivially_copyable_v<StatsIdentity>,
               "identities are copied as 64-bit words");
 static_assert(sizeof(StatsIdentity) == 144 && sizeof(PublisherStats) == 320 && sizeof(SubscriberStats) == 3840 &&
-                  sizeof(StatsSegment) == 256,
+                  sizeof(StatsSegment) == 256 && sizeof(NetworkStats) == 512,
               "update docs/design/live-stats.md (entry sizes) and kStatsLayoutVersion");
 static_assert(sizeof(StatsSegment) % kCacheLine == 0, "the tables start on a cache line");
-static_assert(std::is_standard_layout_v<StatsSegment> && std::is_standard_layout_v<PublisherStats> &&
-                  std::is_standard_layout_v<SubscriberStats>,
+static_assert(kNetworkCounterFields.size() <= kNetworkStatsSlots, "NetworkStats has a slot for every network counter");
+static_assert(std::is_standard_layout_v<StatsSegment> && std::is_standard_layout_v<NetworkStats> &&
+                  std::is_standard_layout_v<PublisherStats> && std::is_standard_layout_v<SubscriberStats>,
               "shared-memory layout must be standard");
-static_assert(std::is_trivially_destructible_v<PublisherStats> && std::is_trivially_destructible_v<SubscriberStats>,
+static_assert(std::is_trivially_destructible_v<NetworkStats> && std::is_trivially_destructible_v<PublisherStats> &&
+                  std::is_trivially_destructible_v<SubscriberStats>,
               "nothing to destroy in shared memory");
 
 /// Changes with anything above (checked by readers through the header's ABI hash).
 /// 2: PublisherStats::Live::published_bytes (in the line's spare bytes: the sizes did not change).
-inline constexpr std::uint32_t kStatsLayoutVersion = 2;
+/// 3: NetworkStats between the head and the publisher entries.
+inline constexpr std::uint32_t kStatsLayoutVersion = 3;
 
 constexpr std::uint64_t stats_abi_hash() noexcept {
   std::uint64_t h = 0xcbf29ce484222325ULL;
   for (const std::uint64_t v :
-       {std::uint64_t{kStatsLayoutVersion}, std::uint64_t{sizeof(StatsSegment)}, std::uint64_t{sizeof(PublisherStats)},
+       {std::uint64_t{kStatsLayoutVersion}, std::uint64_t{sizeof(StatsSegment)}, std::uint64_t{sizeof(NetworkStats)},
+        std::uint64_t{kNetworkCounterFields.size()}, std::uint64_t{sizeof(PublisherStats)},
         std::uint64_t{sizeof(SubscriberStats)}, std::uint64_t{sizeof(LatencyWindow)}, std::uint64_t{kLatencyBuckets},
         std::uint64_t{kLatencyWindows}, std::uint64_t{kMaxTopicNameBytes}, std::uint64_t{kMaxParticipantNameBytes}}) {
     for (int i = 0; i < 8; ++i) {

@@ -19,6 +19,9 @@ namespace axon::tools {
 [[nodiscard]] std::unique_ptr<Command> make_node_info_command();
 /// `axon pool [NODE]`: chunks per class and who holds them (graph/pool_command.cpp).
 [[nodiscard]] std::unique_ptr<Command> make_pool_command();
+/// `axon network [NODE]`: the network counters (UDP, RDMA) of the nodes that reach other hosts
+/// (graph/network_command.cpp).
+[[nodiscard]] std::unique_ptr<Command> make_network_command();
 /// `axon monitor`: every topic's rate, bandwidth, latency, drops and queues, refreshed like top (graph/monitor_*.cpp).
 [[nodiscard]] std::unique_ptr<Command> make_monitor_command();
 /// `axon clean`: removes what dead processes left of a domain (graph/clean_command.cpp).

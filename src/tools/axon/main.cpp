@@ -50,6 +50,7 @@ int run(int argc, char** argv) {
   commands.emplace_back(&node, axon::tools::make_node_info_command());
   commands.emplace_back(&app, axon::tools::make_pool_command());
   commands.emplace_back(&app, axon::tools::make_monitor_command());
+  commands.emplace_back(&app, axon::tools::make_network_command());
   commands.emplace_back(&app, axon::tools::make_clean_command());
   commands.emplace_back(&app, axon::tools::make_doctor_command());
   commands.emplace_back(&app, axon::tools::make_record_command());

@@ -375,6 +375,41 @@ TEST_F(CorruptStatsTest, TheDomainReaderListsACorruptFileAsAProblemAndReadsTheRe
   ::unlink(corrupt.c_str());
 }
 
+TEST(EndpointStats, TheNetworkCountersAreReadBackByNameAsWrittenAndAbsentUntilWritten) {
+  const test::TempDir dir("axon-stats-net");
+  const std::string path = shm::stats_path(dir.path(), 7, 1, 1);
+  auto stats = shm::EndpointStats::create(path, {.domain_id = 7, .node_name = "net"}, 2, 4, 0600, "");
+  ASSERT_TRUE(stats) << stats.error().message();
+  auto before = shm::read_participant_stats(path, monotonic_now_ns());
+  ASSERT_TRUE(before) << before.error().message();
+  EXPECT_EQ(before->network_at_ns, 0) << "a node without a network transport shows none";
+
+  // Each counter a value of its own: a field stored in another's slot, or left out, reads back wrong.
+  NetworkCounters written;
+  for (std::size_t i = 0; i < kNetworkCounterFields.size(); ++i) {
+    written.*kNetworkCounterFields[i].member = 1000 + (i * 7);
+  }
+  (*stats)->write_network(written, 12345);
+  auto after = shm::read_participant_stats(path, monotonic_now_ns());
+  ASSERT_TRUE(after) << after.error().message();
+  EXPECT_EQ(after->network_at_ns, 12345);
+  for (const NetworkCounterField& field : kNetworkCounterFields) {
+    EXPECT_EQ(after->network.*field.member, written.*field.member) << field.name;
+  }
+}
+
+TEST(NetworkCounterFields, NameEveryCounterOnceWithItsOwnName) {
+  std::vector<std::string_view> names;
+  NetworkCounters marked;
+  for (const NetworkCounterField& field : kNetworkCounterFields) {
+    names.push_back(field.name);
+    EXPECT_EQ(marked.*field.member, 0U) << field.name << " is listed twice";
+    marked.*field.member = 1;
+  }
+  std::sort(names.begin(), names.end());
+  EXPECT_EQ(std::adjacent_find(names.begin(), names.end()), names.end()) << "a name is used twice";
+}
+
 TEST(EndpointStats, TheDomainReaderFailsForADirectoryThatCannotBeListed) {
   auto sut = shm::read_domain_stats(1, "/nonexistent/axon-stats");
   ASSERT_FALSE(sut);
