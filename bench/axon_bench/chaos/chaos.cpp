@@ -116,8 +116,10 @@ void run_chaos_command(const ChaosOptions& options, Output& out) {
   std::string config_path;
   if (!scenario.hosts.empty()) {
     if (const std::string why = axon::test::VirtualHosts::unavailable_reason(); !why.empty()) {
-      throw std::runtime_error(options.file + ": its components run on virtual hosts (host:), which this process "
-                               "cannot create: " + why);
+      throw std::runtime_error(options.file +
+                               ": its components run on virtual hosts (host:), which this process "
+                               "cannot create: " +
+                               why);
     }
     auto created = axon::test::VirtualHosts::create({.hosts = scenario.hosts.size()});
     if (!created) {

@@ -150,12 +150,12 @@ HandlerInput handler_input(const RunView& run, std::size_t k, bool liveliness) {
                              !own_fault_overlaps(run, publisher, e.begun_s, e.begun_s + length_s, false);
       if (liveliness) {
         in.explained = in.explained || partition;
-        in.expected = in.expected || (partition && own_quiet &&
-                                      length_s * 1e3 >= kChaosLivelinessTimeoutMs + 2 * kChaosHeartbeatMs);
+        in.expected = in.expected ||
+                      (partition && own_quiet && length_s * 1e3 >= kChaosLivelinessTimeoutMs + 2 * kChaosHeartbeatMs);
       } else {
         in.explained = in.explained || network_touches(plan, f, sub);
-        in.expected = in.expected ||
-                      (partition && own_quiet && length_s * 1e9 >= 2.0 * static_cast<double>(sub.deadline_ns));
+        in.expected =
+            in.expected || (partition && own_quiet && length_s * 1e9 >= 2.0 * static_cast<double>(sub.deadline_ns));
       }
       continue;
     }

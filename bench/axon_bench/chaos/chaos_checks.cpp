@@ -178,8 +178,8 @@ CheckResult check_resumed(const std::vector<ResumeInput>& inputs) {
   for (const ResumeInput& in : inputs) {
     if (in.after > 0) {
       ++resumed;
-      detail += fmt::format("{}: {} from {:.2f} s (healed {:.2f} s); ", in.label, in.after, in.first_after_s,
-                            in.healed_s);
+      detail +=
+          fmt::format("{}: {} from {:.2f} s (healed {:.2f} s); ", in.label, in.after, in.first_after_s, in.healed_s);
     } else {
       r.pass = false;
       detail += fmt::format("{}: nothing after {:.2f} s; ", in.label, in.healed_s);
@@ -208,10 +208,11 @@ CheckResult check_leftovers(const std::vector<std::string>& shm_left, const std:
   if (!net_left.empty()) {
     figure += "; " + fmt::format("{}", fmt::join(net_left, ", "));
   }
-  return {.name = "nothing left behind",
-          .pass = shm_left.empty() && stray.empty() && net_left.empty(),
-          .figure = std::move(figure),
-          .bound = virtual_hosts ? "0 files, 0 processes, 0 namespaces, mounts, rules, qdiscs" : "0 files, 0 processes"};
+  return {
+      .name = "nothing left behind",
+      .pass = shm_left.empty() && stray.empty() && net_left.empty(),
+      .figure = std::move(figure),
+      .bound = virtual_hosts ? "0 files, 0 processes, 0 namespaces, mounts, rules, qdiscs" : "0 files, 0 processes"};
 }
 
 }  // namespace axon_bench

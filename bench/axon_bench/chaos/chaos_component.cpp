@@ -69,8 +69,8 @@ bool connected(const axon::Node& node, const std::vector<Publication>& pubs, con
 }
 
 template <class Rep, class Period>
-bool wait_connected(const axon::Node& node, const std::vector<Publication>& pubs,
-                    const std::vector<Subscription>& subs, std::chrono::duration<Rep, Period> timeout) {
+bool wait_connected(const axon::Node& node, const std::vector<Publication>& pubs, const std::vector<Subscription>& subs,
+                    std::chrono::duration<Rep, Period> timeout) {
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   while (!connected(node, pubs, subs)) {
     if (std::chrono::steady_clock::now() > deadline) {

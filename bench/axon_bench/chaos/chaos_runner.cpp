@@ -320,8 +320,7 @@ class Runner {
     PoolOutcome out;
     const auto begin = std::chrono::steady_clock::now();
     const auto bound = begin + std::chrono::milliseconds(static_cast<std::int64_t>(kPoolBoundSeconds * 1000));
-    const std::vector<std::string> dirs =
-        plan_.hosts != nullptr ? shm_dirs() : std::vector<std::string>{std::string()};
+    const std::vector<std::string> dirs = plan_.hosts != nullptr ? shm_dirs() : std::vector<std::string>{std::string()};
     for (;;) {
       std::string held;
       std::size_t chunks = 0;

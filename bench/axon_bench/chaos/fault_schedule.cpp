@@ -15,14 +15,14 @@ namespace axon_bench {
 namespace {
 
 /// By FaultKind.
-constexpr std::array<std::string_view, 10> kKindNames = {
-    "kill", "stop", "burst", "cpu_hog", "memory_pressure", "shm_full", "loss", "delay", "reorder", "partition"};
+constexpr std::array<std::string_view, 10> kKindNames = {"kill",     "stop", "burst", "cpu_hog", "memory_pressure",
+                                                         "shm_full", "loss", "delay", "reorder", "partition"};
 
 /// A fault kind's name read from `node`: one of kKindNames.
 std::string_view read_kind_name(YamlReader& r, const YAML::Node& node, const std::string& what) {
-  const std::string name = r.choice(node, what,
-                                    {"kill", "stop", "burst", "cpu_hog", "memory_pressure", "shm_full", "loss", "delay",
-                                     "reorder", "partition"});
+  const std::string name = r.choice(
+      node, what,
+      {"kill", "stop", "burst", "cpu_hog", "memory_pressure", "shm_full", "loss", "delay", "reorder", "partition"});
   return *std::find(kKindNames.begin(), kKindNames.end(), name);
 }
 /// netem's delays above this are not a network a vehicle runs on; a chaos window is seconds.
@@ -90,15 +90,14 @@ double read_delay_ms(YamlReader& r, const YAML::Node& map, const char* key, cons
 }
 
 /// Where a network fault acts: `host:`, or `component:` (its host), or for a partition `between: [a, b]`.
-void read_network_target(YamlReader& r, const YAML::Node& node, const std::string& what, const Scenario& s,
-                         Fault& f) {
+void read_network_target(YamlReader& r, const YAML::Node& node, const std::string& what, const Scenario& s, Fault& f) {
   const YAML::Node host = node["host"];
   const YAML::Node component = node["component"];
   const YAML::Node between = node["between"];
   const int given = (host.IsDefined() ? 1 : 0) + (component.IsDefined() ? 1 : 0) + (between.IsDefined() ? 1 : 0);
   if (given != 1) {
-    r.fail(node, fmt::format("{} needs exactly one of host: (a virtual host), component: (the host it runs on){}",
-                             what, f.kind == FaultKind::kPartition ? " or between: [HOST, HOST]" : ""));
+    r.fail(node, fmt::format("{} needs exactly one of host: (a virtual host), component: (the host it runs on){}", what,
+                             f.kind == FaultKind::kPartition ? " or between: [HOST, HOST]" : ""));
   }
   if (host.IsDefined()) {
     f.host = read_host(r, host, what + " host", s);
@@ -117,8 +116,8 @@ void read_network_target(YamlReader& r, const YAML::Node& node, const std::strin
     f.host = at->host;
   } else {
     if (!between.IsSequence() || between.size() != 2) {
-      r.fail(between, what + " between must be a list of two hosts such as [h0, h1], found " +
-                          YamlReader::kind_of(between));
+      r.fail(between,
+             what + " between must be a list of two hosts such as [h0, h1], found " + YamlReader::kind_of(between));
     }
     f.host = read_host(r, between[0], what + " between", s);
     f.peer = read_host(r, between[1], what + " between", s);
@@ -197,8 +196,8 @@ Fault read_fault(YamlReader& r, const YAML::Node& node, std::size_t index, const
       f.delay_ms = read_delay_ms(r, node, "delay_ms", what, true);
       f.jitter_ms = read_delay_ms(r, node, "jitter_ms", what, false);
       if (f.jitter_ms > f.delay_ms) {
-        r.fail(node["jitter_ms"], fmt::format("{} jitter_ms ({}) must not exceed delay_ms ({})", what, f.jitter_ms,
-                                              f.delay_ms));
+        r.fail(node["jitter_ms"],
+               fmt::format("{} jitter_ms ({}) must not exceed delay_ms ({})", what, f.jitter_ms, f.delay_ms));
       }
       break;
     case FaultKind::kReorder:
@@ -207,7 +206,8 @@ Fault read_fault(YamlReader& r, const YAML::Node& node, std::size_t index, const
       f.delay_ms = read_delay_ms(r, node, "delay_ms", what, true);
       f.percent = read_percent(r, node, "percent", what);
       if (f.delay_ms <= 0) {
-        r.fail(node["delay_ms"], what + " delay_ms must be above 0: the packets sent at once overtake the delayed ones");
+        r.fail(node["delay_ms"],
+               what + " delay_ms must be above 0: the packets sent at once overtake the delayed ones");
       }
       break;
     case FaultKind::kPartition:
@@ -274,8 +274,9 @@ RandomFaults read_random(YamlReader& r, const YAML::Node& node, const Scenario& 
 bool overlaps(const Fault& f, const Fault& g) {
   const bool at_once = f.at_s < g.end_s() && g.at_s < f.end_s();
   const bool same_component = f.component >= 0 && f.component == g.component;
-  const bool same_host = f.host >= 0 && g.host >= 0 &&
-                         (f.host == g.host || f.host == g.peer || (f.peer >= 0 && (f.peer == g.host || f.peer == g.peer)));
+  const bool same_host =
+      f.host >= 0 && g.host >= 0 &&
+      (f.host == g.host || f.host == g.peer || (f.peer >= 0 && (f.peer == g.host || f.peer == g.peer)));
   return at_once && (same_component || same_host);
 }
 

@@ -1,8 +1,7 @@
 #include "chaos/net_faults.hpp"
 
-#include <fmt/format.h>
-
 #include <dirent.h>
+#include <fmt/format.h>
 
 #include <fstream>
 #include <sstream>

@@ -131,10 +131,9 @@ void check_hosts(YamlReader& r, const YAML::Node& components, const Scenario& s)
     }
   }
   if (s.hosts.size() < kScenarioMinHosts || s.hosts.size() > kScenarioMaxHosts) {
-    r.fail(components, "the components name " + std::to_string(s.hosts.size()) + " host(s) (" +
-                           joined(s.hosts) + "): virtual hosts run " +
-                           std::to_string(kScenarioMinHosts) + " to " + std::to_string(kScenarioMaxHosts) +
-                           " (leave `host:` out to run on one machine)");
+    r.fail(components, "the components name " + std::to_string(s.hosts.size()) + " host(s) (" + joined(s.hosts) +
+                           "): virtual hosts run " + std::to_string(kScenarioMinHosts) + " to " +
+                           std::to_string(kScenarioMaxHosts) + " (leave `host:` out to run on one machine)");
   }
 }
 
