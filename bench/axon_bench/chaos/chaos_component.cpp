@@ -96,7 +96,7 @@ std::string publish_due(const axon::Node& node, Publication& p, std::uint32_t in
     r.subscribers_at_start = subscribers_of(node, p);
   }
   r.attempted = seq + 1;  // before publish(): a kill inside it leaves attempted = completed + 1
-  auto status = p.writer->send(seq, incarnation, p.next_due_ns);
+  auto status = p.writer->send(seq, incarnation);
   if (status.exhausted()) {
     r.attempted = seq;  // nothing was published: the sequence number is not spent
     ++r.loan_failures;
@@ -207,7 +207,11 @@ int run_chaos_component(const ChaosPlan& plan, ChaosShared& shared, std::size_t 
       return report.error.set(error);
     }
     SubscriptionChaosReport* r = sub.report;
-    sub.callbacks = sub.reader->subscription([r, &sub, &times, incarnation](const ChaosTaken& taken) {
+    // From another host: its latency runs from the publisher's stamp (the same clock: virtual hosts share the kernel).
+    const bool remote = self.host >= 0 && s.components[static_cast<std::size_t>(t.publisher)].host != self.host;
+    sub.callbacks = sub.reader->subscription([r, &sub, &times, incarnation, remote](const ChaosTaken& raw) {
+      ChaosTaken taken = raw;
+      taken.publish_ns = remote ? raw.stamped_ns : raw.publish_ns;
       ++r->received;
       if (!taken.read.intact) {
         ++r->corrupt;  // its sequence number cannot be trusted
