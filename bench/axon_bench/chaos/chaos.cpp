@@ -239,7 +239,8 @@ Command add_chaos_command(CLI::App& app) {
   cmd->add_flag("--check", options->check, "Only read and check the file and print the fault schedule; run nothing");
   cmd->description(
       "Run a scenario file fault-free and then with its fault schedule (kill and restart, stop and continue, "
-      "publish bursts, CPU hogs, memory pressure, a full shm directory; fixed or drawn from a seed), and check "
+      "publish bursts, CPU hogs, memory pressure, a full shm directory; for components on virtual hosts (host:, needs "
+      "root) packet loss, delay, reordering and partitions; fixed or drawn from a seed), and check "
       "that reliable topics lose, duplicate and reorder nothing, payloads arrive intact, every pool's chunks go "
       "back to free, topics no fault touched keep their p99 latency (within 2x of the baseline), liveliness and "
       "deadline handlers fire for exactly the faulted components, and nothing is left behind. Exits 1 when a "
