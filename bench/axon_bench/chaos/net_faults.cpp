@@ -127,8 +127,12 @@ std::string netem_unavailable_reason(const axon::test::VirtualHosts& hosts) {
   const auto probe =
       axon::test::run_command(in_netns(h.netns, "tc", {"qdisc", "add", "dev", h.interface, "root", "netem"}));
   if (probe.exit_code != 0) {
+    std::string said = probe.output;
+    while (!said.empty() && (said.back() == '\n' || said.back() == ' ')) {
+      said.pop_back();
+    }
     return "this kernel has no netem queueing discipline (`tc qdisc add dev " + h.interface +
-           " root netem` in a virtual host said: " + probe.output +
+           " root netem` in a virtual host said: " + said +
            "); load it with `modprobe sch_netem` or use a kernel built with CONFIG_NET_SCH_NETEM, or leave the "
            "delay and reorder faults out (loss and partition need only iptables)";
   }
