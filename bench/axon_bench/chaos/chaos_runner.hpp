@@ -1,8 +1,9 @@
-// Runs one chaos run: forks a process per component, starts them together,
-// does the faults of the plan at their times (killing and restarting,
-// stopping and continuing components, bursts, host faults), waits until
-// every component has published and taken everything, reads every pool,
-// lets them go and looks for what they left behind.
+// Runs one chaos run: forks a process per component (onto its virtual host,
+// when the scenario names hosts), starts them together, does the faults of
+// the plan at their times (killing and restarting, stopping and continuing
+// components, bursts, host faults, network faults in the hosts' namespaces),
+// waits until every component has published and taken everything, reads
+// every pool, lets them go and looks for what they left behind.
 #pragma once
 
 #include <sys/types.h>
