@@ -389,8 +389,8 @@ def test_chaos_net(bench, work):
     check(all(fault["begun_s"] >= 0 and fault["ended_s"] > fault["begun_s"] for fault in chaos["faults"]),
           "chaos_net: a fault did not begin and end")
     names = [c["name"] for c in chaos["checks"]]
-    for wanted in ("reliable", "intact", "pools", "latency p99", "publisher-lost", "deadline", "resumes",
-                   "nothing left"):
+    for wanted in ("reliable", "intact", "every subscription receives", "pools", "latency p99", "publisher-lost",
+                   "deadline", "resumes", "nothing left"):
         check(any(wanted in n for n in names), f"chaos_net: no '{wanted}' check in {names}")
     failed = [f"{c['name']}: {c['figure']}" for c in chaos["checks"] if c["result"] != "PASS"]
     check(not failed, "chaos_net: checks failed:\n  " + "\n  ".join(failed))

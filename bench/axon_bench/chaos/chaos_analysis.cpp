@@ -348,6 +348,13 @@ ChaosLog analyse_chaos(const RunView& baseline, const RunView& chaos, double lat
     }
   }
   checks.push_back(check_intact(received, corrupt));
+  std::vector<DeliveryInput> delivered;
+  for (std::size_t k = 0; k < plan.subscriptions.size(); ++k) {
+    delivered.push_back({.label = label_of(plan.scenario, plan.subscriptions[k]),
+                         .baseline_received = baseline.shared.subscriptions[k].received,
+                         .chaos_received = chaos.shared.subscriptions[k].received});
+  }
+  checks.push_back(check_delivered(delivered));
   checks.push_back(check_pools(chaos.result.pools.all_free, chaos.result.pools.seconds_to_free,
                                chaos.result.pools.pools_read, chaos.result.pools.chunks_total, chaos.result.pools.held,
                                kPoolBoundSeconds));

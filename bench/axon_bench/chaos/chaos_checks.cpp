@@ -168,6 +168,27 @@ CheckResult check_pools(bool all_free, double seconds_to_free, std::size_t pools
           .bound = fmt::format("within {:.0f} s after the publishers stopped and the subscribers drained", bound_s)};
 }
 
+CheckResult check_delivered(const std::vector<DeliveryInput>& inputs) {
+  CheckResult r{.name = "every subscription receives",
+                .pass = !inputs.empty(),
+                .figure = "",
+                .bound = "messages taken on every subscription, in the fault-free run and with faults"};
+  std::size_t empty = 0;
+  std::string detail;
+  for (const DeliveryInput& in : inputs) {
+    if (in.baseline_received == 0 || in.chaos_received == 0) {
+      ++empty;
+      r.pass = false;
+      detail += fmt::format("{}: {} fault-free, {} with faults; ", in.label, in.baseline_received, in.chaos_received);
+    }
+  }
+  r.figure = fmt::format("{} of {} subscriptions took messages in both runs", inputs.size() - empty, inputs.size());
+  if (!detail.empty()) {
+    r.figure += " (" + detail.substr(0, detail.size() - 2) + ")";
+  }
+  return r;
+}
+
 CheckResult check_resumed(const std::vector<ResumeInput>& inputs) {
   CheckResult r{.name = "traffic resumes after partitions heal",
                 .pass = !inputs.empty(),

@@ -92,6 +92,17 @@ std::vector<CheckResult> check_latency(const std::vector<LatencyInput>& inputs, 
 CheckResult check_pools(bool all_free, double seconds_to_free, std::size_t pools_read, std::size_t chunks,
                         const std::string& held, double bound_s);
 
+/// One subscription's messages taken in the fault-free run and in the run with faults.
+struct DeliveryInput {
+  std::string label;
+  std::uint64_t baseline_received = 0;
+  std::uint64_t chaos_received = 0;
+};
+
+/// Every subscription took messages in both runs: a topic that never reaches a subscriber (across hosts, say) is a
+/// FAIL here even where no other check judges it (best-effort, no latency samples).
+CheckResult check_delivered(const std::vector<DeliveryInput>& inputs);
+
 /// One subscription across a partition: what it took that was published after the partition healed.
 struct ResumeInput {
   std::string label;
