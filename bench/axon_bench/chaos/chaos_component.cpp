@@ -134,8 +134,10 @@ int run_chaos_component(const ChaosPlan& plan, ChaosShared& shared, std::size_t 
     return report.error.set(error);
   }
   ::prctl(PR_SET_TIMERSLACK, 1000UL, 0UL, 0UL, 0UL);
-  axon::NodeOptions options = workers::node_in_domain(plan.domain_id, component_chunk_classes(s, self));
-  if (plan.hosts != nullptr && self.host >= 0) {
+  const bool on_host = plan.hosts != nullptr && self.host >= 0;
+  axon::NodeOptions options = workers::node_in_domain(
+      plan.domain_id, on_host ? component_chunk_classes_on_hosts(s, self) : component_chunk_classes(s, self));
+  if (on_host) {
     // This process (forked, single-threaded) moves onto its virtual host: its network and its /dev/shm.
     if (auto entered = plan.hosts->enter(static_cast<std::size_t>(self.host)); !entered) {
       return report.error.set("entering host '" + s.hosts[static_cast<std::size_t>(self.host)] +
