@@ -8,7 +8,8 @@ test asserts a timing.
 CHECK: latency, serializers, throughput, baseline, scenario, report,
        urban, malformed, wakeup, network (needs root: exit status 77, a skip,
        otherwise), receive_designs (io_uring futex waits, Linux 6.7+: 77
-       otherwise), chaos (bench/scenarios/chaos_ci.yaml: every check PASS).
+       otherwise), chaos (bench/scenarios/chaos_ci.yaml: every check PASS), chaos_net
+       (bench/scenarios/chaos_net_ci.yaml on virtual hosts: every check PASS; needs root, 77 otherwise).
 """
 import argparse
 import json
@@ -362,6 +363,41 @@ def test_chaos(bench, work):
     check("Fault schedule" in html and "PASS" in html, "chaos: the report lacks the schedule or the checks")
 
 
+def test_chaos_net(bench, work):
+    """The bounded network chaos run of CI: components on three virtual hosts, loss and two partitions; exit status
+    0 and every check PASS in the JSON, the network checks among them. Needs root (network namespaces)."""
+    if os.geteuid() != 0:
+        print("chaos_net: skipped, its components run on virtual hosts (network namespaces), which need root")
+        sys.exit(SKIP)
+    j, h = os.path.join(work, "chaos_net.json"), os.path.join(work, "chaos_net.html")
+    scenario = os.path.join(ROOT, "bench", "scenarios", "chaos_net_ci.yaml")
+    result = run(bench, "chaos", scenario, "--latency-slack-ms", "50", "--json", j, "--report", h, "--quiet",
+                 expect_ok=False)
+    # Its own namespaces, by the prefix it printed (other work on the machine may make namespaces meanwhile).
+    prefixes = set(re.findall(r"network namespace (axon-\d+-\d+-)h\d+", result.stdout))
+    left = [n for n in (os.listdir("/run/netns") if os.path.isdir("/run/netns") else [])
+            if any(n.startswith(p) for p in prefixes)]
+    check(prefixes, "chaos_net: the run did not print its virtual hosts' namespaces")
+    check(not left, f"chaos_net: network namespaces left: {left}")
+    check(os.path.exists(j), f"chaos_net: no JSON written (exit status {result.returncode}: {result.stderr[-2000:]})")
+    with open(j, encoding="utf-8") as f:
+        doc = json.load(f)
+    chaos = doc.get("chaos")
+    check(isinstance(chaos, dict), "chaos_net: no 'chaos' member in the JSON")
+    kinds = sorted(fault["kind"] for fault in chaos["faults"])
+    check(kinds == ["loss", "partition", "partition"], f"chaos_net: faults {kinds}")
+    check(all(fault["begun_s"] >= 0 and fault["ended_s"] > fault["begun_s"] for fault in chaos["faults"]),
+          "chaos_net: a fault did not begin and end")
+    names = [c["name"] for c in chaos["checks"]]
+    for wanted in ("reliable", "intact", "every subscription receives", "pools", "latency p99", "publisher-lost",
+                   "deadline", "resumes", "nothing left"):
+        check(any(wanted in n for n in names), f"chaos_net: no '{wanted}' check in {names}")
+    failed = [f"{c['name']}: {c['figure']}" for c in chaos["checks"] if c["result"] != "PASS"]
+    check(not failed, "chaos_net: checks failed:\n  " + "\n  ".join(failed))
+    check(result.returncode == 0, f"chaos_net: exit status {result.returncode} with every check PASS")
+    check_html(h, 1)
+
+
 TESTS = {
     "latency": test_latency,
     "serializers": test_serializers,
@@ -376,6 +412,7 @@ TESTS = {
     "network": test_network,
     "receive_designs": test_receive_designs,
     "chaos": test_chaos,
+    "chaos_net": test_chaos_net,
 }
 
 

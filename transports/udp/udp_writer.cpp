@@ -328,6 +328,9 @@ std::vector<WriterDestination> UdpWriter::destinations() const {
 
 void UdpWriter::send_heartbeats() noexcept {
   const Hold guard(*this);
+  // ACKs that came after the last publish: without this the history would keep their chunks pinned until the
+  // next publish (for good, after a publisher's last message), and its pool would never read all free.
+  apply_acks();
   for (const WriterDestination& d : destinations_) {  // those carried elsewhere hear from the other transport
     send_heartbeat(d);
   }

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <cstdio>
 #include <memory>
 #include <optional>
@@ -11,14 +12,18 @@
 #include <vector>
 
 #include "chaos/chaos_analysis.hpp"
+#include "chaos/chaos_deployment.hpp"
 #include "chaos/chaos_runner.hpp"
 #include "chaos/fault_schedule.hpp"
 #include "chaos/host_faults.hpp"
+#include "chaos/net_faults.hpp"
 #include "harness/cli_options.hpp"
 #include "results/html_report.hpp"
 #include "results/json_input.hpp"
 #include "results/table.hpp"
 #include "scenario/scenario_config.hpp"
+#include "tests/support/common/netns.hpp"
+#include "tests/support/common/temp_dir.hpp"
 
 namespace axon_bench {
 namespace {
@@ -105,10 +110,46 @@ void run_chaos_command(const ChaosOptions& options, Output& out) {
     return;
   }
 
+  // Components on virtual hosts: one network namespace (and /dev/shm) per host for both runs, UDP between them.
+  std::optional<axon::test::VirtualHosts> hosts;
+  std::unique_ptr<axon::test::TempDir> config_dir;
+  std::string config_path;
+  if (!scenario.hosts.empty()) {
+    if (const std::string why = axon::test::VirtualHosts::unavailable_reason(); !why.empty()) {
+      throw std::runtime_error(options.file +
+                               ": its components run on virtual hosts (host:), which this process "
+                               "cannot create: " +
+                               why);
+    }
+    auto created = axon::test::VirtualHosts::create({.hosts = scenario.hosts.size()});
+    if (!created) {
+      throw std::runtime_error("virtual hosts: " + std::string(created.error().message()));
+    }
+    hosts.emplace(std::move(*created));
+    const bool netem = std::any_of(schedule.begin(), schedule.end(), [](const Fault& f) {
+      return f.kind == FaultKind::kDelay || f.kind == FaultKind::kReorder;
+    });
+    if (const std::string why = netem ? netem_unavailable_reason(*hosts) : ""; !why.empty()) {
+      throw std::runtime_error(options.file + ": delay and reorder faults need tc netem: " + why);
+    }
+    std::vector<std::string> addresses;
+    for (std::size_t k = 0; k < hosts->size(); ++k) {
+      addresses.push_back(hosts->host(k).address);
+      std::fprintf(out.text, "host %s: network namespace %s, %s\n", scenario.hosts[k].c_str(),
+                   hosts->host(k).netns.c_str(), hosts->host(k).address.c_str());
+    }
+    config_dir = std::make_unique<axon::test::TempDir>("axon-bench-chaos");
+    config_path = config_dir->write("deployment.yaml", chaos_deployment_yaml(scenario, addresses));
+  }
+
   Scenario base = scenario;
   base.duration_s = options.baseline_duration_s > 0 ? options.baseline_duration_s : scenario.duration_s;
-  const ChaosPlan baseline_plan = make_chaos_plan(base, {}, domain_for_case(0));
-  const ChaosPlan chaos_plan = make_chaos_plan(scenario, schedule, domain_for_case(1));
+  ChaosPlan baseline_plan = make_chaos_plan(base, {}, domain_for_case(0));
+  ChaosPlan chaos_plan = make_chaos_plan(scenario, schedule, domain_for_case(1));
+  for (ChaosPlan* plan : {&baseline_plan, &chaos_plan}) {
+    plan->hosts = hosts ? &*hosts : nullptr;
+    plan->config_path = config_path;
+  }
   ChaosShared baseline_shared(baseline_plan);
   ChaosShared chaos_shared(chaos_plan);
   std::fprintf(out.text, "\nfault-free baseline: %zu processes for %.1f s ...\n", base.components.size(),
@@ -118,7 +159,20 @@ void run_chaos_command(const ChaosOptions& options, Output& out) {
   std::fprintf(out.text, "with faults: %zu processes for %.1f s ...\n", scenario.components.size(),
                scenario.warmup_s + scenario.duration_s);
   std::fflush(out.text);
-  const ChaosRunResult chaos = run_chaos(chaos_plan, chaos_shared, "chaos with faults");
+  ChaosRunResult chaos = run_chaos(chaos_plan, chaos_shared, "chaos with faults");
+  if (hosts) {
+    // Both runs are over: the namespaces, their veths and rules, and the tmpfs mounts go; whatever stays is left.
+    std::vector<axon::test::VirtualHost> names;
+    for (std::size_t k = 0; k < hosts->size(); ++k) {
+      names.push_back(hosts->host(k));
+    }
+    if (const std::string problems = hosts->destroy(); !problems.empty()) {
+      chaos.net_left.push_back("virtual hosts: " + problems);
+    }
+    for (std::string& left : virtual_hosts_left(names)) {
+      chaos.net_left.push_back(std::move(left));
+    }
+  }
 
   const RunView baseline_view{.plan = baseline_plan, .shared = baseline_shared, .result = baseline};
   const RunView chaos_view{.plan = chaos_plan, .shared = chaos_shared, .result = chaos};
@@ -185,7 +239,8 @@ Command add_chaos_command(CLI::App& app) {
   cmd->add_flag("--check", options->check, "Only read and check the file and print the fault schedule; run nothing");
   cmd->description(
       "Run a scenario file fault-free and then with its fault schedule (kill and restart, stop and continue, "
-      "publish bursts, CPU hogs, memory pressure, a full shm directory; fixed or drawn from a seed), and check "
+      "publish bursts, CPU hogs, memory pressure, a full shm directory; for components on virtual hosts (host:, needs "
+      "root) packet loss, delay, reordering and partitions; fixed or drawn from a seed), and check "
       "that reliable topics lose, duplicate and reorder nothing, payloads arrive intact, every pool's chunks go "
       "back to free, topics no fault touched keep their p99 latency (within 2x of the baseline), liveliness and "
       "deadline handlers fire for exactly the faulted components, and nothing is left behind. Exits 1 when a "

@@ -3,7 +3,9 @@
 // prints PASS/FAIL per check with its figures: reliable topics lose,
 // duplicate and reorder nothing, payloads arrive intact, pools go back to
 // free, untouched topics keep their latency, liveliness and deadline
-// handlers fire for exactly the faulted components, nothing is left behind.
+// handlers fire for exactly the faulted components, traffic resumes after
+// partitions, nothing is left behind. Components may run on virtual hosts
+// (network namespaces, UDP between them) with network faults between them.
 // Exits non-zero when a check fails. docs/reliability.md, "Chaos".
 #pragma once
 

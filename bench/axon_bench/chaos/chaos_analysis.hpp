@@ -25,7 +25,8 @@ ChaosPlan make_chaos_plan(Scenario scenario, std::vector<Fault> faults, std::uin
 
 /// Spans (seconds from the window's start, recovery included) when faults touch subscription `sub`: a kill or
 /// stop of its publisher or of its own component, a burst of a topic its publisher publishes or its component
-/// takes, and every host fault (cpu_hog, memory_pressure, shm_full).
+/// takes, every host fault (cpu_hog, memory_pressure, shm_full), and a network fault on the path between its
+/// publisher's host and its own, or between its publisher and a reader of another topic it publishes.
 std::vector<std::pair<double, double>> touching_spans(const ChaosPlan& plan, const ChaosSubscription& sub,
                                                       const std::vector<FaultEvent>& events);
 

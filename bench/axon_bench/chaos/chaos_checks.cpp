@@ -168,19 +168,72 @@ CheckResult check_pools(bool all_free, double seconds_to_free, std::size_t pools
           .bound = fmt::format("within {:.0f} s after the publishers stopped and the subscribers drained", bound_s)};
 }
 
-CheckResult check_leftovers(const std::vector<std::string>& shm_left, const std::vector<int>& stray) {
+CheckResult check_delivered(const std::vector<DeliveryInput>& inputs) {
+  CheckResult r{.name = "every subscription receives",
+                .pass = !inputs.empty(),
+                .figure = "",
+                .bound = "messages taken on every subscription, in the fault-free run and with faults"};
+  std::size_t empty = 0;
+  std::string detail;
+  for (const DeliveryInput& in : inputs) {
+    if (in.baseline_received == 0 || in.chaos_received == 0) {
+      ++empty;
+      r.pass = false;
+      detail += fmt::format("{}: {} fault-free, {} with faults; ", in.label, in.baseline_received, in.chaos_received);
+    }
+  }
+  r.figure = fmt::format("{} of {} subscriptions took messages in both runs", inputs.size() - empty, inputs.size());
+  if (!detail.empty()) {
+    r.figure += " (" + detail.substr(0, detail.size() - 2) + ")";
+  }
+  return r;
+}
+
+CheckResult check_resumed(const std::vector<ResumeInput>& inputs) {
+  CheckResult r{.name = "traffic resumes after partitions heal",
+                .pass = !inputs.empty(),
+                .figure = "",
+                .bound = "every subscription across a partition takes messages published after it healed"};
+  std::size_t resumed = 0;
+  std::string detail;
+  for (const ResumeInput& in : inputs) {
+    if (in.after > 0) {
+      ++resumed;
+      detail +=
+          fmt::format("{}: {} from {:.2f} s (healed {:.2f} s); ", in.label, in.after, in.first_after_s, in.healed_s);
+    } else {
+      r.pass = false;
+      detail += fmt::format("{}: nothing after {:.2f} s; ", in.label, in.healed_s);
+    }
+  }
+  r.figure = fmt::format("{} of {} subscriptions resumed", resumed, inputs.size());
+  if (!detail.empty()) {
+    r.figure += " (" + detail.substr(0, detail.size() - 2) + ")";
+  }
+  return r;
+}
+
+CheckResult check_leftovers(const std::vector<std::string>& shm_left, const std::vector<int>& stray,
+                            const std::vector<std::string>& net_left, bool virtual_hosts) {
   std::string figure =
       fmt::format("{} files of the run's domain in the shm directory, {} processes", shm_left.size(), stray.size());
+  if (virtual_hosts) {
+    figure += fmt::format(", {} namespaces, mounts, rules or qdiscs of the virtual hosts", net_left.size());
+  }
   if (!shm_left.empty()) {
     figure += ": " + fmt::format("{}", fmt::join(shm_left, ", "));
   }
   if (!stray.empty()) {
     figure += "; pids " + fmt::format("{}", fmt::join(stray, ", "));
   }
-  return {.name = "nothing left behind",
-          .pass = shm_left.empty() && stray.empty(),
-          .figure = std::move(figure),
-          .bound = "0 files, 0 processes"};
+  if (!net_left.empty()) {
+    figure += "; " + fmt::format("{}", fmt::join(net_left, ", "));
+  }
+  return {
+      .name = "nothing left behind",
+      .pass = shm_left.empty() && stray.empty() && net_left.empty(),
+      .figure = std::move(figure),
+      .bound = virtual_hosts ? "0 files, 0 processes, 0 namespaces, mounts, rules, qdiscs" : "0 files, 0 processes"};
 }
 
 }  // namespace axon_bench

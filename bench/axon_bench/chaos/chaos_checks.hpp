@@ -92,7 +92,32 @@ std::vector<CheckResult> check_latency(const std::vector<LatencyInput>& inputs, 
 CheckResult check_pools(bool all_free, double seconds_to_free, std::size_t pools_read, std::size_t chunks,
                         const std::string& held, double bound_s);
 
-/// Nothing of the run's domain in the shm directory, no process of the run still there.
-CheckResult check_leftovers(const std::vector<std::string>& shm_left, const std::vector<int>& stray);
+/// One subscription's messages taken in the fault-free run and in the run with faults.
+struct DeliveryInput {
+  std::string label;
+  std::uint64_t baseline_received = 0;
+  std::uint64_t chaos_received = 0;
+};
+
+/// Every subscription took messages in both runs: a topic that never reaches a subscriber (across hosts, say) is a
+/// FAIL here even where no other check judges it (best-effort, no latency samples).
+CheckResult check_delivered(const std::vector<DeliveryInput>& inputs);
+
+/// One subscription across a partition: what it took that was published after the partition healed.
+struct ResumeInput {
+  std::string label;
+  double healed_s = 0;        ///< The last partition on its path ended (seconds into the window).
+  std::uint64_t after = 0;    ///< Messages published from then on that it took.
+  double first_after_s = -1;  ///< When the first of them was published.
+  bool reliable = false;
+};
+
+/// Traffic resumes after a partition heals: every subscription across one took messages published afterwards.
+CheckResult check_resumed(const std::vector<ResumeInput>& inputs);
+
+/// Nothing of the run's domain in the shm directories, no process of the run still there, and (`virtual_hosts`)
+/// no namespace, mount, iptables rule or netem qdisc of the run's virtual hosts (`net_left` lists them).
+CheckResult check_leftovers(const std::vector<std::string>& shm_left, const std::vector<int>& stray,
+                            const std::vector<std::string>& net_left = {}, bool virtual_hosts = false);
 
 }  // namespace axon_bench

@@ -20,6 +20,7 @@
 #include "harness/payload.hpp"
 #include "harness/worker_setup.hpp"
 #include "scenario/component_pool.hpp"
+#include "tests/support/common/netns.hpp"
 #include <axon/axon.hpp>
 
 namespace axon_bench {
@@ -32,6 +33,7 @@ constexpr auto kReleaseTimeout = std::chrono::seconds(60);
 
 struct Publication {
   int topic = 0;
+  std::string name;
   std::size_t expected_subscribers = 0;
   PublisherIncarnation* report = nullptr;
   std::uint64_t* in_window = nullptr;
@@ -49,17 +51,28 @@ struct Subscription {
   std::shared_ptr<axon::SubscriptionBase> callbacks;
 };
 
-bool connected(const std::vector<Publication>& pubs, const std::vector<Subscription>& subs) {
+/// `p`'s subscribers: those on this host, and those other hosts announced (virtual hosts; Node::routes()).
+std::uint32_t subscribers_of(const axon::Node& node, const Publication& p) {
+  std::uint32_t count = p.writer->subscriber_count();
+  if (!node.host().empty()) {
+    for (const axon::TopicRoute& route : node.routes(p.name)) {
+      count += route.host != node.host() && route.transport != axon::TransportKind::kShm ? route.subscribers : 0;
+    }
+  }
+  return count;
+}
+
+bool connected(const axon::Node& node, const std::vector<Publication>& pubs, const std::vector<Subscription>& subs) {
   return std::all_of(pubs.begin(), pubs.end(),
-                     [](const auto& p) { return p.writer->subscriber_count() >= p.expected_subscribers; }) &&
+                     [&](const auto& p) { return subscribers_of(node, p) >= p.expected_subscribers; }) &&
          std::all_of(subs.begin(), subs.end(), [](const auto& s) { return s.reader->publisher_count() >= 1; });
 }
 
 template <class Rep, class Period>
-bool wait_connected(const std::vector<Publication>& pubs, const std::vector<Subscription>& subs,
+bool wait_connected(const axon::Node& node, const std::vector<Publication>& pubs, const std::vector<Subscription>& subs,
                     std::chrono::duration<Rep, Period> timeout) {
   const auto deadline = std::chrono::steady_clock::now() + timeout;
-  while (!connected(pubs, subs)) {
+  while (!connected(node, pubs, subs)) {
     if (std::chrono::steady_clock::now() > deadline) {
       return false;
     }
@@ -70,7 +83,8 @@ bool wait_connected(const std::vector<Publication>& pubs, const std::vector<Subs
 
 /// Publishes `p`'s message due by `now` (a publisher a whole period late sends now and skips the older ones, as
 /// the scenario's do). Returns "" or what failed.
-std::string publish_due(Publication& p, std::uint32_t incarnation, std::int64_t now, const ChaosTimes& times) {
+std::string publish_due(const axon::Node& node, Publication& p, std::uint32_t incarnation, std::int64_t now,
+                        const ChaosTimes& times) {
   const auto period = static_cast<std::int64_t>(static_cast<double>(p.period_ns) / burst_of(*p.burst));
   if (now - p.next_due_ns >= period) {
     p.next_due_ns = now - (now - p.next_due_ns) % period;
@@ -79,10 +93,10 @@ std::string publish_due(Publication& p, std::uint32_t incarnation, std::int64_t 
   const std::uint64_t seq = r.attempted;
   if (r.first_publish_ns == 0) {
     r.first_publish_ns = now;
-    r.subscribers_at_start = p.writer->subscriber_count();
+    r.subscribers_at_start = subscribers_of(node, p);
   }
   r.attempted = seq + 1;  // before publish(): a kill inside it leaves attempted = completed + 1
-  auto status = p.writer->send(seq, incarnation, p.next_due_ns);
+  auto status = p.writer->send(seq, incarnation);
   if (status.exhausted()) {
     r.attempted = seq;  // nothing was published: the sequence number is not spent
     ++r.loan_failures;
@@ -120,7 +134,18 @@ int run_chaos_component(const ChaosPlan& plan, ChaosShared& shared, std::size_t 
     return report.error.set(error);
   }
   ::prctl(PR_SET_TIMERSLACK, 1000UL, 0UL, 0UL, 0UL);
-  auto node = axon::Node::create(self.name, workers::node_in_domain(plan.domain_id, component_chunk_classes(s, self)));
+  const bool on_host = plan.hosts != nullptr && self.host >= 0;
+  axon::NodeOptions options = workers::node_in_domain(
+      plan.domain_id, on_host ? component_chunk_classes_on_hosts(s, self) : component_chunk_classes(s, self));
+  if (on_host) {
+    // This process (forked, single-threaded) moves onto its virtual host: its network and its /dev/shm.
+    if (auto entered = plan.hosts->enter(static_cast<std::size_t>(self.host)); !entered) {
+      return report.error.set("entering host '" + s.hosts[static_cast<std::size_t>(self.host)] +
+                              "': " + std::string(entered.error().message()));
+    }
+    options.config_path = plan.config_path;
+  }
+  auto node = axon::Node::create(self.name, options);
   if (!node) {
     return report.error.set("Node::create: " + std::string(node.error().message()));
   }
@@ -130,6 +155,7 @@ int run_chaos_component(const ChaosPlan& plan, ChaosShared& shared, std::size_t 
     const ScenarioTopic& t = s.topics[static_cast<std::size_t>(topic)];
     Publication p;
     p.topic = topic;
+    p.name = t.name;
     p.expected_subscribers = t.subscribers.size();
     p.report = &shared.publications[static_cast<std::size_t>(topic)].incarnations[incarnation];
     p.in_window = &shared.publications[static_cast<std::size_t>(topic)].published_in_window;
@@ -183,7 +209,11 @@ int run_chaos_component(const ChaosPlan& plan, ChaosShared& shared, std::size_t 
       return report.error.set(error);
     }
     SubscriptionChaosReport* r = sub.report;
-    sub.callbacks = sub.reader->subscription([r, &sub, &times, incarnation](const ChaosTaken& taken) {
+    // From another host: its latency runs from the publisher's stamp (the same clock: virtual hosts share the kernel).
+    const bool remote = self.host >= 0 && s.components[static_cast<std::size_t>(t.publisher)].host != self.host;
+    sub.callbacks = sub.reader->subscription([r, &sub, &times, incarnation, remote](const ChaosTaken& raw) {
+      ChaosTaken taken = raw;
+      taken.publish_ns = remote ? raw.stamped_ns : raw.publish_ns;
       ++r->received;
       if (!taken.read.intact) {
         ++r->corrupt;  // its sequence number cannot be trusted
@@ -220,7 +250,7 @@ int run_chaos_component(const ChaosPlan& plan, ChaosShared& shared, std::size_t 
   std::int64_t start_ns = 0;
   std::int64_t connected_ns = 0;
   if (incarnation == 0) {
-    if (!wait_connected(publications, subscriptions, kFirstConnectTimeout)) {
+    if (!wait_connected(**node, publications, subscriptions, kFirstConnectTimeout)) {
       return report.error.set("its publishers and subscribers did not all connect within 30 s");
     }
     connected_ns = now_ns();
@@ -231,7 +261,7 @@ int run_chaos_component(const ChaosPlan& plan, ChaosShared& shared, std::size_t 
     }
   } else {
     // A peer that is stopped cannot connect now: the run goes on, and the checks see what that cost.
-    (void)wait_connected(publications, subscriptions, kRejoinTimeout);
+    (void)wait_connected(**node, publications, subscriptions, kRejoinTimeout);
     connected_ns = now_ns();
     start_ns = control.start_ns.load(std::memory_order_acquire);  // set before any restart: acquire as above
   }
@@ -255,7 +285,7 @@ int run_chaos_component(const ChaosPlan& plan, ChaosShared& shared, std::size_t 
     std::int64_t next_event = times.stop_ns;
     for (auto& p : publications) {
       if (p.next_due_ns < times.window_end_ns && now >= p.next_due_ns) {
-        if (std::string error = publish_due(p, incarnation, now, times); !error.empty()) {
+        if (std::string error = publish_due(**node, p, incarnation, now, times); !error.empty()) {
           return report.error.set(error);
         }
       }

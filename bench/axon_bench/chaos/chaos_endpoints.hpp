@@ -20,15 +20,16 @@ namespace axon_bench {
 class ChaosWriter {
  public:
   virtual ~ChaosWriter() = default;
-  /// Loans, fills and publishes message `seq` of incarnation `incarnation`.
-  virtual axon::PublishResult send(std::uint64_t seq, std::uint32_t incarnation, std::int64_t due_ns) = 0;
+  /// Loans, fills (stamped with the time now) and publishes message `seq` of incarnation `incarnation`.
+  virtual axon::PublishResult send(std::uint64_t seq, std::uint32_t incarnation) = 0;
   [[nodiscard]] virtual std::uint32_t subscriber_count() const = 0;
 };
 
 /// What a reader found in one message.
 struct ChaosTaken {
   ChaosRead read;
-  std::int64_t publish_ns = 0;
+  std::int64_t publish_ns = 0;  ///< SampleInfo::publish_time_ns: on this host (a remote message's arrival here).
+  std::int64_t stamped_ns = 0;  ///< The payload's stamp: when its publisher, on whatever host, filled it.
   std::int64_t received_ns = 0;
 };
 
@@ -45,7 +46,7 @@ template <class T>
 class ChaosWriterOf final : public ChaosWriter {
  public:
   explicit ChaosWriterOf(std::shared_ptr<axon::Publisher<T>> pub) : pub_(std::move(pub)) {}
-  axon::PublishResult send(std::uint64_t seq, std::uint32_t incarnation, std::int64_t due_ns) override {
+  axon::PublishResult send(std::uint64_t seq, std::uint32_t incarnation) override {
     auto loan = pub_->loan();
     if (loan.exhausted()) {
       return axon::kPoolExhausted;  // counted by the loop, no sequence number spent
@@ -53,7 +54,9 @@ class ChaosWriterOf final : public ChaosWriter {
     if (!loan) {
       return loan.error();
     }
-    write_chaos_payload((*loan)->data, sizeof(T), Stamp{.index = seq, .time_ns = due_ns}, seq, incarnation);
+    // Across hosts the subscriber counts its latency from this stamp: a message from another host is published on
+    // the subscriber's host again when it arrives.
+    write_chaos_payload((*loan)->data, sizeof(T), Stamp{.index = seq, .time_ns = now_ns()}, seq, incarnation);
     return pub_->publish(std::move(*loan));
   }
   [[nodiscard]] std::uint32_t subscriber_count() const override { return pub_->subscriber_count(); }
@@ -74,6 +77,7 @@ class ChaosReaderOf final : public ChaosReader {
           const std::int64_t received_ns = now_ns();  // before the checksum: latency is the transport's
           on_taken({.read = read_chaos_payload(sample->data, sizeof(T)),
                     .publish_ns = sample.info().publish_time_ns,
+                    .stamped_ns = read_stamp(sample->data).time_ns,
                     .received_ns = received_ns});
         });
   }

@@ -8,6 +8,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "chaos/chaos_payload.hpp"
@@ -15,6 +16,10 @@
 #include "harness/shared_memory.hpp"
 #include "harness/system.hpp"
 #include "scenario/scenario_config.hpp"
+
+namespace axon::test {
+class VirtualHosts;
+}  // namespace axon::test
 
 namespace axon_bench {
 
@@ -40,6 +45,10 @@ struct ChaosPlan {
   std::uint32_t domain_id = 0;
   std::vector<ChaosSubscription> subscriptions;
   std::size_t latency_slots = 0;
+  /// A scenario whose components name `host:`: the virtual hosts they run on, and the deployment config that puts
+  /// each component's node on its host (UDP between hosts). Null and "" on one machine.
+  const axon::test::VirtualHosts* hosts = nullptr;
+  std::string config_path;
 };
 
 /// Start, end and release. Thread safety / memory ordering: `ready` and

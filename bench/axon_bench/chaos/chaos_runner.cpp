@@ -18,7 +18,9 @@
 #include <thread>
 
 #include "chaos/host_faults.hpp"
+#include "chaos/net_faults.hpp"
 #include "harness/progress.hpp"
+#include "tests/support/common/netns.hpp"
 #include <axon/domain_view.hpp>
 
 namespace axon_bench {
@@ -62,6 +64,7 @@ struct Child {
 struct ActiveFault {
   std::vector<pid_t> helpers;  ///< cpu_hog, memory_pressure.
   std::string file;            ///< shm_full.
+  bool network = false;        ///< loss, delay, reorder, partition: in place in the hosts' namespaces.
 };
 
 class Runner {
@@ -235,6 +238,18 @@ class Runner {
         e.note = fmt::format("wrote {} MiB, {} MiB left free", bytes >> 20, free_bytes_in(dir) >> 20);
         break;
       }
+      case FaultKind::kLoss:
+      case FaultKind::kDelay:
+      case FaultKind::kReorder:
+      case FaultKind::kPartition:
+        if (plan_.hosts == nullptr) {
+          throw std::runtime_error("a network fault in a run without virtual hosts");
+        }
+        if (const std::string error = apply_net_fault(*plan_.hosts, f); !error.empty()) {
+          throw std::runtime_error(error);
+        }
+        a.network = true;
+        break;
     }
   }
 
@@ -275,7 +290,29 @@ class Runner {
           a.file.clear();
         }
         break;
+      case FaultKind::kLoss:
+      case FaultKind::kDelay:
+      case FaultKind::kReorder:
+      case FaultKind::kPartition:
+        a.network = false;
+        if (const std::string error = remove_net_fault(*plan_.hosts, f); !error.empty()) {
+          result_.events[index].note += "not removed: " + error;  // the leftover check reports it
+        }
+        break;
     }
+  }
+
+  /// The shm directories of the run: each virtual host's tmpfs, else this machine's.
+  std::vector<std::string> shm_dirs() const {
+    std::vector<std::string> dirs;
+    if (plan_.hosts != nullptr) {
+      for (std::size_t k = 0; k < plan_.hosts->size(); ++k) {
+        dirs.push_back(plan_.hosts->host(k).shm_dir);
+      }
+    } else {
+      dirs.push_back(shm_directory());
+    }
+    return dirs;
   }
 
   /// Reads every pool until all chunks are free or the bound passed.
@@ -283,14 +320,20 @@ class Runner {
     PoolOutcome out;
     const auto begin = std::chrono::steady_clock::now();
     const auto bound = begin + std::chrono::milliseconds(static_cast<std::int64_t>(kPoolBoundSeconds * 1000));
-    const axon::DomainAddress address{.domain_id = plan_.domain_id, .shm_dir = {}};
+    const std::vector<std::string> dirs = plan_.hosts != nullptr ? shm_dirs() : std::vector<std::string>{std::string()};
     for (;;) {
-      auto pools = axon::read_pool_views(address, "", kPoolPatienceNs);
       std::string held;
       std::size_t chunks = 0;
-      if (!pools) {
-        held = "the pools could not be read: " + std::string(pools.error().message());
-      } else {
+      std::size_t read = 0;
+      for (const std::string& dir : dirs) {
+        const axon::DomainAddress address{.domain_id = plan_.domain_id, .shm_dir = dir};
+        auto pools = axon::read_pool_views(address, "", kPoolPatienceNs);
+        if (!pools) {
+          held += "the pools could not be read" + (dir.empty() ? "" : " in " + dir) + ": " +
+                  std::string(pools.error().message()) + "; ";
+          continue;
+        }
+        read += pools->size();
         for (const axon::NodePoolView& pool : *pools) {
           if (!pool.unreadable.empty()) {
             held += fmt::format("node '{}': not read ({}); ", pool.node.name, pool.unreadable);
@@ -305,12 +348,12 @@ class Runner {
             }
           }
         }
-        if (pools->size() < plan_.scenario.components.size()) {
-          held += fmt::format("{} pools found for {} components; ", pools->size(), plan_.scenario.components.size());
-        }
+      }
+      if (read < plan_.scenario.components.size()) {
+        held += fmt::format("{} pools found for {} components; ", read, plan_.scenario.components.size());
       }
       out.seconds_to_free = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
-      out.pools_read = pools ? pools->size() : 0;
+      out.pools_read = read;
       out.chunks_total = chunks;
       out.held = held;
       out.all_free = held.empty();
@@ -338,19 +381,23 @@ class Runner {
       }
       ::closedir(proc);
     }
-    const std::string dir = shm_directory();
     const std::string lock = fmt::format("axon_d{}.lock", plan_.domain_id);
     const std::string prefix = fmt::format("axon_d{}_", plan_.domain_id);
-    if (DIR* d = ::opendir(dir.c_str())) {
-      while (const dirent* entry = ::readdir(d)) {  // NOLINT(concurrency-mt-unsafe): one thread reads `d`
-        const std::string name = entry->d_name;
-        if (name == lock || name.starts_with(prefix)) {
-          result_.shm_left.push_back(name);
+    for (const std::string& dir : shm_dirs()) {
+      if (DIR* d = ::opendir(dir.c_str())) {
+        while (const dirent* entry = ::readdir(d)) {  // NOLINT(concurrency-mt-unsafe): one thread reads `d`
+          const std::string name = entry->d_name;
+          if (name == lock || name.starts_with(prefix)) {
+            result_.shm_left.push_back(plan_.hosts != nullptr ? dir + "/" + name : name);
+          }
         }
+        ::closedir(d);
       }
-      ::closedir(d);
     }
     std::sort(result_.shm_left.begin(), result_.shm_left.end());
+    if (plan_.hosts != nullptr) {
+      result_.net_left = net_faults_left(*plan_.hosts);
+    }
   }
 
   /// Leaves nothing behind after a failure: every process killed (a stopped one too) and reaped, the fill file gone.
@@ -370,9 +417,18 @@ class Runner {
         a.file.clear();
       }
     }
+    for (std::size_t i = 0; i < active_.size(); ++i) {
+      if (active_[i].network) {
+        (void)remove_net_fault(*plan_.hosts, plan_.faults[i]);  // the namespaces go later anyway
+        active_[i].network = false;
+      }
+    }
     if (!pids.empty()) {
       stop_processes(pids);
       remove_domain_files(plan_.domain_id);
+      for (const std::string& dir : plan_.hosts != nullptr ? shm_dirs() : std::vector<std::string>{}) {
+        remove_domain_files_in(dir, plan_.domain_id);
+      }
     }
   }
 

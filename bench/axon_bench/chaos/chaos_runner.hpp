@@ -1,8 +1,9 @@
-// Runs one chaos run: forks a process per component, starts them together,
-// does the faults of the plan at their times (killing and restarting,
-// stopping and continuing components, bursts, host faults), waits until
-// every component has published and taken everything, reads every pool,
-// lets them go and looks for what they left behind.
+// Runs one chaos run: forks a process per component (onto its virtual host,
+// when the scenario names hosts), starts them together, does the faults of
+// the plan at their times (killing and restarting, stopping and continuing
+// components, bursts, host faults, network faults in the hosts' namespaces),
+// waits until every component has published and taken everything, reads
+// every pool, lets them go and looks for what they left behind.
 #pragma once
 
 #include <sys/types.h>
@@ -38,6 +39,7 @@ struct ChaosRunResult {
   PoolOutcome pools;
   std::vector<std::string> shm_left;  ///< Files of the run's domain left in the shm directory.
   std::vector<pid_t> stray;           ///< Processes this run started that still ran afterwards.
+  std::vector<std::string> net_left;  ///< iptables rules and netem qdiscs left in the virtual hosts.
 };
 
 /// The bound on the pools: every chunk free this long after the components drained.

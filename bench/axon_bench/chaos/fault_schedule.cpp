@@ -15,14 +15,18 @@ namespace axon_bench {
 namespace {
 
 /// By FaultKind.
-constexpr std::array<std::string_view, 6> kKindNames = {"kill",    "stop", "burst", "cpu_hog", "memory_pressure",
-                                                        "shm_full"};
+constexpr std::array<std::string_view, 10> kKindNames = {"kill",     "stop", "burst", "cpu_hog", "memory_pressure",
+                                                         "shm_full", "loss", "delay", "reorder", "partition"};
 
 /// A fault kind's name read from `node`: one of kKindNames.
 std::string_view read_kind_name(YamlReader& r, const YAML::Node& node, const std::string& what) {
-  const std::string name = r.choice(node, what, {"kill", "stop", "burst", "cpu_hog", "memory_pressure", "shm_full"});
+  const std::string name = r.choice(
+      node, what,
+      {"kill", "stop", "burst", "cpu_hog", "memory_pressure", "shm_full", "loss", "delay", "reorder", "partition"});
   return *std::find(kKindNames.begin(), kKindNames.end(), name);
 }
+/// netem's delays above this are not a network a vehicle runs on; a chaos window is seconds.
+constexpr double kMaxDelayMs = 5000;
 /// A burst above this would ask a publisher loop for more than it can keep (the scenario's 100 kHz bound).
 constexpr double kMaxBurstFactor = 100;
 /// Times and lengths of one fault, at most (a chaos run is minutes, not hours).
@@ -45,6 +49,82 @@ double seconds(YamlReader& r, const YAML::Node& map, const char* key, const std:
     r.fail(node, fmt::format("{} {} must be from 0 to {} s, found {}", what, key, kMaxFaultSeconds, value));
   }
   return value;
+}
+
+std::string joined(const std::vector<std::string>& names) { return fmt::format("{}", fmt::join(names, ", ")); }
+
+/// A virtual host named by `node` (a `host:` or a `between:` entry).
+int read_host(YamlReader& r, const YAML::Node& node, const std::string& what, const Scenario& s) {
+  const std::string name = r.text(node, what);
+  const int host = index_of(s.hosts, name);
+  if (host < 0) {
+    r.fail(node, s.hosts.empty()
+                     ? fmt::format("{}: no host '{}': the scenario's components name no `host:`, and network faults "
+                                   "act between virtual hosts (give every component `host: NAME`)",
+                                   what, name)
+                     : fmt::format("{}: no host '{}' in the scenario (hosts: {})", what, name, joined(s.hosts)));
+  }
+  return host;
+}
+
+/// A percentage above 0 and at most 100 at `key`.
+double read_percent(YamlReader& r, const YAML::Node& map, const char* key, const std::string& what) {
+  const YAML::Node node = r.field(map, key, what, true);
+  const double value = r.positive(node, what + " " + key);
+  if (value > 100) {
+    r.fail(node, fmt::format("{} {} must be above 0 and at most 100, found {}", what, key, value));
+  }
+  return value;
+}
+
+double read_delay_ms(YamlReader& r, const YAML::Node& map, const char* key, const std::string& what, bool required) {
+  const YAML::Node node = r.field(map, key, what, required);
+  if (!node.IsDefined()) {
+    return 0;
+  }
+  const double value = r.number(node, what + " " + key);
+  if (value < 0 || value > kMaxDelayMs) {
+    r.fail(node, fmt::format("{} {} must be from 0 to {} ms, found {}", what, key, kMaxDelayMs, value));
+  }
+  return value;
+}
+
+/// Where a network fault acts: `host:`, or `component:` (its host), or for a partition `between: [a, b]`.
+void read_network_target(YamlReader& r, const YAML::Node& node, const std::string& what, const Scenario& s, Fault& f) {
+  const YAML::Node host = node["host"];
+  const YAML::Node component = node["component"];
+  const YAML::Node between = node["between"];
+  const int given = (host.IsDefined() ? 1 : 0) + (component.IsDefined() ? 1 : 0) + (between.IsDefined() ? 1 : 0);
+  if (given != 1) {
+    r.fail(node, fmt::format("{} needs exactly one of host: (a virtual host), component: (the host it runs on){}", what,
+                             f.kind == FaultKind::kPartition ? " or between: [HOST, HOST]" : ""));
+  }
+  if (host.IsDefined()) {
+    f.host = read_host(r, host, what + " host", s);
+  } else if (component.IsDefined()) {
+    const std::string name = r.text(component, what + " component");
+    const auto at = std::find_if(s.components.begin(), s.components.end(),
+                                 [&](const ScenarioComponent& c) { return c.name == name; });
+    if (at == s.components.end()) {
+      r.fail(component, fmt::format("{} component: no component '{}' in the scenario", what, name));
+    }
+    if (at->host < 0) {
+      r.fail(component, fmt::format("{} component: '{}' runs on no virtual host; network faults act between the "
+                                    "hosts of a scenario whose components name `host:`",
+                                    what, name));
+    }
+    f.host = at->host;
+  } else {
+    if (!between.IsSequence() || between.size() != 2) {
+      r.fail(between,
+             what + " between must be a list of two hosts such as [h0, h1], found " + YamlReader::kind_of(between));
+    }
+    f.host = read_host(r, between[0], what + " between", s);
+    f.peer = read_host(r, between[1], what + " between", s);
+    if (f.peer == f.host) {
+      r.fail(between[1], fmt::format("{} between: a host cannot be cut off from itself", what));
+    }
+  }
 }
 
 Fault read_fault(YamlReader& r, const YAML::Node& node, std::size_t index, const Scenario& s) {
@@ -105,6 +185,38 @@ Fault read_fault(YamlReader& r, const YAML::Node& node, std::size_t index, const
       f.for_s = seconds(r, node, "for_s", what, true);
       f.leave_mib = r.integer(r.field(node, "leave_mib", what, true), what + " leave_mib", 1, 1ULL << 30);
       break;
+    case FaultKind::kLoss:
+      r.check_keys(node, {"kind", "at_s", "host", "component", "percent", "for_s"}, what);
+      f.for_s = seconds(r, node, "for_s", what, true);
+      f.percent = read_percent(r, node, "percent", what);
+      break;
+    case FaultKind::kDelay:
+      r.check_keys(node, {"kind", "at_s", "host", "component", "delay_ms", "jitter_ms", "for_s"}, what);
+      f.for_s = seconds(r, node, "for_s", what, true);
+      f.delay_ms = read_delay_ms(r, node, "delay_ms", what, true);
+      f.jitter_ms = read_delay_ms(r, node, "jitter_ms", what, false);
+      if (f.jitter_ms > f.delay_ms) {
+        r.fail(node["jitter_ms"],
+               fmt::format("{} jitter_ms ({}) must not exceed delay_ms ({})", what, f.jitter_ms, f.delay_ms));
+      }
+      break;
+    case FaultKind::kReorder:
+      r.check_keys(node, {"kind", "at_s", "host", "component", "delay_ms", "percent", "for_s"}, what);
+      f.for_s = seconds(r, node, "for_s", what, true);
+      f.delay_ms = read_delay_ms(r, node, "delay_ms", what, true);
+      f.percent = read_percent(r, node, "percent", what);
+      if (f.delay_ms <= 0) {
+        r.fail(node["delay_ms"],
+               what + " delay_ms must be above 0: the packets sent at once overtake the delayed ones");
+      }
+      break;
+    case FaultKind::kPartition:
+      r.check_keys(node, {"kind", "at_s", "host", "component", "between", "for_s"}, what);
+      f.for_s = seconds(r, node, "for_s", what, true);
+      break;
+  }
+  if (is_network_fault(f.kind)) {
+    read_network_target(r, node, what, s, f);
   }
   if (f.kind == FaultKind::kKill || f.kind == FaultKind::kStop) {
     const YAML::Node name = r.field(node, "component", what, true);
@@ -130,7 +242,7 @@ Fault read_fault(YamlReader& r, const YAML::Node& node, std::size_t index, const
   return f;
 }
 
-RandomFaults read_random(YamlReader& r, const YAML::Node& node) {
+RandomFaults read_random(YamlReader& r, const YAML::Node& node, const Scenario& s) {
   const std::string what = "random";
   r.expect_map(node, what);
   r.check_keys(node, {"seed", "count", "kinds"}, what);
@@ -147,14 +259,25 @@ RandomFaults read_random(YamlReader& r, const YAML::Node& node) {
     random.kinds.clear();
     for (const auto& kind : kinds) {
       random.kinds.push_back(kind_of_name(read_kind_name(r, kind, "random kinds entry")));
+      if (is_network_fault(random.kinds.back()) && s.hosts.empty()) {
+        r.fail(kind, fmt::format("random kinds: {} acts between virtual hosts, and the scenario's components name "
+                                 "no `host:`",
+                                 fault_kind_name(random.kinds.back())));
+      }
     }
   }
   return random;
 }
 
-/// Whether `f` and `g` fault the same component at overlapping times.
+/// Whether `f` and `g` fault the same component, or the network of the same host, at overlapping times (a host
+/// has one netem qdisc, and two network faults on one host would blur what each did).
 bool overlaps(const Fault& f, const Fault& g) {
-  return f.component >= 0 && f.component == g.component && f.at_s < g.end_s() && g.at_s < f.end_s();
+  const bool at_once = f.at_s < g.end_s() && g.at_s < f.end_s();
+  const bool same_component = f.component >= 0 && f.component == g.component;
+  const bool same_host =
+      f.host >= 0 && g.host >= 0 &&
+      (f.host == g.host || f.host == g.peer || (f.peer >= 0 && (f.peer == g.host || f.peer == g.peer)));
+  return at_once && (same_component || same_host);
 }
 
 /// A uniform double in [0, 1) from 53 bits of `rng` (std::uniform_real_distribution is not the same everywhere).
@@ -166,7 +289,13 @@ double tenths(double value) { return std::round(value * 10) / 10; }
 
 const char* fault_kind_name(FaultKind kind) noexcept { return kKindNames[static_cast<std::size_t>(kind)].data(); }
 
+bool is_network_fault(FaultKind kind) noexcept {
+  return kind == FaultKind::kLoss || kind == FaultKind::kDelay || kind == FaultKind::kReorder ||
+         kind == FaultKind::kPartition;
+}
+
 std::string Fault::yaml(const Scenario& s) const {
+  const std::string host_name = host >= 0 ? s.hosts[static_cast<std::size_t>(host)] : "";
   std::string text = fmt::format("{{at_s: {}, kind: {}", at_s, fault_kind_name(kind));
   switch (kind) {
     case FaultKind::kKill:
@@ -183,6 +312,18 @@ std::string Fault::yaml(const Scenario& s) const {
     case FaultKind::kCpuHog: text += fmt::format(", for_s: {}", for_s); break;
     case FaultKind::kMemoryPressure: text += fmt::format(", for_s: {}, fill_percent: {}", for_s, fill_percent); break;
     case FaultKind::kShmFull: text += fmt::format(", for_s: {}, leave_mib: {}", for_s, leave_mib); break;
+    case FaultKind::kLoss: text += fmt::format(", host: {}, percent: {}, for_s: {}", host_name, percent, for_s); break;
+    case FaultKind::kDelay:
+      text += fmt::format(", host: {}, delay_ms: {}, jitter_ms: {}, for_s: {}", host_name, delay_ms, jitter_ms, for_s);
+      break;
+    case FaultKind::kReorder:
+      text += fmt::format(", host: {}, delay_ms: {}, percent: {}, for_s: {}", host_name, delay_ms, percent, for_s);
+      break;
+    case FaultKind::kPartition:
+      text += peer < 0 ? fmt::format(", host: {}, for_s: {}", host_name, for_s)
+                       : fmt::format(", between: [{}, {}], for_s: {}", host_name,
+                                     s.hosts[static_cast<std::size_t>(peer)], for_s);
+      break;
   }
   return text + "}";
 }
@@ -201,16 +342,20 @@ FaultPlan load_fault_plan(const std::string& path, const Scenario& s) {
         Fault f = read_fault(r, faults[i], i, s);
         for (std::size_t k = 0; k < plan.fixed.size(); ++k) {
           if (overlaps(f, plan.fixed[k])) {
-            r.fail(faults[i], fmt::format("faults #{} overlaps faults #{} on component '{}': one fault per "
-                                          "component at a time",
-                                          i + 1, k + 1, s.components[static_cast<std::size_t>(f.component)].name));
+            r.fail(faults[i], f.component >= 0
+                                  ? fmt::format("faults #{} overlaps faults #{} on component '{}': one fault per "
+                                                "component at a time",
+                                                i + 1, k + 1, s.components[static_cast<std::size_t>(f.component)].name)
+                                  : fmt::format("faults #{} overlaps faults #{} on the network of host '{}': one "
+                                                "network fault per host at a time",
+                                                i + 1, k + 1, s.hosts[static_cast<std::size_t>(f.host)]));
           }
         }
         plan.fixed.push_back(f);
       }
     }
     if (const YAML::Node random = root["random"]; random.IsDefined()) {
-      plan.random = read_random(r, random);
+      plan.random = read_random(r, random, s);
     }
   } catch (const YAML::Exception& e) {
     r.fail(e.mark, e.msg);
@@ -241,6 +386,22 @@ std::vector<Fault> draw_random_faults(const RandomFaults& random, const Scenario
         case FaultKind::kCpuHog: break;
         case FaultKind::kMemoryPressure: f.fill_percent = 50; break;
         case FaultKind::kShmFull: f.leave_mib = 256; break;
+        // Network faults: a host uniform among the scenario's, the figures of docs/reliability.md.
+        case FaultKind::kLoss:
+          f.host = static_cast<int>(rng() % s.hosts.size());
+          f.percent = 10;
+          break;
+        case FaultKind::kDelay:
+          f.host = static_cast<int>(rng() % s.hosts.size());
+          f.delay_ms = 20;
+          f.jitter_ms = 5;
+          break;
+        case FaultKind::kReorder:
+          f.host = static_cast<int>(rng() % s.hosts.size());
+          f.delay_ms = 10;
+          f.percent = 25;
+          break;
+        case FaultKind::kPartition: f.host = static_cast<int>(rng() % s.hosts.size()); break;
       }
       const bool clash = std::any_of(drawn.begin(), drawn.end(), [&](const Fault& g) { return overlaps(f, g); });
       if (!clash && (f.kind != FaultKind::kBurst || f.factor > 1)) {

@@ -24,10 +24,18 @@ enum class FaultKind : std::uint8_t {
   kCpuHog,          ///< A busy process per CPU for for_s.
   kMemoryPressure,  ///< A process fills fill_percent of MemAvailable for for_s.
   kShmFull,         ///< A file fills the shm directory to leave_mib free for for_s.
+  // Network faults, on the virtual hosts of a scenario whose components name `host:` (chaos/net_faults.hpp):
+  kLoss,       ///< percent of the datagrams arriving at a host dropped (iptables statistic) for for_s.
+  kDelay,      ///< A host's outgoing packets delayed delay_ms +- jitter_ms (tc netem) for for_s.
+  kReorder,    ///< A host's outgoing packets delayed delay_ms but percent of them sent at once (tc netem).
+  kPartition,  ///< A host cut off from every other (peer -1), or two hosts from each other (iptables), for for_s.
 };
 
-/// "kill", "stop", "burst", "cpu_hog", "memory_pressure", "shm_full".
+/// "kill", "stop", "burst", "cpu_hog", "memory_pressure", "shm_full", "loss", "delay", "reorder", "partition".
 const char* fault_kind_name(FaultKind kind) noexcept;
+
+/// Whether `kind` acts on the network between virtual hosts (loss, delay, reorder, partition).
+bool is_network_fault(FaultKind kind) noexcept;
 
 /// The most of MemAvailable memory_pressure may fill: the machine must never run out.
 inline constexpr double kMaxFillPercent = 80;
@@ -41,6 +49,11 @@ struct Fault {
   double factor = 1;            ///< burst: rate multiplier.
   double fill_percent = 0;      ///< memory_pressure: of MemAvailable at its start.
   std::uint64_t leave_mib = 0;  ///< shm_full: MiB left free.
+  int host = -1;                ///< Network faults: index into Scenario::hosts.
+  int peer = -1;                ///< partition `between: [host, peer]`; -1: `host` cut off from all others.
+  double percent = 0;           ///< loss: datagrams dropped; reorder: packets sent at once.
+  double delay_ms = 0;          ///< delay, reorder.
+  double jitter_ms = 0;         ///< delay.
 
   [[nodiscard]] double end_s() const noexcept { return at_s + for_s; }
   /// One line of YAML that gives this fault again ("{at_s: 4, kind: kill, ...}").

@@ -84,7 +84,10 @@ std::uint32_t domain_for_case(std::size_t index) noexcept {
 
 void remove_domain_files(std::uint32_t domain) {
   const char* env = std::getenv("AXON_SHM_DIR");  // NOLINT(concurrency-mt-unsafe): single-threaded parent
-  const std::string dir = env != nullptr && *env != '\0' ? env : "/dev/shm";
+  remove_domain_files_in(env != nullptr && *env != '\0' ? env : "/dev/shm", domain);
+}
+
+void remove_domain_files_in(const std::string& dir, std::uint32_t domain) {
   const std::string prefix = "axon_d" + std::to_string(domain) + "_";
   DIR* d = ::opendir(dir.c_str());
   if (d == nullptr) {

@@ -58,6 +58,8 @@ std::uint32_t domain_for_case(std::size_t index) noexcept;
 /// Removes the named files of `domain` (registry, lock, sockets) after a
 /// failed run killed its workers before they could leave.
 void remove_domain_files(std::uint32_t domain);
+/// The same in directory `dir` (a virtual host's /dev/shm, seen from outside it).
+void remove_domain_files_in(const std::string& dir, std::uint32_t domain);
 
 /// What the figures were measured on.
 struct MachineInfo {

@@ -2,6 +2,8 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
+#include <cctype>
 #include <map>
 #include <set>
 #include <string_view>
@@ -66,10 +68,10 @@ ScenarioTopic read_topic(YamlReader& r, const YAML::Node& node, std::size_t inde
 }
 
 ScenarioComponent read_component(YamlReader& r, const YAML::Node& node, std::size_t index,
-                                 const std::map<std::string, int>& topics) {
+                                 const std::map<std::string, int>& topics, std::vector<std::string>& hosts) {
   const std::string where = "component #" + std::to_string(index + 1);
   r.expect_map(node, where);
-  r.check_keys(node, {"name", "publishes", "subscribes", "cpu"}, where);
+  r.check_keys(node, {"name", "publishes", "subscribes", "cpu", "host"}, where);
   ScenarioComponent c;
   c.line = node.Mark().line + 1;
   c.name = r.text(r.field(node, "name", where, true), where + " name");
@@ -90,7 +92,49 @@ ScenarioComponent read_component(YamlReader& r, const YAML::Node& node, std::siz
   if (c.publishes.empty() && c.subscribes.empty()) {
     r.fail(node, what + " neither publishes nor subscribes anything");
   }
+  if (const YAML::Node host = node["host"]; host.IsDefined()) {
+    const std::string name = r.text(host, what + " host");
+    const bool plain = !name.empty() && name.size() <= 15 && std::all_of(name.begin(), name.end(), [](char ch) {
+      return std::isalnum(static_cast<unsigned char>(ch)) != 0 || ch == '_' || ch == '-';
+    });
+    if (!plain) {
+      r.fail(host, what + " host '" + name + "': a host name is 1 to 15 letters, digits, '_' or '-'");
+    }
+    const auto at = std::find(hosts.begin(), hosts.end(), name);
+    c.host = static_cast<int>(at - hosts.begin());
+    if (at == hosts.end()) {
+      hosts.push_back(name);
+    }
+  }
   return c;
+}
+
+std::string joined(const std::vector<std::string>& names) {
+  std::string text;
+  for (const std::string& name : names) {
+    text += (text.empty() ? "" : ", ") + name;
+  }
+  return text;
+}
+
+/// Virtual hosts: every component names one or none does, and 2..8 of them (what VirtualHosts makes).
+void check_hosts(YamlReader& r, const YAML::Node& components, const Scenario& s) {
+  if (s.hosts.empty()) {
+    return;
+  }
+  for (std::size_t i = 0; i < s.components.size(); ++i) {
+    if (s.components[i].host < 0) {
+      r.fail(components[i], "component '" + s.components[i].name +
+                                "' has no host: other components run on virtual hosts, so every component needs "
+                                "`host:` (one of " +
+                                joined(s.hosts) + ")");
+    }
+  }
+  if (s.hosts.size() < kScenarioMinHosts || s.hosts.size() > kScenarioMaxHosts) {
+    r.fail(components, "the components name " + std::to_string(s.hosts.size()) + " host(s) (" + joined(s.hosts) +
+                           "): virtual hosts run " + std::to_string(kScenarioMinHosts) + " to " +
+                           std::to_string(kScenarioMaxHosts) + " (leave `host:` out to run on one machine)");
+  }
 }
 
 }  // namespace
@@ -177,7 +221,7 @@ Scenario load_scenario(const std::string& path) {
     }
     std::set<std::string> component_names;
     for (std::size_t i = 0; i < components.size(); ++i) {
-      ScenarioComponent c = read_component(r, components[i], i, topic_index);
+      ScenarioComponent c = read_component(r, components[i], i, topic_index, s.hosts);
       if (!component_names.insert(c.name).second) {
         r.fail(components[i]["name"], "component '" + c.name + "' is defined twice");
       }
@@ -196,6 +240,7 @@ Scenario load_scenario(const std::string& path) {
       }
       s.components.push_back(std::move(c));
     }
+    check_hosts(r, components, s);
     for (std::size_t i = 0; i < s.topics.size(); ++i) {
       if (s.topics[i].publisher < 0) {
         r.fail(topics[i], "topic '" + s.topics[i].name + "' is not published by any component");

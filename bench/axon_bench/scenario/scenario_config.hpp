@@ -51,6 +51,8 @@ struct ScenarioComponent {
   std::vector<int> publishes;   ///< Topic indices.
   std::vector<int> subscribes;  ///< Topic indices.
   int cpu = -1;                 ///< Pinned CPU, -1 = not pinned.
+  /// `host:` (chaos runs): index into Scenario::hosts of the virtual host it runs on, -1 = none (one machine).
+  int host = -1;
   int line = 0;
 };
 
@@ -71,7 +73,14 @@ struct Scenario {
   [[nodiscard]] std::string wait_name() const { return wait.name(); }
   std::vector<ScenarioTopic> topics;
   std::vector<ScenarioComponent> components;
+  /// The virtual hosts the components name (`host:`), in order of first use; empty when none does. `axon-bench
+  /// chaos` runs each on a network namespace of its own (UDP between them); `scenario` ignores them.
+  std::vector<std::string> hosts;
 };
+
+/// Virtual hosts a scenario may name (tests/support/common/netns.hpp: 2..8 hosts).
+inline constexpr std::size_t kScenarioMinHosts = 2;
+inline constexpr std::size_t kScenarioMaxHosts = 8;
 
 /// Reads and checks `path`. Throws ScenarioError.
 Scenario load_scenario(const std::string& path);

@@ -192,5 +192,40 @@ TEST(CheckLeftovers, FailsAFileOrAProcess) {
   EXPECT_FALSE(check_leftovers({}, {1234}).pass);
 }
 
+TEST(CheckLeftovers, FailsARuleOrNamespaceOfTheVirtualHosts) {
+  EXPECT_TRUE(check_leftovers({}, {}, {}, true).pass);
+
+  const CheckResult sut = check_leftovers({}, {}, {"host 1: iptables -A INPUT -i eth0 -j DROP"}, true);
+
+  EXPECT_FALSE(sut.pass);
+  EXPECT_NE(sut.figure.find("-A INPUT -i eth0 -j DROP"), std::string::npos) << sut.figure;
+}
+
+TEST(CheckDelivered, FailsASubscriptionThatTookNothingInEitherRun) {
+  const std::vector<DeliveryInput> fine{{.label = "a -> q", .baseline_received = 10, .chaos_received = 9}};
+  std::vector<DeliveryInput> silent = fine;
+  silent.push_back({.label = "b -> r", .baseline_received = 0, .chaos_received = 0});
+
+  EXPECT_TRUE(check_delivered(fine).pass);
+  const CheckResult sut = check_delivered(silent);
+  EXPECT_FALSE(sut.pass);
+  EXPECT_NE(sut.figure.find("1 of 2 subscriptions"), std::string::npos) << sut.figure;
+  EXPECT_NE(sut.figure.find("b -> r: 0 fault-free, 0 with faults"), std::string::npos) << sut.figure;
+}
+
+TEST(CheckResumed, FailsASubscriptionThatTookNothingAfterThePartitionHealed) {
+  const std::vector<ResumeInput> resumed{{.label = "a -> q", .healed_s = 5, .after = 40, .first_after_s = 5.1},
+                                         {.label = "b -> r", .healed_s = 5, .after = 12, .first_after_s = 5.3}};
+  std::vector<ResumeInput> stuck = resumed;
+  stuck[1].after = 0;
+  stuck[1].first_after_s = -1;
+
+  EXPECT_TRUE(check_resumed(resumed).pass);
+  const CheckResult sut = check_resumed(stuck);
+  EXPECT_FALSE(sut.pass);
+  EXPECT_NE(sut.figure.find("1 of 2 subscriptions resumed"), std::string::npos) << sut.figure;
+  EXPECT_NE(sut.figure.find("b -> r: nothing after 5.00 s"), std::string::npos) << sut.figure;
+}
+
 }  // namespace
 }  // namespace axon_bench
