@@ -72,9 +72,16 @@ struct Capture {
   std::size_t matching = 0;  ///< Packets holding 8 bytes, at any offset, that are a known body word.
 };
 
-/// On a virtual host: every IPv4 UDP packet on `interface` for `duration`, searched for `words`.
-Capture capture(const std::string& interface, const std::vector<std::uint64_t>& words, milliseconds duration) {
+/// Set by SIGTERM in the capturing process: the test has what it waited for, the capture ends.
+volatile std::sig_atomic_t capture_stop = 0;
+extern "C" void stop_capture(int /*signal*/) { capture_stop = 1; }
+
+/// On a virtual host: every IPv4 UDP packet on `interface` until SIGTERM (at most `longest`), searched for `words`.
+/// Ended by the test once the subscriber has every message, not after a fixed time: a slow run (a sanitizer, a
+/// loaded machine) would otherwise stop capturing before the last messages crossed.
+Capture capture(const std::string& interface, const std::vector<std::uint64_t>& words, milliseconds longest) {
   Capture seen;
+  (void)std::signal(SIGTERM, stop_capture);
   const int fd = ::socket(AF_PACKET, SOCK_DGRAM | SOCK_CLOEXEC, htons(ETH_P_IP));  // IP packets, no link header
   if (fd < 0) {
     return seen;
@@ -91,12 +98,18 @@ Capture capture(const std::string& interface, const std::vector<std::uint64_t>& 
   }
   std::printf("CAPTURING on %s\n", interface.c_str());
   std::fflush(stdout);
-  const auto end = std::chrono::steady_clock::now() + duration;
+  const auto end = std::chrono::steady_clock::now() + longest;
   std::vector<std::byte> packet(70000);
-  while (std::chrono::steady_clock::now() < end) {
+  for (;;) {
+    // Once told to stop, what the socket still holds is read too (it crossed the wire before the stop).
+    const bool stopping = capture_stop != 0 || std::chrono::steady_clock::now() >= end;
     pollfd readable{.fd = fd, .events = POLLIN, .revents = 0};
-    if (::poll(&readable, 1, 50) <= 0) {
-      continue;
+    const int ready = ::poll(&readable, 1, stopping ? 0 : 50);
+    if (ready == 0 && stopping) {
+      break;
+    }
+    if (ready <= 0) {
+      continue;  // nothing yet, or the stop signal interrupted the wait
     }
     const ssize_t n = ::recv(fd, packet.data(), packet.size(), 0);
     if (n < 28 || std::to_integer<int>(packet[9]) != IPPROTO_UDP) {
@@ -167,7 +180,7 @@ class UdpEncryptTest : public VirtualHostsTest {
     EXPECT_TRUE(sub.wait_for_line("READY", kStartTimeout)) << sub.output();
     const std::string interface = virtual_hosts->host(1).interface;
     ChildProcess capturer = run_on_host(*virtual_hosts, 1, [&] {
-      const Capture seen = capture(interface, words, milliseconds(8'000));
+      const Capture seen = capture(interface, words, milliseconds(120'000));
       std::printf("CAPTURED packets=%zu bytes=%zu matching=%zu\n", seen.packets, seen.bytes, seen.matching);
       return seen.packets == 0 ? 1 : 0;
     });
@@ -178,6 +191,7 @@ class UdpEncryptTest : public VirtualHostsTest {
                        std::vector<std::string>{"--rate-hz", "100", "--wait-subscribers", "1", "--linger-ms", "60000",
                                                 "--publisher-id", std::to_string(kPublisherId)});
     const auto s = line_of(sub, "SUMMARY", milliseconds(60'000));
+    capturer.kill(SIGTERM);  // every message crossed the wire (or never will): the capture has what it needs
     const auto captured = line_of(capturer, "CAPTURED", milliseconds(20'000));
     pub.kill(SIGTERM);
     pub.wait(kExitTimeout);
