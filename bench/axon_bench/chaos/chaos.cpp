@@ -162,14 +162,10 @@ void run_chaos_command(const ChaosOptions& options, Output& out) {
   ChaosRunResult chaos = run_chaos(chaos_plan, chaos_shared, "chaos with faults");
   if (hosts) {
     // Both runs are over: the namespaces, their veths and rules, and the tmpfs mounts go; whatever stays is left.
-    std::vector<axon::test::VirtualHost> names;
-    for (std::size_t k = 0; k < hosts->size(); ++k) {
-      names.push_back(hosts->host(k));
-    }
     if (const std::string problems = hosts->destroy(); !problems.empty()) {
       chaos.net_left.push_back("virtual hosts: " + problems);
     }
-    for (std::string& left : virtual_hosts_left(names)) {
+    for (std::string& left : virtual_hosts_left(hosts->hosts())) {
       chaos.net_left.push_back(std::move(left));
     }
   }

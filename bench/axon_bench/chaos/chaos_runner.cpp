@@ -306,8 +306,8 @@ class Runner {
   std::vector<std::string> shm_dirs() const {
     std::vector<std::string> dirs;
     if (plan_.hosts != nullptr) {
-      for (std::size_t k = 0; k < plan_.hosts->size(); ++k) {
-        dirs.push_back(plan_.hosts->host(k).shm_dir);
+      for (const axon::test::VirtualHost& host : plan_.hosts->hosts()) {
+        dirs.push_back(host.shm_dir);
       }
     } else {
       dirs.push_back(shm_directory());
@@ -320,7 +320,7 @@ class Runner {
     PoolOutcome out;
     const auto begin = std::chrono::steady_clock::now();
     const auto bound = begin + std::chrono::milliseconds(static_cast<std::int64_t>(kPoolBoundSeconds * 1000));
-    const std::vector<std::string> dirs = plan_.hosts != nullptr ? shm_dirs() : std::vector<std::string>{std::string()};
+    const std::vector<std::string> dirs = shm_dirs();
     for (;;) {
       std::string held;
       std::size_t chunks = 0;
@@ -329,8 +329,7 @@ class Runner {
         const axon::DomainAddress address{.domain_id = plan_.domain_id, .shm_dir = dir};
         auto pools = axon::read_pool_views(address, "", kPoolPatienceNs);
         if (!pools) {
-          held += "the pools could not be read" + (dir.empty() ? "" : " in " + dir) + ": " +
-                  std::string(pools.error().message()) + "; ";
+          held += "the pools could not be read in " + dir + ": " + std::string(pools.error().message()) + "; ";
           continue;
         }
         read += pools->size();

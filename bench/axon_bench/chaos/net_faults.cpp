@@ -45,15 +45,6 @@ std::string run_all(const std::vector<Argv>& commands) {
   return errors;
 }
 
-/// The hosts of `hosts`, by number.
-std::vector<axon::test::VirtualHost> host_list(const axon::test::VirtualHosts& hosts) {
-  std::vector<axon::test::VirtualHost> list;
-  for (std::size_t k = 0; k < hosts.size(); ++k) {
-    list.push_back(hosts.host(k));
-  }
-  return list;
-}
-
 }  // namespace
 
 NetFaultCommands net_fault_commands(const std::vector<axon::test::VirtualHost>& hosts, const Fault& f) {
@@ -102,7 +93,7 @@ std::string apply_net_fault(const axon::test::VirtualHosts& hosts, const Fault& 
     auto added = hosts.add_packet_loss(static_cast<std::size_t>(f.host), f.percent / 100);
     return added ? "" : std::string(added.error().message());
   }
-  const NetFaultCommands c = net_fault_commands(host_list(hosts), f);
+  const NetFaultCommands c = net_fault_commands(hosts.hosts(), f);
   for (std::size_t i = 0; i < c.apply.size(); ++i) {
     if (std::string error = axon::test::run_checked(c.apply[i]); !error.empty()) {
       (void)run_all({c.remove.begin(), c.remove.begin() + static_cast<std::ptrdiff_t>(std::min(i, c.remove.size()))});
@@ -117,7 +108,7 @@ std::string remove_net_fault(const axon::test::VirtualHosts& hosts, const Fault&
     auto removed = hosts.remove_packet_loss(static_cast<std::size_t>(f.host), f.percent / 100);
     return removed ? "" : std::string(removed.error().message());
   }
-  return run_all(net_fault_commands(host_list(hosts), f).remove);
+  return run_all(net_fault_commands(hosts.hosts(), f).remove);
 }
 
 std::string netem_unavailable_reason(const axon::test::VirtualHosts& hosts) {

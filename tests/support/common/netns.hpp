@@ -65,6 +65,7 @@ class VirtualHosts {
 
   [[nodiscard]] std::size_t size() const noexcept { return hosts_.size(); }
   [[nodiscard]] const VirtualHost& host(std::size_t k) const { return hosts_.at(k); }
+  [[nodiscard]] const std::vector<VirtualHost>& hosts() const noexcept { return hosts_; }
 
   /// Moves the calling process onto host `k`: its network namespace, a
   /// private mount namespace, and the host's tmpfs on /dev/shm. Call it in a
