@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <array>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -15,40 +14,6 @@
 
 namespace axon::tools {
 namespace {
-
-/// Counters of traffic that was dropped or refused: what a user looks for first, marked in the text output.
-constexpr std::array<std::string_view, 20> kDropCounters = {"datagrams_refused",
-                                                            "messages_incomplete",
-                                                            "messages_out_of_order",
-                                                            "fragments_stale",
-                                                            "messages_lost",
-                                                            "type_mismatches",
-                                                            "pool_exhausted",
-                                                            "auth_failures",
-                                                            "replays",
-                                                            "not_allowed",
-                                                            "unauthenticated",
-                                                            "not_encrypted",
-                                                            "unexpectedly_encrypted",
-                                                            "rdma_streams_refused",
-                                                            "rdma_loans_exhausted",
-                                                            "rdma_credit_drops",
-                                                            "rdma_credit_evictions",
-                                                            "rdma_credit_timeouts",
-                                                            "rdma_send_failures",
-                                                            "rdma_no_stream_drops"};
-
-constexpr bool names_counters(const std::array<std::string_view, kDropCounters.size()>& names) {
-  return std::all_of(names.begin(), names.end(), [](std::string_view name) {
-    return std::any_of(kNetworkCounterFields.begin(), kNetworkCounterFields.end(),
-                       [name](const NetworkCounterField& field) { return field.name == name; });
-  });
-}
-static_assert(names_counters(kDropCounters), "every name in kDropCounters is a field of NetworkCounters");
-
-bool counts_drops(std::string_view name) {
-  return std::find(kDropCounters.begin(), kDropCounters.end(), name) != kDropCounters.end();
-}
 
 class NetworkCommand final : public Command {
  public:
@@ -111,7 +76,7 @@ class NetworkCommand final : public Command {
           continue;
         }
         table.add_row(
-            {std::string(field.name), std::to_string(value), value != 0 && counts_drops(field.name) ? "dropped" : ""});
+            {std::string(field.name), std::to_string(value), value != 0 && field.counts_drops ? "dropped" : ""});
       }
       text += table.rows() == 0 ? std::string() : table.render();
       if (zeros != 0) {
