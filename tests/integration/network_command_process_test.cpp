@@ -113,9 +113,14 @@ TEST_F(AxonNetwork, PrintsEachNodesCountersAsItsProcessCountsThem) {
 
 TEST_F(AxonNetwork, MarksRefusedDatagramsAsDroppedTraffic) {
   std::shared_ptr<Node> receiver = hosts.node("receiver", "b");
-  ASSERT_NE(receiver, nullptr);
-  auto subscriber = receiver->subscribe<TestMessage>("cli/net", {.depth = 64});  // its node receives from now on
-  ASSERT_TRUE(subscriber);
+  std::shared_ptr<Node> sender = hosts.node("sender", "a");
+  ASSERT_TRUE(receiver && sender);
+  auto subscriber = receiver->subscribe<TestMessage>("cli/net", {.depth = 64});
+  auto publisher = sender->advertise<TestMessage>("cli/net");
+  ASSERT_TRUE(subscriber && publisher);
+  // As the loopback tests do before their garbage: discovery went both ways, so beta's node reads its port.
+  ASSERT_TRUE(eventually([&] { return test::routed_to(*sender, "cli/net", "beta"); }, 5s));
+  ASSERT_TRUE(eventually([&] { return receiver->network_counters().hosts_discovered == 1; }, 5s));
   // Random bytes at beta's discovery port, which its node owns: refused by the parser and counted.
   const int fd = ::socket(AF_INET, SOCK_DGRAM, 0);
   ASSERT_GE(fd, 0);
