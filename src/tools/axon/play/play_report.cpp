@@ -1,5 +1,7 @@
 #include "src/tools/axon/play/play_report.hpp"
 
+#include <cinttypes>
+
 #include "src/tools/axon/json_writer.hpp"
 
 namespace axon::tools {
@@ -46,9 +48,9 @@ void print_play_text(const PlayReport& report, std::FILE* out) {
   if (report.rate && report.timing.samples != 0) {
     std::fprintf(out,
                  "timing error (publish - deadline): p50 %.1f us, p99 %.1f us, p99.9 %.1f us, max %.1f us over %zu "
-                 "messages\n",
+                 "messages (%" PRIu64 " copied ahead)\n",
                  us(report.timing.p50_ns), us(report.timing.p99_ns), us(report.timing.p999_ns),
-                 us(report.timing.max_ns), report.timing.samples);
+                 us(report.timing.max_ns), report.timing.samples, report.prepared_ahead);
   }
 }
 
@@ -112,6 +114,7 @@ void print_play_json(const PlayReport& report, std::FILE* out) {
         .member("p99_ns", report.timing.p99_ns)
         .member("p999_ns", report.timing.p999_ns)
         .member("max_ns", report.timing.max_ns)
+        .member("prepared_ahead", report.prepared_ahead)
         .member("start_ns", report.start_ns)
         .member("first_log_time_ns", report.first_log_time_ns)
         .end_object();

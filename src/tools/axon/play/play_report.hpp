@@ -45,6 +45,8 @@ struct PlayReport {
   /// (CLOCK_MONOTONIC ns) and the log time due then.
   TimingSummary timing;
   std::int64_t start_ns = 0;
+  /// Messages copied into their chunks while play waited for an earlier one's deadline (a burst's).
+  std::uint64_t prepared_ahead = 0;
   std::uint64_t first_log_time_ns = 0;
 };
 

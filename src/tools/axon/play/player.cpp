@@ -23,6 +23,11 @@ constexpr std::int64_t kChunkWaitNs = 1'000'000'000;
 /// Chunks of each file read ahead by a thread of their own, so that the timing thread never waits for a read.
 /// Two: one being consumed while the next is ready and another read (a recording's chunk is a few MiB).
 constexpr std::size_t kReadAheadChunks = 2;
+/// Messages due this soon after the one play waits for are copied into their chunks during that wait: a burst of
+/// camera frames (six 2 MiB frames due within 5 ms in the urban recording) is copied before its first frame.
+constexpr std::int64_t kPrepareHorizonNs = 20'000'000;
+/// Copies this large are timed, for the estimate of how long the next one takes.
+constexpr std::size_t kTimedCopyBytes = 64 * 1024;
 /// Timing samples reserved up front at most (8 bytes each).
 constexpr std::uint64_t kMaxReservedSamples = std::uint64_t{4} << 20;
 
@@ -289,73 +294,41 @@ bool Player::wait_paused(KeyInput& keys, ReplayClock& clock, std::uint64_t log_t
 }
 
 bool Player::play_once(Node& node, KeyInput& keys, ReplayClock& clock) {
-  MergedMessages merged(readers_, kReadAheadChunks);
-  merged.wait_read_ahead();  // the first messages do not wait for the first reads
-  // The next message in log-time order (a corrupt chunk is a problem in the report, and the files go on).
-  const auto fetch = [&](FileMessage& into) {
-    for (;;) {
-      auto more = merged.next(into);
-      if (more) {
-        return *more;
-      }
-      report_.problems.emplace_back(more.error().message());
-    }
-  };
-  FileMessage current;
-  FileMessage ahead;
-  bool has_ahead = false;  // `ahead` holds the message after `current`, read while `current` waited
-  bool based = false;
-  bool window_set = false;
-  std::uint64_t window_start = 0;
-  std::uint64_t window_end = std::numeric_limits<std::uint64_t>::max();
+  Pass pass(readers_, kReadAheadChunks);
+  pass.merged.wait_read_ahead();  // the first messages do not wait for the first reads
   const bool timed = options_.rate.has_value();
   for (;;) {
     if (StopOnSignals::requested()) {
       return false;
     }
-    if (has_ahead) {
-      std::swap(current, ahead);
-      has_ahead = false;
-    } else if (!fetch(current)) {
-      return true;
-    }
-    const std::uint64_t log_time = current.message.header.log_time;
-    if (!window_set) {  // the recording's first message, over all files and channels
-      window_start = log_time + seconds_to_ns(options_.start_offset_s);
-      if (options_.duration_s > 0) {
-        window_end = window_start + seconds_to_ns(options_.duration_s);
+    if (pass.prepared.empty()) {
+      if (!read_next(node, pass)) {
+        return true;  // the last message was published
       }
-      window_set = true;
+      std::optional<Loan<Bytes>> loan;
+      const Prepared prepared = prepare(outputs_[static_cast<std::size_t>(pass.next_output)], pass.next.message.data,
+                                        ChunkWait::kUpToASecond, loan);
+      pass.has_next = false;
+      if (prepared != Prepared::kReady) {
+        continue;  // skipped and counted (no chunk, too large)
+      }
+      pass.prepared.push(PreparedMessage{.output = static_cast<std::size_t>(pass.next_output),
+                                         .log_time_ns = pass.next.message.header.log_time,
+                                         .loan = std::move(*loan)});
     }
-    if (log_time < window_start) {
-      continue;
-    }
-    if (log_time > window_end) {
-      return true;  // messages come in log-time order: none after this is in the window
-    }
-    const int output = output_of(node, current.file, current.message.header.channel_id);
-    if (output < 0) {
-      continue;
-    }
-    // Copied into its chunk now, before its deadline: a 2 MiB frame's copy (hundreds of µs) would otherwise make
-    // it that late, and only publish() is left to do when it is due.
-    std::optional<Loan<Bytes>> loan = prepare(outputs_[static_cast<std::size_t>(output)], current.message.data);
-    if (!loan) {
-      continue;  // skipped and counted (no chunk, too large)
-    }
-    // The next message is read now too, while this one waits for its deadline: reading a file's next chunk (a few
-    // MiB, CRC checked; from disk when not cached) then costs the wait, not the next message's lateness. `current`'s
-    // payload, which that read may overwrite, is in its chunk already.
-    has_ahead = fetch(ahead);
-    if (!based) {
+    const std::uint64_t log_time = pass.prepared.front().log_time_ns;
+    if (!pass.based) {
       clock.rebase(monotonic_now_ns(), log_time);
-      based = true;
+      pass.based = true;
       if (!first_base_set_) {
         report_.start_ns = clock.base_ns();
         report_.first_log_time_ns = log_time;
         first_base_set_ = true;
       }
     }
+    // While this message waits for its deadline: the next one is read (a file's next chunk, a few MiB, CRC
+    // checked, then costs the wait, not the next message's lateness) and those due soon are copied into chunks.
+    prepare_ahead(node, pass, clock, timed && !paused_ ? std::optional(clock.deadline_ns(log_time)) : std::nullopt);
     bool stepped = false;
     bool was_paused = false;
     // A key typed since the last message (while a chunk was read, say) counts here, the step key included.
@@ -398,15 +371,74 @@ bool Player::play_once(Node& node, KeyInput& keys, ReplayClock& clock) {
         }
       }
     }
+    PreparedMessage message = pass.prepared.pop();
     // A message published by a step or a resume has no deadline of its own to be measured against.
-    publish(outputs_[static_cast<std::size_t>(output)], std::move(*loan), deadline, timed && !was_paused);
-    if (!has_ahead) {
-      return true;  // that was the last message
+    publish(outputs_[message.output], std::move(message.loan), deadline, timed && !was_paused);
+  }
+}
+
+bool Player::read_next(Node& node, Pass& pass) {
+  // The next message in log-time order (a corrupt chunk is a problem in the report, and the files go on).
+  while (!pass.has_next && !pass.ended) {
+    auto more = pass.merged.next(pass.next);
+    if (!more) {
+      report_.problems.emplace_back(more.error().message());
+      continue;
+    }
+    if (!*more) {
+      pass.ended = true;
+      break;
+    }
+    const std::uint64_t log_time = pass.next.message.header.log_time;
+    if (!pass.window_set) {  // the recording's first message, over all files and channels
+      pass.window_start = log_time + seconds_to_ns(options_.start_offset_s);
+      pass.window_end = options_.duration_s > 0 ? pass.window_start + seconds_to_ns(options_.duration_s)
+                                                : std::numeric_limits<std::uint64_t>::max();
+      pass.window_set = true;
+    }
+    if (log_time < pass.window_start) {
+      continue;
+    }
+    if (log_time > pass.window_end) {
+      pass.ended = true;  // messages come in log-time order: none after this is in the window
+      break;
+    }
+    pass.next_output = output_of(node, pass.next.file, pass.next.message.header.channel_id);
+    pass.has_next = pass.next_output >= 0;
+  }
+  return pass.has_next;
+}
+
+void Player::prepare_ahead(Node& node, Pass& pass, const ReplayClock& clock,
+                           std::optional<std::int64_t> front_deadline_ns) {
+  while (read_next(node, pass)) {
+    if (!front_deadline_ns || pass.prepared.full()) {
+      return;  // untimed, paused, or enough held
+    }
+    const mcap::Bytes payload = pass.next.message.data;
+    // Not due soon after the front: its chunk is better left free for now. Or its copy would make the front late.
+    if (clock.deadline_ns(pass.next.message.header.log_time) - *front_deadline_ns > kPrepareHorizonNs ||
+        monotonic_now_ns() + expected_copy_ns(payload.size()) + ReplayClock::kSpinMarginNs > *front_deadline_ns) {
+      return;
+    }
+    std::optional<Loan<Bytes>> loan;
+    const Prepared prepared =
+        prepare(outputs_[static_cast<std::size_t>(pass.next_output)], payload, ChunkWait::kNone, loan);
+    if (prepared == Prepared::kNoChunkYet) {
+      return;  // prepared, waiting for a chunk if need be, when it is the front
+    }
+    pass.has_next = false;
+    if (prepared == Prepared::kReady) {
+      pass.prepared.push(PreparedMessage{.output = static_cast<std::size_t>(pass.next_output),
+                                         .log_time_ns = pass.next.message.header.log_time,
+                                         .loan = std::move(*loan)});
+      ++report_.prepared_ahead;
     }
   }
 }
 
-std::optional<Loan<Bytes>> Player::prepare(Output& output, mcap::Bytes payload) {
+Player::Prepared Player::prepare(Output& output, mcap::Bytes payload, ChunkWait wait,
+                                 std::optional<Loan<Bytes>>& loan) {
   TopicReplay& counts = report_.topics[output.report_index];
   const auto tell_once = [&](const std::string& why) {
     if (!output.told_too_large) {
@@ -417,28 +449,42 @@ std::optional<Loan<Bytes>> Player::prepare(Output& output, mcap::Bytes payload) 
   };
   const std::int64_t give_up = monotonic_now_ns() + kChunkWaitNs;
   for (;;) {
-    auto loan = output.publisher->loan(payload.size());
-    if (loan.exhausted()) {
+    auto loaned = output.publisher->loan(payload.size());
+    if (loaned.exhausted()) {
+      if (wait == ChunkWait::kNone) {
+        return Prepared::kNoChunkYet;
+      }
       if (monotonic_now_ns() < give_up && !StopOnSignals::requested()) {
         const timespec pause{.tv_sec = 0, .tv_nsec = 100'000};
         (void)::nanosleep(&pause, nullptr);
         continue;  // subscribers still hold every chunk: they give them back as they take
       }
       ++counts.skipped_no_chunk;
-      return std::nullopt;
+      return Prepared::kSkipped;
     }
-    if (loan.failed()) {
+    if (loaned.failed()) {
       // The one copy of a replay, below, needs a chunk: a message larger than the pool's largest class (the
       // error names the size, the class and the config key) or of a size its type cannot have is skipped.
       ++counts.skipped_too_large;
-      tell_once(std::string(loan.error().message()));
-      return std::nullopt;
+      tell_once(std::string(loaned.error().message()));
+      return Prepared::kSkipped;
     }
-    if (!payload.empty()) {
-      std::memcpy((*loan).data(), payload.data(), payload.size());
+    if (payload.size() >= kTimedCopyBytes) {
+      const std::int64_t started = monotonic_now_ns();
+      std::memcpy((*loaned).data(), payload.data(), payload.size());
+      const double ns_per_byte =
+          static_cast<double>(monotonic_now_ns() - started) / static_cast<double>(payload.size());
+      copy_ns_per_byte_ = 0.75 * copy_ns_per_byte_ + 0.25 * ns_per_byte;
+    } else if (!payload.empty()) {
+      std::memcpy((*loaned).data(), payload.data(), payload.size());
     }
-    return std::move(*loan);
+    loan.emplace(std::move(*loaned));
+    return Prepared::kReady;
   }
+}
+
+std::int64_t Player::expected_copy_ns(std::size_t bytes) const {
+  return static_cast<std::int64_t>(copy_ns_per_byte_ * static_cast<double>(bytes));
 }
 
 void Player::publish(Output& output, Loan<Bytes> loan, std::int64_t deadline_ns, bool timed) {

@@ -13,8 +13,10 @@
 
 #include "axon/node.hpp"
 #include "src/tools/axon/play/key_input.hpp"
+#include "src/tools/axon/play/merged_messages.hpp"
 #include "src/tools/axon/play/play_options.hpp"
 #include "src/tools/axon/play/play_report.hpp"
+#include "src/tools/axon/play/prepared_messages.hpp"
 #include "src/tools/axon/play/replay_clock.hpp"
 #include "src/tools/axon/play/replay_pool.hpp"
 #include "src/tools/mcap/reader.hpp"
@@ -58,14 +60,47 @@ class Player {
   void warm_pool();
   /// Waits --delay seconds; false when a signal stopped it.
   [[nodiscard]] bool wait_delay() const;
+  /// Messages copied into their chunks ahead of the one play waits for, at most.
+  static constexpr std::size_t kMaxPrepared = 16;
+  /// One pass over the files: the merged messages, the next one to prepare, the window, the prepared ones.
+  struct Pass {
+    explicit Pass(const std::vector<std::unique_ptr<mcap::Reader>>& readers, std::size_t read_ahead_chunks)
+        : merged(readers, read_ahead_chunks) {}
+    MergedMessages merged;
+    FileMessage next;     ///< Read and in the window, not prepared yet (when has_next); its payload is valid until
+    int next_output = 0;  ///< the next read.
+    bool has_next = false;
+    bool ended = false;  ///< No message after `next` is in the window.
+    bool window_set = false;
+    std::uint64_t window_start = 0;
+    std::uint64_t window_end = 0;
+    bool based = false;  ///< The clock has its base for this pass.
+    PreparedMessages<kMaxPrepared> prepared;
+  };
+  enum class Prepared : std::uint8_t {
+    kReady,       ///< The payload is in the loan.
+    kSkipped,     ///< Counted and said (too large, or no chunk within a second).
+    kNoChunkYet,  ///< Without waiting: every chunk it could take is held (some by prepared messages).
+  };
+  enum class ChunkWait : std::uint8_t { kUpToASecond, kNone };
+
   /// One pass over the files; false when a signal stopped it.
   [[nodiscard]] bool play_once(Node& node, KeyInput& keys, ReplayClock& clock);
+  /// Reads the pass's next message to replay into `pass.next` (kept there until it is prepared): false at the
+  /// end of the window or of the files.
+  bool read_next(Node& node, Pass& pass);
+  /// Before play waits for the front's deadline (std::nullopt: untimed or paused): prepares the messages due
+  /// within kPrepareHorizonNs after it whose copy leaves the front on time, without waiting for a chunk; reads
+  /// the next message in any case.
+  void prepare_ahead(Node& node, Pass& pass, const ReplayClock& clock, std::optional<std::int64_t> front_deadline_ns);
   /// Waits while paused: true to publish the message now (step, or resumed: `clock` rebased to it), false to
   /// stop.
   [[nodiscard]] bool wait_paused(KeyInput& keys, ReplayClock& clock, std::uint64_t log_time_ns, bool& stepped);
-  /// `payload` copied into a chunk of `output` (waiting up to a second while subscribers hold them all), or
-  /// std::nullopt when it is skipped (counted, and said once per topic).
-  std::optional<Loan<Bytes>> prepare(Output& output, mcap::Bytes payload);
+  /// `payload` copied into a chunk of `output` (`loan`), the message skipped (counted, and said once per topic),
+  /// or with ChunkWait::kNone no chunk free now.
+  Prepared prepare(Output& output, mcap::Bytes payload, ChunkWait wait, std::optional<Loan<Bytes>>& loan);
+  /// How long copying `bytes` is expected to take, from the copies so far.
+  [[nodiscard]] std::int64_t expected_copy_ns(std::size_t bytes) const;
   /// Publishes a prepared message; `timed`: its publish time against `deadline_ns` goes into the timing.
   void publish(Output& output, Loan<Bytes> loan, std::int64_t deadline_ns, bool timed);
   [[nodiscard]] std::string published_name(const std::string& recorded) const;
@@ -79,6 +114,7 @@ class Player {
   TimingStats timing_;
   bool paused_ = false;
   bool first_base_set_ = false;
+  double copy_ns_per_byte_ = 0.5;  ///< Of large copies, smoothed; starts at 2 GB/s (below this VM's ~7).
 };
 
 }  // namespace axon::tools
