@@ -11,8 +11,9 @@
 //     play is judged against the floor measured in the same run, alternating (--rounds).
 // --recording PATH replays an existing file instead (the urban scenario's, say): no subscriber then, only play's
 // own figures and the floor.
+// --spin runs `axon play --spin` and waits for the floor's deadlines the same way (spinning for whole gaps).
 // Usage: replay_timing_bench [--seconds 10] [--rate 1] [--domain 77] [--axon PATH] [--file PATH]
-//                            [--recording PATH] [--rounds N]
+//                            [--recording PATH] [--rounds N] [--spin]
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -130,17 +131,18 @@ std::vector<std::uint64_t> log_times_of(const std::string& path) {
 
 /// The clock's floor: each deadline waited for as play waits (ReplayClock::wait_until), nothing published; the
 /// lateness of each wake-up (clock read after the wait - deadline).
-std::vector<std::int64_t> clock_floor(const std::vector<std::uint64_t>& log_times, double rate) {
+std::vector<std::int64_t> clock_floor(const std::vector<std::uint64_t>& log_times, double rate,
+                                      axon::tools::ReplayWait wait) {
   std::vector<std::int64_t> lateness;
   lateness.reserve(log_times.size());
   if (log_times.empty()) {
     return lateness;
   }
-  axon::tools::ReplayClock clock(rate);
+  axon::tools::ReplayClock clock(rate, wait);
   clock.rebase(axon::tools::monotonic_now_ns(), log_times.front());
   for (const std::uint64_t log : log_times) {
     const std::int64_t deadline = clock.deadline_ns(log);
-    (void)axon::tools::ReplayClock::wait_until(deadline, [] { return false; });
+    (void)clock.wait_until(deadline, [] { return false; });
     lateness.push_back(axon::tools::monotonic_now_ns() - deadline);
   }
   return lateness;
@@ -148,7 +150,7 @@ std::vector<std::int64_t> clock_floor(const std::vector<std::uint64_t>& log_time
 
 /// `axon play FILE --rate R --json` run to its end; its stdout (empty when it could not start).
 std::string run_play(const std::string& axon_path, std::uint32_t domain, const std::string& file,
-                     const std::string& rate) {
+                     const std::string& rate, axon::tools::ReplayWait wait) {
   int out[2];
   if (::pipe(out) != 0) {
     return {};
@@ -159,6 +161,9 @@ std::string run_play(const std::string& axon_path, std::uint32_t domain, const s
   posix_spawn_file_actions_addclose(&actions, out[0]);
   std::vector<std::string> args = {axon_path, "--domain", std::to_string(domain), "play", file, "--rate",
                                    rate,      "--json"};
+  if (wait == axon::tools::ReplayWait::kSpin) {
+    args.emplace_back("--spin");
+  }
   std::vector<char*> argv_c;
   for (auto& a : args) {
     argv_c.push_back(a.data());
@@ -224,7 +229,10 @@ int main(int argc, char** argv) {
   app.add_option("--recording", recording, "Replay this file instead of a synthetic one (no subscriber then)");
   int rounds = 1;
   app.add_option("--rounds", rounds, "Rounds of the clock floor then play, alternating")->check(CLI::Range(1, 100));
+  bool spin = false;
+  app.add_flag("--spin", spin, "axon play --spin, and the floor spins for whole gaps too");
   CLI11_PARSE(app, argc, argv);
+  const axon::tools::ReplayWait wait = spin ? axon::tools::ReplayWait::kSpin : axon::tools::ReplayWait::kSleepThenSpin;
   if (rounds > 1 && recording.empty()) {
     std::fprintf(stderr, "--rounds repeats the replay of a --recording; the synthetic run is one round\n");
     return 2;
@@ -236,8 +244,8 @@ int main(int argc, char** argv) {
     std::printf("recording %s: %zu messages, rate %s\n", recording.c_str(), log_times.size(), rate.c_str());
     for (int round = 1; round <= rounds; ++round) {
       print_percentiles(("round " + std::to_string(round) + " clock floor").c_str(),
-                        clock_floor(log_times, rate_value));
-      const std::string json = run_play(axon_path, domain, recording, rate);
+                        clock_floor(log_times, rate_value, wait));
+      const std::string json = run_play(axon_path, domain, recording, rate, wait);
       if (!print_play_timing(("round " + std::to_string(round) + " play: publish - deadline").c_str(), json)) {
         return 1;
       }
@@ -289,8 +297,8 @@ int main(int argc, char** argv) {
     }
   });
 
-  const std::vector<std::int64_t> floor = clock_floor(log_times_of(path), rate_value);
-  const std::string json = run_play(axon_path, domain, path, rate);
+  const std::vector<std::int64_t> floor = clock_floor(log_times_of(path), rate_value, wait);
+  const std::string json = run_play(axon_path, domain, path, rate, wait);
   std::this_thread::sleep_for(std::chrono::milliseconds(200));  // the last deliveries
   done.store(true, std::memory_order_relaxed);
   receiver.join();

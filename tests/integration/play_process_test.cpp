@@ -339,6 +339,35 @@ TEST(Play, RateTwoTakesAboutHalfTheTime) {
   EXPECT_EQ(json_doc(doubled.output)["topics"][0]["published"].as<int>(), 11);
 }
 
+TEST(Play, SpinKeepsTheRecordedTimingAndSaysHowItWaited) {
+  const ScopedFile path_file{temp_file("spin")};
+  const std::string& path = path_file.path;
+  {
+    RecordedFile file(path);
+    add_poses(file, "rec/pose", 0, 100, 11);  // 0 .. 1000 ms
+    file.close();
+  }
+  ChildProcess sub = subscriber_child<topics::Pose>("rec/pose", 11, describe_pose);
+  ASSERT_TRUE(sub.wait_for_line("READY", 20s)) << sub.output();
+
+  const auto spun = axon({"play", path, "--spin", "--json"});
+
+  ASSERT_EQ(spun.exit_code, 0) << spun.output;
+  expect_messages(sub, 11, [](std::uint64_t i) { return expected_pose(i * 100); });
+  EXPECT_EQ(sub.wait(20s), 0) << sub.output();
+  const auto slept = axon({"play", path, "--json"});
+  ASSERT_EQ(slept.exit_code, 0) << slept.output;
+  const YAML::Node spun_doc = json_doc(spun.output);
+  EXPECT_EQ(spun_doc["timing"]["wait"].as<std::string>(), "spin");
+  EXPECT_EQ(json_doc(slept.output)["timing"]["wait"].as<std::string>(), "sleep-then-spin");
+  EXPECT_EQ(spun_doc["topics"][0]["published"].as<int>(), 11);
+  EXPECT_EQ(spun_doc["timing"]["samples"].as<int>(), 11);
+  // Never earlier than due (each message's error is >= 0); later only by what a noisy shared machine adds.
+  EXPECT_GE(spun_doc["timing"]["p50_ns"].as<std::int64_t>(), 0);
+  EXPECT_GE(spun_doc["wall_s"].as<double>(), 0.99);
+  EXPECT_LT(spun_doc["wall_s"].as<double>(), 3.0);
+}
+
 TEST(Play, StartAndDurationSelectAWindowOfTheRecording) {
   const ScopedFile path_file{temp_file("window")};
   const std::string& path = path_file.path;
@@ -560,7 +589,7 @@ std::uint8_t frame_pixel(std::uint32_t sequence, std::size_t i) {
 // Bursts of frames due 100 µs apart, each burst 30 ms after the last: while play waits for a burst's first frame
 // it copies the others into their chunks (a frame's copy, hundreds of µs for 2 MiB, would otherwise make the next
 // one late), and every frame still arrives whole and in order.
-TEST(Play, TheFramesOfABurstAreCopiedAheadAndArriveWholeInOrder) {
+TEST(Play, SpinningTheFramesOfABurstAreCopiedAheadAndArriveWholeInOrder) {
   constexpr std::uint32_t kBursts = 10;
   constexpr std::uint32_t kPerBurst = 4;
   constexpr std::uint32_t kCount = kBursts * kPerBurst;
@@ -590,7 +619,7 @@ TEST(Play, TheFramesOfABurstAreCopiedAheadAndArriveWholeInOrder) {
   ChildProcess sub = subscriber_child<Frame>("rec/camera", kCount, describe_frame);
   ASSERT_TRUE(sub.wait_for_line("READY", 20s)) << sub.output();
 
-  const auto run = axon({"play", path, "--json"});
+  const auto run = axon({"play", path, "--spin", "--json"});
 
   ASSERT_EQ(run.exit_code, 0) << run.output;
   expect_messages(sub, kCount, [](std::uint64_t i) { return "seq=" + std::to_string(i) + " wrong_pixels=0"; });
@@ -605,6 +634,10 @@ TEST(Play, TheFramesOfABurstAreCopiedAheadAndArriveWholeInOrder) {
   EXPECT_GT(doc["timing"]["prepared_ahead"].as<std::uint64_t>(), 0U) << run.output;
   EXPECT_LE(doc["timing"]["prepared_ahead"].as<std::uint64_t>(), std::uint64_t{(kBursts - 1) * (kPerBurst - 1)})
       << run.output;
+  // Sleeping between messages, play copies each message only when it is next (see player.cpp).
+  const auto slept = axon({"play", path, "--json"});
+  ASSERT_EQ(slept.exit_code, 0) << slept.output;
+  EXPECT_EQ(json_doc(slept.output)["timing"]["prepared_ahead"].as<std::uint64_t>(), 0U) << slept.output;
 }
 
 TEST(Play, PausedPublishesOneMessagePerStepKeyAndResumesOnSpace) {

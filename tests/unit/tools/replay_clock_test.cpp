@@ -27,21 +27,43 @@ TEST(ReplayClock, DeadlinesDoNotDriftOverManyMessages) {
   EXPECT_EQ(sut.deadline_ns(1'000'000ULL * 1'000'001), 3'000'000LL * 1'000'001);
 }
 
-TEST(ReplayClock, WaitReturnsNoEarlierThanTheDeadline) {
+class ReplayClockWait : public ::testing::TestWithParam<ReplayWait> {};
+
+TEST_P(ReplayClockWait, ReturnsNoEarlierThanTheDeadline) {
+  const ReplayClock sut(1.0, GetParam());
   const std::int64_t deadline = monotonic_now_ns() + 2'000'000;
 
-  ASSERT_TRUE(ReplayClock::wait_until(deadline, [] { return false; }));
+  ASSERT_TRUE(sut.wait_until(deadline, [] { return false; }));
 
   EXPECT_GE(monotonic_now_ns(), deadline);
 }
 
-TEST(ReplayClock, WaitStopsWhenInterrupted) {
+TEST_P(ReplayClockWait, StopsWhenInterrupted) {
+  const ReplayClock sut(1.0, GetParam());
   const std::int64_t start = monotonic_now_ns();
 
-  EXPECT_FALSE(ReplayClock::wait_until(start + 10'000'000'000, [] { return true; }));
+  EXPECT_FALSE(sut.wait_until(start + 10'000'000'000, [] { return true; }));
 
   EXPECT_LT(monotonic_now_ns() - start, 1'000'000'000);
 }
+
+TEST_P(ReplayClockWait, AsksWhetherInterruptedEverySliceWhileFarFromTheDeadline) {
+  const ReplayClock sut(1.0, GetParam());
+  int asked = 0;
+  const std::int64_t start = monotonic_now_ns();
+
+  // Interrupted at the third question: two whole slices waited first, whether the slices sleep or spin.
+  EXPECT_FALSE(sut.wait_until(start + 10'000'000'000, [&] { return ++asked == 3; }));
+
+  EXPECT_EQ(asked, 3);
+  EXPECT_GE(monotonic_now_ns() - start, 2 * ReplayClock::kSleepSliceNs);
+}
+
+INSTANTIATE_TEST_SUITE_P(SleepThenSpinAndSpin, ReplayClockWait,
+                         ::testing::Values(ReplayWait::kSleepThenSpin, ReplayWait::kSpin),
+                         [](const ::testing::TestParamInfo<ReplayWait>& info) {
+                           return info.param == ReplayWait::kSpin ? std::string("Spin") : std::string("SleepThenSpin");
+                         });
 
 TEST(TimingStats, NearestRankPercentiles) {
   TimingStats sut;

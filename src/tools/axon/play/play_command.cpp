@@ -63,6 +63,10 @@ class PlayCommand final : public Command {
           const auto at = text.find(":=");
           return at == std::string::npos || at == 0 || at + 2 == text.size() ? "a remap is FROM:=TO" : "";
         });
+    sub->add_flag("--spin", options_.spin,
+                  "Spin on the clock between messages instead of sleeping until shortly before each: one core busy "
+                  "for the whole replay, for timing within tens of microseconds where a sleeping thread's timer "
+                  "wakes it late (a VM's idle vCPU)");
     sub->add_flag("--paused", options_.paused,
                   "Start paused: on a terminal, space pauses and resumes, s (or the right arrow) publishes the next "
                   "message; keys may also come through a pipe on stdin, and play resumes when stdin ends");
@@ -73,8 +77,8 @@ class PlayCommand final : public Command {
         "tools are replayed when they are FlatBuffers or Protobuf with a schema. Channels that cannot be replayed "
         "are named with the reason and skipped; a message larger than this node's largest chunk class is named "
         "and skipped. Timing: each message is due at start + (log time - first log time) / rate, waited for by "
-        "sleeping until shortly before and spinning. Keys work while stdin is a terminal (non-canonical mode, "
-        "restored on exit and on signals); Ctrl-C stops cleanly.\n\n"
+        "sleeping until shortly before and spinning (--spin: spinning throughout). Keys work while stdin is a "
+        "terminal (non-canonical mode, restored on exit and on signals); Ctrl-C stops cleanly.\n\n"
         "Text: messages published per topic, the channels skipped and why, and the timing error. --json: one "
         "document with the same and the timing error's p50/p99/max (publish time - deadline, ns).\n\n"
         "Exit status: 0 when the replay ran (skipped channels or messages are reported, not failures), 1 when a "
@@ -95,6 +99,7 @@ class PlayCommand final : public Command {
     StopOnSignals signals;
     PlayReport report;
     report.rate = options_.rate;
+    report.spin = options_.spin;
     Player player(options_, report);
     auto ok = play(globals, player, report);
     for (const std::string& problem : report.problems) {

@@ -21,6 +21,9 @@ struct PlayOptions {
   /// Seconds between making the publishers and the first message: subscribers that join a topic once it
   /// appears (a recorder, `axon topic echo`) are in place before the replay starts.
   double delay_s = 0;
+  /// Spin on the clock for whole gaps instead of sleeping until shortly before each deadline (ReplayWait::kSpin):
+  /// a core busy for the replay, for timing on machines whose timers wake sleepers late.
+  bool spin = false;
 };
 
 }  // namespace axon::tools

@@ -9,6 +9,8 @@ namespace {
 
 unsigned long long ull(std::uint64_t n) { return static_cast<unsigned long long>(n); }
 double us(std::int64_t ns) { return static_cast<double>(ns) / 1000.0; }
+/// How play waited for deadlines, as --json and the text name it.
+const char* wait_name(const PlayReport& report) { return report.spin ? "spin" : "sleep-then-spin"; }
 
 }  // namespace
 
@@ -48,9 +50,9 @@ void print_play_text(const PlayReport& report, std::FILE* out) {
   if (report.rate && report.timing.samples != 0) {
     std::fprintf(out,
                  "timing error (publish - deadline): p50 %.1f us, p99 %.1f us, p99.9 %.1f us, max %.1f us over %zu "
-                 "messages (%" PRIu64 " copied ahead)\n",
+                 "messages (%" PRIu64 " copied ahead; %s)\n",
                  us(report.timing.p50_ns), us(report.timing.p99_ns), us(report.timing.p999_ns),
-                 us(report.timing.max_ns), report.timing.samples, report.prepared_ahead);
+                 us(report.timing.max_ns), report.timing.samples, report.prepared_ahead, wait_name(report));
   }
 }
 
@@ -115,6 +117,7 @@ void print_play_json(const PlayReport& report, std::FILE* out) {
         .member("p999_ns", report.timing.p999_ns)
         .member("max_ns", report.timing.max_ns)
         .member("prepared_ahead", report.prepared_ahead)
+        .member("wait", wait_name(report))
         .member("start_ns", report.start_ns)
         .member("first_log_time_ns", report.first_log_time_ns)
         .end_object();

@@ -33,6 +33,7 @@ struct SkippedChannel {
 struct PlayReport {
   std::vector<std::string> files;
   std::optional<double> rate;  ///< std::nullopt: max.
+  bool spin = false;           ///< Waited by spinning throughout (--spin), not sleeping then spinning.
   std::vector<TopicReplay> topics;
   std::vector<SkippedChannel> skipped_channels;
   std::vector<std::string> problems;  ///< Said once each: a message too large for a topic, a corrupt chunk.

@@ -219,7 +219,7 @@ Result<void> Player::run(Node& node, KeyInput& keys) {
   if (paused_) {
     announce(keys, "paused: space resumes, s (or the right arrow) publishes the next message");
   }
-  ReplayClock clock(options_.rate.value_or(1.0));
+  ReplayClock clock(options_.rate.value_or(1.0), options_.spin ? ReplayWait::kSpin : ReplayWait::kSleepThenSpin);
   const std::int64_t started = monotonic_now_ns();
   for (;;) {
     const bool finished = play_once(node, keys, clock);
@@ -240,8 +240,19 @@ Result<void> Player::run(Node& node, KeyInput& keys) {
 void Player::warm_pool() {
   constexpr std::size_t kPageBytes = 4096;
   constexpr std::size_t kMaxHeld = 1U << 16;  // far beyond any pool play sizes (replay_pool.cpp)
-  std::vector<Loan<Bytes>> held;
+  // Largest payloads first. A loan takes the smallest class that fits and, that class exhausted, a larger one:
+  // taken in the outputs' order, a 1 MiB topic first would hold (and write 1 MiB of) the 2 MiB chunks, and the
+  // camera frames would write their second halves for the first time while timed (1.6 ms copies instead of
+  // 0.13). Largest first, every chunk is first held by the largest payload that can ever be written into it.
+  std::vector<const Output*> largest_first;
   for (const Output& output : outputs_) {
+    largest_first.push_back(&output);
+  }
+  std::stable_sort(largest_first.begin(), largest_first.end(),
+                   [](const Output* a, const Output* b) { return a->max_payload_bytes > b->max_payload_bytes; });
+  std::vector<Loan<Bytes>> held;
+  for (const Output* taking : largest_first) {
+    const Output& output = *taking;
     if (output.max_payload_bytes == 0) {
       continue;
     }
@@ -327,8 +338,12 @@ bool Player::play_once(Node& node, KeyInput& keys, ReplayClock& clock) {
       }
     }
     // While this message waits for its deadline: the next one is read (a file's next chunk, a few MiB, CRC
-    // checked, then costs the wait, not the next message's lateness) and those due soon are copied into chunks.
-    prepare_ahead(node, pass, clock, timed && !paused_ ? std::optional(clock.deadline_ns(log_time)) : std::nullopt);
+    // checked, then costs the wait, not the next message's lateness) and, spinning, those due soon are copied
+    // into chunks. Not when sleeping: reading ahead wakes the read-ahead thread just before the timing thread
+    // sleeps, and that thread then keeps the core for a chunk's read past the timer's wake-up (traced: p99 0.9 ..
+    // 1.3 ms against 0.4 .. 0.8 without; docs/design/replay.md, "Preparing ahead").
+    const bool ahead = timed && !paused_ && options_.spin;
+    prepare_ahead(node, pass, clock, ahead ? std::optional(clock.deadline_ns(log_time)) : std::nullopt);
     bool stepped = false;
     bool was_paused = false;
     // A key typed since the last message (while a chunk was read, say) counts here, the step key included.
@@ -359,7 +374,7 @@ bool Player::play_once(Node& node, KeyInput& keys, ReplayClock& clock) {
         pause_asked = keys.active() && keys.poll(0ms) == Key::kTogglePause;
         return pause_asked;
       };
-      if (!ReplayClock::wait_until(deadline, interrupted)) {
+      if (!clock.wait_until(deadline, interrupted)) {
         if (!pause_asked) {
           return false;
         }

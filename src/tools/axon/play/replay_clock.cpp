@@ -33,17 +33,24 @@ std::int64_t ReplayClock::deadline_ns(std::uint64_t log_time_ns) const noexcept 
   return base_ns_ + static_cast<std::int64_t>(std::llround(gap_ns));
 }
 
-bool ReplayClock::wait_until(std::int64_t deadline_ns, const std::function<bool()>& interrupted) {
+bool ReplayClock::wait_until(std::int64_t deadline_ns, const std::function<bool()>& interrupted) const {
+  const std::int64_t far_until = deadline_ns - kSpinMarginNs;  // closer than this, nothing but the clock is read
   for (;;) {
     const std::int64_t now = monotonic_now_ns();
-    const std::int64_t sleep_until = deadline_ns - kSpinMarginNs;
-    if (now >= sleep_until) {
+    if (now >= far_until) {
       break;
     }
     if (interrupted && interrupted()) {
       return false;
     }
-    const timespec until = to_timespec(std::min(sleep_until, now + kSleepSliceNs));
+    const std::int64_t slice_end = std::min(far_until, now + kSleepSliceNs);
+    if (wait_ == ReplayWait::kSpin) {
+      while (monotonic_now_ns() < slice_end) {
+        cpu_relax();
+      }
+      continue;
+    }
+    const timespec until = to_timespec(slice_end);
     // EINTR (a signal) just goes round: the loop asks `interrupted` again.
     (void)::clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &until, nullptr);
   }
