@@ -27,7 +27,7 @@ constexpr std::size_t kReadAheadChunks = 2;
 /// camera frames (six 2 MiB frames due within 5 ms in the urban recording) is copied before its first frame.
 constexpr std::int64_t kPrepareHorizonNs = 20'000'000;
 /// Copies this large are timed, for the estimate of how long the next one takes.
-constexpr std::size_t kTimedCopyBytes = 64 * 1024;
+constexpr std::size_t kTimedCopyBytes = std::size_t{64} * 1024;
 /// Timing samples reserved up front at most (8 bytes each).
 constexpr std::uint64_t kMaxReservedSamples = std::uint64_t{4} << 20;
 

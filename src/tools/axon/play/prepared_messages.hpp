@@ -21,14 +21,14 @@ struct PreparedMessage {
   Loan<Bytes> loan;
 };
 
-/// A first-in first-out ring of at most Capacity prepared messages.
+/// A first-in first-out ring of at most kCapacity prepared messages.
 ///
 /// Thread safety: none (the replay's one thread). Allocates nothing.
-template <std::size_t Capacity>
+template <std::size_t kCapacity>
 class PreparedMessages {
  public:
   [[nodiscard]] bool empty() const noexcept { return size_ == 0; }
-  [[nodiscard]] bool full() const noexcept { return size_ == Capacity; }
+  [[nodiscard]] bool full() const noexcept { return size_ == kCapacity; }
   [[nodiscard]] std::size_t size() const noexcept { return size_; }
 
   /// The oldest message. Precondition: !empty().
@@ -36,7 +36,7 @@ class PreparedMessages {
 
   /// Precondition: !full().
   void push(PreparedMessage message) noexcept {
-    slots_[(head_ + size_) % Capacity].emplace(std::move(message));
+    slots_[(head_ + size_) % kCapacity].emplace(std::move(message));
     ++size_;
   }
 
@@ -45,13 +45,13 @@ class PreparedMessages {
     std::optional<PreparedMessage>& slot = slots_[head_];
     PreparedMessage message = std::move(*slot);
     slot.reset();
-    head_ = (head_ + 1) % Capacity;
+    head_ = (head_ + 1) % kCapacity;
     --size_;
     return message;
   }
 
  private:
-  std::array<std::optional<PreparedMessage>, Capacity> slots_{};
+  std::array<std::optional<PreparedMessage>, kCapacity> slots_{};
   std::size_t head_ = 0;
   std::size_t size_ = 0;
 };
