@@ -38,8 +38,9 @@ struct NetworkOptions {
   std::string discovery = "multicast";
   std::string axon_wait = "blocking";
   std::uint32_t receive_poll_us = 0;
-  bool auth = false;     ///< axon's datagrams authenticated (udp.security.key_file).
-  bool encrypt = false;  ///< ... and encrypted (udp.security.encrypt); implies auth.
+  bool auth = false;      ///< axon's datagrams authenticated (udp.security.key_file).
+  bool encrypt = false;   ///< ... and encrypted (udp.security.encrypt); implies auth.
+  std::string link_rate;  ///< tc rate of both hosts' links ("1gbit"); empty: unlimited (memory's speed).
   std::int64_t axon_spin_us = axon::WaitStrategy::spin_yield_sleep().spin_ns() / 1000;
   std::int64_t axon_yield_us = axon::WaitStrategy::spin_yield_sleep().yield_ns() / 1000;
 };
@@ -110,6 +111,11 @@ void run_network_command(const NetworkOptions& o, Output& out) {
   if (!hosts) {
     throw std::runtime_error(std::string(hosts.error().message()));
   }
+  for (std::size_t k = 0; k < hosts->size() && !o.link_rate.empty(); ++k) {
+    if (auto limited = hosts->limit_rate(k, o.link_rate); !limited) {
+      throw std::runtime_error("network: --link-rate " + o.link_rate + ": " + std::string(limited.error().message()));
+    }
+  }
   const axon::test::TempDir dir("axon-bench-network");
   const std::vector<std::string> addresses{hosts->host(0).address, hosts->host(1).address};
   const bool raw = o.only != "axon";
@@ -122,8 +128,9 @@ void run_network_command(const NetworkOptions& o, Output& out) {
   base.wait = parse_wait(o.axon_wait, 0, o.axon_spin_us * 1000, o.axon_yield_us * 1000).strategy;
   base.receive_poll_ns = std::int64_t{o.receive_poll_us} * 1000;
   out.log.run.cpus = base.cpus;
-  out.log.run.notes.push_back("network: two network namespaces joined by one veth pair (MTU 1500), " +
-                              hosts->host(0).address + " <-> " + hosts->host(1).address +
+  out.log.run.notes.push_back("network: two network namespaces joined by one veth pair (MTU 1500" +
+                              (o.link_rate.empty() ? std::string() : ", each end sending at most " + o.link_rate) +
+                              "), " + hosts->host(0).address + " <-> " + hosts->host(1).address +
                               "; raw udp = sockets with 64 B header + 1408 B fragments, sendmmsg/recvmmsg; axon " +
                               o.discovery + " discovery, ping/pong topics " + o.reliability +
                               ", stream topic reliable, axon receivers wait " + executor_wait_name(base.wait) +
@@ -265,6 +272,9 @@ Command add_network_command(CLI::App& app) {
   cmd->add_flag("--encrypt", options->encrypt,
                 "Encrypt axon's datagrams (and authenticate them): udp.security.encrypt with a random key "
                 "(docs/security.md)");
+  cmd->add_option("--link-rate", options->link_rate,
+                  "Both hosts send at most this rate (tc's syntax: 1gbit, 2500mbit; a token bucket on each end of "
+                  "the veth pair): a link of a real speed instead of memory's");
   cmd->add_option("--discovery", options->discovery, "How the two hosts find each other")
       ->check(CLI::IsMember({"multicast", "static"}))
       ->capture_default_str();

@@ -79,6 +79,10 @@ class VirtualHosts {
   /// Deletes the rule add_packet_loss(k, probability) added.
   [[nodiscard]] Result<void> remove_packet_loss(std::size_t k, double probability) const;
 
+  /// Limits what host `k` sends to `rate` (tc's syntax: "1gbit", "2500mbit") with a token bucket on its
+  /// interface (tc qdisc tbf; 512 KiB of burst, 50 ms of queue): a link of that speed, not memory's.
+  [[nodiscard]] Result<void> limit_rate(std::size_t k, const std::string& rate) const;
+
   /// Takes host `k`'s interface down (a pulled cable: its processes live on
   /// but nothing gets in or out), or up again.
   [[nodiscard]] Result<void> set_link(std::size_t k, bool up) const;

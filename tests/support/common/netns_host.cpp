@@ -1,5 +1,5 @@
-// What happens on one virtual host: a process moving onto it, and packet
-// loss injected into its firewall.
+// What happens on one virtual host: a process moving onto it, packet loss
+// injected into its firewall, the speed of its link.
 #include <fcntl.h>
 #include <sched.h>
 #include <sys/mount.h>
@@ -81,6 +81,20 @@ Result<void> VirtualHosts::set_link(std::size_t k, bool up) const {
   }
   if (up) {  // the route goes with the link
     (void)run_command({"ip", "-n", h.netns, "route", "replace", "224.0.0.0/4", "dev", h.interface});
+  }
+  return {};
+}
+
+Result<void> VirtualHosts::limit_rate(std::size_t k, const std::string& rate) const {
+  const VirtualHost& h = hosts_.at(k);
+  const std::string tc = find_program("tc");
+  if (tc.empty()) {
+    return Error(ErrorCode::kSystem, "tc (iproute2) is not installed: bash scripts/install-deps.sh");
+  }
+  if (std::string error = run_checked({"ip", "netns", "exec", h.netns, tc, "qdisc", "replace", "dev", h.interface,
+                                       "root", "tbf", "rate", rate, "burst", "512kb", "latency", "50ms"});
+      !error.empty()) {
+    return Error(ErrorCode::kSystem, error);
   }
   return {};
 }
