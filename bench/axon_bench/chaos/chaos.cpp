@@ -129,10 +129,10 @@ void run_chaos_command(const ChaosOptions& options, Output& out) {
     const auto delayed = std::find_if(schedule.begin(), schedule.end(), [](const Fault& f) {
       return f.kind == FaultKind::kDelay || f.kind == FaultKind::kReorder;
     });
-    if (const std::string why = delayed != schedule.end() ? nfqueue_unavailable_reason(*hosts) : "";
-        !why.empty()) {
-      throw std::runtime_error(fmt::format("{}: faults: {}: delay and reorder faults need NFQUEUE in the virtual hosts: {}",
-                                           options.file, delayed->yaml(scenario), why));
+    if (const std::string why = delayed != schedule.end() ? nfqueue_unavailable_reason(*hosts) : ""; !why.empty()) {
+      throw std::runtime_error(
+          fmt::format("{}: faults: {}: delay and reorder faults need NFQUEUE in the virtual hosts: {}", options.file,
+                      delayed->yaml(scenario), why));
     }
     std::vector<std::string> addresses;
     for (std::size_t k = 0; k < hosts->size(); ++k) {

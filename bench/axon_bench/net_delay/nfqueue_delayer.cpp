@@ -14,13 +14,13 @@
 // then says what is missing), and it is one small single-threaded loop for the
 // length of a fault, not a copy of axon-bench with every command.
 #include <arpa/inet.h>
+#include <fmt/format.h>
 #include <libnetfilter_queue/libnetfilter_queue.h>
 #include <linux/netfilter.h>  // NF_ACCEPT
 #include <poll.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <unistd.h>
-#include <fmt/format.h>
 
 #include <CLI/CLI.hpp>
 #include <algorithm>

@@ -2,13 +2,13 @@
 // goes when for the chaos delay and reorder faults, given delay, jitter,
 // percent and seed, and the order the held packets go in. The netlink I/O
 // (axon-net-delay) is not here: bench.chaos_net runs it.
+#include "bench/axon_bench/net_delay/delay_plan.hpp"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cstdint>
 #include <vector>
-
-#include "bench/axon_bench/net_delay/delay_plan.hpp"
 
 namespace axon_bench {
 namespace {
