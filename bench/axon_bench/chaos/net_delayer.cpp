@@ -9,8 +9,8 @@
 #include <cerrno>
 #include <chrono>
 #include <csignal>
-#include <cstring>
 #include <filesystem>
+#include <system_error>
 #include <thread>
 
 #include "net_delay/delayer_protocol.hpp"
@@ -84,19 +84,20 @@ std::string start_delayer(const std::vector<std::string>& argv, int timeout_ms, 
     return fmt::format("{} not found", argv[0]);
   }
   std::vector<char*> args;
+  args.reserve(argv.size() + 1);
   for (const std::string& arg : argv) {
     args.push_back(const_cast<char*>(arg.c_str()));  // NOLINT(cppcoreguidelines-pro-type-const-cast): execv's type
   }
   args.push_back(nullptr);
   int pipe_fds[2] = {-1, -1};
   if (::pipe2(pipe_fds, O_CLOEXEC) != 0) {
-    return fmt::format("pipe: {}", std::strerror(errno));
+    return fmt::format("pipe: {}", std::generic_category().message(errno));
   }
   const pid_t pid = ::fork();
   if (pid < 0) {
     ::close(pipe_fds[0]);
     ::close(pipe_fds[1]);
-    return fmt::format("fork: {}", std::strerror(errno));
+    return fmt::format("fork: {}", std::generic_category().message(errno));
   }
   if (pid == 0) {  // the child: only async-signal-safe calls until execv
     ::dup2(pipe_fds[1], STDOUT_FILENO);

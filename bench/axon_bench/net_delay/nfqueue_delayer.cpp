@@ -18,6 +18,7 @@
 #include <libnetfilter_queue/libnetfilter_queue.h>
 #include <linux/netfilter.h>  // NF_ACCEPT
 #include <poll.h>
+#include <pthread.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -28,11 +29,12 @@
 #include <csignal>
 #include <cstdint>
 #include <cstdio>
-#include <cstring>
 #include <ctime>
+#include <exception>
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <system_error>
 #include <vector>
 
 #include "net_delay/delay_plan.hpp"
@@ -43,6 +45,9 @@ namespace {
 
 /// The socket buffer the kernel queues packet messages in (SO_RCVBUFFORCE): with metadata only, about 100 bytes each.
 constexpr unsigned kSocketBufferBytes = 16U << 20;
+
+/// errno as text (std::strerror is not thread-safe).
+std::string errno_text() { return std::generic_category().message(errno); }
 
 std::int64_t now_ns() noexcept {
   timespec t{};
@@ -103,18 +108,18 @@ class Delayer {
       return fmt::format(
           "nfq_open: {}: the kernel has no nfnetlink_queue (needs CONFIG_NETFILTER_NETLINK_QUEUE, or `modprobe "
           "nfnetlink_queue`)",
-          std::strerror(errno));
+          errno_text());
     }
     queue_handle_ = ::nfq_create_queue(handle_, static_cast<std::uint16_t>(queue_), &Delayer::on_packet, this);
     if (queue_handle_ == nullptr) {
       return fmt::format("cannot bind NFQUEUE queue {}: {} (another process in this network namespace bound it?)",
-                         queue_, std::strerror(errno));
+                         queue_, errno_text());
     }
     if (::nfq_set_mode(queue_handle_, NFQNL_COPY_META, 0) < 0) {
-      return fmt::format("nfq_set_mode(NFQNL_COPY_META): {}", std::strerror(errno));
+      return fmt::format("nfq_set_mode(NFQNL_COPY_META): {}", errno_text());
     }
     if (::nfq_set_queue_maxlen(queue_handle_, kDelayerMaxQueued) < 0) {
-      return fmt::format("nfq_set_queue_maxlen({}): {}", kDelayerMaxQueued, std::strerror(errno));
+      return fmt::format("nfq_set_queue_maxlen({}): {}", kDelayerMaxQueued, errno_text());
     }
     // GSO packets whole: the delayer never looks at the bytes, the kernel need not segment them for it.
     (void)::nfq_set_queue_flags(queue_handle_, NFQA_CFG_F_GSO, NFQA_CFG_F_GSO);
@@ -135,7 +140,7 @@ class Delayer {
         wait = &timeout;
       }
       if (::ppoll(fds, 2, wait, nullptr) < 0 && errno != EINTR) {
-        std::fprintf(stderr, "axon-net-delay: ppoll: %s\n", std::strerror(errno));
+        std::fprintf(stderr, "axon-net-delay: ppoll: %s\n", errno_text().c_str());
         break;
       }
       if ((fds[0].revents & POLLIN) != 0) {
@@ -257,13 +262,13 @@ int run(int argc, char** argv) {
   sigemptyset(&stop);
   sigaddset(&stop, SIGTERM);
   sigaddset(&stop, SIGINT);
-  if (::sigprocmask(SIG_BLOCK, &stop, nullptr) != 0) {
-    std::fprintf(stderr, "axon-net-delay: sigprocmask: %s\n", std::strerror(errno));
+  if (::pthread_sigmask(SIG_BLOCK, &stop, nullptr) != 0) {
+    std::fprintf(stderr, "axon-net-delay: pthread_sigmask: %s\n", errno_text().c_str());
     return 1;
   }
   const int signal_fd = ::signalfd(-1, &stop, SFD_CLOEXEC | SFD_NONBLOCK);
   if (signal_fd < 0) {
-    std::fprintf(stderr, "axon-net-delay: signalfd: %s\n", std::strerror(errno));
+    std::fprintf(stderr, "axon-net-delay: signalfd: %s\n", errno_text().c_str());
     return 1;
   }
   Delayer delayer(queue, params);
@@ -288,4 +293,11 @@ int run(int argc, char** argv) {
 }  // namespace
 }  // namespace axon_bench
 
-int main(int argc, char** argv) { return axon_bench::run(argc, argv); }
+int main(int argc, char** argv) {
+  try {
+    return axon_bench::run(argc, argv);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "axon-net-delay: %s\n", e.what());
+    return 1;
+  }
+}
