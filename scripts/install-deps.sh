@@ -32,8 +32,9 @@ packages=(
   # The linker (cmake/AxonLinker.cmake): lld links the test programs in a third of GNU ld's time.
   lld
   # Network tools for transport tests in network namespaces, and for the network faults of `axon-bench chaos`
-  # (iptables for loss and partitions; tc netem, in iproute2, for delay and reordering).
-  iproute2 iptables
+  # (iptables for loss and partitions; for delay and reordering an iptables NFQUEUE rule and axon-net-delay, built
+  # with axon-bench on libnetfilter_queue).
+  iproute2 iptables libnetfilter-queue-dev
   # RDMA tests on Soft-RoCE (scripts/run-softroce.sh boots Debian's kernel under
   # qemu with rdma_rxe): qemu and its firmware, the initramfs tools, the verbs
   # providers (rxe's libibverbs plug-in), and perftest for the baselines.
@@ -85,14 +86,5 @@ if [[ "$(cat "${mcap_js}/node_modules/.axon-lockfile.sha256" 2>/dev/null || true
   echo "install-deps: npm ci in tests/mcap_js"
   (cd "${mcap_js}" && npm ci --no-audit --no-fund --ignore-scripts)
   echo "${lock_sum}" >"${mcap_js}/node_modules/.axon-lockfile.sha256"
-fi
-# tc netem needs the kernel's sch_netem: load the module where the kernel has one. A kernel without it (built
-# without CONFIG_NET_SCH_NETEM, or without module support) cannot delay or reorder packets: `axon-bench chaos`
-# refuses delay and reorder faults there, loss and partitions still work (docs/reliability.md).
-if [[ -r /proc/modules ]] && ! grep -q '^sch_netem ' /proc/modules; then
-  if ! "${as_root[@]}" modprobe sch_netem 2>/dev/null; then
-    echo "install-deps: note: modprobe sch_netem failed (built in, or not in this kernel): chaos delay and reorder" \
-      "faults need it"
-  fi
 fi
 echo "install-deps: done"

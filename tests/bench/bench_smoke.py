@@ -364,8 +364,9 @@ def test_chaos(bench, work):
 
 
 def test_chaos_net(bench, work):
-    """The bounded network chaos run of CI: components on three virtual hosts, loss and two partitions; exit status
-    0 and every check PASS in the JSON, the network checks among them. Needs root (network namespaces)."""
+    """The bounded network chaos run of CI: components on three virtual hosts, loss, delay, reordering and two
+    partitions; exit status 0 and every check PASS in the JSON, the network checks among them. Needs root (network
+    namespaces)."""
     if os.geteuid() != 0:
         print("chaos_net: skipped, its components run on virtual hosts (network namespaces), which need root")
         sys.exit(SKIP)
@@ -385,9 +386,18 @@ def test_chaos_net(bench, work):
     chaos = doc.get("chaos")
     check(isinstance(chaos, dict), "chaos_net: no 'chaos' member in the JSON")
     kinds = sorted(fault["kind"] for fault in chaos["faults"])
-    check(kinds == ["loss", "partition", "partition"], f"chaos_net: faults {kinds}")
+    check(kinds == ["delay", "loss", "partition", "partition", "reorder"], f"chaos_net: faults {kinds}")
     check(all(fault["begun_s"] >= 0 and fault["ended_s"] > fault["begun_s"] for fault in chaos["faults"]),
           "chaos_net: a fault did not begin and end")
+    # delay and reorder ran on the NFQUEUE delayer (axon-net-delay), whose counts are the fault's note: it held
+    # packets and released every one it received.
+    for fault in chaos["faults"]:
+        if fault["kind"] in ("delay", "reorder"):
+            counts = re.search(r"delayer: queue \d+: (\d+) packets, (\d+) held .* (\d+) released", fault["note"])
+            check(counts, f"chaos_net: {fault['kind']} fault without the delayer's counts: {fault['note']!r}")
+            received, held, released = (int(n) for n in counts.groups())
+            check(held > 0 and released == received,
+                  f"chaos_net: {fault['kind']} fault: {fault['note']!r}")
     names = [c["name"] for c in chaos["checks"]]
     for wanted in ("reliable", "intact", "every subscription receives", "pools", "latency p99", "publisher-lost",
                    "deadline", "resumes", "nothing left"):

@@ -126,11 +126,13 @@ void run_chaos_command(const ChaosOptions& options, Output& out) {
       throw std::runtime_error("virtual hosts: " + std::string(created.error().message()));
     }
     hosts.emplace(std::move(*created));
-    const bool netem = std::any_of(schedule.begin(), schedule.end(), [](const Fault& f) {
+    const auto delayed = std::find_if(schedule.begin(), schedule.end(), [](const Fault& f) {
       return f.kind == FaultKind::kDelay || f.kind == FaultKind::kReorder;
     });
-    if (const std::string why = netem ? netem_unavailable_reason(*hosts) : ""; !why.empty()) {
-      throw std::runtime_error(options.file + ": delay and reorder faults need tc netem: " + why);
+    if (const std::string why = delayed != schedule.end() ? nfqueue_unavailable_reason(*hosts) : ""; !why.empty()) {
+      throw std::runtime_error(
+          fmt::format("{}: faults: {}: delay and reorder faults need NFQUEUE in the virtual hosts: {}", options.file,
+                      delayed->yaml(scenario), why));
     }
     std::vector<std::string> addresses;
     for (std::size_t k = 0; k < hosts->size(); ++k) {

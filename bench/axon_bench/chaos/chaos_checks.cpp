@@ -218,7 +218,7 @@ CheckResult check_leftovers(const std::vector<std::string>& shm_left, const std:
   std::string figure =
       fmt::format("{} files of the run's domain in the shm directory, {} processes", shm_left.size(), stray.size());
   if (virtual_hosts) {
-    figure += fmt::format(", {} namespaces, mounts, rules or qdiscs of the virtual hosts", net_left.size());
+    figure += fmt::format(", {} namespaces, mounts, rules or delayer processes of the virtual hosts", net_left.size());
   }
   if (!shm_left.empty()) {
     figure += ": " + fmt::format("{}", fmt::join(shm_left, ", "));
@@ -233,7 +233,7 @@ CheckResult check_leftovers(const std::vector<std::string>& shm_left, const std:
       .name = "nothing left behind",
       .pass = shm_left.empty() && stray.empty() && net_left.empty(),
       .figure = std::move(figure),
-      .bound = virtual_hosts ? "0 files, 0 processes, 0 namespaces, mounts, rules, qdiscs" : "0 files, 0 processes"};
+      .bound = virtual_hosts ? "0 files, 0 processes, 0 namespaces, mounts, rules, delayers" : "0 files, 0 processes"};
 }
 
 }  // namespace axon_bench

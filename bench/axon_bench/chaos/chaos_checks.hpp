@@ -116,7 +116,7 @@ struct ResumeInput {
 CheckResult check_resumed(const std::vector<ResumeInput>& inputs);
 
 /// Nothing of the run's domain in the shm directories, no process of the run still there, and (`virtual_hosts`)
-/// no namespace, mount, iptables rule or netem qdisc of the run's virtual hosts (`net_left` lists them).
+/// no namespace, mount, iptables rule or process (a delayer) in the run's virtual hosts (`net_left` lists them).
 CheckResult check_leftovers(const std::vector<std::string>& shm_left, const std::vector<int>& stray,
                             const std::vector<std::string>& net_left = {}, bool virtual_hosts = false);
 

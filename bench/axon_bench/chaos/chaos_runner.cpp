@@ -65,6 +65,7 @@ struct ActiveFault {
   std::vector<pid_t> helpers;  ///< cpu_hog, memory_pressure.
   std::string file;            ///< shm_full.
   bool network = false;        ///< loss, delay, reorder, partition: in place in the hosts' namespaces.
+  DelayerProcess delayer;      ///< delay, reorder: the process that holds the host's packets.
 };
 
 class Runner {
@@ -245,7 +246,7 @@ class Runner {
         if (plan_.hosts == nullptr) {
           throw std::runtime_error("a network fault in a run without virtual hosts");
         }
-        if (const std::string error = apply_net_fault(*plan_.hosts, f); !error.empty()) {
+        if (const std::string error = apply_net_fault(*plan_.hosts, f, a.delayer); !error.empty()) {
           throw std::runtime_error(error);
         }
         a.network = true;
@@ -293,12 +294,16 @@ class Runner {
       case FaultKind::kLoss:
       case FaultKind::kDelay:
       case FaultKind::kReorder:
-      case FaultKind::kPartition:
+      case FaultKind::kPartition: {
         a.network = false;
-        if (const std::string error = remove_net_fault(*plan_.hosts, f); !error.empty()) {
-          result_.events[index].note += "not removed: " + error;  // the leftover check reports it
+        const NetFaultRemoval removal = remove_net_fault(*plan_.hosts, f, a.delayer);
+        std::string& note = result_.events[index].note;
+        note += removal.counts;
+        if (!removal.error.empty()) {
+          note += (note.empty() ? "" : "; ") + ("not removed: " + removal.error);  // the leftover check reports it
         }
         break;
+      }
     }
   }
 
@@ -418,7 +423,7 @@ class Runner {
     }
     for (std::size_t i = 0; i < active_.size(); ++i) {
       if (active_[i].network) {
-        (void)remove_net_fault(*plan_.hosts, plan_.faults[i]);  // the namespaces go later anyway
+        (void)remove_net_fault(*plan_.hosts, plan_.faults[i], active_[i].delayer);  // the namespaces go later anyway
         active_[i].network = false;
       }
     }

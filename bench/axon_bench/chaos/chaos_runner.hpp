@@ -39,7 +39,7 @@ struct ChaosRunResult {
   PoolOutcome pools;
   std::vector<std::string> shm_left;  ///< Files of the run's domain left in the shm directory.
   std::vector<pid_t> stray;           ///< Processes this run started that still ran afterwards.
-  std::vector<std::string> net_left;  ///< iptables rules and netem qdiscs left in the virtual hosts.
+  std::vector<std::string> net_left;  ///< iptables rules and processes (delayers) left in the virtual hosts.
 };
 
 /// The bound on the pools: every chunk free this long after the components drained.

@@ -25,7 +25,7 @@ std::string_view read_kind_name(YamlReader& r, const YAML::Node& node, const std
       {"kill", "stop", "burst", "cpu_hog", "memory_pressure", "shm_full", "loss", "delay", "reorder", "partition"});
   return *std::find(kKindNames.begin(), kKindNames.end(), name);
 }
-/// netem's delays above this are not a network a vehicle runs on; a chaos window is seconds.
+/// Delays above this are not a network a vehicle runs on; a chaos window is seconds.
 constexpr double kMaxDelayMs = 5000;
 /// A burst above this would ask a publisher loop for more than it can keep (the scenario's 100 kHz bound).
 constexpr double kMaxBurstFactor = 100;
@@ -270,7 +270,7 @@ RandomFaults read_random(YamlReader& r, const YAML::Node& node, const Scenario& 
 }
 
 /// Whether `f` and `g` fault the same component, or the network of the same host, at overlapping times (a host
-/// has one netem qdisc, and two network faults on one host would blur what each did).
+/// has one NFQUEUE delayer queue, and two network faults on one host would blur what each did).
 bool overlaps(const Fault& f, const Fault& g) {
   const bool at_once = f.at_s < g.end_s() && g.at_s < f.end_s();
   const bool same_component = f.component >= 0 && f.component == g.component;

@@ -26,8 +26,8 @@ enum class FaultKind : std::uint8_t {
   kShmFull,         ///< A file fills the shm directory to leave_mib free for for_s.
   // Network faults, on the virtual hosts of a scenario whose components name `host:` (chaos/net_faults.hpp):
   kLoss,       ///< percent of the datagrams arriving at a host dropped (iptables statistic) for for_s.
-  kDelay,      ///< A host's outgoing packets delayed delay_ms +- jitter_ms (tc netem) for for_s.
-  kReorder,    ///< A host's outgoing packets delayed delay_ms but percent of them sent at once (tc netem).
+  kDelay,      ///< A host's outgoing packets delayed delay_ms +- jitter_ms (NFQUEUE delayer) for for_s.
+  kReorder,    ///< A host's outgoing packets delayed delay_ms but percent of them sent at once (NFQUEUE delayer).
   kPartition,  ///< A host cut off from every other (peer -1), or two hosts from each other (iptables), for for_s.
 };
 

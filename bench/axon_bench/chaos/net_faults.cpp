@@ -2,10 +2,13 @@
 
 #include <dirent.h>
 #include <fmt/format.h>
+#include <sys/stat.h>
 
+#include <cstdlib>
 #include <fstream>
 #include <sstream>
 
+#include "net_delay/delayer_protocol.hpp"
 #include "tests/support/common/run_command.hpp"
 
 namespace axon_bench {
@@ -22,6 +25,67 @@ Argv in_netns(const std::string& netns, const std::string& program, std::initial
 }
 
 std::string number(double value) { return fmt::format("{}", value); }
+
+/// How long a delayer may take to bind its queue, and to let its packets go and exit.
+constexpr int kDelayerStartMs = 5000;
+constexpr int kDelayerStopMs = 5000;
+
+/// The NFQUEUE rule that hands host `h`'s outgoing UDP packets to its delayer; `action` -A or -D. --queue-bypass:
+/// with no delayer bound (it died) the packets pass instead of being dropped.
+Argv delayer_rule(const axon::test::VirtualHost& h, const std::string& action) {
+  return in_netns(h.netns, "iptables",
+                  {action, "OUTPUT", "-o", h.interface, "-p", "udp", "-j", "NFQUEUE", "--queue-num",
+                   std::to_string(kDelayerQueue), "--queue-bypass"});
+}
+
+/// `ip netns exec NS .../axon-net-delay --queue Q --delay-ms D ...`; the bare name when it was not built.
+Argv delayer_command(const axon::test::VirtualHost& h, const Fault& f) {
+  const std::string path = delayer_program_path();
+  const bool reorder = f.kind == FaultKind::kReorder;
+  return {"ip",
+          "netns",
+          "exec",
+          h.netns,
+          path.empty() ? kDelayerProgram : path,
+          "--queue",
+          std::to_string(kDelayerQueue),
+          "--delay-ms",
+          number(f.delay_ms),
+          "--jitter-ms",
+          number(reorder ? 0 : f.jitter_ms),
+          "--immediate-percent",
+          number(reorder ? f.percent : 0),
+          "--seed",
+          std::to_string(delayer_seed(f))};
+}
+
+/// The identity (device, inode) of a namespace file; {0, 0} when it cannot be read.
+std::pair<dev_t, ino_t> namespace_id(const std::string& path) {
+  struct stat st {};
+  return ::stat(path.c_str(), &st) == 0 ? std::pair{st.st_dev, st.st_ino} : std::pair<dev_t, ino_t>{0, 0};
+}
+
+/// The processes whose network namespace is `netns` ("4711 (axon-net-delay)").
+std::vector<std::string> processes_in(const std::string& netns) {
+  std::vector<std::string> found;
+  const auto wanted = namespace_id("/run/netns/" + netns);
+  if (wanted.second == 0) {
+    return found;
+  }
+  if (DIR* proc = ::opendir("/proc")) {
+    while (const dirent* entry = ::readdir(proc)) {  // NOLINT(concurrency-mt-unsafe): one thread reads `proc`
+      const int pid = std::atoi(entry->d_name);
+      if (pid > 0 && namespace_id(fmt::format("/proc/{}/ns/net", pid)) == wanted) {
+        std::ifstream comm(fmt::format("/proc/{}/comm", pid));
+        std::string name;
+        std::getline(comm, name);
+        found.push_back(fmt::format("{} ({})", pid, name));
+      }
+    }
+    ::closedir(proc);
+  }
+  return found;
+}
 
 /// The partition rules of host `h` against `other` (-1: against everyone through its interface), `action` -I or -D.
 std::vector<Argv> partition_rules(const axon::test::VirtualHost& h, const axon::test::VirtualHost* other,
@@ -55,17 +119,11 @@ NetFaultCommands net_fault_commands(const std::vector<axon::test::VirtualHost>& 
   const axon::test::VirtualHost& h = hosts[static_cast<std::size_t>(f.host)];
   switch (f.kind) {
     case FaultKind::kDelay:
-      c.apply.push_back(in_netns(h.netns, "tc",
-                                 {"qdisc", "add", "dev", h.interface, "root", "netem", "delay",
-                                  number(f.delay_ms) + "ms", number(f.jitter_ms) + "ms"}));
-      c.remove.push_back(in_netns(h.netns, "tc", {"qdisc", "del", "dev", h.interface, "root"}));
-      break;
     case FaultKind::kReorder:
-      // netem sends `percent` of the packets at once and delays the others: those sent at once overtake them.
-      c.apply.push_back(in_netns(h.netns, "tc",
-                                 {"qdisc", "add", "dev", h.interface, "root", "netem", "delay",
-                                  number(f.delay_ms) + "ms", "reorder", number(f.percent) + "%"}));
-      c.remove.push_back(in_netns(h.netns, "tc", {"qdisc", "del", "dev", h.interface, "root"}));
+      // The delayer holds each packet (reorder: all but `percent`, which go at once and overtake the others).
+      c.delayer = delayer_command(h, f);
+      c.apply.push_back(delayer_rule(h, "-A"));
+      c.remove.push_back(delayer_rule(h, "-D"));
       break;
     case FaultKind::kPartition:
       if (f.peer < 0) {
@@ -88,53 +146,84 @@ NetFaultCommands net_fault_commands(const std::vector<axon::test::VirtualHost>& 
   return c;
 }
 
-std::string apply_net_fault(const axon::test::VirtualHosts& hosts, const Fault& f) {
+std::uint64_t delayer_seed(const Fault& f) noexcept {
+  // FNV-1a over the fields that name the fault.
+  const std::string fields =
+      fmt::format("{} {} {} {} {} {}", fault_kind_name(f.kind), f.at_s, f.host, f.delay_ms, f.jitter_ms, f.percent);
+  std::uint64_t hash = 14695981039346656037ULL;
+  for (const char c : fields) {
+    hash = (hash ^ static_cast<unsigned char>(c)) * 1099511628211ULL;
+  }
+  return hash;
+}
+
+std::string apply_net_fault(const axon::test::VirtualHosts& hosts, const Fault& f, DelayerProcess& delayer) {
   if (f.kind == FaultKind::kLoss) {
     auto added = hosts.add_packet_loss(static_cast<std::size_t>(f.host), f.percent / 100);
     return added ? "" : std::string(added.error().message());
   }
   const NetFaultCommands c = net_fault_commands(hosts.hosts(), f);
+  // The delayer binds its queue before the rule hands it packets.
+  if (!c.delayer.empty()) {
+    if (std::string error = start_delayer(c.delayer, kDelayerStartMs, delayer); !error.empty()) {
+      return fmt::format("{} fault: {}", fault_kind_name(f.kind), error);
+    }
+  }
   for (std::size_t i = 0; i < c.apply.size(); ++i) {
     if (std::string error = axon::test::run_checked(c.apply[i]); !error.empty()) {
       (void)run_all({c.remove.begin(), c.remove.begin() + static_cast<std::ptrdiff_t>(std::min(i, c.remove.size()))});
+      (void)stop_delayer(delayer, kDelayerStopMs);
       return fmt::format("{} fault: {}", fault_kind_name(f.kind), error);
     }
   }
   return "";
 }
 
-std::string remove_net_fault(const axon::test::VirtualHosts& hosts, const Fault& f) {
+NetFaultRemoval remove_net_fault(const axon::test::VirtualHosts& hosts, const Fault& f, DelayerProcess& delayer) {
+  NetFaultRemoval removal;
   if (f.kind == FaultKind::kLoss) {
     auto removed = hosts.remove_packet_loss(static_cast<std::size_t>(f.host), f.percent / 100);
-    return removed ? "" : std::string(removed.error().message());
+    removal.error = removed ? "" : std::string(removed.error().message());
+    return removal;
   }
-  return run_all(net_fault_commands(hosts.hosts(), f).remove);
+  // The rule first: no packet reaches the queue once the delayer is told to go.
+  removal.error = run_all(net_fault_commands(hosts.hosts(), f).remove);
+  DelayerExit exit = stop_delayer(delayer, kDelayerStopMs);
+  removal.counts = std::move(exit.counts);
+  if (!exit.error.empty()) {
+    removal.error += (removal.error.empty() ? "" : "; ") + exit.error;
+  }
+  return removal;
 }
 
-std::string netem_unavailable_reason(const axon::test::VirtualHosts& hosts) {
-  if (axon::test::find_program("tc").empty()) {
-    return "tc (iproute2) is not installed: run scripts/install-deps.sh";
+std::string nfqueue_unavailable_reason(const axon::test::VirtualHosts& hosts) {
+  if (delayer_program_path().empty()) {
+    return fmt::format(
+        "{} is not next to this axon-bench: it is built with it where libnetfilter_queue is installed (run "
+        "scripts/install-deps.sh, which installs libnetfilter-queue-dev, then configure and build again)",
+        kDelayerProgram);
   }
-  const axon::test::VirtualHost& h = hosts.host(0);
-  const auto probe =
-      axon::test::run_command(in_netns(h.netns, "tc", {"qdisc", "add", "dev", h.interface, "root", "netem"}));
-  if (probe.exit_code != 0) {
-    std::string said = probe.output;
-    while (!said.empty() && (said.back() == '\n' || said.back() == ' ')) {
-      said.pop_back();
-    }
-    return "this kernel has no netem queueing discipline (`tc qdisc add dev " + h.interface +
-           " root netem` in a virtual host said: " + said +
-           "); load it with `modprobe sch_netem` or use a kernel built with CONFIG_NET_SCH_NETEM, or leave the "
-           "delay and reorder faults out (loss and partition need only iptables)";
+  if (axon::test::find_program("iptables").empty()) {
+    return "iptables is not installed: run scripts/install-deps.sh";
   }
-  (void)axon::test::run_command(in_netns(h.netns, "tc", {"qdisc", "del", "dev", h.interface, "root"}));
-  return "";
+  // A delay fault of 1 ms on host 0, put in place and taken away: the delayer binds its queue and iptables takes
+  // the NFQUEUE rule.
+  const Fault probe{.kind = FaultKind::kDelay, .for_s = 1, .host = 0, .delay_ms = 1};
+  DelayerProcess delayer;
+  const std::string failed = apply_net_fault(hosts, probe, delayer);
+  const NetFaultRemoval removal = failed.empty() ? remove_net_fault(hosts, probe, delayer) : NetFaultRemoval{};
+  if (failed.empty() && removal.error.empty()) {
+    return "";
+  }
+  return fmt::format(
+      "NFQUEUE does not work in a virtual host ({}); the kernel needs CONFIG_NETFILTER_NETLINK_QUEUE and "
+      "CONFIG_NETFILTER_XT_TARGET_NFQUEUE (as modules: `modprobe nfnetlink_queue xt_NFQUEUE`), or leave the delay "
+      "and reorder faults out (loss and partition need only iptables)",
+      failed.empty() ? removal.error : failed);
 }
 
 std::vector<std::string> net_faults_left(const axon::test::VirtualHosts& hosts) {
   std::vector<std::string> left;
-  const bool have_tc = !axon::test::find_program("tc").empty();
   for (std::size_t k = 0; k < hosts.size(); ++k) {
     const axon::test::VirtualHost& h = hosts.host(k);
     const auto rules = axon::test::run_command(in_netns(h.netns, "iptables", {"-S"}));
@@ -144,11 +233,8 @@ std::vector<std::string> net_faults_left(const axon::test::VirtualHosts& hosts) 
         left.push_back(fmt::format("host {}: iptables {}", k, line));
       }
     }
-    if (have_tc) {
-      const auto qdiscs = axon::test::run_command(in_netns(h.netns, "tc", {"qdisc", "show", "dev", h.interface}));
-      if (qdiscs.output.find("netem") != std::string::npos) {
-        left.push_back(fmt::format("host {}: {}", k, qdiscs.output));
-      }
+    for (const std::string& process : processes_in(h.netns)) {
+      left.push_back(fmt::format("host {}: process {}", k, process));
     }
   }
   return left;

@@ -2,6 +2,7 @@
 // a scenario whose components run on virtual hosts: what they read, the
 // errors that name the key that is wrong, the deployment config of the hosts
 // and the commands that put a fault in place and take it away.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <string>
@@ -250,7 +251,7 @@ TEST_F(NetFaultSchedule, APartitionDropsBothWaysOnBothHostsAndIsRemovedByTheSame
   }
 }
 
-TEST_F(NetFaultSchedule, DelayAndReorderAreANetemQdiscOnTheHostsInterface) {
+TEST_F(NetFaultSchedule, DelayAndReorderStartADelayerAndHandItTheHostsOutgoingUdp) {
   const std::vector<axon::test::VirtualHost> hosts{{.netns = "n0", .address = "10.0.0.1", .interface = "eth0"},
                                                    {.netns = "n1", .address = "10.0.0.2", .interface = "eth0"}};
   Fault delay;
@@ -260,13 +261,53 @@ TEST_F(NetFaultSchedule, DelayAndReorderAreANetemQdiscOnTheHostsInterface) {
   delay.jitter_ms = 5;
   Fault reorder = delay;
   reorder.kind = FaultKind::kReorder;
+  reorder.jitter_ms = 0;
   reorder.percent = 25;
 
-  EXPECT_EQ(line_of(net_fault_commands(hosts, delay).apply.at(0)),
-            "ip netns exec n1 tc qdisc add dev eth0 root netem delay 20ms 5ms");
-  EXPECT_EQ(line_of(net_fault_commands(hosts, reorder).apply.at(0)),
-            "ip netns exec n1 tc qdisc add dev eth0 root netem delay 20ms reorder 25%");
-  EXPECT_EQ(line_of(net_fault_commands(hosts, delay).remove.at(0)), "ip netns exec n1 tc qdisc del dev eth0 root");
+  const NetFaultCommands sut = net_fault_commands(hosts, delay);
+  const NetFaultCommands reordered = net_fault_commands(hosts, reorder);
+
+  EXPECT_EQ(line_of(sut.delayer), fmt::format("ip netns exec n1 axon-net-delay --queue 19 --delay-ms 20 --jitter-ms 5 "
+                                              "--immediate-percent 0 --seed {}",
+                                              delayer_seed(delay)));
+  EXPECT_EQ(line_of(reordered.delayer), fmt::format("ip netns exec n1 axon-net-delay --queue 19 --delay-ms 20 "
+                                                    "--jitter-ms 0 --immediate-percent 25 --seed {}",
+                                                    delayer_seed(reorder)));
+  ASSERT_EQ(sut.apply.size(), 1U);
+  ASSERT_EQ(sut.remove.size(), 1U);
+  EXPECT_EQ(line_of(sut.apply[0]),
+            "ip netns exec n1 iptables -A OUTPUT -o eth0 -p udp -j NFQUEUE --queue-num 19 --queue-bypass");
+  EXPECT_EQ(line_of(sut.remove[0]),
+            "ip netns exec n1 iptables -D OUTPUT -o eth0 -p udp -j NFQUEUE --queue-num 19 --queue-bypass");
+  EXPECT_EQ(line_of(reordered.apply.at(0)), line_of(sut.apply[0]));
+}
+
+TEST_F(NetFaultSchedule, PartitionsAndLossStartNoDelayer) {
+  const std::vector<axon::test::VirtualHost> hosts{{.netns = "n0", .address = "10.0.0.1", .interface = "eth0"},
+                                                   {.netns = "n1", .address = "10.0.0.2", .interface = "eth0"}};
+  Fault partition;
+  partition.kind = FaultKind::kPartition;
+  partition.host = 0;
+  Fault loss = partition;
+  loss.kind = FaultKind::kLoss;
+  loss.percent = 10;
+
+  EXPECT_TRUE(net_fault_commands(hosts, partition).delayer.empty());
+  EXPECT_TRUE(net_fault_commands(hosts, loss).delayer.empty());
+  EXPECT_TRUE(net_fault_commands(hosts, loss).apply.empty());  // VirtualHosts::add_packet_loss does it
+}
+
+TEST_F(NetFaultSchedule, TheDelayersSeedFollowsTheFaultsEntry) {
+  Fault f;
+  f.kind = FaultKind::kDelay;
+  f.host = 1;
+  f.at_s = 4;
+  f.delay_ms = 20;
+  Fault later = f;
+  later.at_s = 5;
+
+  EXPECT_EQ(delayer_seed(f), delayer_seed(Fault(f)));
+  EXPECT_NE(delayer_seed(f), delayer_seed(later));
 }
 
 }  // namespace
