@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -57,8 +58,10 @@ std::vector<std::uint8_t> payload_bytes(std::size_t size) {
   return block;
 }
 
-/// write() of `block` until `total` bytes, then fsync and close.
-Figure plain_write(const std::string& path, const std::vector<std::uint8_t>& block, std::uint64_t total) {
+/// write() of `source` in blocks of `block_bytes`, going round it, until `total` bytes, then fsync and close. A
+/// source of one block is `dd`'s case: the same bytes, hot in the cache, written again and again.
+Figure plain_write(const std::string& path, const std::vector<std::uint8_t>& source, std::size_t block_bytes,
+                   std::uint64_t total) {
   const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) {
     std::perror(path.c_str());
@@ -66,10 +69,12 @@ Figure plain_write(const std::string& path, const std::vector<std::uint8_t>& blo
   }
   const double cpu0 = cpu_seconds(RUSAGE_SELF);
   const auto t0 = Clock::now();
-  for (std::uint64_t written = 0; written < total; written += block.size()) {
+  const std::size_t blocks = source.size() / block_bytes;
+  for (std::uint64_t written = 0, k = 0; written < total; written += block_bytes, k = (k + 1) % blocks) {
+    const std::uint8_t* const block = source.data() + (k * block_bytes);
     std::size_t done = 0;
-    while (done < block.size()) {
-      const ssize_t n = ::write(fd, block.data() + done, block.size() - done);
+    while (done < block_bytes) {
+      const ssize_t n = ::write(fd, block + done, block_bytes - done);
       if (n <= 0) {
         std::perror("write");
         std::exit(1);
@@ -121,7 +126,7 @@ int write_command(const std::string& dir, std::uint64_t mib, std::size_t block_k
   std::printf("%llu MiB of %zu KiB blocks to %s, 3 rounds (MB/s of payload, CPU s)\n",
               static_cast<unsigned long long>(mib), block_kib, dir.c_str());
   for (int round = 0; round < 3; ++round) {
-    const Figure plain = plain_write(path, block, total);
+    const Figure plain = plain_write(path, block, block.size(), total);
     const Figure none = mcap_write(path, block, total, axon::mcap::Compression::kNone);
     const Figure lz4 = mcap_write(path, block, total, axon::mcap::Compression::kLz4);
     std::printf(
@@ -136,13 +141,20 @@ int write_command(const std::string& dir, std::uint64_t mib, std::size_t block_k
 /// Whether the publisher waits for the recorder before it starts.
 enum class Audience : std::uint8_t { kRecorder, kNobody };
 
+/// Chunks of the publisher's payload class.
+constexpr std::size_t kPublisherChunks = 320;
+
+/// Set by SIGTERM in the publisher child: stop publishing, leave the domain.
+volatile std::sig_atomic_t stop_publishing = 0;  // NOLINT(cppcoreguidelines-avoid-non-const-global-variables)
+
 /// The publisher child: `payload` byte messages on "bench/record" at `rate` Hz for `seconds`, after the recorder
 /// subscribed (kNobody: at once, every message dropped unread but written as always); leaves the domain as usual.
 void publish(std::uint32_t domain, std::size_t payload, double rate, double seconds, Audience audience) {
+  (void)std::signal(SIGTERM, [](int) { stop_publishing = 1; });
   axon::NodeOptions options;
   options.domain_id = domain;
   options.chunk_classes = {{.payload_bytes = 256, .count = 64},
-                           {.payload_bytes = static_cast<std::uint32_t>(payload), .count = 320}};
+                           {.payload_bytes = static_cast<std::uint32_t>(payload), .count = kPublisherChunks}};
   auto node = axon::Node::create("record-bench-publisher", options);
   if (!node) {
     std::fprintf(stderr, "publisher: %s\n", std::string(node.error().message()).c_str());
@@ -161,7 +173,7 @@ void publish(std::uint32_t domain, std::size_t payload, double rate, double seco
   const auto end = Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
   auto next = Clock::now();
   std::uint64_t exhausted = 0;
-  while (next < end) {
+  while (next < end && stop_publishing == 0) {
     if (auto loan = (*publisher)->loan(payload)) {
       axon::Loan<axon::Bytes>& bytes = *loan;
       std::memcpy(bytes.elements().data(), block.data(), payload);
@@ -185,8 +197,16 @@ std::uint64_t json_number(const std::string& json, const std::string& key) {
 }
 
 /// The plain write loop (1 GiB) while a publisher process publishes `mb_s` of `payload` byte messages to nobody:
-/// the loop on what the recorder has (the disk, the cores the publisher leaves), not on the whole machine.
+/// the loop on what the recorder has (the disk, the cores the publisher leaves), not on the whole machine. Its
+/// source is as many blocks as the publisher's pool has chunks, gone round in turn: like the recorder's, bytes not
+/// hot in this core's cache (the recorder's were just written by the publisher's core).
 Figure plain_write_beside_publisher(const std::string& dir, std::size_t payload, double mb_s, std::uint32_t domain) {
+  std::vector<std::uint8_t> source;
+  source.reserve(payload * kPublisherChunks);
+  const std::vector<std::uint8_t> block = payload_bytes(payload);
+  for (std::size_t k = 0; k < kPublisherChunks; ++k) {
+    source.insert(source.end(), block.begin(), block.end());
+  }
   const double rate = mb_s * 1e6 / static_cast<double>(payload);
   constexpr double kPublisherSeconds = 30;  // more than the loop takes at any speed a disk here has
   const pid_t publisher = ::fork();
@@ -195,8 +215,8 @@ Figure plain_write_beside_publisher(const std::string& dir, std::size_t payload,
     std::_Exit(0);
   }
   std::this_thread::sleep_for(std::chrono::milliseconds(500));  // its node made, publishing at its rate
-  const Figure plain = plain_write(dir + "/record_bench.bin", payload_bytes(payload), std::uint64_t{1} << 30);
-  ::kill(publisher, SIGKILL);
+  const Figure plain = plain_write(dir + "/record_bench.bin", source, payload, std::uint64_t{1} << 30);
+  ::kill(publisher, SIGTERM);  // it stops publishing and leaves the domain
   int status = 0;
   ::waitpid(publisher, &status, 0);
   return plain;
@@ -207,7 +227,7 @@ int record_command(const std::string& dir, const std::string& axon, std::size_t 
   const std::size_t payload = payload_kib * 1024;
   const std::string file = dir + "/record_bench.mcap";
   const auto domain = static_cast<std::uint32_t>(200 + ::getpid() % 50);
-  const Figure plain = plain_write(dir + "/record_bench.bin", payload_bytes(payload), std::uint64_t{1} << 30);
+  const Figure plain = plain_write(dir + "/record_bench.bin", payload_bytes(payload), payload, std::uint64_t{1} << 30);
   std::printf("plain write loop, %zu KiB blocks, 1 GiB to %s: %.0f MB/s (%.2f CPU s)\n", payload_kib, dir.c_str(),
               plain.mb_s, plain.cpu_s);
   double best = 0;
