@@ -340,8 +340,8 @@ bool Player::play_once(Node& node, KeyInput& keys, ReplayClock& clock) {
     // While this message waits for its deadline: the next one is read (a file's next chunk, a few MiB, CRC
     // checked, then costs the wait, not the next message's lateness) and, spinning, those due soon are copied
     // into chunks. Not when sleeping: reading ahead wakes the read-ahead thread just before the timing thread
-    // sleeps, and that thread then keeps the core for a chunk's read past the timer's wake-up (traced: p99 0.9 ..
-    // 1.3 ms against 0.4 .. 0.8 without; docs/design/replay.md, "Preparing ahead").
+    // sleeps, and that thread then keeps the core for a chunk's read past the timer's wake-up (traced; p99 0.5 ..
+    // 1.3 ms against 0.3 .. 0.9 without; docs/design/replay.md, "Preparing ahead").
     const bool ahead = timed && !paused_ && options_.spin;
     prepare_ahead(node, pass, clock, ahead ? std::optional(clock.deadline_ns(log_time)) : std::nullopt);
     bool stepped = false;
