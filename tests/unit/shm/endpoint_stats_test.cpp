@@ -104,6 +104,7 @@ TEST(EndpointStats, AReaderProcessSeesTheCountersAndLatencyOfAnotherProcessWitho
   // Forked before this process starts threads.
   auto child = test::ChildProcess::fork_and_run([domain] { return publish_and_take_child(domain); });
   const auto done = child.wait_for_line("DONE", 20s);
+  const std::int64_t done_at_ns = monotonic_now_ns();  // the child published and took everything before
   ASSERT_TRUE(done) << child.output();
   ASSERT_EQ(*done, "DONE " + std::to_string(kMessages + kBurst));
 
@@ -113,7 +114,9 @@ TEST(EndpointStats, AReaderProcessSeesTheCountersAndLatencyOfAnotherProcessWitho
   ASSERT_TRUE(*held) << held->error().message();
 
   shm::DomainStatsSnapshot stats;
-  // The queue counters come from the child's service thread, once a second.
+  // The refreshed counters come from the child's service thread, each endpoint's in its turn: wait for a refresh
+  // of both after the child said DONE. Waiting for the subscriber's alone once read a publisher entry that counted
+  // no subscriber (TSan run; its refresh was not checked to be after DONE then).
   ASSERT_TRUE(test::eventually(
       [&] {
         auto read = shm::read_domain_stats(domain, "/dev/shm");
@@ -124,7 +127,9 @@ TEST(EndpointStats, AReaderProcessSeesTheCountersAndLatencyOfAnotherProcessWitho
         stats = std::move(*read);
         const auto* p = find_node(stats, "stats_child");
         const auto* sub = p == nullptr ? nullptr : find_endpoint(*p, StatsEndpointKind::kSubscriber);
-        return sub != nullptr && sub->refreshed_at_ns != 0 && sub->subscriber.queue.queued == kMessages + kBurst;
+        const auto* pub = p == nullptr ? nullptr : find_endpoint(*p, StatsEndpointKind::kPublisher);
+        return sub != nullptr && pub != nullptr && sub->refreshed_at_ns > done_at_ns &&
+               pub->refreshed_at_ns > done_at_ns && sub->subscriber.queue.queued == kMessages + kBurst;
       },
       5s));
   EXPECT_TRUE(stats.problems.empty()) << stats.problems.front();
