@@ -10,10 +10,10 @@
 #include <chrono>
 #include <csignal>
 #include <filesystem>
-#include <system_error>
 #include <thread>
 
 #include "net_delay/delayer_protocol.hpp"
+#include "tests/support/common/error_text.hpp"
 #include "tests/support/common/run_command.hpp"
 
 namespace axon_bench {
@@ -91,13 +91,13 @@ std::string start_delayer(const std::vector<std::string>& argv, int timeout_ms, 
   args.push_back(nullptr);
   int pipe_fds[2] = {-1, -1};
   if (::pipe2(pipe_fds, O_CLOEXEC) != 0) {
-    return fmt::format("pipe: {}", std::generic_category().message(errno));
+    return fmt::format("pipe: {}", axon::test::error_text(errno));
   }
   const pid_t pid = ::fork();
   if (pid < 0) {
     ::close(pipe_fds[0]);
     ::close(pipe_fds[1]);
-    return fmt::format("fork: {}", std::generic_category().message(errno));
+    return fmt::format("fork: {}", axon::test::error_text(errno));
   }
   if (pid == 0) {  // the child: only async-signal-safe calls until execv
     ::dup2(pipe_fds[1], STDOUT_FILENO);

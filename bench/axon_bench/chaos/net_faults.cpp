@@ -8,6 +8,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "axon/type_identity.hpp"
 #include "net_delay/delayer_protocol.hpp"
 #include "tests/support/common/run_command.hpp"
 
@@ -147,14 +148,9 @@ NetFaultCommands net_fault_commands(const std::vector<axon::test::VirtualHost>& 
 }
 
 std::uint64_t delayer_seed(const Fault& f) noexcept {
-  // FNV-1a over the fields that name the fault.
-  const std::string fields =
-      fmt::format("{} {} {} {} {} {}", fault_kind_name(f.kind), f.at_s, f.host, f.delay_ms, f.jitter_ms, f.percent);
-  std::uint64_t hash = 14695981039346656037ULL;
-  for (const char c : fields) {
-    hash = (hash ^ static_cast<unsigned char>(c)) * 1099511628211ULL;
-  }
-  return hash;
+  // FNV-1a (axon's type hash) over the fields that name the fault.
+  return axon::detail::fnv1a(
+      fmt::format("{} {} {} {} {} {}", fault_kind_name(f.kind), f.at_s, f.host, f.delay_ms, f.jitter_ms, f.percent));
 }
 
 std::string apply_net_fault(const axon::test::VirtualHosts& hosts, const Fault& f, DelayerProcess& delayer) {

@@ -34,20 +34,17 @@
 #include <fstream>
 #include <sstream>
 #include <string>
-#include <system_error>
 #include <vector>
 
 #include "net_delay/delay_plan.hpp"
 #include "net_delay/delayer_protocol.hpp"
+#include "tests/support/common/error_text.hpp"
 
 namespace axon_bench {
 namespace {
 
 /// The socket buffer the kernel queues packet messages in (SO_RCVBUFFORCE): with metadata only, about 100 bytes each.
 constexpr unsigned kSocketBufferBytes = 16U << 20;
-
-/// errno as text (std::strerror is not thread-safe).
-std::string errno_text() { return std::generic_category().message(errno); }
 
 std::int64_t now_ns() noexcept {
   timespec t{};
@@ -108,18 +105,18 @@ class Delayer {
       return fmt::format(
           "nfq_open: {}: the kernel has no nfnetlink_queue (needs CONFIG_NETFILTER_NETLINK_QUEUE, or `modprobe "
           "nfnetlink_queue`)",
-          errno_text());
+          axon::test::error_text(errno));
     }
     queue_handle_ = ::nfq_create_queue(handle_, static_cast<std::uint16_t>(queue_), &Delayer::on_packet, this);
     if (queue_handle_ == nullptr) {
       return fmt::format("cannot bind NFQUEUE queue {}: {} (another process in this network namespace bound it?)",
-                         queue_, errno_text());
+                         queue_, axon::test::error_text(errno));
     }
     if (::nfq_set_mode(queue_handle_, NFQNL_COPY_META, 0) < 0) {
-      return fmt::format("nfq_set_mode(NFQNL_COPY_META): {}", errno_text());
+      return fmt::format("nfq_set_mode(NFQNL_COPY_META): {}", axon::test::error_text(errno));
     }
     if (::nfq_set_queue_maxlen(queue_handle_, kDelayerMaxQueued) < 0) {
-      return fmt::format("nfq_set_queue_maxlen({}): {}", kDelayerMaxQueued, errno_text());
+      return fmt::format("nfq_set_queue_maxlen({}): {}", kDelayerMaxQueued, axon::test::error_text(errno));
     }
     // GSO packets whole: the delayer never looks at the bytes, the kernel need not segment them for it.
     (void)::nfq_set_queue_flags(queue_handle_, NFQA_CFG_F_GSO, NFQA_CFG_F_GSO);
@@ -140,7 +137,7 @@ class Delayer {
         wait = &timeout;
       }
       if (::ppoll(fds, 2, wait, nullptr) < 0 && errno != EINTR) {
-        std::fprintf(stderr, "axon-net-delay: ppoll: %s\n", errno_text().c_str());
+        std::fprintf(stderr, "axon-net-delay: ppoll: %s\n", axon::test::error_text(errno).c_str());
         break;
       }
       if ((fds[0].revents & POLLIN) != 0) {
@@ -263,12 +260,12 @@ int run(int argc, char** argv) {
   sigaddset(&stop, SIGTERM);
   sigaddset(&stop, SIGINT);
   if (::pthread_sigmask(SIG_BLOCK, &stop, nullptr) != 0) {
-    std::fprintf(stderr, "axon-net-delay: pthread_sigmask: %s\n", errno_text().c_str());
+    std::fprintf(stderr, "axon-net-delay: pthread_sigmask: %s\n", axon::test::error_text(errno).c_str());
     return 1;
   }
   const int signal_fd = ::signalfd(-1, &stop, SFD_CLOEXEC | SFD_NONBLOCK);
   if (signal_fd < 0) {
-    std::fprintf(stderr, "axon-net-delay: signalfd: %s\n", errno_text().c_str());
+    std::fprintf(stderr, "axon-net-delay: signalfd: %s\n", axon::test::error_text(errno).c_str());
     return 1;
   }
   Delayer delayer(queue, params);
