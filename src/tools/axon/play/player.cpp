@@ -428,7 +428,7 @@ void Player::prepare_ahead(Node& node, Pass& pass, const ReplayClock& clock,
                            std::optional<std::int64_t> front_deadline_ns) {
   while (read_next(node, pass)) {
     if (!front_deadline_ns || pass.prepared.full()) {
-      return;  // untimed, paused, or enough held
+      return;  // untimed, paused, sleeping between messages (no --spin), or enough held
     }
     const mcap::Bytes payload = pass.next.message.data;
     // Not due soon after the front: its chunk is better left free for now. Or its copy would make the front late.

@@ -67,8 +67,9 @@ class Player {
     explicit Pass(const std::vector<std::unique_ptr<mcap::Reader>>& readers, std::size_t read_ahead_chunks)
         : merged(readers, read_ahead_chunks) {}
     MergedMessages merged;
-    FileMessage next;     ///< Read and in the window, not prepared yet (when has_next); its payload is valid until
-    int next_output = 0;  ///< the next read.
+    /// Read and in the window, not prepared yet (when has_next); its payload is valid until the next read.
+    FileMessage next;
+    int next_output = 0;  ///< The output `next` goes to.
     bool has_next = false;
     bool ended = false;  ///< No message after `next` is in the window.
     bool window_set = false;
@@ -89,9 +90,9 @@ class Player {
   /// Reads the pass's next message to replay into `pass.next` (kept there until it is prepared): false at the
   /// end of the window or of the files.
   bool read_next(Node& node, Pass& pass);
-  /// Before play waits for the front's deadline (std::nullopt: untimed or paused): prepares the messages due
-  /// within kPrepareHorizonNs after it whose copy leaves the front on time, without waiting for a chunk; reads
-  /// the next message in any case.
+  /// Before play waits for the front's deadline (std::nullopt: untimed, paused or not --spin): prepares the messages
+  /// due within kPrepareHorizonNs after it whose copy leaves the front on time, without waiting for a chunk; reads the
+  /// next message in any case.
   void prepare_ahead(Node& node, Pass& pass, const ReplayClock& clock, std::optional<std::int64_t> front_deadline_ns);
   /// Waits while paused: true to publish the message now (step, or resumed: `clock` rebased to it), false to
   /// stop.
