@@ -586,12 +586,14 @@ std::uint8_t frame_pixel(std::uint32_t sequence, std::size_t i) {
   return static_cast<std::uint8_t>((sequence * 131U) + (i * 7U));
 }
 
-// Bursts of frames due 100 µs apart, each burst 30 ms after the last: while play waits for a burst's first frame
+// Bursts of frames due 100 µs apart, each burst 250 ms after the last: while play waits for a burst's first frame
 // it copies the others into their chunks (a frame's copy, hundreds of µs for 2 MiB, would otherwise make the next
-// one late), and every frame still arrives whole and in order.
+// one late), and every frame still arrives whole and in order. The bursts are far apart so that a sanitizer build
+// on loaded cores, tens of ms late with each burst (30 ms apart, CI once saw none copied ahead), still has time.
 TEST(Play, SpinningTheFramesOfABurstAreCopiedAheadAndArriveWholeInOrder) {
   constexpr std::uint32_t kBursts = 10;
   constexpr std::uint32_t kPerBurst = 4;
+  constexpr std::uint64_t kBurstGapNs = 250 * kMs;
   constexpr std::uint32_t kCount = kBursts * kPerBurst;
   const ScopedFile path_file{temp_file("burst")};
   const std::string& path = path_file.path;
@@ -604,7 +606,7 @@ TEST(Play, SpinningTheFramesOfABurstAreCopiedAheadAndArriveWholeInOrder) {
       for (std::size_t i = 0; i < frame->pixels.size(); ++i) {
         frame->pixels[i] = frame_pixel(seq, i);
       }
-      const std::uint64_t at = kT0 + ((seq / kPerBurst) * 30 * kMs) + ((seq % kPerBurst) * kMs / 10);
+      const std::uint64_t at = kT0 + ((seq / kPerBurst) * kBurstGapNs) + ((seq % kPerBurst) * kMs / 10);
       file.add(frames, at, frame.get(), sizeof(Frame));
     }
     file.close();
@@ -629,7 +631,7 @@ TEST(Play, SpinningTheFramesOfABurstAreCopiedAheadAndArriveWholeInOrder) {
   ASSERT_TRUE(camera.IsDefined()) << run.output;
   EXPECT_EQ(camera["published"].as<std::uint64_t>(), kCount);
   EXPECT_EQ(camera["skipped_no_chunk"].as<std::uint64_t>(), 0U);
-  // Frames 2 to 4 of the nine bursts after the first can be copied during the 30 ms waits (the first burst is due
+  // Frames 2 to 4 of the nine bursts after the first can be copied during the 250 ms waits (the first burst is due
   // as play starts, 100 µs leaves no room for a copy, and the next burst is beyond the 20 ms horizon).
   EXPECT_GT(doc["timing"]["prepared_ahead"].as<std::uint64_t>(), 0U) << run.output;
   EXPECT_LE(doc["timing"]["prepared_ahead"].as<std::uint64_t>(), std::uint64_t{(kBursts - 1) * (kPerBurst - 1)})
