@@ -5,7 +5,6 @@
 #include <limits>
 #include <string>
 
-#include "src/base/clock.hpp"
 #include "src/scheduler/idler.hpp"
 #include "src/scheduler/spin_clock.hpp"
 
@@ -48,10 +47,6 @@ Result<WaitOutcome> WaitSet::wait(std::chrono::nanoseconds timeout) {
     return Error(ErrorCode::kInvalidArgument, "WaitSet::wait(): nothing attached");
   }
   const bool poll_only = words_.size() != attached_.size();
-  const std::int64_t start = monotonic_now_ns();
-  const std::int64_t until = timeout.count() < 0 || timeout.count() > std::numeric_limits<std::int64_t>::max() - start
-                                 ? std::numeric_limits<std::int64_t>::max()
-                                 : start + timeout.count();
   auto collect = [this] {
     ready_.clear();  // keeps its capacity: no allocation
     for (std::size_t i = 0; i < attached_.size(); ++i) {
@@ -65,11 +60,20 @@ Result<WaitOutcome> WaitSet::wait(std::chrono::nanoseconds timeout) {
   };
   detail::Idler idler(strategy_);
   detail::SpinClock clock(strategy_);
+  // The timeout counts from the first look that found nothing: a wait whose
+  // message is already there reads no clock (a system call where the clock has
+  // no vDSO path), and one that waits reads it once before its first idle step.
+  std::int64_t until = -1;
   for (;;) {
     if (collect()) {
       break;
     }
     const std::int64_t now = clock.now();
+    if (until < 0) {
+      until = timeout.count() < 0 || timeout.count() > std::numeric_limits<std::int64_t>::max() - now
+                  ? std::numeric_limits<std::int64_t>::max()
+                  : now + timeout.count();
+    }
     if (now >= until) {
       break;
     }

@@ -64,19 +64,20 @@ axon::PublishResult publish_stamp(axon::Publisher<T>& pub, const PairControl& co
   });
 }
 
-/// The next message of `sub`, sleeping in `waits` up to `timeout`; kTimeout
-/// when none came.
+/// The next message of `sub`, waiting in `waits` up to `timeout`; kTimeout
+/// when none came. Reads no clock of its own: in the Soft-RoCE guest a clock
+/// read is an emulated HPET access, and the shared-memory ping-pong this one
+/// is compared with (take_spinning()) makes none per take either. (A wait
+/// that saw a message take() then did not find would start the timeout again.)
 template <class T>
 axon::TakeResult<axon::Sample<T>> take_waiting(axon::Subscriber<T>& sub, axon::WaitSet& waits,
                                                std::chrono::nanoseconds timeout) {
-  const auto deadline = Clock::now() + timeout;
   std::optional<axon::Error> failed;
   auto sample = workers::take_waiting(sub, [&] {
-    const auto left = deadline - Clock::now();
-    if (left <= std::chrono::nanoseconds(0)) {
-      failed = axon::Error(axon::ErrorCode::kTimeout, "no message in time");
-    } else if (auto waited = waits.wait(left); !waited) {
+    if (auto waited = waits.wait(timeout); !waited) {
       failed = waited.error();
+    } else if (waited->timed_out()) {
+      failed = axon::Error(axon::ErrorCode::kTimeout, "no message in time");
     }
     return !failed;
   });

@@ -32,6 +32,25 @@ TEST_F(WaitSetTest, TimesOutWhenNothingArrives) {
   EXPECT_FALSE(sut.is_ready(0));
 }
 
+// The timeout counts from the wait's first look that finds nothing (no clock is read before it): never shorter
+// than asked, whichever way the wait idles.
+TEST_F(WaitSetTest, ATimeoutIsNeverCutShortWhicheverTheStrategy) {
+  auto sub = *node->subscribe<Tick>("ticks");
+  for (const WaitStrategy strategy :
+       {WaitStrategy::busy_spin(), WaitStrategy::spin_yield_sleep(1'000, 1'000), WaitStrategy::blocking()}) {
+    WaitSet sut(strategy);
+    ASSERT_TRUE(sut.attach(sub).ok());
+    const auto start = std::chrono::steady_clock::now();
+
+    auto outcome = sut.wait(30ms);
+
+    const auto waited = std::chrono::steady_clock::now() - start;
+    ASSERT_TRUE(outcome.ok());
+    EXPECT_TRUE(outcome->timed_out());
+    EXPECT_GE(waited, 30ms) << "strategy " << static_cast<int>(strategy.kind());
+  }
+}
+
 TEST_F(WaitSetTest, ReportsWhichSubscriberIsReady) {
   auto pub_b = *node->advertise<Tick>("b");
   auto sub_a = *node->subscribe<Tick>("a");
