@@ -16,13 +16,24 @@
 // Process-local, held for one batch of completions at most, never across a
 // call to another process (the handlers publish into shared memory and may
 // wake a futex; neither waits for another process).
+//
+// The RDMA thread that finds the turn held sleeps until it is handed back,
+// and spinners leave the turn alone while it waits: a spinner shares its CPU
+// with the RDMA thread (same process, same pinning), so the thread often
+// finds the turn held by a spinner it has just preempted. Yielding there (as
+// before) gave the CPU back only once the scheduler's fairness allowed, after
+// ~1400 sched_yield() calls per pass in the Soft-RoCE guest (docs/design/
+// rdma-transport.md, "Completions").
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <limits>
-#include <thread>
+
+#include "axon/transport.hpp"
+#include "src/base/futex.hpp"
 
 namespace axon::rdma {
 
@@ -47,17 +58,41 @@ class CompletionPoller {
 
 class CompletionTurn {
  public:
-  /// Takes the turn, waiting (yielding) while a spinner holds it. The RDMA
-  /// thread's, and the participant's destructor's.
+  /// Takes the turn, sleeping while a spinner holds it; spinners leave it
+  /// alone from the call on. The RDMA thread's, and the participant's
+  /// destructor's (one thread at a time: they are the same thread's or run
+  /// after it stopped).
   void take() noexcept {
+    // seq_cst: a spinner's poll() that loads `wanted_` after this store
+    // leaves the turn alone; one that loaded it before may still hold the
+    // turn, and is waited for below.
+    wanted_.store(true, std::memory_order_seq_cst);
     // Acquire: what the last holder did to the links and streams happens
     // before what this holder does.
     while (held_.exchange(true, std::memory_order_acquire)) {
-      std::this_thread::yield();
+      const std::array<WakeWord*, 1> words{&handed_back_};
+      // Counted (seq_cst) before the look at `held_` (seq_cst): a holder that
+      // gives back after the look sees the waiter in give_back() and wakes it.
+      futex::Waiter waiter(words);
+      if (held_.load(std::memory_order_seq_cst)) {
+        (void)waiter.wait(-1);
+      }
     }
+    // Relaxed: spinners that still see it set skip a poll or two; the turn
+    // itself is ordered by `held_`.
+    wanted_.store(false, std::memory_order_relaxed);
   }
-  /// Release: this holder's work happens before the next holder's.
-  void give_back() noexcept { held_.store(false, std::memory_order_release); }
+  /// Release: this holder's work happens before the next holder's. The full
+  /// fence orders the store before the look at the waiter count (the
+  /// publisher's side of futex::Waiter's protocol): either take()'s look
+  /// sees the turn free or this sees the waiter and wakes it.
+  void give_back() noexcept {
+    held_.store(false, std::memory_order_release);
+    futex::full_fence();
+    futex::notify_if_waiting(handed_back_);
+  }
+  /// Whether the RDMA thread waits for the turn (spinners then leave it).
+  [[nodiscard]] bool wanted() const noexcept { return wanted_.load(std::memory_order_relaxed); }
 
   /// The participant polls for the spinners from now on (under the turn).
   void attach(CompletionPoller* poller) noexcept { poller_ = poller; }
@@ -68,9 +103,11 @@ class CompletionTurn {
   /// completions polled and handled on this thread. True when something
   /// was handled. No system call, no allocation; never waits.
   bool poll() noexcept {
-    // Relaxed load first: a spinner that finds the turn taken does not
-    // bounce its cache line; the exchange then decides (acquire, as take()).
-    if (held_.load(std::memory_order_relaxed) || held_.exchange(true, std::memory_order_acquire)) {
+    // Relaxed loads first: a spinner that finds the turn taken, or wanted by
+    // the RDMA thread, does not bounce its cache line; the exchange then
+    // decides (acquire, as take()).
+    if (wanted_.load(std::memory_order_relaxed) || held_.load(std::memory_order_relaxed) ||
+        held_.exchange(true, std::memory_order_acquire)) {
       return false;
     }
     std::size_t handled = 0;
@@ -101,6 +138,8 @@ class CompletionTurn {
 
  private:
   std::atomic<bool> held_{false};
+  std::atomic<bool> wanted_{false};  ///< The RDMA thread waits in take().
+  WakeWord handed_back_;             ///< take() sleeps on it; give_back() wakes it.
   CompletionPoller* poller_ = nullptr;  ///< Read and written by the turn's holder only.
   std::atomic<std::uint64_t> polls_{0};
   std::atomic<std::uint64_t> by_spinners_{0};

@@ -1,12 +1,16 @@
 // The RDMA thread's turn at the completion queue (transports/rdma/completion_turn.hpp):
 // a spinner polls only while nobody holds the turn, never after the poller is
 // detached, and the turn's holders never run at once (TSan sees a race on the
-// poller's plain counter if they did).
+// poller's plain counter if they did); the RDMA thread sleeps while a spinner
+// holds the turn and has it next.
 #include "transports/rdma/completion_turn.hpp"
 
 #include <gtest/gtest.h>
 
+#include <time.h>
+
 #include <atomic>
+#include <chrono>
 #include <cstddef>
 #include <thread>
 
@@ -93,6 +97,88 @@ TEST(CompletionTurn, APollFindingTheTurnTakenIsNotCounted) {
   turn.give_back();
   EXPECT_EQ(turn.spinner_polls(), 0U);
   EXPECT_EQ(poller.polls, 0U);
+}
+
+/// Holds the turn in its first poll until released (a spinner preempted in
+/// the middle of a batch); counts every poll.
+class HoldingPoller final : public CompletionPoller {
+ public:
+  std::size_t poll_batch() noexcept override {
+    if (polls.fetch_add(1, std::memory_order_relaxed) == 0) {
+      holding.store(true, std::memory_order_release);
+      while (!released.load(std::memory_order_acquire)) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      }
+    }
+    return 0;
+  }
+  std::atomic<std::size_t> polls{0};
+  std::atomic<bool> holding{false};
+  std::atomic<bool> released{false};
+};
+
+std::int64_t thread_cpu_ns() {
+  timespec t{};
+  ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return (static_cast<std::int64_t>(t.tv_sec) * 1'000'000'000) + t.tv_nsec;
+}
+
+// The RDMA thread and a spinner share a CPU, so the thread often finds the
+// turn held by a spinner it preempted: it must sleep (not yield in a loop,
+// which held that CPU for milliseconds in the Soft-RoCE guest) and have the
+// turn before any spinner polls again.
+TEST(CompletionTurn, TheRdmaThreadSleepsWhileASpinnerHoldsTheTurnAndHasItNext) {
+  CompletionTurn turn;
+  HoldingPoller poller;
+  turn.attach(&poller);
+  std::thread holder([&] { (void)turn.poll(); });
+  while (!poller.holding.load(std::memory_order_acquire)) {
+    std::this_thread::yield();
+  }
+  std::atomic<bool> taken{false};
+  std::atomic<std::size_t> polls_when_taken{0};
+  std::atomic<std::int64_t> waited_cpu_ns{0};
+  std::atomic<bool> give_back{false};
+  std::thread rdma_thread([&] {
+    const std::int64_t before = thread_cpu_ns();
+    turn.take();
+    waited_cpu_ns.store(thread_cpu_ns() - before, std::memory_order_relaxed);
+    polls_when_taken.store(poller.polls.load(std::memory_order_relaxed), std::memory_order_relaxed);
+    taken.store(true, std::memory_order_release);
+    while (!give_back.load(std::memory_order_acquire)) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    turn.give_back();
+  });
+  while (!turn.wanted()) {
+    std::this_thread::yield();
+  }
+  std::atomic<bool> spinning{true};
+  std::thread spinner([&] {
+    while (spinning.load(std::memory_order_relaxed)) {
+      (void)turn.poll();
+    }
+  });
+
+  std::this_thread::sleep_for(std::chrono::milliseconds(60));
+  EXPECT_FALSE(taken.load(std::memory_order_acquire)) << "the turn is still held";
+  EXPECT_EQ(poller.polls.load(std::memory_order_relaxed), 1U) << "a spinner polled while the RDMA thread waited";
+  poller.released.store(true, std::memory_order_release);
+  while (!taken.load(std::memory_order_acquire)) {
+    std::this_thread::yield();
+  }
+  EXPECT_EQ(polls_when_taken.load(std::memory_order_relaxed), 1U) << "a spinner polled before the RDMA thread";
+  // Yielding in a loop for the 60 ms took most of a core; sleeping takes microseconds.
+  EXPECT_LT(waited_cpu_ns.load(std::memory_order_relaxed), 20'000'000);
+  give_back.store(true, std::memory_order_release);
+  rdma_thread.join();
+  holder.join();
+  while (poller.polls.load(std::memory_order_relaxed) < 2) {  // the spinner polls again once it is given back
+    std::this_thread::yield();
+  }
+  spinning.store(false, std::memory_order_relaxed);
+  spinner.join();
+  EXPECT_FALSE(turn.wanted());
 }
 
 TEST(CompletionTurn, HoldersNeverRunAtOnce) {
