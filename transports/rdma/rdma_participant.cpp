@@ -15,6 +15,7 @@
 #include "src/base/clock.hpp"
 #include "src/base/errors.hpp"
 #include "src/base/log.hpp"
+#include "src/base/thread_name.hpp"
 #include "transports/rdma/async_event.hpp"
 #include "transports/rdma/post_write.hpp"
 
@@ -111,7 +112,10 @@ Result<std::unique_ptr<RdmaParticipant>> RdmaParticipant::start(std::shared_ptr<
     return Error(ErrorCode::kSystem, fmt::format("eventfd failed ({})", errno_text(errno)));
   }
   self->turn_->attach(self.get());  // before the thread: from here on, the turn guards the links
-  self->thread_ = std::thread([p = self.get()] { p->run(); });
+  self->thread_ = std::thread([p = self.get()] {
+    axon::detail::name_this_thread("axon-rdma");
+    p->run();
+  });
   return self;
 }
 

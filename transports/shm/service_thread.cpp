@@ -5,6 +5,7 @@
 #include <span>
 
 #include "src/base/clock.hpp"
+#include "src/base/thread_name.hpp"
 #include "transports/shm/liveness.hpp"
 
 namespace axon::shm {
@@ -28,7 +29,10 @@ ServiceThread::ServiceThread(ServiceParts parts) : parts_(parts), watch_(self_id
   fds_.reserve(most);
   polled_.reserve(most);
   received_.reserve(FdServer::kMaxPending);
-  thread_ = std::thread([this] { loop(); });
+  thread_ = std::thread([this] {
+    axon::detail::name_this_thread("axon-service");
+    loop();
+  });
 }
 
 ServiceThread::~ServiceThread() {

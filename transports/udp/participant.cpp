@@ -13,6 +13,7 @@
 
 #include "src/base/clock.hpp"
 #include "src/base/log.hpp"
+#include "src/base/thread_name.hpp"
 
 namespace axon::udp {
 namespace {
@@ -157,7 +158,10 @@ Result<void> Participant::start(std::optional<UdpSocket> discovery_socket, Datag
   if (wake_fd_ < 0) {
     return Error(ErrorCode::kSystem, fmt::format("udp: eventfd failed: {}", std::strerror(errno)));  // NOLINT
   }
-  thread_ = std::thread([this] { run(); });
+  thread_ = std::thread([this] {
+    axon::detail::name_this_thread("axon-udp");
+    run();
+  });
   logger().info("udp: node '{}' on host '{}' receives at {} ({} discovery)", config_.node_name, config_.host,
                 data_socket_.local().to_string(), config_.static_peers.empty() ? "multicast" : "static-peer");
   return {};
