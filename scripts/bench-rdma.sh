@@ -10,6 +10,14 @@
 #
 # Environment: AXON_BUILD_DIR (default build/release of this repo), and run-softroce.sh's SOFTROCE_*.
 # Needs root, qemu and perftest (scripts/install-deps.sh installs them).
+#
+# The guest boots with its clock on the TSC (SOFTROCE_APPEND, default "clocksource=tsc tsc=reliable";
+# SOFTROCE_APPEND= keeps the kernel's choice). Left alone, the kernel marks qemu's TSC unstable and reads the
+# emulated HPET: each clock_gettime() is then a system call and an emulated device access, 2.5 .. 3.4 us against
+# 56 .. 82 ns on the TSC in the same guest (and some 20 ns through the vDSO on the machines axon runs on).
+# perftest times with rdtsc and reads no clock per message; axon stamps every message it publishes, as its API
+# promises, so the HPET charged axon alone several microseconds per hop (docs/performance.md, "The guest's clock").
+export SOFTROCE_APPEND="${SOFTROCE_APPEND-clocksource=tsc tsc=reliable}"
 set -euo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."

@@ -9,6 +9,7 @@
 # ibverbs-providers, ibverbs-utils, iproute2, perftest ...). Guest network: qemu user net, restrict=on.
 # Env: SOFTROCE_DIR (cache, /tmp/softroce)  SOFTROCE_KVER (default: Debian's current amd64 kernel)  SOFTROCE_TIMEOUT (600 s)
 #      SOFTROCE_MEM (2G)  SOFTROCE_SMP (2)  SOFTROCE_VERBOSE=1 (show [softroce] boot lines)
+#      SOFTROCE_APPEND (more kernel parameters, e.g. "clocksource=tsc tsc=reliable": scripts/bench-rdma.sh says why)
 set -euo pipefail
 [ $# -ge 1 ] || { echo "usage: $0 CMD [ARGS...]" >&2; exit 2; }
 D=${SOFTROCE_DIR:-/tmp/softroce}
@@ -73,7 +74,7 @@ OUT=$(mktemp -d "$D/run.XXXXXX"); trap 'rm -rf "$OUT"' EXIT
 set +e
 timeout -k 10 "${SOFTROCE_TIMEOUT:-600}" qemu-system-x86_64 -accel tcg,thread=multi -cpu max \
   -m "${SOFTROCE_MEM:-2G}" -smp "${SOFTROCE_SMP:-2}" -nodefaults -display none -serial stdio -no-reboot \
-  -kernel "$VMLINUZ" -initrd "$IMG" -append 'console=ttyS0 quiet loglevel=3 panic=-1' \
+  -kernel "$VMLINUZ" -initrd "$IMG" -append "console=ttyS0 quiet loglevel=3 panic=-1${SOFTROCE_APPEND:+ ${SOFTROCE_APPEND}}" \
   -netdev user,id=n0,restrict=on -device virtio-net-pci,netdev=n0 \
   -virtfs local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap \
   -virtfs local,path="$OUT",mount_tag=out,security_model=none </dev/null | tr -d '\r'
