@@ -138,8 +138,8 @@ class CompletionTurn {
 
  private:
   std::atomic<bool> held_{false};
-  std::atomic<bool> wanted_{false};  ///< The RDMA thread waits in take().
-  WakeWord handed_back_;             ///< take() sleeps on it; give_back() wakes it.
+  std::atomic<bool> wanted_{false};     ///< The RDMA thread waits in take().
+  WakeWord handed_back_;                ///< take() sleeps on it; give_back() wakes it.
   CompletionPoller* poller_ = nullptr;  ///< Read and written by the turn's holder only.
   std::atomic<std::uint64_t> polls_{0};
   std::atomic<std::uint64_t> by_spinners_{0};

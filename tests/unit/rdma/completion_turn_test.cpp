@@ -6,7 +6,6 @@
 #include "transports/rdma/completion_turn.hpp"
 
 #include <gtest/gtest.h>
-
 #include <time.h>
 
 #include <atomic>
