@@ -1,6 +1,7 @@
 #include "rdma/rdma.hpp"
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <memory>
@@ -30,6 +31,7 @@ struct RdmaOptions {
   std::vector<std::uint64_t> sizes = {2048};
   std::vector<std::uint64_t> throughput_sizes = {1048576};
   std::uint64_t samples = 2000;
+  std::uint64_t rounds = 1;
   double duration_s = 5;
   std::uint64_t bw_iterations = 200;
   std::vector<int> cpus;
@@ -131,6 +133,43 @@ void print_targets(std::FILE* out, const std::vector<CaseResult>& latencies, con
   }
 }
 
+/// The latency cases of one round, measured one after the other in one boot.
+struct LatencyRound {
+  std::optional<CaseResult> write_lat;
+  std::optional<CaseResult> send_lat;
+  std::optional<CaseResult> shm_hop;
+  std::optional<CaseResult> axon;
+};
+
+/// The round whose p50 is the median of the rounds' (the lower middle one for
+/// an even count), or nullopt when no round measured the case.
+std::optional<CaseResult> median_round(const std::vector<LatencyRound>& rounds,
+                                       std::optional<CaseResult> LatencyRound::*which) {
+  std::vector<CaseResult> measured;
+  for (const LatencyRound& round : rounds) {
+    if (round.*which) {
+      measured.push_back(*(round.*which));
+    }
+  }
+  if (measured.empty()) {
+    return std::nullopt;
+  }
+  std::sort(measured.begin(), measured.end(),
+            [](const CaseResult& a, const CaseResult& b) { return a.latency.p50_ns < b.latency.p50_ns; });
+  return measured[(measured.size() - 1) / 2];
+}
+
+/// "40.1 39.8 41.0 us" for the case in each round that measured it.
+std::string round_p50s(const std::vector<LatencyRound>& rounds, std::optional<CaseResult> LatencyRound::*which) {
+  std::string text;
+  for (const LatencyRound& round : rounds) {
+    if (round.*which) {
+      text += format_us((round.*which)->latency.p50_ns) + " ";
+    }
+  }
+  return text + "us";
+}
+
 /// One case of this command (attempt_case(), harness/command.hpp).
 template <class Measure>
 auto attempt(Output& out, const std::string& what, Measure measure) {
@@ -178,60 +217,81 @@ void run_rdma_command(const RdmaOptions& o, Output& out) {
   std::size_t index = 0;
   std::vector<CaseResult> latencies;
   for (const auto bytes : o.sizes) {
-    std::optional<CaseResult> reference;
-    std::optional<CaseResult> send_reference;
-    if (baseline) {
-      if (auto p = attempt(out, "ib_write_lat " + format_bytes(bytes),
-                           [&] { return run_write_lat(perftest, bytes, o.samples); })) {
-        reference = perftest_latency_record(*p, "ib_write_lat");
-        latencies.push_back(*reference);
+    // Each round measures every case once, in the same order: a drift of the
+    // emulation's speed within a boot then moves the rounds, not one case.
+    std::vector<LatencyRound> rounds;
+    for (std::uint64_t r = 0; r < o.rounds; ++r) {
+      LatencyRound round;
+      if (baseline) {
+        if (auto p = attempt(out, "ib_write_lat " + format_bytes(bytes),
+                             [&] { return run_write_lat(perftest, bytes, o.samples); })) {
+          round.write_lat = perftest_latency_record(*p, "ib_write_lat");
+        }
+        if (auto p = attempt(out, "ib_send_lat " + format_bytes(bytes),
+                             [&] { return run_send_lat(perftest, bytes, o.samples); })) {
+          round.send_lat = perftest_latency_record(*p, "ib_send_lat");
+        }
       }
-      if (auto p = attempt(out, "ib_send_lat " + format_bytes(bytes),
-                           [&] { return run_send_lat(perftest, bytes, o.samples); })) {
-        send_reference = perftest_latency_record(*p, "ib_send_lat");
-        latencies.push_back(*send_reference);
+      if (axon && baseline) {
+        // The receiving side's last step, alone: axon's shared-memory ping-pong
+        // of the same size between the same CPUs, spinning as the RDMA case's
+        // subscribers do. With ib_send_lat it makes the floor the ratio needs.
+        const LatencyCase hop{.mode = LatencyMode::kPingPong,
+                              .payload_bytes = bytes,
+                              .samples = o.samples,
+                              .warmup = std::max<std::uint64_t>(o.samples / 10, 10),
+                              .cpus = base.cpus,
+                              .domain_id = domain_for_case(index++)};
+        if (auto r_hop =
+                attempt(out, "axon shm " + format_bytes(bytes) + " pingpong", [&] { return run_latency_case(hop); })) {
+          r_hop->benchmark = "rdma";
+          round.shm_hop = *r_hop;
+        }
       }
+      if (axon) {
+        NetworkCase c = base;
+        c.payload_bytes = bytes;
+        c.samples = o.samples;
+        c.warmup = std::max<std::uint64_t>(c.samples / 10, 10);
+        config.domain = domain_for_case(index++);
+        config.payload_bytes = bytes;
+        c.config_path = write_network_config(o.addresses, config, dir.path());
+        if (auto r_axon = attempt(out, "axon rdma " + format_bytes(bytes) + " pingpong",
+                                  [&] { return measure_axon_pingpong(c); })) {
+          r_axon->benchmark = "rdma";
+          round.axon = *r_axon;
+        }
+      }
+      rounds.push_back(std::move(round));
     }
-    std::optional<CaseResult> shm_hop;
-    if (axon && baseline) {
-      // The receiving side's last step, alone: axon's shared-memory ping-pong
-      // of the same size between the same CPUs, spinning as the RDMA case's
-      // subscribers do. With ib_send_lat it makes the floor the ratio needs.
-      const LatencyCase hop{.mode = LatencyMode::kPingPong,
-                            .payload_bytes = bytes,
-                            .samples = o.samples,
-                            .warmup = std::max<std::uint64_t>(o.samples / 10, 10),
-                            .cpus = base.cpus,
-                            .domain_id = domain_for_case(index++)};
-      if (auto r =
-              attempt(out, "axon shm " + format_bytes(bytes) + " pingpong", [&] { return run_latency_case(hop); })) {
-        r->benchmark = "rdma";
-        shm_hop = *r;
+    if (o.rounds > 1) {
+      std::fprintf(out.text, "%s p50 per round: ib_write_lat %s, ib_send_lat %s, axon shm %s, axon rdma %s\n",
+                   format_bytes(bytes).c_str(), round_p50s(rounds, &LatencyRound::write_lat).c_str(),
+                   round_p50s(rounds, &LatencyRound::send_lat).c_str(),
+                   round_p50s(rounds, &LatencyRound::shm_hop).c_str(), round_p50s(rounds, &LatencyRound::axon).c_str());
+    }
+    // The median round of each case; the ratios are of those medians.
+    const std::optional<CaseResult> reference = median_round(rounds, &LatencyRound::write_lat);
+    const std::optional<CaseResult> send_reference = median_round(rounds, &LatencyRound::send_lat);
+    const std::optional<CaseResult> shm_hop = median_round(rounds, &LatencyRound::shm_hop);
+    std::optional<CaseResult> axon_rdma = median_round(rounds, &LatencyRound::axon);
+    for (const auto& r : {reference, send_reference, shm_hop}) {
+      if (r) {
         latencies.push_back(*r);
       }
     }
-    if (axon) {
-      NetworkCase c = base;
-      c.payload_bytes = bytes;
-      c.samples = o.samples;
-      c.warmup = std::max<std::uint64_t>(c.samples / 10, 10);
-      config.domain = domain_for_case(index++);
-      config.payload_bytes = bytes;
-      c.config_path = write_network_config(o.addresses, config, dir.path());
-      if (auto r = attempt(out, "axon rdma " + format_bytes(bytes) + " pingpong",
-                           [&] { return measure_axon_pingpong(c); })) {
-        r->benchmark = "rdma";
-        if (reference && reference->latency.p50_ns > 0) {
-          r->ratio_to_perftest = r->latency.p50_ns / reference->latency.p50_ns;
-        }
-        if (send_reference && send_reference->latency.p50_ns > 0) {
-          r->ratio_to_send_lat = r->latency.p50_ns / send_reference->latency.p50_ns;
-        }
-        if (send_reference && shm_hop && send_reference->latency.p50_ns + shm_hop->latency.p50_ns > 0) {
-          r->ratio_to_floor = r->latency.p50_ns / (send_reference->latency.p50_ns + shm_hop->latency.p50_ns);
-        }
-        latencies.push_back(*r);
+    if (axon_rdma) {
+      CaseResult& r = *axon_rdma;
+      if (reference && reference->latency.p50_ns > 0) {
+        r.ratio_to_perftest = r.latency.p50_ns / reference->latency.p50_ns;
       }
+      if (send_reference && send_reference->latency.p50_ns > 0) {
+        r.ratio_to_send_lat = r.latency.p50_ns / send_reference->latency.p50_ns;
+      }
+      if (send_reference && shm_hop && send_reference->latency.p50_ns + shm_hop->latency.p50_ns > 0) {
+        r.ratio_to_floor = r.latency.p50_ns / (send_reference->latency.p50_ns + shm_hop->latency.p50_ns);
+      }
+      latencies.push_back(r);
     }
   }
   std::vector<CaseResult> streams;
@@ -289,6 +349,11 @@ Command add_rdma_command(CLI::App& app) {
   add_size_list_option(*cmd, "--throughput-sizes", options->throughput_sizes, "Throughput payload sizes (empty: none)");
   cmd->add_option("--samples", options->samples, "Round trips per size (perftest's -n)")
       ->check(CLI::Range(100, 10'000'000))
+      ->capture_default_str();
+  cmd->add_option("--rounds", options->rounds,
+                  "Latency rounds per size, each measuring every case once in the same order; the table shows "
+                  "each case's median round and the ratios are of those medians")
+      ->check(CLI::Range(1, 99))
       ->capture_default_str();
   cmd->add_option("--duration", options->duration_s, "Seconds axon's throughput is measured per size")
       ->check(CLI::PositiveNumber)
