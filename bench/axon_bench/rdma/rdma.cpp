@@ -215,6 +215,15 @@ void run_rdma_command(const RdmaOptions& o, Output& out) {
                        .transport = "rdma",
                        .rdma_device = o.device};
   std::size_t index = 0;
+  // An axon case of `bytes` on a domain of its own, its deployment config written.
+  const auto axon_case = [&](std::uint64_t bytes) {
+    NetworkCase c = base;
+    c.payload_bytes = bytes;
+    config.domain = domain_for_case(index++);
+    config.payload_bytes = bytes;
+    c.config_path = write_network_config(o.addresses, config, dir.path());
+    return c;
+  };
   std::vector<CaseResult> latencies;
   for (const auto bytes : o.sizes) {
     // Each round measures every case once, in the same order: a drift of the
@@ -249,13 +258,9 @@ void run_rdma_command(const RdmaOptions& o, Output& out) {
         }
       }
       if (axon) {
-        NetworkCase c = base;
-        c.payload_bytes = bytes;
+        NetworkCase c = axon_case(bytes);
         c.samples = o.samples;
         c.warmup = std::max<std::uint64_t>(c.samples / 10, 10);
-        config.domain = domain_for_case(index++);
-        config.payload_bytes = bytes;
-        c.config_path = write_network_config(o.addresses, config, dir.path());
         if (auto r_axon = attempt(out, "axon rdma " + format_bytes(bytes) + " pingpong",
                                   [&] { return measure_axon_pingpong(c); })) {
           r_axon->benchmark = "rdma";
@@ -305,12 +310,8 @@ void run_rdma_command(const RdmaOptions& o, Output& out) {
       }
     }
     if (axon) {
-      NetworkCase c = base;
-      c.payload_bytes = bytes;
+      NetworkCase c = axon_case(bytes);
       c.warmup = 20;
-      config.domain = domain_for_case(index++);
-      config.payload_bytes = bytes;
-      c.config_path = write_network_config(o.addresses, config, dir.path());
       if (auto r = attempt(out, "axon rdma " + format_bytes(bytes) + " throughput",
                            [&] { return measure_axon_throughput(c); })) {
         r->benchmark = "rdma";
