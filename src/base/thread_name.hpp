@@ -7,8 +7,8 @@
 
 namespace axon::detail {
 
-/// Names the calling thread (at most 15 characters; longer names are cut by
-/// the caller's choice, not here: pthread_setname_np refuses them).
+/// Names the calling thread. At most 15 characters: pthread_setname_np
+/// refuses a longer name, and the thread then keeps the one it had.
 inline void name_this_thread(const char* name) noexcept { (void)::pthread_setname_np(::pthread_self(), name); }
 
 }  // namespace axon::detail
