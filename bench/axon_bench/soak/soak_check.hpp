@@ -23,7 +23,7 @@ struct SoakBounds {
   /// this, or `memory_growth_fraction` of the warm-up level if that is more.
   double memory_growth_floor_kib = 512;
   double memory_growth_fraction = 0.01;
-  /// Latency: a topic's p99 in the last window may be at most this times its p99 in the first window
+  /// Latency: a topic's p99 in the last two windows (the lower) may be at most this times its p99 in the first window
   /// after the warm-up, or `latency_floor_ns` above it (a subscriber that waits for a core held by another
   /// process: scheduling noise, not drift).
   double latency_p99_ratio = 2;
@@ -66,10 +66,12 @@ enum class SoakRule {
 SoakVerdict judge_series(SoakRule rule, std::span<const double> t, std::span<const double> v, const SoakBounds& bounds);
 
 /// Judges a topic's p99 per window (ns; NaN: no message in that window),
-/// window w covering [w * window_s, (w + 1) * window_s): the last window
-/// against the first that starts at or after the warm-up. `messages`: per
-/// window; fewer than bounds.latency_min_messages in either window compared
-/// leaves the topic not judged.
+/// window w covering [w * window_s, (w + 1) * window_s): the lower p99 of
+/// the last two windows (the last alone when only the reference precedes
+/// it) against the first that starts at or after the warm-up; a drift
+/// persists, one window's noise does not. `messages`: per window; fewer than
+/// bounds.latency_min_messages in any window compared leaves the topic not
+/// judged.
 SoakVerdict judge_latency(std::span<const double> p99_ns, std::span<const std::uint64_t> messages, double window_s,
                           const SoakBounds& bounds);
 
