@@ -177,14 +177,14 @@ SoakVerdict judge_latency(std::span<const double> p99_ns, std::span<const std::u
   const double bound = std::max(a * b.latency_p99_ratio, a + b.latency_floor_ns);
   out.pass = z <= bound;
   if (judged == last) {
-    out.figures = printed("p99 %s in window %zu, %s in window %zu (bound %s: %.3gx or +%s)", us_text(a).c_str(),
-                          first, us_text(z).c_str(), last, us_text(bound).c_str(), b.latency_p99_ratio,
+    out.figures = printed("p99 %s in window %zu, %s in window %zu (bound %s: %.3gx or +%s)", us_text(a).c_str(), first,
+                          us_text(z).c_str(), last, us_text(bound).c_str(), b.latency_p99_ratio,
                           us_text(b.latency_floor_ns).c_str());
   } else {
-    out.figures = printed("p99 %s in window %zu; %s in window %zu, %s in window %zu: the lower %s (bound %s: %.3gx or +%s)",
-                          us_text(a).c_str(), first, us_text(p99_ns[judged]).c_str(), judged,
-                          us_text(p99_ns[last]).c_str(), last, us_text(z).c_str(), us_text(bound).c_str(),
-                          b.latency_p99_ratio, us_text(b.latency_floor_ns).c_str());
+    out.figures =
+        printed("p99 %s in window %zu; %s in window %zu, %s in window %zu: the lower %s (bound %s: %.3gx or +%s)",
+                us_text(a).c_str(), first, us_text(p99_ns[judged]).c_str(), judged, us_text(p99_ns[last]).c_str(), last,
+                us_text(z).c_str(), us_text(bound).c_str(), b.latency_p99_ratio, us_text(b.latency_floor_ns).c_str());
   }
   return out;
 }
