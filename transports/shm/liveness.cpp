@@ -22,7 +22,7 @@ void liveness_round(const DomainLockGuard& held, Domain& domain, OwnPool& own, P
     // service thread must not run the round again at once, in a loop.
     watch->exits_handled();
   }
-  own.reclaim_closing_of_idle_publishers();
+  own.reclaim_closing_of_idle_publishers(held);
   own.reclaim_retired_blocks(held);
 }
 

@@ -142,7 +142,7 @@ void OwnPool::reclaim_retired_blocks(const DomainLockGuard& held) noexcept {
   }
 }
 
-void OwnPool::reclaim_closing_of_idle_publishers() noexcept {
+void OwnPool::reclaim_closing_of_idle_publishers(const DomainLockGuard& held) noexcept {
   for (std::uint32_t b = 0; b < pool_->block_count(); ++b) {
     PublisherBlock& block = pool_->block(b);
     // Acquire pairs with advertise()'s release store of kActive. Retired
@@ -160,7 +160,30 @@ void OwnPool::reclaim_closing_of_idle_publishers() noexcept {
     // Relaxed: a statistic read by the publisher's counters().
     busy_[b].rejected_reclaimed.fetch_add(reclaim_closing_connections(*pool_, b), std::memory_order_relaxed);
     busy.unlock();  // release: pairs with the acquire of the publisher's next lock()
+    // Else a subscriber refused for lack of room waits for its own retry: the
+    // publisher, idle, has nothing left to reclaim and so nothing to announce.
+    announce_room(held, b);
   }
+}
+
+void OwnPool::announce_room(const DomainLockGuard& held, std::uint32_t b) noexcept {
+  Registry& registry = domain_.registry(held);
+  const PublisherBlock& block = pool_->block(b);
+  // Our pool, but a segment other processes can write: the slot is checked
+  // before it indexes the registry, and the entry (theirs too) before its
+  // topic indexes the topics; an entry not this block's publisher names no
+  // topic of ours.
+  if (block.publisher_slot >= registry.limits().publishers) {
+    return;
+  }
+  const EndpointEntry& pub = registry.publisher(held, block.publisher_slot);
+  if (pub.state != EntryState::kActive || pub.generation != block.publisher_generation ||
+      pub.participant != domain_.self().slot || pub.pool_block != b ||
+      !invalid_publisher_entry(pub, registry.limits()).empty()) {
+    return;
+  }
+  registry.room_freed(pub.topic);
+  registry.wake_subscribers(held, pub.topic);
 }
 
 }  // namespace axon::shm

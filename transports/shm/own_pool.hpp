@@ -72,10 +72,15 @@ class OwnPool {
   void reclaim_retired_blocks(const DomainLockGuard& held) noexcept;
   /// Reclaims kClosing connections of active blocks whose publisher is idle
   /// (its busy flag is free), so a dead subscriber's chunks come back without
-  /// another publish. Needs no lock.
-  void reclaim_closing_of_idle_publishers() noexcept;
+  /// another publish, and announces the room on each such block's topic as
+  /// the publisher does after a reclaim of its own.
+  void reclaim_closing_of_idle_publishers(const DomainLockGuard& held) noexcept;
 
  private:
+  /// Connections of block `b` were reclaimed: subscribers of its topic that
+  /// could not connect for lack of room rescan when they next look, and the
+  /// sleeping ones wake (ShmPublisherPort::announce_room()).
+  void announce_room(const DomainLockGuard& held, std::uint32_t b) noexcept;
   /// The chunks of class `size_class` each named block (but `except_block`)
   /// holds now, and its reservation.
   [[nodiscard]] std::vector<PoolTopicShare> shares(std::uint32_t size_class,
