@@ -71,6 +71,28 @@ class EndpointLimits : public ::testing::Test {
     ADD_FAILURE() << "50 late subscribers in a row connected at once: the room was always reclaimed first";
     return nullptr;
   }
+  /// camera/front published on node cam to its most subscribers on node viewers, the newest of them replaced by
+  /// one the publisher cannot serve yet.
+  struct OneRefused {
+    std::shared_ptr<Node> cam;
+    std::shared_ptr<Node> viewers;
+    std::shared_ptr<Publisher<Tick>> pub;
+    std::shared_ptr<Subscriber<Tick>> late;
+  };
+  void refuse_one(OneRefused& out) {
+    out.cam = add_node("cam");
+    out.viewers = add_node("viewers");
+    auto pub = out.cam->advertise<Tick>("camera/front");
+    ASSERT_TRUE(pub.ok()) << pub.error().message();
+    out.pub = *pub;
+    ASSERT_NO_FATAL_FAILURE(subscribe_many(*out.viewers, "camera/front", kServed));
+    ASSERT_FALSE(out.viewers->subscribe<Tick>("camera/front", {.depth = 1}).ok());
+    // The newest leaves; its connection waits in kClosing for the publisher to reclaim it: no free bit till then.
+    out.late = replace_newest_with_one_refused(*out.viewers, "camera/front");
+    ASSERT_NE(out.late, nullptr);
+  }
+  /// Another open file of the domain's lock: flock keeps it from the nodes as it would from another process.
+  [[nodiscard]] std::string lock_path() const { return "/dev/shm/axon_d" + std::to_string(domain) + ".lock"; }
   std::uint32_t domain = test::unique_domain();
   std::vector<std::shared_ptr<Node>> nodes;
   std::vector<std::shared_ptr<Publisher<Tick>>> pubs;
@@ -184,16 +206,11 @@ TEST_F(EndpointLimits, RefusesTheConnectionBeyondWhatANodesPoolHolds) {
 }
 
 TEST_F(EndpointLimits, ASubscriberAcceptedOnceAnotherLeftConnectsAndReceives) {
-  auto cam = add_node("cam");
-  auto viewers = add_node("viewers");
-  auto pub = cam->advertise<Tick>("camera/front");
-  ASSERT_TRUE(pub.ok());
-  ASSERT_NO_FATAL_FAILURE(subscribe_many(*viewers, "camera/front", kServed));
-  ASSERT_FALSE(viewers->subscribe<Tick>("camera/front", {.depth = 1}).ok());
+  OneRefused full;
+  ASSERT_NO_FATAL_FAILURE(refuse_one(full));
+  const auto& pub = full.pub;
+  const auto& late = full.late;
 
-  // The newest leaves; its connection waits in kClosing for the publisher to reclaim it: no free bit till then.
-  const auto late = replace_newest_with_one_refused(*viewers, "camera/front");
-  ASSERT_NE(late, nullptr);
   // 0 too once the service thread reclaimed the idle publisher's closed
   // connection and the late subscriber took its bit (TSan's slowness).
   EXPECT_LE(pub->counters().subscribers_unconnected, 1U);
@@ -226,23 +243,16 @@ TEST_F(EndpointLimits, ASubscriberAcceptedOnceAnotherLeftConnectsAndReceives) {
 // another process's service thread holding it, the subscriber waited for its
 // own retry (100 ms). The room is announced lock-free now.
 TEST_F(EndpointLimits, RoomFreedWhileTheDomainLockIsBusyIsSeenByTheNextLook) {
-  auto cam = add_node("cam");
-  auto viewers = add_node("viewers");
-  auto pub = cam->advertise<Tick>("camera/front");
-  ASSERT_TRUE(pub.ok());
-  ASSERT_NO_FATAL_FAILURE(subscribe_many(*viewers, "camera/front", kServed));
-  const auto late = replace_newest_with_one_refused(*viewers, "camera/front");
-  ASSERT_NE(late, nullptr);
+  OneRefused full;
+  ASSERT_NO_FATAL_FAILURE(refuse_one(full));
   {
-    // Another open file of the domain's lock: flock keeps it from the nodes
-    // as it would from another process.
-    shm::DomainLock other("/dev/shm/axon_d" + std::to_string(domain) + ".lock", 0600);
+    shm::DomainLock other(lock_path(), 0600);
     auto held = other.lock();
     ASSERT_TRUE(held) << held.error().message();
-    ASSERT_TRUE(pub->publish(Tick{.n = 0}).ok());  // reclaims the closed connection
+    ASSERT_TRUE(full.pub->publish(Tick{.n = 0}).ok());  // reclaims the closed connection
   }
-  EXPECT_FALSE(late->has_data());
-  EXPECT_EQ(late->counters().publishers_unconnected, 0U) << "waited for its retry instead of seeing the room";
+  EXPECT_FALSE(full.late->has_data());
+  EXPECT_EQ(full.late->counters().publishers_unconnected, 0U) << "waited for its retry instead of seeing the room";
 }
 
 // Found by the test above failing in a release run (2 in 200 repeats alone):
@@ -251,29 +261,23 @@ TEST_F(EndpointLimits, RoomFreedWhileTheDomainLockIsBusyIsSeenByTheNextLook) {
 // reclaim and the refused subscriber waited for its retry. Room that thread
 // frees is announced as the publisher's own is.
 TEST_F(EndpointLimits, RoomTheServiceThreadFreesForAnIdlePublisherIsSeenByTheNextLook) {
-  auto cam = add_node("cam");
-  auto viewers = add_node("viewers");
-  auto pub = cam->advertise<Tick>("camera/front");
-  ASSERT_TRUE(pub.ok());
-  ASSERT_NO_FATAL_FAILURE(subscribe_many(*viewers, "camera/front", kServed));
-  const auto late = replace_newest_with_one_refused(*viewers, "camera/front");
-  ASSERT_NE(late, nullptr);
+  OneRefused full;
+  ASSERT_NO_FATAL_FAILURE(refuse_one(full));
   // A new endpoint wakes the node's service thread, whose next round (10 ms
   // later at most while things happen) comes before the late subscriber's
   // retry (100 ms after its refusal).
-  auto rear = cam->advertise<Tick>("camera/rear");
+  auto rear = full.cam->advertise<Tick>("camera/rear");
   ASSERT_TRUE(rear.ok()) << rear.error().message();
 
-  ASSERT_TRUE(test::eventually([&] { return pub->subscriber_count() == kServed - 1; }, std::chrono::seconds(5)))
+  ASSERT_TRUE(test::eventually([&] { return full.pub->subscriber_count() == kServed - 1; }, std::chrono::seconds(5)))
       << "the service thread reclaims the idle publisher's closed connection";
   {
-    // The round that reclaimed it holds the domain lock until it is over.
-    shm::DomainLock other("/dev/shm/axon_d" + std::to_string(domain) + ".lock", 0600);
-    ASSERT_TRUE(other.lock());
+    shm::DomainLock other(lock_path(), 0600);
+    ASSERT_TRUE(other.lock()) << "the round that reclaimed holds the domain lock until it is over";
   }
 
-  EXPECT_FALSE(late->has_data());
-  EXPECT_EQ(late->counters().publishers_unconnected, 0U) << "waited for its retry instead of seeing the room";
+  EXPECT_FALSE(full.late->has_data());
+  EXPECT_EQ(full.late->counters().publishers_unconnected, 0U) << "waited for its retry instead of seeing the room";
 }
 
 // Issue 15: a node's connection table and queue slots are sized by its
