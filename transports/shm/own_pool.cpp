@@ -117,7 +117,6 @@ void OwnPool::close_connections_of_gone_subscribers(const DomainLockGuard& held)
 
 void OwnPool::reclaim_retired_blocks(const DomainLockGuard& held) noexcept {
   Registry& registry = domain_.registry(held);
-  const SlotRef self = domain_.self();
   for (std::uint32_t b = 0; b < pool_->block_count(); ++b) {
     PublisherBlock& block = pool_->block(b);
     // Acquire pairs with the publisher's release store of kRetired: its last
@@ -128,12 +127,8 @@ void OwnPool::reclaim_retired_blocks(const DomainLockGuard& held) noexcept {
     // A publisher destroyed while the domain lock could not be taken left its
     // registry entry behind: remove it (we hold the lock) before the block
     // may be reused, so subscribers let go of it.
-    if (block.publisher_slot < registry.limits().publishers) {
-      const EndpointEntry& pub = registry.publisher(held, block.publisher_slot);
-      if (pub.state == EntryState::kActive && pub.generation == block.publisher_generation &&
-          pub.participant == self.slot && pub.pool_block == b) {
-        registry.remove_publisher(held, block.publisher_slot);
-      }
+    if (publisher_entry_of(held, b) != nullptr) {
+      registry.remove_publisher(held, block.publisher_slot);
     }
     reclaim_closing_connections(*pool_, b);
     if (!load_connections(block.allocated_bits, std::memory_order_relaxed).any()) {
@@ -168,22 +163,28 @@ void OwnPool::reclaim_closing_of_idle_publishers(const DomainLockGuard& held) no
 
 void OwnPool::announce_room(const DomainLockGuard& held, std::uint32_t b) noexcept {
   Registry& registry = domain_.registry(held);
+  const EndpointEntry* pub = publisher_entry_of(held, b);
+  // The entry is another process's to write too: its topic is checked before
+  // it indexes the topics.
+  if (pub == nullptr || !invalid_publisher_entry(*pub, registry.limits()).empty()) {
+    return;
+  }
+  registry.room_freed(pub->topic);
+  registry.wake_subscribers(held, pub->topic);
+}
+
+const EndpointEntry* OwnPool::publisher_entry_of(const DomainLockGuard& held, std::uint32_t b) const noexcept {
+  const Registry& registry = domain_.registry(held);
   const PublisherBlock& block = pool_->block(b);
   // Our pool, but a segment other processes can write: the slot is checked
-  // before it indexes the registry, and the entry (theirs too) before its
-  // topic indexes the topics; an entry not this block's publisher names no
-  // topic of ours.
+  // before it indexes the registry.
   if (block.publisher_slot >= registry.limits().publishers) {
-    return;
+    return nullptr;
   }
   const EndpointEntry& pub = registry.publisher(held, block.publisher_slot);
-  if (pub.state != EntryState::kActive || pub.generation != block.publisher_generation ||
-      pub.participant != domain_.self().slot || pub.pool_block != b ||
-      !invalid_publisher_entry(pub, registry.limits()).empty()) {
-    return;
-  }
-  registry.room_freed(pub.topic);
-  registry.wake_subscribers(held, pub.topic);
+  const bool ours = pub.state == EntryState::kActive && pub.generation == block.publisher_generation &&
+                    pub.participant == domain_.self().slot && pub.pool_block == b;
+  return ours ? &pub : nullptr;
 }
 
 }  // namespace axon::shm

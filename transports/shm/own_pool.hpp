@@ -81,6 +81,9 @@ class OwnPool {
   /// could not connect for lack of room rescan when they next look, and the
   /// sleeping ones wake (ShmPublisherPort::announce_room()).
   void announce_room(const DomainLockGuard& held, std::uint32_t b) noexcept;
+  /// The registry entry of block `b`'s publisher, or null when the entry at
+  /// the block's slot is not it (gone, reused, out of range).
+  [[nodiscard]] const EndpointEntry* publisher_entry_of(const DomainLockGuard& held, std::uint32_t b) const noexcept;
   /// The chunks of class `size_class` each named block (but `except_block`)
   /// holds now, and its reservation.
   [[nodiscard]] std::vector<PoolTopicShare> shares(std::uint32_t size_class,

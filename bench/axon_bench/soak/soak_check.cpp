@@ -157,15 +157,15 @@ SoakVerdict judge_latency(std::span<const double> p99_ns, std::span<const std::u
   }
   // A drift persists: judged on the lower p99 of the last two windows when both follow the reference. One
   // window's p99 of a few thousand messages moves with a single scheduling hiccup (docs/reliability.md, "Soak").
-  const std::size_t judged = last >= first + 2 ? last - 1 : last;
+  const std::size_t before_last = last >= first + 2 ? last - 1 : last;
   const double a = p99_ns[first];
-  if (!std::isfinite(a) || !std::isfinite(p99_ns[judged]) || !std::isfinite(p99_ns[last])) {
-    out.figures = printed("no message in window %zu, %zu or %zu", first, judged, last);
+  if (!std::isfinite(a) || !std::isfinite(p99_ns[before_last]) || !std::isfinite(p99_ns[last])) {
+    out.figures = printed("no message in window %zu, %zu or %zu", first, before_last, last);
     return out;
   }
-  const double z = std::min(p99_ns[judged], p99_ns[last]);
+  const double z = std::min(p99_ns[before_last], p99_ns[last]);
   const auto messages_in = [&](std::size_t w) { return messages.size() > w ? messages[w] : std::uint64_t{0}; };
-  const std::uint64_t fewest = std::min({messages_in(first), messages_in(judged), messages_in(last)});
+  const std::uint64_t fewest = std::min({messages_in(first), messages_in(before_last), messages_in(last)});
   if (fewest < b.latency_min_messages) {
     out.pass = true;
     out.judged = false;
@@ -176,16 +176,12 @@ SoakVerdict judge_latency(std::span<const double> p99_ns, std::span<const std::u
   }
   const double bound = std::max(a * b.latency_p99_ratio, a + b.latency_floor_ns);
   out.pass = z <= bound;
-  if (judged == last) {
-    out.figures = printed("p99 %s in window %zu, %s in window %zu (bound %s: %.3gx or +%s)", us_text(a).c_str(), first,
-                          us_text(z).c_str(), last, us_text(bound).c_str(), b.latency_p99_ratio,
-                          us_text(b.latency_floor_ns).c_str());
-  } else {
-    out.figures =
-        printed("p99 %s in window %zu; %s in window %zu, %s in window %zu: the lower %s (bound %s: %.3gx or +%s)",
-                us_text(a).c_str(), first, us_text(p99_ns[judged]).c_str(), judged, us_text(p99_ns[last]).c_str(), last,
-                us_text(z).c_str(), us_text(bound).c_str(), b.latency_p99_ratio, us_text(b.latency_floor_ns).c_str());
-  }
+  const std::string compared = before_last == last ? printed(", %s in window %zu", us_text(z).c_str(), last)
+                                                   : printed("; %s in window %zu, %s in window %zu: the lower %s",
+                                                             us_text(p99_ns[before_last]).c_str(), before_last,
+                                                             us_text(p99_ns[last]).c_str(), last, us_text(z).c_str());
+  out.figures = printed("p99 %s in window %zu%s (bound %s: %.3gx or +%s)", us_text(a).c_str(), first, compared.c_str(),
+                        us_text(bound).c_str(), b.latency_p99_ratio, us_text(b.latency_floor_ns).c_str());
   return out;
 }
 
