@@ -85,7 +85,15 @@ int subscribe(const Args& args) {
   }
   say("RESULT received=" + std::to_string(received) + " publishers=" + std::to_string(last.size()) +
       " errors=" + std::to_string(errors) + " first=" + std::to_string(first) + " last=" + std::to_string(newest));
-  const axon::SubscriberCounters c = sub->counters();
+  // The publisher counts a message queued just after it pushes it (a relaxed
+  // statistic in its process): the last one can be taken before it is
+  // counted. Give the count a moment to catch up with what was taken.
+  axon::SubscriberCounters c = sub->counters();
+  const auto counted_by = Clock::now() + std::chrono::seconds(2);
+  while (c.queue.queued < c.taken && Clock::now() < counted_by) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    c = sub->counters();
+  }
   say("COUNTERS taken=" + std::to_string(c.taken) + " publishers_lost=" + std::to_string(c.publishers_lost) +
       " queued=" + std::to_string(c.queue.queued) + " dropped_full=" + std::to_string(c.queue.dropped_full) +
       " dropped_oldest=" + std::to_string(c.queue.dropped_oldest) +
